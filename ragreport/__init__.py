@@ -1,0 +1,61 @@
+"""ragreport: trec_eval-exact retrieval metrics for every K at once, and reports you can share.
+
+Importing the package is cheap: submodules (numpy, pyarrow, matplotlib...) load on first use.
+
+>>> import ragreport
+>>> r = ragreport.evaluate({"q1": {"a": 1}}, {"q1": ["b", "a"]}, ["RR", "P@2"])
+>>> r.means()
+{'RR': 0.5, 'P@2': 0.5}
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .data import Qrels, Run
+    from .engine import evaluate
+    from .errors import ConfigError, InputError, MeasureError, RagReportError
+    from .io import load_docs, load_qrels, load_queries, load_run, load_texts
+    from .measures import Measure, parse_measure, parse_measures
+    from .result import EvaluationResult
+    from .seed import RetrievalEvaluator, evaluate_multiple_queries
+
+_EXPORTS: dict[str, str] = {
+    "evaluate": "engine",
+    "load_qrels": "io",
+    "load_run": "io",
+    "load_texts": "io",
+    "load_queries": "io",
+    "load_docs": "io",
+    "Qrels": "data",
+    "Run": "data",
+    "EvaluationResult": "result",
+    "Measure": "measures",
+    "parse_measure": "measures",
+    "parse_measures": "measures",
+    "RetrievalEvaluator": "seed",
+    "evaluate_multiple_queries": "seed",
+    "RagReportError": "errors",
+    "InputError": "errors",
+    "MeasureError": "errors",
+    "ConfigError": "errors",
+}
+
+__all__ = [*sorted(_EXPORTS), "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragreport' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,305 @@
+"""Join a run to its qrels and order it: the ranked-grade matrix every metric starts from.
+
+Steps, all vectorised over rows:
+
+1. Encode query ids and document ids of both inputs to integers (pyarrow hash encoding).
+2. Check duplicates (a (query, doc) pair twice in the qrels, or twice in the run).
+3. Choose the evaluated queries (in both inputs; ``complete=True`` adds qrels-only queries).
+4. Order each query's documents: score descending, ties by document id descending
+   (trec_eval), or as given; cut at ``max_depth``.
+5. Look up each retrieved document's grade (NaN when unjudged) into a (queries, depth) matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .data import Qrels, Run
+from .errors import InputError, RagReportError
+
+__all__ = ["Ranking", "align"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Counts:
+    """How the inputs met: which queries were evaluated and what was dropped."""
+
+    evaluated: int
+    run_only: int
+    qrels_only: int
+    no_relevant: int
+    empty_retrievals: int
+    duplicates_dropped: int
+    skipped_no_relevant: int
+    run_queries: int
+    qrels_queries: int
+
+
+@dataclass(frozen=True, eq=False)
+class Ranking:
+    """A run ordered per query and joined to the qrels.
+
+    ``grades[q, i]`` is the grade of the document at rank ``i + 1`` of query ``q``; NaN when it
+    is unjudged or when fewer than ``i + 1`` documents were retrieved (``n_ret[q]``).
+    """
+
+    query_ids: list[str]
+    grades: FloatArray
+    n_ret: IntArray
+    run_rows: IntArray
+    ret_offsets: IntArray
+    qrels_rows: IntArray
+    qrels_offsets: IntArray
+    qrels_grades: FloatArray
+    counts: Counts
+    run: Run
+    qrels: Qrels
+    run_only_ids: list[str]
+    qrels_only_ids: list[str]
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def depth(self) -> int:
+        return int(self.grades.shape[1])
+
+    def n_relevant(self, rel_level: float) -> IntArray:
+        """Relevant documents judged per query (grade >= rel_level)."""
+        qidx = np.repeat(np.arange(self.n_queries), np.diff(self.qrels_offsets))
+        w = (self.qrels_grades >= rel_level).astype(np.float64)
+        return np.bincount(qidx, weights=w, minlength=self.n_queries).astype(np.int64)
+
+    def relevance(self, rel_level: float) -> BoolArray:
+        """(queries, depth) bool: is the document at each rank relevant."""
+        with np.errstate(invalid="ignore"):
+            return self.grades >= rel_level
+
+    def gains(self, gain: str) -> FloatArray:
+        """(queries, depth) gains: positive grades (linear) or 2^grade - 1 (exp), else 0."""
+        g = np.where(self.grades > 0, self.grades, 0.0)
+        return np.exp2(g) - 1.0 if gain == "exp" else g
+
+    def ideal(self, gain: str, k: int | None = None) -> FloatArray:
+        """(queries, k) judged gains best first, zero-padded (all of them when k is None)."""
+        sizes = np.diff(self.qrels_offsets)
+        width = int(sizes.max()) if len(sizes) and k is None else (k or 0)
+        width = max(width, 1)
+        out = np.zeros((self.n_queries, width))
+        qidx = np.repeat(np.arange(self.n_queries), sizes)
+        pos = np.arange(len(self.qrels_grades)) - np.repeat(self.qrels_offsets[:-1], sizes)
+        keep = pos < width
+        g = np.where(self.qrels_grades > 0, self.qrels_grades, 0.0)
+        if gain == "exp":
+            g = np.exp2(g) - 1.0
+        out[qidx[keep], pos[keep]] = g[keep]
+        return out
+
+    def query_index(self, qid: str) -> int:
+        """Position of a query id among the evaluated queries."""
+        try:
+            return self._index[qid]
+        except KeyError:
+            raise RagReportError(f"query {qid!r} was not evaluated") from None
+
+    @property
+    def _index(self) -> dict[str, int]:
+        cache: dict[str, int] | None = self.__dict__.get("_index_cache")
+        if cache is None:
+            cache = {q: i for i, q in enumerate(self.query_ids)}
+            object.__setattr__(self, "_index_cache", cache)
+        return cache
+
+
+def _sorted_ids(ids: list[str]) -> list[str]:
+    """Numeric order when every id is a number, else lexicographic (byte) order."""
+    if ids and all(i.isdigit() for i in ids):
+        return sorted(ids, key=lambda s: (int(s), s))
+    return sorted(ids)
+
+
+def _encode(a: Any, b: Any) -> tuple[IntArray, Any]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    both = pa.concat_arrays([a, b]) if len(b) else a
+    enc = pc.dictionary_encode(both)
+    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
+
+
+def _duplicate_pairs(keys: IntArray) -> tuple[IntArray, IntArray]:
+    """(first row, later row) for every key that appears more than once (first = earliest)."""
+    order = np.argsort(keys, kind="stable")
+    s = keys[order]
+    dup = np.flatnonzero(s[1:] == s[:-1])
+    if len(dup) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    # earliest row of each run of equal keys
+    start = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
+    run_start = start[np.searchsorted(start, dup + 1, side="right") - 1]
+    return order[run_start], order[dup + 1]
+
+
+def align(
+    qrels: Qrels,
+    run: Run,
+    *,
+    order: str = "score",
+    complete: bool = False,
+    max_depth: int | None = None,
+    rel_level: float = 1,
+    no_relevant: str = "zero",
+    duplicates: str = "error",
+) -> Ranking:
+    """Order ``run`` per query and join it to ``qrels`` (see the module docstring)."""
+    import pyarrow.compute as pc
+
+    n_run = len(run)
+    q_codes, q_dict = _encode(run.query_ids, qrels.query_ids)
+    n_u = len(q_dict)
+    rq, qq = q_codes[:n_run], q_codes[n_run:]
+    d_codes, d_dict = _encode(run.doc_ids, qrels.doc_ids)
+    n_docs = max(len(d_dict), 1)
+    keys = q_codes * n_docs + d_codes
+    rkeys, qkeys = keys[:n_run], keys[n_run:]
+
+    first, later = _duplicate_pairs(qkeys)
+    if len(first):
+        i, j = int(first[0]), int(later[0])
+        _, line = qrels.where(j)
+        _, line0 = qrels.where(i)
+        where = f" (first at line {line0})" if line0 is not None else ""
+        raise InputError(f"document {qrels.doc_ids[j].as_py()!r} is judged twice for query "
+                         f"{qrels.query_ids[j].as_py()!r}{where}", qrels.source, line)
+
+    keep = np.ones(n_run, dtype=bool)
+    dropped = 0
+    import pyarrow as pa
+
+    if n_run and pc.count_distinct(pa.array(rkeys)).as_py() != n_run:
+        first, later = _duplicate_pairs(rkeys)
+        if duplicates == "error":
+            i, j = int(first[0]), int(later[0])
+            _, line = run.where(j)
+            _, line0 = run.where(i)
+            where = f" (first at line {line0})" if line0 is not None else ""
+            raise InputError(
+                f"document {run.doc_ids[j].as_py()!r} appears twice for query "
+                f"{run.query_ids[j].as_py()!r}{where}; pass duplicates='first' "
+                "(--keep-first-duplicate) to keep the first occurrence", run.source, line)
+        keep[later] = False
+        dropped = len(later)
+
+    in_run = np.bincount(rq, minlength=n_u) > 0
+    in_qrels = np.bincount(qq, minlength=n_u) > 0
+    with np.errstate(invalid="ignore"):
+        nrel_u = np.bincount(qq, weights=(qrels.grades >= rel_level).astype(np.float64),
+                             minlength=n_u)
+    evaluated = in_qrels & (in_run | complete)
+    no_rel = evaluated & (nrel_u == 0)
+    all_ids = q_dict.to_pylist()
+    if no_relevant == "raise" and no_rel.any():
+        bad = [all_ids[i] for i in np.flatnonzero(no_rel)[:5]]
+        raise InputError(f"{int(no_rel.sum())} evaluated queries have no relevant document "
+                         f"(grade >= {rel_level:g}), e.g. {', '.join(map(repr, bad))}",
+                         qrels.source)
+    skipped = 0
+    if no_relevant == "skip":
+        skipped = int(no_rel.sum())
+        evaluated &= ~no_rel
+    if not evaluated.any():
+        if not (in_qrels & in_run).any():
+            r_ex = ", ".join(repr(all_ids[i]) for i in np.flatnonzero(in_run)[:3])
+            q_ex = ", ".join(repr(all_ids[i]) for i in np.flatnonzero(in_qrels)[:3])
+            raise InputError(f"the run ({run.source}) and the qrels ({qrels.source}) have no "
+                             f"query in common (run has {r_ex}...; qrels have {q_ex}...)")
+        raise InputError("no query left to evaluate (every common query has no relevant "
+                         "document and no_relevant='skip')")
+
+    qids = _sorted_ids([all_ids[i] for i in np.flatnonzero(evaluated)])
+    n_q = len(qids)
+    qpos_by_id = {q: i for i, q in enumerate(qids)}
+    qpos = np.full(n_u, -1, dtype=np.int64)
+    for i in np.flatnonzero(evaluated):
+        qpos[i] = qpos_by_id[all_ids[i]]
+
+    # run rows of evaluated queries, ordered
+    rows = np.flatnonzero(keep & (qpos[rq] >= 0))
+    rpos = qpos[rq[rows]]
+    if order == "given":
+        perm = np.lexsort((rows, rpos))
+    else:
+        scores = run.scores[rows]
+        perm = np.lexsort((-scores, rpos))
+        s_sorted = scores[perm]
+        p_sorted = rpos[perm]
+        tied = (s_sorted[1:] == s_sorted[:-1]) & (p_sorted[1:] == p_sorted[:-1])
+        if tied.any():
+            doc_rank = np.empty(len(d_dict), dtype=np.int64)
+            doc_rank[pc.sort_indices(d_dict).to_numpy()] = np.arange(len(d_dict))
+            perm = np.lexsort((-doc_rank[d_codes[rows]], -scores, rpos))
+    rows = rows[perm]
+    rpos = rpos[perm]
+    sizes = np.bincount(rpos, minlength=n_q)
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    pos = np.arange(len(rows)) - offsets[:-1][rpos]
+    if max_depth is not None:
+        cut = pos < max_depth
+        rows, rpos, pos = rows[cut], rpos[cut], pos[cut]
+        sizes = np.bincount(rpos, minlength=n_q)
+        offsets = np.concatenate(([0], np.cumsum(sizes)))
+
+    # grades of retrieved documents
+    q_order = np.argsort(qkeys, kind="stable")
+    q_sorted = qkeys[q_order]
+    look = np.searchsorted(q_sorted, rkeys[rows]) if len(q_sorted) else np.zeros(len(rows),
+                                                                                  np.int64)
+    look = np.minimum(look, max(len(q_sorted) - 1, 0))
+    found = (q_sorted[look] == rkeys[rows]) if len(q_sorted) else np.zeros(len(rows), bool)
+    row_grades = np.where(found, qrels.grades[q_order[look]] if len(q_sorted) else 0.0, np.nan)
+    depth = max(int(sizes.max()) if n_q else 0, 1)
+    grades = np.full((n_q, depth), np.nan)
+    grades[rpos, pos] = row_grades
+
+    # qrels rows of evaluated queries, best grade first
+    qrows = np.flatnonzero(qpos[qq] >= 0)
+    qrpos = qpos[qq[qrows]]
+    qperm = np.lexsort((-qrels.grades[qrows], qrpos))
+    qrows, qrpos = qrows[qperm], qrpos[qperm]
+    qsizes = np.bincount(qrpos, minlength=n_q)
+
+    counts = Counts(
+        evaluated=n_q,
+        run_only=int((in_run & ~in_qrels).sum()),
+        qrels_only=int((in_qrels & ~in_run).sum()),
+        no_relevant=int((evaluated & (nrel_u == 0)).sum()),
+        empty_retrievals=int((sizes == 0).sum()),
+        duplicates_dropped=dropped,
+        skipped_no_relevant=skipped,
+        run_queries=int(in_run.sum()),
+        qrels_queries=int(in_qrels.sum()),
+    )
+    return Ranking(
+        query_ids=qids,
+        grades=grades,
+        n_ret=sizes.astype(np.int64),
+        run_rows=rows.astype(np.int64),
+        ret_offsets=offsets.astype(np.int64),
+        qrels_rows=qrows.astype(np.int64),
+        qrels_offsets=np.concatenate(([0], np.cumsum(qsizes))).astype(np.int64),
+        qrels_grades=qrels.grades[qrows],
+        counts=counts,
+        run=run,
+        qrels=qrels,
+        run_only_ids=_sorted_ids([all_ids[i] for i in np.flatnonzero(in_run & ~in_qrels)]),
+        qrels_only_ids=_sorted_ids([all_ids[i] for i in np.flatnonzero(in_qrels & ~in_run)]),
+    )

@@ -1,0 +1,81 @@
+"""Columnar, validated qrels and runs (one row per judgment or retrieved document).
+
+Rows keep the order of their source, so ``order="given"`` can use it. Strings are held as
+pyarrow arrays (cheap to build from a parsed file, hash-encoded later without Python objects);
+numbers as numpy arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Qrels", "Run"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, eq=False)
+class _Rows:
+    query_ids: Any  # pyarrow string array
+    doc_ids: Any  # pyarrow string array
+    source: str
+    lines: IntArray | None
+    """1-based source line of each row, or ``None`` for Python objects (rows are entries)."""
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    def where(self, row: int) -> tuple[str, int | None]:
+        """(source, line) of a row, for error messages."""
+        if self.lines is None:
+            return self.source, None
+        return self.source, int(self.lines[row])
+
+    def describe(self, row: int) -> str:
+        """``file:line`` of a row, or ``query 'q', document 'd'`` for Python objects."""
+        src, line = self.where(row)
+        if line is not None:
+            return f"{src}:{line}"
+        return f"{src} (query {self.query_ids[row].as_py()!r})"
+
+
+@dataclass(frozen=True, eq=False)
+class Qrels(_Rows):
+    """Relevance judgments: ``(query_id, doc_id, grade)`` rows.
+
+    Grades are numbers; a grade >= ``rel_level`` is relevant, a negative grade means judged
+    but unknown (never relevant, gain 0).
+    """
+
+    grades: FloatArray = field(default_factory=lambda: np.zeros(0))
+
+    @property
+    def n_queries(self) -> int:
+        """Number of distinct query ids."""
+        import pyarrow.compute as pc
+
+        return int(pc.count_distinct(self.query_ids).as_py())
+
+
+@dataclass(frozen=True, eq=False)
+class Run(_Rows):
+    """A retriever's output: ``(query_id, doc_id, score)`` rows, in source order.
+
+    ``has_scores`` is False for ranked lists given without scores; their scores are then
+    decreasing numbers that reproduce the given order.
+    """
+
+    scores: FloatArray = field(default_factory=lambda: np.zeros(0))
+    name: str = "run"
+    has_scores: bool = True
+    query_texts: dict[str, str] = field(default_factory=dict)
+
+    def renamed(self, name: str) -> Run:
+        """A copy of this run under another name."""
+        return Run(self.query_ids, self.doc_ids, self.source, self.lines, self.scores, name,
+                   self.has_scores, self.query_texts)

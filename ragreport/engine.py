@@ -1,0 +1,215 @@
+"""``evaluate``: inputs -> aligned ranking -> every measure at every K -> EvaluationResult."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import metrics
+from .align import Ranking, align
+from .errors import MeasureError, RagReportError
+from .measures import Measure, normalize_measures
+from .metrics import BoolArray, FloatArray, IntArray
+from .result import Conventions, EvaluationResult
+
+__all__ = ["CURVE_FAMILIES", "evaluate"]
+
+#: Families computed for every K = 1..k_max in every evaluation (at default parameters).
+CURVE_FAMILIES: tuple[str, ...] = ("P", "R", "F1", "HitRate", "RR", "nDCG", "AP")
+_ALWAYS_SCALAR: tuple[str, ...] = ("RR", "AP", "Rprec")
+DEFAULT_K_MAX = 20
+
+
+@dataclass
+class _Context:
+    """Caches the arrays measures share (relevance per level, gains per kind)."""
+
+    ranking: Ranking
+    rel_level: float
+    _rel: dict[float, BoolArray] = field(default_factory=dict)
+    _nrel: dict[float, IntArray] = field(default_factory=dict)
+    _gains: dict[str, FloatArray] = field(default_factory=dict)
+    _ideal: dict[tuple[str, int | None], FloatArray] = field(default_factory=dict)
+
+    def level(self, m: Measure) -> float:
+        return float(m.rel) if m.rel is not None else self.rel_level
+
+    def rel(self, m: Measure) -> BoolArray:
+        lv = self.level(m)
+        if lv not in self._rel:
+            self._rel[lv] = self.ranking.relevance(lv)
+        return self._rel[lv]
+
+    def n_rel(self, m: Measure) -> IntArray:
+        lv = self.level(m)
+        if lv not in self._nrel:
+            self._nrel[lv] = self.ranking.n_relevant(lv)
+        return self._nrel[lv]
+
+    def gains(self, m: Measure) -> FloatArray:
+        if m.gain not in self._gains:
+            self._gains[m.gain] = self.ranking.gains(m.gain)
+        return self._gains[m.gain]
+
+    def ideal(self, m: Measure, k: int | None) -> FloatArray:
+        key = (m.gain, k)
+        if key not in self._ideal:
+            self._ideal[key] = self.ranking.ideal(m.gain, k)
+        return self._ideal[key]
+
+
+CurveFn = Callable[[_Context, Measure, int], FloatArray]
+ScalarFn = Callable[[_Context, Measure], FloatArray]
+
+_CURVES: dict[str, CurveFn] = {
+    "P": lambda c, m, k: metrics.precision_at_k(c.rel(m), k),
+    "R": lambda c, m, k: metrics.recall_at_k(c.rel(m), c.n_rel(m), k),
+    "F1": lambda c, m, k: metrics.f1_at_k(c.rel(m), c.n_rel(m), k),
+    "HitRate": lambda c, m, k: metrics.hit_rate_at_k(c.rel(m), k),
+    "RR": lambda c, m, k: metrics.reciprocal_rank_at_k(c.rel(m), k),
+    "nDCG": lambda c, m, k: metrics.ndcg_at_k(c.gains(m), c.ideal(m, k), k),
+    "AP": lambda c, m, k: metrics.average_precision_at_k(c.rel(m), c.n_rel(m), k),
+}
+
+_SCALARS: dict[str, ScalarFn] = {
+    "RR": lambda c, m: metrics.reciprocal_rank(c.rel(m)),
+    "nDCG": lambda c, m: metrics.ndcg(c.gains(m), c.ideal(m, None)),
+    "AP": lambda c, m: metrics.average_precision(c.rel(m), c.n_rel(m)),
+    "Rprec": lambda c, m: metrics.r_precision(c.rel(m), c.n_rel(m)),
+    "NumRet": lambda c, m: c.ranking.n_ret.astype(np.float64),
+    "NumRel": lambda c, m: c.n_rel(m).astype(np.float64),
+    "NumRelRet": lambda c, m: c.rel(m).sum(axis=1).astype(np.float64),
+}
+
+_ORDERS = ("score", "given")
+_NO_REL = ("zero", "skip", "raise")
+_DUPS = ("error", "first")
+
+
+def _check_int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise RagReportError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise RagReportError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise RagReportError(f"{name} must be one of {', '.join(map(repr, choices))}, "
+                             f"got {value!r}")
+    return str(value)
+
+
+def evaluate(
+    qrels: Any,
+    run: Any,
+    measures: str | Measure | Iterable[str | Measure] | None = None,
+    k_max: int | None = None,
+    *,
+    order: str = "score",
+    rel_level: int = 1,
+    complete: bool = False,
+    max_depth: int | None = None,
+    no_relevant: str = "zero",
+    duplicates: str = "error",
+    name: str | None = None,
+) -> EvaluationResult:
+    """Evaluate a run against qrels: every measure, for every K from 1 to ``k_max``.
+
+    Parameters
+    ----------
+    qrels, run : path or object
+        Anything :func:`ragreport.load_qrels` / :func:`ragreport.load_run` read.
+    measures : str or list of str, optional
+        Measures for the summary (``"nDCG@10"``, ``"mrr"``, ``"P.5,10"``...); default
+        :data:`ragreport.measures.DEFAULT_MEASURES`. Curves (K = 1..k_max) are computed for
+        P, R, F1, HitRate, RR, nDCG and AP in any case, plus any parameterised family asked for.
+    k_max : int, optional
+        Largest K of the curves; default ``max(20, largest cutoff asked for)``. Must be at
+        least the largest cutoff asked for.
+    order : {"score", "given"}
+        ``"score"``: by score descending, ties by document id descending (trec_eval; rank
+        columns are ignored). ``"given"``: as listed.
+    rel_level : int
+        Minimum grade that counts as relevant (trec_eval ``-l``); nDCG uses the positive grades
+        themselves as gains whatever this is.
+    complete : bool
+        Count qrels queries missing from the run as empty rankings (trec_eval ``-c``).
+    max_depth : int, optional
+        Only the first N results of each query count (trec_eval ``-M``).
+    no_relevant : {"zero", "skip", "raise"}
+        A query without a relevant document scores 0 (trec_eval), is left out, or is an error.
+    duplicates : {"error", "first"}
+        A document twice in one query of the run is an error, or its first occurrence is kept.
+    name : str, optional
+        Run name shown in reports.
+
+    Returns
+    -------
+    EvaluationResult
+
+    Examples
+    --------
+    >>> r = evaluate({"q1": {"d3": 1, "d7": 1, "d12": 1}},
+    ...              {"q1": ["d1", "d3", "d5", "d7", "d9"]}, ["R@5", "P@5", "RR"])
+    >>> {k: round(v, 3) for k, v in r.means().items()}
+    {'R@5': 0.667, 'P@5': 0.4, 'RR': 0.5}
+    >>> r.curve("P")[0, :3].round(3).tolist()
+    [0.0, 0.5, 0.333]
+    """
+    from .io import load_qrels, load_run
+
+    order = _check_choice("order", order, _ORDERS)
+    no_relevant = _check_choice("no_relevant", no_relevant, _NO_REL)
+    duplicates = _check_choice("duplicates", duplicates, _DUPS)
+    rel_level = _check_int("rel_level", rel_level, -(2**31))
+    if max_depth is not None:
+        max_depth = _check_int("max_depth", max_depth, 1)
+    wanted = normalize_measures(measures)
+    cutoffs = [m.cutoff for m in wanted if m.cutoff is not None]
+    if k_max is None:
+        k_max = max([DEFAULT_K_MAX, *cutoffs])
+    else:
+        k_max = _check_int("k_max", k_max, 1)
+        too_big = [m for m in wanted if m.cutoff is not None and m.cutoff > k_max]
+        if too_big:
+            raise MeasureError(f"k_max ({k_max}) is smaller than the cutoff of {too_big[0]}")
+
+    q = load_qrels(qrels)
+    r = load_run(run, name=name)
+    ranking = align(q, r, order=order, complete=bool(complete), max_depth=max_depth,
+                    rel_level=rel_level, no_relevant=no_relevant, duplicates=duplicates)
+    ctx = _Context(ranking, float(rel_level))
+
+    curve_keys: list[Measure] = [Measure(f) for f in CURVE_FAMILIES]
+    for m in wanted:
+        if m.has_curve and m.curve_key not in curve_keys:
+            curve_keys.append(m.curve_key)
+    curves = {key: _CURVES[key.name](ctx, key, k_max) for key in curve_keys}
+
+    scalar_keys: list[Measure] = [Measure(f) for f in _ALWAYS_SCALAR]
+    for m in wanted:
+        if m.cutoff is None and m not in scalar_keys:
+            scalar_keys.append(m)
+    scalars = {key: _SCALARS[key.name](ctx, key) for key in scalar_keys}
+
+    conventions = Conventions(order=order, rel_level=rel_level, complete=bool(complete),
+                              max_depth=max_depth, no_relevant=no_relevant,
+                              duplicates=duplicates, k_max=k_max)
+    texts = dict(r.query_texts)
+    return EvaluationResult(
+        run_name=r.name,
+        query_ids=ranking.query_ids,
+        measures=tuple(wanted),
+        k_max=k_max,
+        curves=curves,
+        scalars=scalars,
+        counts=ranking.counts,
+        conventions=conventions,
+        ranking=ranking,
+        query_texts=texts,
+    )

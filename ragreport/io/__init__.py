@@ -1,0 +1,220 @@
+"""Readers: TREC, BEIR, JSONL/JSON, Python objects, DataFrames; query and document texts.
+
+The format is detected from the content (and the extension), or named with ``format=``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..data import Qrels, Run
+from ..errors import InputError
+from .common import PathLike, read_bytes, strip_comment_lines
+from .objects import Columns, from_jsonl, from_object
+
+__all__ = ["load_docs", "load_qrels", "load_queries", "load_run", "load_texts"]
+
+_FORMATS = ("auto", "trec", "beir", "jsonl", "json")
+
+
+def _is_path(obj: Any) -> bool:
+    return isinstance(obj, (str, Path)) or hasattr(obj, "__fspath__")
+
+
+def _sniff(data: bytes, path: str) -> str:
+    body, _ = strip_comment_lines(data[:65536])
+    first = body.lstrip()[:1]
+    if first in (b"{", b"["):
+        return "jsonl"
+    header = body.lstrip().split(b"\n", 1)[0].lower()
+    if b"\t" in header and (b"query-id" in header or b"query_id" in header or b"qid" in header) \
+            and not header.split(b"\t")[-1].strip().replace(b".", b"").lstrip(b"-").isdigit():
+        return "beir"
+    if path.endswith((".jsonl", ".json", ".jsonl.gz", ".json.gz")):
+        return "jsonl"
+    return "trec"
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in _FORMATS:
+        raise InputError(f"format must be one of {', '.join(_FORMATS)}, got {fmt!r}")
+
+
+def _finish(cols: Columns, source: str, kind: str, file_lines: bool) -> tuple[Any, Any, Any, Any]:
+    import pyarrow as pa
+
+    if not cols.qids:
+        raise InputError(f"no {'retrieved documents' if kind == 'run' else 'judgments'} found",
+                         source)
+    lines = np.asarray(cols.lines, dtype=np.int64) if file_lines else None
+    return (pa.array(cols.qids, pa.string()), pa.array(cols.docs, pa.string()),
+            np.asarray(cols.values, dtype=np.float64), lines)
+
+
+def load_qrels(qrels: Any, *, format: str = "auto") -> Qrels:
+    """Read relevance judgments from a path or a Python object.
+
+    Parameters
+    ----------
+    qrels : path, Qrels, dict, list or DataFrame
+        A TREC qrels file (``qid iter docid grade``, gzip or not), a BEIR qrels TSV (with a
+        header), a JSONL file of records with ``relevant`` (list of ids, grade 1, or
+        ``{doc_id: grade}``); or ``{qid: {doc_id: grade}}``, a list of seed-style dicts, or a
+        DataFrame with query id, doc id and grade columns.
+    format : {"auto", "trec", "beir", "jsonl", "json"}
+        Force a file format instead of detecting it.
+
+    Raises
+    ------
+    InputError
+        Naming the file, the line and what was wrong.
+
+    Examples
+    --------
+    >>> q = load_qrels({"q1": {"d1": 2, "d2": 0}})
+    >>> len(q), q.grades.tolist()
+    (2, [2.0, 0.0])
+    """
+    _check_format(format)
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, Run):
+        raise InputError("got a Run where qrels were expected")
+    if _is_path(qrels):
+        path = str(qrels)
+        data = read_bytes(path)
+        fmt = _sniff(data, path) if format == "auto" else format
+        if fmt == "trec":
+            from .trec import parse_trec
+
+            qids, docs, grades, lines, _ = parse_trec(data, path, "qrels")
+            return Qrels(qids, docs, path, lines, grades)
+        if fmt == "beir":
+            from .trec import parse_beir_qrels
+
+            qids, docs, grades, lines = parse_beir_qrels(data, path)
+            return Qrels(qids, docs, path, lines, grades)
+        cols = from_jsonl(data, "qrels", path)
+        qids, docs, grades, lines = _finish(cols, path, "qrels", True)
+        return Qrels(qids, docs, path, lines if lines is not None and lines.all() else None,
+                     grades)
+    source = f"qrels ({type(qrels).__name__})"
+    cols = from_object(qrels, "qrels", source)
+    qids, docs, grades, _ = _finish(cols, source, "qrels", False)
+    return Qrels(qids, docs, source, None, grades)
+
+
+def load_run(run: Any, *, format: str = "auto", name: str | None = None) -> Run:
+    """Read a run (a retriever's ranked results) from a path or a Python object.
+
+    Parameters
+    ----------
+    run : path, Run, dict, list or DataFrame
+        A TREC run file (``qid Q0 docid rank score tag``; fields after the tag are ignored,
+        ``#`` lines are comments; gzip or not), a JSONL file of records with ``retrieved`` (a
+        ranked list of ids or ``{doc_id: score}``); or ``{qid: {doc_id: score}}``,
+        ``{qid: [doc_id, ...]}``, a list of seed-style dicts, or a DataFrame.
+    format : {"auto", "trec", "jsonl", "json"}
+        Force a file format instead of detecting it.
+    name : str, optional
+        Run name; defaults to the TREC tag, else the file name.
+
+    Examples
+    --------
+    >>> r = load_run({"q1": ["d3", "d1"]})
+    >>> r.doc_ids.to_pylist(), r.scores.tolist(), r.has_scores
+    (['d3', 'd1'], [2.0, 1.0], False)
+    """
+    _check_format(format)
+    if isinstance(run, Run):
+        return run.renamed(name) if name else run
+    if isinstance(run, Qrels):
+        raise InputError("got Qrels where a run was expected")
+    if _is_path(run):
+        path = str(run)
+        data = read_bytes(path)
+        fmt = _sniff(data, path) if format == "auto" else format
+        if fmt == "beir":
+            raise InputError("looks like a BEIR qrels file, not a run", path)
+        stem = Path(path).name.split(".")[0] or path
+        if fmt == "trec":
+            from .trec import parse_trec
+
+            qids, docs, scores, lines, tag = parse_trec(data, path, "run")
+            return Run(qids, docs, path, lines, scores, name or stem or tag)
+        cols = from_jsonl(data, "run", path)
+        qids, docs, scores, lines = _finish(cols, path, "run", True)
+        return Run(qids, docs, path, lines if lines is not None and lines.all() else None,
+                   scores, name or stem, cols.has_scores, cols.texts)
+    source = f"run ({type(run).__name__})"
+    cols = from_object(run, "run", source)
+    qids, docs, scores, _ = _finish(cols, source, "run", False)
+    return Run(qids, docs, source, None, scores, name or "run", cols.has_scores, cols.texts)
+
+
+def load_texts(texts: Any, *, what: str = "texts") -> dict[str, str]:
+    """Read id -> text from a TSV (``id<TAB>text``; a BEIR header line is skipped), a JSONL
+    file (``_id``/``id``/``query_id``/``doc_id`` and ``text``, with ``title`` prepended for
+    documents), or a dict.
+
+    >>> load_texts({"q1": "what is a list"})
+    {'q1': 'what is a list'}
+    """
+    if texts is None:
+        return {}
+    if isinstance(texts, dict):
+        return {str(k): str(v) for k, v in texts.items()}
+    if not _is_path(texts):
+        raise InputError(f"{what} must be a path or a dict, got {type(texts).__name__}")
+    path = str(texts)
+    data = read_bytes(path)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 text ({exc.reason})", path,
+                         data.count(b"\n", 0, exc.start) + 1) from None
+    out: dict[str, str] = {}
+    if text.lstrip().startswith("{"):
+        for no, line in enumerate(text.split("\n"), start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON: {exc.msg}", path, no) from None
+            if not isinstance(rec, dict):
+                raise InputError("expected a JSON object", path, no)
+            key = next((rec[k] for k in ("_id", "id", "doc_id", "docid", "query_id", "qid")
+                        if k in rec), None)
+            body = rec.get("text", rec.get("query", rec.get("contents")))
+            if key is None or body is None:
+                raise InputError("record needs an id (_id, id, doc_id or query_id) and a text",
+                                 path, no)
+            title = rec.get("title")
+            out[str(key)] = f"{title}\n{body}" if title else str(body)
+        return out
+    for no, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        key, sep, body = line.rstrip("\r").partition("\t")
+        if not sep:
+            raise InputError("expected 'id<TAB>text'", path, no)
+        if no == 1 and key.strip().lower() in ("_id", "id", "query-id", "query_id", "qid",
+                                               "doc_id", "docid", "corpus-id"):
+            continue
+        out[key.strip()] = body
+    return out
+
+
+def load_queries(queries: Any) -> dict[str, str]:
+    """Query texts (see :func:`load_texts`)."""
+    return load_texts(queries, what="queries")
+
+
+def load_docs(docs: Any) -> dict[str, str]:
+    """Document texts (see :func:`load_texts`)."""
+    return load_texts(docs, what="docs")

@@ -1,0 +1,238 @@
+"""Vectorised retrieval metrics: every query, every cutoff K = 1..k_max, in one pass.
+
+Inputs are rankings already ordered and cut (see :mod:`ragreport.align`):
+
+``rel``
+    bool array (queries, depth): ``rel[q, i]`` is True when the document at rank ``i + 1`` of
+    query ``q`` is relevant. Padding beyond what was retrieved is False.
+``gains``
+    float array (queries, depth): the gain of the document at each rank (0 for padding).
+``n_rel``
+    int array (queries,): number of relevant documents judged for the query (retrieved or
+    not).
+``ideal``
+    float array (queries, >= k): the query's judged gains sorted descending, zero-padded.
+
+Every ``*_at_k`` function returns a float64 array of shape (queries, k_max) whose column
+``k - 1`` holds the value at cutoff K = k. Functions without a cutoff return shape (queries,).
+Degenerate cases are handled by masks: a query with no relevant document (``n_rel == 0``) or an
+ideal DCG of 0 scores 0, as in trec_eval; an empty ranking scores 0 everywhere. Precision@K
+divides by K even when fewer than K documents were retrieved.
+
+Ties in scores never reach these functions: the ranking order is fixed before (trec_eval's
+rule: score descending, then document id descending).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "average_precision",
+    "average_precision_at_k",
+    "dcg_at_k",
+    "f1_at_k",
+    "hit_rate_at_k",
+    "ndcg",
+    "ndcg_at_k",
+    "precision_at_k",
+    "r_precision",
+    "recall_at_k",
+    "reciprocal_rank",
+    "reciprocal_rank_at_k",
+]
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+
+
+def _fit(a: npt.NDArray[np.generic], k_max: int) -> npt.NDArray[np.generic]:
+    """Truncate or zero-pad the columns of ``a`` to exactly ``k_max``."""
+    n, depth = a.shape
+    if depth >= k_max:
+        return a[:, :k_max]
+    out = np.zeros((n, k_max), dtype=a.dtype)
+    out[:, :depth] = a
+    return out
+
+
+def _hits(rel: BoolArray, k_max: int) -> FloatArray:
+    return np.cumsum(_fit(rel, k_max), axis=1, dtype=np.float64)
+
+
+def _ranks(k_max: int) -> FloatArray:
+    return np.arange(1, k_max + 1, dtype=np.float64)
+
+
+def _safe_div(num: FloatArray, den: npt.NDArray[np.generic]) -> FloatArray:
+    """num / den, 0 where den == 0 (``den`` broadcasts against ``num``)."""
+    den_f = np.asarray(den, dtype=np.float64)
+    ok = den_f != 0
+    return np.divide(num, np.where(ok, den_f, 1.0), out=np.zeros_like(num),
+                     where=np.broadcast_to(ok, num.shape))
+
+
+def precision_at_k(rel: BoolArray, k_max: int) -> FloatArray:
+    """Precision@K = (relevant documents in the top K) / K.
+
+    The denominator is K even when fewer than K documents were retrieved (trec_eval ``P_k``).
+
+    Examples
+    --------
+    Relevance by rank: 0 1 0 1 0 (the seed tutorial's example)
+
+    >>> rel = np.array([[False, True, False, True, False]])
+    >>> precision_at_k(rel, 5).round(3).tolist()
+    [[0.0, 0.5, 0.333, 0.5, 0.4]]
+    """
+    return _hits(rel, k_max) / _ranks(k_max)
+
+
+def recall_at_k(rel: BoolArray, n_rel: IntArray, k_max: int) -> FloatArray:
+    """Recall@K = (relevant documents in the top K) / n_rel; 0 when ``n_rel == 0``.
+
+    Examples
+    --------
+    Relevance by rank: 0 1 0 1 0, three relevant documents judged
+
+    >>> rel = np.array([[False, True, False, True, False]])
+    >>> recall_at_k(rel, np.array([3]), 5).round(3).tolist()
+    [[0.0, 0.333, 0.333, 0.667, 0.667]]
+    """
+    return _safe_div(_hits(rel, k_max), n_rel[:, None])
+
+
+def f1_at_k(rel: BoolArray, n_rel: IntArray, k_max: int) -> FloatArray:
+    """F1@K = 2·P@K·R@K / (P@K + R@K); 0 when P@K + R@K == 0.
+
+    Equivalently 2·hits / (K + n_rel).
+
+    Examples
+    --------
+    Relevance by rank: 0 1 0 1 0, three relevant judged: P@5 = 0.4, R@5 = 2/3
+
+    >>> rel = np.array([[False, True, False, True, False]])
+    >>> round(float(f1_at_k(rel, np.array([3]), 5)[0, 4]), 3)
+    0.5
+    """
+    p = precision_at_k(rel, k_max)
+    r = recall_at_k(rel, n_rel, k_max)
+    return _safe_div(2.0 * p * r, p + r)
+
+
+def hit_rate_at_k(rel: BoolArray, k_max: int) -> FloatArray:
+    """HitRate@K (trec_eval ``success_k``) = 1 if a relevant document is in the top K, else 0.
+
+    >>> hit_rate_at_k(np.array([[False, True, False]]), 3).tolist()
+    [[0.0, 1.0, 1.0]]
+    """
+    return (_hits(rel, k_max) > 0).astype(np.float64)
+
+
+def _first_rank(rel: BoolArray) -> FloatArray:
+    """1-based rank of the first relevant document, ``inf`` when there is none."""
+    if rel.shape[1] == 0:
+        return np.full(rel.shape[0], np.inf)
+    any_rel = rel.any(axis=1)
+    return np.where(any_rel, np.argmax(rel, axis=1) + 1.0, np.inf)
+
+
+def reciprocal_rank(rel: BoolArray) -> FloatArray:
+    """RR = 1 / rank of the first relevant document over the whole ranking; 0 if none.
+
+    The mean over queries is MRR (trec_eval ``recip_rank``).
+
+    >>> reciprocal_rank(np.array([[False, True, False], [False, False, False]])).tolist()
+    [0.5, 0.0]
+    """
+    return 1.0 / _first_rank(rel)
+
+
+def reciprocal_rank_at_k(rel: BoolArray, k_max: int) -> FloatArray:
+    """RR@K = 1 / rank of the first relevant document if it is within the top K, else 0.
+
+    >>> reciprocal_rank_at_k(np.array([[False, False, True]]), 4).round(3).tolist()
+    [[0.0, 0.0, 0.333, 0.333]]
+    """
+    first = _first_rank(rel)
+    return np.where(first[:, None] <= _ranks(k_max), 1.0 / first[:, None], 0.0)
+
+
+def _discount(k: int) -> FloatArray:
+    return 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
+
+
+def dcg_at_k(gains: FloatArray, k_max: int) -> FloatArray:
+    """DCG@K = sum over ranks i <= K of gain_i / log2(i + 1).
+
+    >>> dcg_at_k(np.array([[0.0, 1.0, 0.0, 1.0, 0.0]]), 5).round(3).tolist()
+    [[0.0, 0.631, 0.631, 1.062, 1.062]]
+    """
+    return np.cumsum(_fit(gains, k_max) * _discount(k_max), axis=1)
+
+
+def ndcg_at_k(gains: FloatArray, ideal: FloatArray, k_max: int) -> FloatArray:
+    """nDCG@K = DCG@K / IDCG@K; 0 where IDCG@K == 0.
+
+    IDCG@K is the DCG@K of ``ideal``: all judged gains of the query, best first, so a relevant
+    document that was never retrieved still lowers nDCG (trec_eval ``ndcg_cut_k``).
+
+    Examples
+    --------
+    Relevance by rank: 0 1 0 1 0 with two relevant documents (the seed's exercise 2):
+    DCG@5 = 1/log2(3) + 1/log2(5) = 1.062, IDCG@5 = 1 + 1/log2(3) = 1.631
+
+    >>> g = np.array([[0.0, 1.0, 0.0, 1.0, 0.0]])
+    >>> round(float(ndcg_at_k(g, np.array([[1.0, 1.0]]), 5)[0, 4]), 3)
+    0.651
+    """
+    return _safe_div(dcg_at_k(gains, k_max), dcg_at_k(ideal, k_max))
+
+
+def ndcg(gains: FloatArray, ideal: FloatArray) -> FloatArray:
+    """nDCG over the whole ranking (trec_eval ``ndcg``): DCG of the ranking / DCG of ``ideal``.
+
+    >>> ndcg(np.array([[1.0, 0.0]]), np.array([[1.0]])).tolist()
+    [1.0]
+    """
+    depth = max(gains.shape[1], ideal.shape[1], 1)
+    return _safe_div(dcg_at_k(gains, depth)[:, -1], dcg_at_k(ideal, depth)[:, -1])
+
+
+def average_precision_at_k(rel: BoolArray, n_rel: IntArray, k_max: int) -> FloatArray:
+    """AP@K = (sum of P@i over relevant ranks i <= K) / n_rel; 0 when ``n_rel == 0``.
+
+    The denominator is all relevant documents judged (trec_eval ``map_cut_k``).
+
+    >>> rel = np.array([[True, False, True]])   # relevant at ranks 1 and 3, 2 judged
+    >>> average_precision_at_k(rel, np.array([2]), 3).round(4).tolist()
+    [[0.5, 0.5, 0.8333]]
+    """
+    r = _fit(rel, k_max)
+    contrib = np.where(r, np.cumsum(r, axis=1, dtype=np.float64) / _ranks(k_max), 0.0)
+    return _safe_div(np.cumsum(contrib, axis=1), n_rel[:, None])
+
+
+def average_precision(rel: BoolArray, n_rel: IntArray) -> FloatArray:
+    """AP over the whole ranking (trec_eval ``map`` per query).
+
+    >>> average_precision(np.array([[False, True]]), np.array([2])).tolist()
+    [0.25]
+    """
+    depth = max(rel.shape[1], 1)
+    return average_precision_at_k(rel, n_rel, depth)[:, -1]
+
+
+def r_precision(rel: BoolArray, n_rel: IntArray) -> FloatArray:
+    """R-precision = (relevant in the top R) / R, with R = ``n_rel``; 0 when R == 0.
+
+    >>> r_precision(np.array([[True, False, True]]), np.array([2])).tolist()
+    [0.5]
+    """
+    depth = rel.shape[1]
+    hits = np.concatenate([np.zeros((rel.shape[0], 1)), np.cumsum(rel, axis=1, dtype=np.float64)],
+                          axis=1)
+    at = np.minimum(n_rel, depth)
+    return _safe_div(hits[np.arange(rel.shape[0]), at], n_rel)

@@ -1,0 +1,243 @@
+"""EvaluationResult: per-query arrays first, everything else derived from them."""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import MeasureError, RagReportError
+from .measures import Measure, parse_measure
+from .metrics import FloatArray
+
+if TYPE_CHECKING:
+    from .align import Counts, Ranking
+
+__all__ = ["Conventions", "EvaluationResult", "RankedDoc"]
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """The conventions an evaluation used (stated in every report)."""
+
+    order: str
+    rel_level: int
+    complete: bool
+    max_depth: int | None
+    no_relevant: str
+    duplicates: str
+    k_max: int
+
+    def describe(self) -> dict[str, str]:
+        """Human-readable statement of each convention."""
+        return {
+            "order": ("score descending, ties broken by document id descending (trec_eval); "
+                      "rank column ignored") if self.order == "score"
+            else "as listed in the run (order='given')",
+            "relevant": f"grade >= {self.rel_level}; negative grades are judged-unknown",
+            "P@K denominator": "K, even when fewer than K documents were retrieved",
+            "nDCG gain": "linear: gain = grade (trec_eval); log2(rank+1) discount; IDCG from "
+                         "all judged documents of the query",
+            "missing queries": "qrels queries missing from the run count as 0 (complete)"
+            if self.complete else "only queries in both qrels and run are evaluated",
+            "no relevant document": {"zero": "query scores 0 (trec_eval)",
+                                     "skip": "query left out",
+                                     "raise": "error"}[self.no_relevant],
+            "duplicates": "error" if self.duplicates == "error" else "first occurrence kept",
+            "max depth": "all results" if self.max_depth is None
+            else f"first {self.max_depth} results per query",
+        }
+
+
+@dataclass(frozen=True)
+class RankedDoc:
+    """One row of a query's ranking, for display."""
+
+    rank: int
+    doc_id: str
+    score: float | None
+    grade: float | None
+    relevant: bool
+
+
+class EvaluationResult:
+    """The outcome of :func:`ragreport.evaluate` for one run.
+
+    Per-query values are arrays: :meth:`curve` gives (queries, k_max) for a family,
+    :meth:`values` gives (queries,) for one measure; means, curves of means, tables and reports
+    all derive from them.
+    """
+
+    def __init__(
+        self,
+        *,
+        run_name: str,
+        query_ids: list[str],
+        measures: tuple[Measure, ...],
+        k_max: int,
+        curves: dict[Measure, FloatArray],
+        scalars: dict[Measure, FloatArray],
+        counts: Counts,
+        conventions: Conventions,
+        ranking: Ranking,
+        query_texts: dict[str, str],
+    ) -> None:
+        self.run_name = run_name
+        self.query_ids = list(query_ids)
+        self.measures = measures
+        self.k_max = k_max
+        self.curves = curves
+        self.scalars = scalars
+        self.counts = counts
+        self.conventions = conventions
+        self.ranking = ranking
+        self.query_texts = query_texts
+
+    # ---- values ---------------------------------------------------------------------------
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    def _measure(self, measure: str | Measure) -> Measure:
+        return parse_measure(measure)
+
+    def curve(self, measure: str | Measure) -> FloatArray:
+        """(queries, k_max) per-query values of a family at K = 1..k_max.
+
+        ``measure`` may name the family (``"nDCG"``) or any measure of it (``"nDCG@10"``).
+        """
+        m = self._measure(measure) if not isinstance(measure, str) or "@" in measure \
+            else self._family(measure)
+        key = m.curve_key
+        if key not in self.curves:
+            if not m.has_curve:
+                raise MeasureError(f"{m} has no cutoff, so no metric-vs-K curve")
+            raise MeasureError(f"no curve for {key}; evaluate with a measure of that family "
+                               f"(available: {', '.join(map(str, self.curves))})")
+        return self.curves[key]
+
+    def _family(self, text: str) -> Measure:
+        from .measures import FAMILIES, _ALIASES
+
+        raw = text.strip()
+        if raw in FAMILIES:
+            return Measure(raw)
+        fam = _ALIASES.get(raw.lower())
+        if fam is not None:
+            return Measure(fam)
+        return self._measure(text)
+
+    def values(self, measure: str | Measure) -> FloatArray:
+        """(queries,) per-query values of one measure, in :attr:`query_ids` order."""
+        m = self._measure(measure)
+        if m.cutoff is not None:
+            if m.cutoff > self.k_max:
+                raise MeasureError(f"{m} is beyond k_max ({self.k_max}); evaluate with "
+                                   f"k_max >= {m.cutoff}")
+            return self.curve(m)[:, m.cutoff - 1]
+        if m not in self.scalars:
+            raise MeasureError(f"{m} was not computed; pass it in measures= "
+                               f"(computed: {', '.join(map(str, self.scalars))})")
+        return self.scalars[m]
+
+    def mean(self, measure: str | Measure) -> float:
+        """Mean over the evaluated queries."""
+        v = self.values(measure)
+        return float(v.mean()) if len(v) else 0.0
+
+    def means(self, measures: list[str | Measure] | None = None) -> dict[str, float]:
+        """Canonical name -> mean, for the summary measures (or those given)."""
+        ms = [self._measure(m) for m in measures] if measures else list(self.measures)
+        return {str(m): self.mean(m) for m in ms}
+
+    def mean_curve(self, measure: str | Measure) -> FloatArray:
+        """(k_max,) mean over queries of a family at K = 1..k_max."""
+        c = self.curve(measure)
+        return c.mean(axis=0) if len(c) else np.zeros(self.k_max)
+
+    def per_query(self, measure: str | Measure) -> dict[str, float]:
+        """query id -> value of one measure."""
+        return dict(zip(self.query_ids, self.values(measure).tolist(), strict=True))
+
+    def query(self, query_id: str) -> dict[str, float]:
+        """Every summary measure for one query."""
+        i = self.ranking.query_index(query_id)
+        return {str(m): float(self.values(m)[i]) for m in self.measures}
+
+    # ---- rankings, for display -------------------------------------------------------------
+    def ranked_list(self, query_id: str, limit: int | None = None) -> list[RankedDoc]:
+        """The query's ranking as evaluated (after ordering and ``max_depth``)."""
+        rk = self.ranking
+        i = rk.query_index(query_id)
+        lo, hi = int(rk.ret_offsets[i]), int(rk.ret_offsets[i + 1])
+        if limit is not None:
+            hi = min(hi, lo + limit)
+        rows = rk.run_rows[lo:hi]
+        docs = rk.run.doc_ids.take(rows).to_pylist() if len(rows) else []
+        scores = rk.run.scores[rows]
+        grades = rk.grades[i, : hi - lo]
+        level = self.conventions.rel_level
+        out = []
+        for j, (d, s, g) in enumerate(zip(docs, scores.tolist(), grades.tolist(), strict=True)):
+            gv = None if math.isnan(g) else g
+            out.append(RankedDoc(j + 1, d, s if rk.run.has_scores else None, gv,
+                                 gv is not None and gv >= level))
+        return out
+
+    def judged(self, query_id: str) -> list[tuple[str, float]]:
+        """(doc id, grade) of every judged document of the query, best grade first."""
+        rk = self.ranking
+        i = rk.query_index(query_id)
+        lo, hi = int(rk.qrels_offsets[i]), int(rk.qrels_offsets[i + 1])
+        rows = rk.qrels_rows[lo:hi]
+        docs = rk.qrels.doc_ids.take(rows).to_pylist() if len(rows) else []
+        return list(zip(docs, rk.qrels_grades[lo:hi].tolist(), strict=True))
+
+    def missing_relevant(self, query_id: str) -> list[tuple[str, float]]:
+        """Relevant documents (grade >= rel_level) that were not retrieved at all."""
+        retrieved = {d.doc_id for d in self.ranked_list(query_id)}
+        level = self.conventions.rel_level
+        return [(d, g) for d, g in self.judged(query_id) if g >= level and d not in retrieved]
+
+    # ---- export ----------------------------------------------------------------------------
+    def counts_dict(self) -> dict[str, int]:
+        """The dataset counts as a plain dict."""
+        return asdict(self.counts)
+
+    def to_dict(self, per_query: bool = False) -> dict[str, Any]:
+        """Plain data: run, means, counts, conventions (and per-query values on request)."""
+        out: dict[str, Any] = {
+            "run": self.run_name,
+            "queries": self.n_queries,
+            "k_max": self.k_max,
+            "means": self.means(),
+            "counts": self.counts_dict(),
+            "conventions": asdict(self.conventions),
+        }
+        if per_query:
+            out["per_query"] = {
+                q: {str(m): float(self.values(m)[i]) for m in self.measures}
+                for i, q in enumerate(self.query_ids)
+            }
+        return out
+
+    def __repr__(self) -> str:
+        means = ", ".join(f"{k}={v:.4f}" for k, v in self.means().items())
+        return f"<EvaluationResult run={self.run_name!r} queries={self.n_queries} {means}>"
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td>{html.escape(k)}</td><td style='text-align:right'>{v:.4f}</td></tr>"
+            for k, v in self.means().items()
+        )
+        c = self.counts
+        return (
+            f"<div class='ragreport-summary'><strong>{html.escape(self.run_name)}</strong>: "
+            f"{c.evaluated} queries evaluated ({c.run_only} run-only ignored, "
+            f"{c.qrels_only} qrels-only, {c.no_relevant} without a relevant document)"
+            f"<table><thead><tr><th>measure</th><th>mean</th></tr></thead><tbody>{rows}"
+            "</tbody></table></div>"
+        )
