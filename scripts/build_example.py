@@ -30,14 +30,13 @@ import importlib.util
 import json
 import math
 import platform
+import pydoc_data.topics
 import re
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import pydoc_data.topics
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = REPO_ROOT / "ragreport" / "examples" / "pydoc"
@@ -61,13 +60,15 @@ POOL_DEPTH = 20
 BM25_K1 = 0.9
 BM25_B = 0.4
 
-STOPWORDS: frozenset[str] = frozenset(
-    """
-    a an and are as at be but by can do does for from how i if in into is it
-    its me my of on or so than that the their then there these this to was
-    were what when where which while who why will with you your
-    """.split()
-)
+# Small English stopword list used by the BM25 tokenizer (Python keywords such as "is",
+# "in", "for", "with" are ordinary English words here, which is part of what makes some
+# queries hard for BM25).
+_STOPWORD_TEXT = """
+a an and are as at be but by can do does for from how i if in into is it its me my of on
+or so than that the their then there these this to was were what when where which while
+who why will with you your
+"""
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
 
 _RULE_RE = re.compile(r"([*=\-~^])\1{2,}")
 _WORD_RE = re.compile(r"[A-Za-z0-9_]+")
@@ -366,14 +367,14 @@ def render_queries(queries: Mapping[str, tuple[str, dict[str, int]]]) -> str:
 
 
 def render_qrels(queries: Mapping[str, tuple[str, dict[str, int]]]) -> str:
-    lines = []
+    lines: list[str] = []
     for qid, (_, judgments) in queries.items():
         lines.extend(f"{qid} 0 {doc} {grade}" for doc, grade in sorted(judgments.items()))
     return "".join(line + "\n" for line in lines)
 
 
 def render_run(runs: Mapping[str, Ranking], tag: str) -> str:
-    lines = []
+    lines: list[str] = []
     for qid, ranking in runs.items():
         lines.extend(
             f"{qid} Q0 {doc} {rank} {score:.4f} {tag}"
@@ -414,6 +415,12 @@ def sanity_check(
                 problems.append(f"{tag}/{qid}: duplicate docs")
             if any(d not in ids for d in docs):
                 problems.append(f"{tag}/{qid}: unknown doc id")
+    tags = sorted(runs)
+    if len(tags) == 2:  # the two retrievers must rank noticeably differently
+        a, b = runs[tags[0]], runs[tags[1]]
+        overlap = sum(overlap_at(a[q], b[q], 10) for q in queries) / len(queries)
+        if overlap > 0.8:
+            problems.append(f"{tags[0]} and {tags[1]} share {overlap:.0%} of their top 10")
     if problems:
         raise SystemExit("sanity check failed:\n  " + "\n  ".join(problems))
 
@@ -445,7 +452,10 @@ def quick_stats(
             first = next((i for i, d in enumerate(docs, 1) if d in rel), None)
             rr += 1.0 / first if first else 0.0
             rec += len(rel & set(docs[:10])) / len(rel)
-            dcg = sum((2 ** judgments.get(d, 0) - 1) / math.log2(i + 1) for i, d in enumerate(docs[:10], 1))
+            dcg = sum(
+                (2 ** judgments.get(d, 0) - 1) / math.log2(i + 1)
+                for i, d in enumerate(docs[:10], 1)
+            )
             ideal = sorted(judgments.values(), reverse=True)[:10]
             idcg = sum((2**g - 1) / math.log2(i + 1) for i, g in enumerate(ideal, 1))
             ndcg += dcg / idcg
@@ -467,7 +477,12 @@ def quick_stats(
 # ---------------------------------------------------------------------------
 
 
-def build() -> tuple[list[Passage], dict[str, tuple[str, dict[str, int]]], dict[str, dict[str, Ranking]], dict[str, str]]:
+def build() -> tuple[
+    list[Passage],
+    dict[str, tuple[str, dict[str, int]]],
+    dict[str, dict[str, Ranking]],
+    dict[str, str],
+]:
     passages = build_corpus(pydoc_data.topics.topics)
     queries = load_queries()
     bm25 = BM25(passages)
@@ -517,9 +532,13 @@ def print_pool(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, default=OUT_DIR, help="output directory")
-    parser.add_argument("--check", action="store_true", help="do not write; compare with the files in --out")
+    parser.add_argument(
+        "--check", action="store_true", help="do not write; compare with the files in --out"
+    )
     parser.add_argument("--pool", nargs="*", metavar="QID", help="print judging pools and exit")
     parser.add_argument("--depth", type=int, default=POOL_DEPTH, help="pool depth per retriever")
     args = parser.parse_args(argv)
@@ -563,7 +582,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     grades = Counter(g for _, j in queries.values() for g in j.values())
     print(
         f"{len(passages)} passages from {len(pydoc_data.topics.topics)} topics "
-        f"(words: min {min(counts)}, median {sorted(counts)[len(counts) // 2]}, max {max(counts)}); "
+        f"(words: min {min(counts)}, median {sorted(counts)[len(counts) // 2]}, "
+        f"max {max(counts)}); "
         f"{len(queries)} queries; judgments by grade: "
         + ", ".join(f"{g}: {grades[g]}" for g in sorted(grades))
     )

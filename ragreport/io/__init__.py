@@ -121,7 +121,8 @@ def load_run(run: Any, *, format: str = "auto", name: str | None = None) -> Run:
     format : {"auto", "trec", "jsonl", "json"}
         Force a file format instead of detecting it.
     name : str, optional
-        Run name; defaults to the TREC tag, else the file name.
+        Run name; defaults to the TREC tag of the first line (trec_eval's ``runid``), else
+        the file name without its extension.
 
     Examples
     --------
@@ -145,7 +146,7 @@ def load_run(run: Any, *, format: str = "auto", name: str | None = None) -> Run:
             from .trec import parse_trec
 
             qids, docs, scores, lines, tag = parse_trec(data, path, "run")
-            return Run(qids, docs, path, lines, scores, name or stem or tag)
+            return Run(qids, docs, path, lines, scores, name or tag or stem)
         cols = from_jsonl(data, "run", path)
         qids, docs, scores, lines = _finish(cols, path, "run", True)
         return Run(qids, docs, path, lines if lines is not None and lines.all() else None,

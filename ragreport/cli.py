@@ -1,0 +1,170 @@
+"""Command-line interface: ``ragreport evaluate`` (and the report commands).
+
+Exit codes: :data:`EXIT_OK` (0), :data:`EXIT_TARGET_FAILED` (1, ``check`` only),
+:data:`EXIT_BAD_INPUT` (2: bad input, options or configuration; one line on stderr, no
+traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from . import __version__
+from .errors import RagReportError
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_TARGET_FAILED", "main"]
+
+EXIT_OK = 0
+EXIT_TARGET_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one readable line, exit 2
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n"
+                                  f"(see '{self.prog} --help')\n")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def _add_inputs(p: argparse.ArgumentParser, many_runs: bool) -> None:
+    p.add_argument("qrels", nargs="?", help="qrels file (TREC, BEIR TSV or JSONL; .gz ok)")
+    p.add_argument("runs", nargs="*" if many_runs else "?", metavar="RUN",
+                   help="run file(s) (TREC or JSONL; .gz ok)")
+    p.add_argument("--example", action="store_true",
+                   help="use the embedded example (Python docs passages, BM25 and TF-IDF runs)")
+    p.add_argument("-m", "--measure", action="append", default=None, dest="measures",
+                   metavar="MEASURES",
+                   help="measure(s), repeatable; e.g. nDCG@10, 'P@5', mrr, P.5,10 (trec_eval)")
+    p.add_argument("--k-max", type=_positive, default=None, help="largest K of the curves")
+    p.add_argument("-c", "--complete", action="store_true",
+                   help="qrels queries missing from the run count as 0 (trec_eval -c)")
+    p.add_argument("-M", "--max-depth", type=_positive, default=None,
+                   help="only the first N results per query count (trec_eval -M)")
+    p.add_argument("-l", "--rel-level", type=_integer, default=1,
+                   help="minimum grade that counts as relevant (trec_eval -l; default 1)")
+    p.add_argument("--order", choices=("score", "given"), default="score",
+                   help="score: by score, ties by doc id descending (trec_eval); given: as listed")
+    p.add_argument("--no-relevant", choices=("zero", "skip", "raise"), default="zero",
+                   help="queries without a relevant document: score 0 (default), skip, or error")
+    p.add_argument("--keep-first-duplicate", action="store_true",
+                   help="keep the first occurrence of a document repeated in a query "
+                        "(default: error)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    parser = _Parser(prog="ragreport",
+                     description="Retrieval metrics (trec_eval-exact) for every K, with reports.")
+    parser.add_argument("--version", action="version", version=f"ragreport {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    ev = sub.add_parser("evaluate", help="compute measures for one run",
+                        description="Compute measures for one run against qrels.")
+    _add_inputs(ev, many_runs=False)
+    ev.add_argument("-q", "--per-query", action="store_true", help="add per-query values")
+    ev.add_argument("--format", choices=("table", "json", "trec"), default="table",
+                    help="table (default), json (schema ragreport.evaluate/1) or trec "
+                         "(trec_eval's exact layout)")
+    return parser
+
+
+def _example_inputs(args: argparse.Namespace) -> None:
+    from .examples import example_files
+
+    if args.qrels or args.runs:
+        raise RagReportError("--example takes no QRELS or RUN arguments")
+    files = example_files()
+    args.qrels = str(files.qrels)
+    args.runs = [str(p) for p in files.runs]
+    args.queries = getattr(args, "queries", None) or str(files.queries)
+    args.docs = getattr(args, "docs", None) or str(files.docs)
+
+
+def _eval_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "k_max": args.k_max,
+        "complete": args.complete,
+        "max_depth": args.max_depth,
+        "rel_level": args.rel_level,
+        "order": args.order,
+        "no_relevant": args.no_relevant,
+        "duplicates": "first" if args.keep_first_duplicate else "error",
+    }
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from .engine import evaluate
+    from .measures import TREC_DEFAULT_MEASURES
+    from .textout import format_json, format_table, format_trec
+
+    if args.example:
+        _example_inputs(args)
+        args.runs = args.runs[0]
+    if not args.qrels or not args.runs:
+        raise RagReportError("evaluate needs QRELS and RUN (or --example)")
+    measures = args.measures
+    if measures is None and args.format == "trec":
+        measures = list(TREC_DEFAULT_MEASURES)
+    result = evaluate(args.qrels, args.runs, measures, **_eval_kwargs(args))
+    if args.format == "trec":
+        out = format_trec(result, per_query=args.per_query)
+    elif args.format == "json":
+        out = format_json(result, per_query=args.per_query)
+    else:
+        out = format_table(result)
+        if args.per_query:
+            out += "\n" + _per_query_table(result)
+    sys.stdout.write(out)
+    return EXIT_OK
+
+
+def _per_query_table(result: Any) -> str:
+    names = [str(m) for m in result.measures]
+    cols = [result.values(m) for m in result.measures]
+    width = max([len("query"), *(len(q) for q in result.query_ids)])
+    head = f"{'query':<{width}}  " + "  ".join(f"{n:>9}" for n in names)
+    rows = [head]
+    for i, q in enumerate(result.query_ids):
+        rows.append(f"{q:<{width}}  " + "  ".join(f"{float(c[i]):>9.4f}" for c in cols))
+    return "\n".join(rows) + "\n"
+
+
+_COMMANDS = {"evaluate": _cmd_evaluate}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        return _COMMANDS[args.command](args)
+    except RagReportError as exc:
+        sys.stderr.write(f"ragreport: error: {exc}\n")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        sys.stderr.write("ragreport: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
