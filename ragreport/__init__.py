@@ -45,7 +45,12 @@ _EXPORTS: dict[str, str] = {
     "ConfigError": "errors",
 }
 
-__all__ = [*sorted(_EXPORTS), "__version__"]
+__all__ = [
+    "ConfigError", "EvaluationResult", "InputError", "Measure", "MeasureError", "Qrels",
+    "RagReportError", "RetrievalEvaluator", "Run", "__version__", "evaluate",
+    "evaluate_multiple_queries", "load_docs", "load_qrels", "load_queries", "load_run",
+    "load_texts", "parse_measure", "parse_measures",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -229,8 +229,8 @@ def align(
     n_q = len(qids)
     qpos_by_id = {q: i for i, q in enumerate(qids)}
     qpos = np.full(n_u, -1, dtype=np.int64)
-    for i in np.flatnonzero(evaluated):
-        qpos[i] = qpos_by_id[all_ids[i]]
+    for u in np.flatnonzero(evaluated).tolist():
+        qpos[u] = qpos_by_id[all_ids[u]]
 
     # run rows of evaluated queries, ordered
     rows = np.flatnonzero(keep & (qpos[rq] >= 0))

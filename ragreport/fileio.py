@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterable
@@ -48,9 +49,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes,
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     except OSError as exc:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise RagReportError(f"cannot write {target}: {exc.strerror}") from None
     return target

@@ -170,7 +170,8 @@ def dcg_at_k(gains: FloatArray, k_max: int) -> FloatArray:
     >>> dcg_at_k(np.array([[0.0, 1.0, 0.0, 1.0, 0.0]]), 5).round(3).tolist()
     [[0.0, 0.631, 0.631, 1.062, 1.062]]
     """
-    return np.cumsum(_fit(gains, k_max) * _discount(k_max), axis=1)
+    fitted = np.asarray(_fit(gains, k_max), dtype=np.float64)
+    return np.cumsum(fitted * _discount(k_max), axis=1)
 
 
 def ndcg_at_k(gains: FloatArray, ideal: FloatArray, k_max: int) -> FloatArray:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import MeasureError, RagReportError
+from .errors import MeasureError
 from .measures import Measure, parse_measure
 from .metrics import FloatArray
 
@@ -120,7 +120,7 @@ class EvaluationResult:
         return self.curves[key]
 
     def _family(self, text: str) -> Measure:
-        from .measures import FAMILIES, _ALIASES
+        from .measures import _ALIASES, FAMILIES
 
         raw = text.strip()
         if raw in FAMILIES:

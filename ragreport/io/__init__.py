@@ -13,7 +13,7 @@ import numpy as np
 
 from ..data import Qrels, Run
 from ..errors import InputError
-from .common import PathLike, read_bytes, strip_comment_lines
+from .common import read_bytes, strip_comment_lines
 from .objects import Columns, from_jsonl, from_object
 
 __all__ = ["load_docs", "load_qrels", "load_queries", "load_run", "load_texts"]

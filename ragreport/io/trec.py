@@ -77,22 +77,27 @@ def parse_trec(data: bytes, source: str, kind: str) -> tuple[Any, Any, np.ndarra
     table = None
     if body.strip():
         delim = _guess_delimiter(body[:65536])
-        attempts = [(body, delim)] if delim else []
+        attempts: list[tuple[bytes | None, str]] = [(body, delim)] if delim else []
         attempts.append((None, " "))
         for buf, d in attempts:
             try:
                 table = _arrow_read(_normalize_ws(body) if buf is None else buf, columns, number, d)
                 break
-            except Exception:  # noqa: BLE001 - any parse failure falls back to the exact reader
+            except Exception:  # any parse failure falls back to the exact reader
                 table = None
     if table is not None:
         values = table.column(number).to_numpy()
         if np.isfinite(values).all():
-            lines = data_line_numbers(data) if had_comments or b"\n\n" in body or \
-                b"\n \n" in body else np.arange(1, table.num_rows + 1, dtype=np.int64)
+            # every physical line is a data row only when the line count equals the row count;
+            # otherwise (comments, blank or white-space-only lines anywhere, CRLF blank lines)
+            # number the data lines exactly so that error messages name the right line
+            n_physical = body.count(b"\n") + (0 if body.endswith(b"\n") else 1)
+            lines = data_line_numbers(data) if had_comments or n_physical != table.num_rows \
+                else np.arange(1, table.num_rows + 1, dtype=np.int64)
             if len(lines) == table.num_rows:
                 tag = table.column("tag")[0].as_py() if kind == "run" and table.num_rows else ""
-                return (table.column("qid").combine_chunks(), table.column("docid").combine_chunks(),
+                return (table.column("qid").combine_chunks(),
+                        table.column("docid").combine_chunks(),
                         np.ascontiguousarray(values, dtype=np.float64), lines, tag)
     return _parse_slow(data, source, kind)
 

@@ -1,0 +1,15 @@
+"""Reports: build the data (:mod:`.model`), then render it (one module per format).
+
+>>> from ragreport import evaluate
+>>> from ragreport.report import build_report
+>>> r = evaluate({"q": {"a": 1}}, {"q": ["b", "a"]}, ["P@1", "RR"])
+>>> rep = build_report([r], generated_at="2026-01-01T00:00:00Z")
+>>> rep.summary[1].cells[0].shown
+'0.5000'
+"""
+
+from __future__ import annotations
+
+from .model import InputFile, Report, build_report, generated_at_from_env
+
+__all__ = ["InputFile", "Report", "build_report", "generated_at_from_env"]

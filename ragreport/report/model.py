@@ -1,0 +1,491 @@
+"""Report data: everything a renderer needs, as plain dataclasses; nothing rendered here.
+
+:func:`build_report` turns evaluation results (one per run) into a :class:`Report`. The HTML,
+Markdown and JSON renderers only read it. Values are kept as floats *and* as the text every
+output shows (4 decimals), so the outputs agree with each other and with the target decision.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+from ..diagnose import FAILURE_KINDS, failure_kinds
+from ..errors import RagReportError
+from ..measures import FAMILIES, Measure, parse_measure
+from ..result import EvaluationResult
+from ..targets import DISPLAY_DIGITS, Target, check_targets, shown
+
+__all__ = [
+    "Comparison",
+    "Curve",
+    "Distribution",
+    "InputFile",
+    "QueryDetail",
+    "RankRow",
+    "Report",
+    "RunHealth",
+    "SummaryCell",
+    "SummaryRow",
+    "TargetCell",
+    "TargetRow",
+    "WorstQueries",
+    "build_report",
+    "generated_at_from_env",
+]
+
+SNIPPET_CHARS = 240
+RANK_ROWS = 20
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """An input file, identified by name and content hash."""
+
+    role: str
+    name: str
+    path: str
+    sha256: str
+    size: int
+
+    @classmethod
+    def from_path(cls, role: str, path: str | os.PathLike[str]) -> InputFile:
+        p = Path(path)
+        h = hashlib.sha256()
+        size = 0
+        with p.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+                size += len(chunk)
+        return cls(role, p.name, str(path), h.hexdigest(), size)
+
+
+@dataclass(frozen=True)
+class TargetCell:
+    run: str
+    value: float
+    shown: str
+    passed: bool
+    margin: float
+    margin_text: str
+
+
+@dataclass(frozen=True)
+class TargetRow:
+    measure: str
+    op: str
+    threshold: float
+    threshold_text: str
+    source: str
+    cells: list[TargetCell]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.cells)
+
+
+@dataclass(frozen=True)
+class SummaryCell:
+    run: str
+    value: float
+    shown: str
+    delta: float | None
+    delta_text: str
+    direction: str  # "up", "down", "same" or "" (the baseline itself)
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    measure: str
+    title: str
+    cells: list[SummaryCell]
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Mean of one family at K = 1..k_max for each run, with the targets on that family."""
+
+    family: str
+    title: str
+    ks: list[int]
+    series: dict[str, list[float]]
+    targets: list[tuple[int | None, float, str]]  # (K or None for all K, threshold, label)
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """Per-query values of one measure, per run."""
+
+    measure: str
+    values: dict[str, list[float]]
+
+
+@dataclass(frozen=True)
+class RankRow:
+    rank: int
+    doc_id: str
+    score: str
+    grade: str
+    relevant: bool
+    judged: bool
+    within_k: bool
+    snippet: str
+
+
+@dataclass(frozen=True)
+class QueryDetail:
+    query_id: str
+    text: str
+    run: str
+    value: float
+    shown: str
+    failure: str
+    n_ret: int
+    n_rel: int
+    rows: list[RankRow]
+    missing: list[tuple[str, str, str]]  # (doc id, grade, snippet) of unretrieved relevant docs
+
+
+@dataclass(frozen=True)
+class WorstQueries:
+    run: str
+    measure: str
+    k: int
+    total: int
+    queries: list[QueryDetail]
+    failure_counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Per-query wins/losses/ties of a run against the baseline, on their common queries."""
+
+    run: str
+    baseline: str
+    measure: str
+    wins: int
+    losses: int
+    ties: int
+
+
+@dataclass(frozen=True)
+class RunHealth:
+    run: str
+    evaluated: int
+    run_only: int
+    qrels_only: int
+    no_relevant: int
+    empty_retrievals: int
+    duplicates_dropped: int
+    skipped_no_relevant: int
+    run_only_examples: list[str]
+    qrels_only_examples: list[str]
+
+
+@dataclass(frozen=True)
+class Report:
+    """All the data of one report."""
+
+    title: str
+    generated_at: str
+    version: str
+    command: str
+    inputs: list[InputFile]
+    runs: list[str]
+    baseline: str
+    measures: list[str]
+    k_max: int
+    qrels_queries: int
+    targets: list[TargetRow]
+    summary: list[SummaryRow]
+    curves: list[Curve]
+    distributions: list[Distribution]
+    worst: list[WorstQueries]
+    comparisons: list[Comparison]
+    health: list[RunHealth]
+    conventions: dict[str, str]
+    per_query: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    digits: int = DISPLAY_DIGITS
+
+    @property
+    def all_passed(self) -> bool:
+        return all(t.passed for t in self.targets)
+
+    @property
+    def failed_checks(self) -> list[tuple[TargetRow, TargetCell]]:
+        return [(t, c) for t in self.targets for c in t.cells if not c.passed]
+
+    def to_html(self, template_dir: str | os.PathLike[str] | None = None) -> str:
+        """The self-contained HTML report (see :mod:`ragreport.report.html`)."""
+        from .html import render_html
+
+        return render_html(self, template_dir=template_dir)
+
+    def to_markdown(self, max_chars: int = 60_000) -> str:
+        """GitHub-flavoured Markdown for pull-request comments (see :mod:`.markdown`)."""
+        from .markdown import render_markdown
+
+        return render_markdown(self, max_chars=max_chars)
+
+    def to_json(self) -> str:
+        """The JSON document (see :mod:`ragreport.report.jsonout`)."""
+        from .jsonout import render_json
+
+        return render_json(self)
+
+    def save(self, *, html: str | os.PathLike[str] | None = None,
+             markdown: str | os.PathLike[str] | None = None,
+             json: str | os.PathLike[str] | None = None,
+             template_dir: str | os.PathLike[str] | None = None) -> list[Path]:
+        """Write the chosen outputs atomically; refuses to overwrite an input file."""
+        from ..fileio import write_atomic
+
+        inputs = [f.path for f in self.inputs]
+        outs = [p for p in (html, markdown, json) if p is not None]
+        if len({str(Path(p).resolve()) for p in outs}) != len(outs):
+            raise RagReportError("two outputs have the same path")
+        written = []
+        if html is not None:
+            written.append(write_atomic(html, self.to_html(template_dir), inputs))
+        if markdown is not None:
+            written.append(write_atomic(markdown, self.to_markdown(), inputs))
+        if json is not None:
+            written.append(write_atomic(json, self.to_json(), inputs))
+        return written
+
+
+def generated_at_from_env(when: str | _dt.datetime | None = None) -> str:
+    """ISO time for the report: ``when``, else ``SOURCE_DATE_EPOCH``, else now (UTC).
+
+    >>> generated_at_from_env("2026-01-02T03:04:05Z")
+    '2026-01-02T03:04:05Z'
+    """
+    if isinstance(when, _dt.datetime):
+        t = when if when.tzinfo else when.replace(tzinfo=_dt.timezone.utc)
+        return t.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if when:
+        try:
+            parsed = _dt.datetime.fromisoformat(when.replace("Z", "+00:00"))
+        except ValueError:
+            raise RagReportError(f"generated-at must be an ISO date/time, got {when!r}") from None
+        return generated_at_from_env(parsed)
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch:
+        try:
+            t = _dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc)
+        except ValueError:
+            raise RagReportError(f"SOURCE_DATE_EPOCH must be whole seconds, got {epoch!r}"
+                                 ) from None
+        return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _signed(x: float) -> str:
+    s = shown(abs(x))
+    if s == shown(0.0):
+        return "±" + s
+    return ("+" if x > 0 else "−") + s
+
+
+def _direction(delta: float) -> str:
+    s = shown(abs(delta))
+    if s == shown(0.0):
+        return "same"
+    return "up" if delta > 0 else "down"
+
+
+def _grade_text(g: float | None) -> str:
+    if g is None:
+        return "unjudged"
+    return f"{g:g}"
+
+
+def _snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
+    if not text:
+        return ""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def build_report(
+    results: Sequence[EvaluationResult],
+    targets: Sequence[Target] = (),
+    *,
+    baseline: str | None = None,
+    queries: Mapping[str, str] | None = None,
+    docs: Mapping[str, str] | None = None,
+    title: str = "Retrieval evaluation",
+    generated_at: str | _dt.datetime | None = None,
+    command: str = "",
+    inputs: Sequence[InputFile] = (),
+    worst_measure: str | Measure | None = None,
+    worst_n: int = 20,
+    per_query: bool = False,
+) -> Report:
+    """Build the report data from one :class:`EvaluationResult` per run.
+
+    Parameters
+    ----------
+    results : list of EvaluationResult
+        One per run, with distinct run names; the first is the default baseline.
+    targets : list of Target
+        Checked against every run's mean (see :mod:`ragreport.targets`).
+    baseline : str, optional
+        Name of the run the others are compared with.
+    queries, docs : dict, optional
+        Query and document texts, shown next to ids.
+    worst_measure : str, optional
+        Measure that ranks the worst queries; default the first target's measure, else the
+        first summary measure with a cutoff.
+    worst_n : int
+        How many worst queries per run get a detailed ranking.
+    per_query : bool
+        Keep every per-query value (for JSON ``--per-query``).
+    """
+    if not results:
+        raise RagReportError("no run to report on")
+    names = [r.run_name for r in results]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise RagReportError(f"run names must be distinct, {dupes[0]!r} is used twice; "
+                             "name the runs with --name")
+    base_name = baseline if baseline is not None else names[0]
+    if base_name not in names:
+        raise RagReportError(f"baseline {base_name!r} is not one of the runs "
+                             f"({', '.join(map(repr, names))})")
+    if isinstance(worst_n, bool) or not isinstance(worst_n, int) or worst_n < 0:
+        raise RagReportError(f"worst_n must be an integer >= 0, got {worst_n!r}")
+    base = results[names.index(base_name)]
+    k_max = min(r.k_max for r in results)
+
+    # measures: the union of the summary measures, then the targets' measures
+    measures: list[Measure] = []
+    for r in results:
+        measures += [m for m in r.measures if m not in measures]
+    measures += [t.measure for t in targets if t.measure not in measures]
+    for m in measures:
+        if m.cutoff is not None and m.cutoff > k_max:
+            raise RagReportError(f"{m} needs k_max >= {m.cutoff} (k_max is {k_max})")
+    means = {r.run_name: {m: r.mean(m) for m in measures} for r in results}
+
+    checks = check_targets(list(targets), means)
+    target_rows = []
+    for t in targets:
+        cells = [TargetCell(c.run, c.value, c.shown, c.passed, c.margin, _signed(c.margin))
+                 for c in checks if c.target is t]
+        target_rows.append(TargetRow(str(t.measure), t.op, t.threshold, f"{t.threshold:g}",
+                                     t.source, cells))
+
+    summary = []
+    for m in measures:
+        cells = []
+        for r in results:
+            v = means[r.run_name][m]
+            if r is base:
+                cells.append(SummaryCell(r.run_name, v, shown(v), None, "", ""))
+            else:
+                d = v - means[base_name][m]
+                cells.append(SummaryCell(r.run_name, v, shown(v), d, _signed(d), _direction(d)))
+        summary.append(SummaryRow(str(m), m.family.title, cells))
+
+    families = []
+    for m in [*measures, *(Measure(f) for f in ("P", "R", "nDCG", "RR"))]:
+        if m.has_curve and m.curve_key not in families and all(m.curve_key in r.curves
+                                                               for r in results):
+            families.append(m.curve_key)
+    curves = []
+    for fam in families:
+        series = {r.run_name: [float(x) for x in r.mean_curve(fam)[:k_max]] for r in results}
+        marks = [(t.measure.cutoff, t.threshold, f"{t.op} {t.threshold:g}") for t in targets
+                 if t.measure.curve_key == fam]
+        curves.append(Curve(str(fam), f"{FAMILIES[fam.name].title} ({fam})@K",
+                            list(range(1, k_max + 1)), series, marks))
+
+    distributions = [Distribution(str(m), {r.run_name: r.values(m).tolist() for r in results})
+                     for m in measures if m.family.bounded]
+
+    wm = parse_measure(worst_measure) if worst_measure is not None else next(
+        (t.measure for t in targets), next((m for m in measures if m.cutoff), measures[0]))
+    k_worst = wm.cutoff or k_max
+    texts = dict(queries or {})
+    worst = [_worst_queries(r, wm, k_worst, worst_n, texts, docs or {}) for r in results]
+
+    comparisons = []
+    for r in results:
+        if r is base:
+            continue
+        common = sorted(set(r.query_ids) & set(base.query_ids))
+        ia = np.array([r.ranking.query_index(q) for q in common], dtype=np.int64)
+        ib = np.array([base.ranking.query_index(q) for q in common], dtype=np.int64)
+        for m in measures:
+            if not m.family.bounded:
+                continue
+            d = np.round(r.values(m)[ia] - base.values(m)[ib], 12)
+            comparisons.append(Comparison(r.run_name, base_name, str(m), int((d > 0).sum()),
+                                          int((d < 0).sum()), int((d == 0).sum())))
+
+    health = []
+    for r in results:
+        c = r.counts
+        health.append(RunHealth(r.run_name, c.evaluated, c.run_only, c.qrels_only, c.no_relevant,
+                                c.empty_retrievals, c.duplicates_dropped, c.skipped_no_relevant,
+                                r.ranking.run_only_ids[:10], r.ranking.qrels_only_ids[:10]))
+
+    pq: dict[str, dict[str, dict[str, float]]] = {}
+    if per_query:
+        for r in results:
+            cols = {str(m): r.values(m).tolist() for m in measures}
+            pq[r.run_name] = {q: {k: v[i] for k, v in cols.items()}
+                              for i, q in enumerate(r.query_ids)}
+
+    return Report(
+        title=title,
+        generated_at=generated_at_from_env(generated_at),
+        version=__version__,
+        command=command,
+        inputs=list(inputs),
+        runs=names,
+        baseline=base_name,
+        measures=[str(m) for m in measures],
+        k_max=k_max,
+        qrels_queries=base.counts.qrels_queries,
+        targets=target_rows,
+        summary=summary,
+        curves=curves,
+        distributions=distributions,
+        worst=worst,
+        comparisons=comparisons,
+        health=health,
+        conventions=base.conventions.describe(),
+        per_query=pq,
+    )
+
+
+def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Mapping[str, str],
+                   docs: Mapping[str, str]) -> WorstQueries:
+    values = r.values(m)
+    kinds = failure_kinds(r, k)
+    counts = {FAILURE_KINDS[c]: int((kinds == c).sum()) for c in FAILURE_KINDS if c != 0}
+    order = np.lexsort((np.arange(len(values)), values))[:n]  # worst first, stable
+    level = r.conventions.rel_level
+    n_rel = r.ranking.n_relevant(float(level))
+    texts = {**r.query_texts, **queries}
+    details = []
+    for i in order.tolist():
+        q = r.query_ids[i]
+        rows = [RankRow(d.rank, d.doc_id, "" if d.score is None else f"{d.score:g}",
+                        _grade_text(d.grade), d.relevant, d.grade is not None, d.rank <= k,
+                        _snippet(docs.get(d.doc_id)))
+                for d in r.ranked_list(q, limit=max(RANK_ROWS, k))]
+        missing = [(d, f"{g:g}", _snippet(docs.get(d))) for d, g in r.missing_relevant(q)]
+        details.append(QueryDetail(q, texts.get(q, ""), r.run_name, float(values[i]),
+                                   shown(float(values[i])), FAILURE_KINDS[int(kinds[i])],
+                                   int(r.ranking.n_ret[i]), int(n_rel[i]), rows, missing))
+    return WorstQueries(r.run_name, str(m), k, r.n_queries, details, counts)

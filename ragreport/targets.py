@@ -1,0 +1,217 @@
+"""Targets: where they come from (TOML), and the pure pass/fail decision.
+
+A target says "measure OP threshold" (``R@5 > 0.85``). The decision compares the value *as the
+report shows it* (rounded to :data:`DISPLAY_DIGITS` decimals) so that a report can never show
+0.8500 next to "failed" for a target of ">= 0.85".
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError, MeasureError
+from .measures import Measure, parse_measure
+
+__all__ = [
+    "DEFAULT_TARGETS",
+    "DISPLAY_DIGITS",
+    "Target",
+    "TargetCheck",
+    "check_targets",
+    "default_targets",
+    "load_targets",
+    "parse_targets",
+    "passes",
+    "shown",
+]
+
+#: Decimals every report shows; the decision uses the same rounded value.
+DISPLAY_DIGITS = 4
+
+OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    ">": operator.gt,
+    ">=": operator.ge,
+    "<": operator.lt,
+    "<=": operator.le,
+}
+
+#: The seed tutorial's "typical targets".
+DEFAULT_TARGETS: dict[str, str] = {
+    "R@5": "> 0.85",
+    "P@3": "> 0.80",
+    "F1@5": "> 0.75",
+    "RR": "> 0.8",
+    "nDCG@5": "> 0.85",
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """One target: ``measure op threshold``, with where it was written."""
+
+    measure: Measure
+    op: str
+    threshold: float
+    source: str = "defaults"
+    key: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.measure} {self.op} {self.threshold:g}"
+
+
+@dataclass(frozen=True)
+class TargetCheck:
+    """A target checked against one run's mean."""
+
+    target: Target
+    run: str
+    value: float
+    shown: str
+    passed: bool
+    margin: float
+
+
+def shown(value: float, digits: int = DISPLAY_DIGITS) -> str:
+    """The value as reports print it.
+
+    >>> shown(0.84996), shown(0.85)
+    ('0.8500', '0.8500')
+    """
+    return f"{value:.{digits}f}"
+
+
+def passes(value: float, op: str, threshold: float, digits: int = DISPLAY_DIGITS) -> bool:
+    """The pass/fail decision on the displayed (rounded) value.
+
+    >>> passes(0.84996, ">=", 0.85)     # shown as 0.8500
+    True
+    >>> passes(0.84996, ">", 0.85)
+    False
+    >>> passes(0.85004, ">", 0.85)      # also shown as 0.8500: not above the target
+    False
+    """
+    if op not in OPERATORS:
+        raise ConfigError(f"operator must be one of {', '.join(OPERATORS)}, got {op!r}")
+    return OPERATORS[op](float(shown(value, digits)), threshold)
+
+
+_SPEC = re.compile(r"^\s*(>=|<=|>|<)?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+
+
+def _parse_one(key: str, value: Any, source: str) -> Target:
+    try:
+        measure = parse_measure(key)
+    except MeasureError as exc:
+        raise ConfigError(f"{source}: target {key!r}: {exc}") from None
+    op = ">="
+    if isinstance(value, bool):
+        raise ConfigError(f"{source}: target {key!r}: expected a number or a string such as "
+                          f"'> 0.85', got {value!r}")
+    if isinstance(value, (int, float)):
+        threshold = float(value)
+    elif isinstance(value, str):
+        m = _SPEC.match(value)
+        if not m:
+            raise ConfigError(f"{source}: target {key!r}: expected a number or a string such as "
+                              f"'> 0.85' or '>= 0.5', got {value!r}")
+        op = m.group(1) or ">="
+        threshold = float(m.group(2))
+    else:
+        raise ConfigError(f"{source}: target {key!r}: expected a number or a string such as "
+                          f"'> 0.85', got {type(value).__name__}")
+    if measure.family.bounded and not 0.0 <= threshold <= 1.0:
+        raise ConfigError(f"{source}: target {key!r}: threshold must be between 0 and 1, got "
+                          f"{threshold:g}")
+    return Target(measure, op, threshold, source, key)
+
+
+def parse_targets(table: Mapping[str, Any], source: str = "targets") -> list[Target]:
+    """Targets from a ``{measure: spec}`` mapping.
+
+    A number means ``>=``; a string gives the operator (``"> 0.85"``, ``">= 0.5"``).
+
+    >>> [str(t) for t in parse_targets({"nDCG@10": 0.6, "R@5": "> 0.85"})]
+    ['nDCG@10 >= 0.6', 'R@5 > 0.85']
+    """
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{source}: targets must be a table of measure = target")
+    out = [_parse_one(str(k), v, source) for k, v in table.items()]
+    seen: dict[Measure, str] = {}
+    for t in out:
+        if t.measure in seen:
+            raise ConfigError(f"{source}: targets {seen[t.measure]!r} and {t.key!r} name the "
+                              f"same measure {t.measure}")
+        seen[t.measure] = t.key
+    return out
+
+
+def default_targets() -> list[Target]:
+    """The seed tutorial's typical targets."""
+    return parse_targets(DEFAULT_TARGETS, "defaults (seed tutorial)")
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        with path.open("rb") as fh:
+            data: dict[str, Any] = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    return data
+
+
+def load_targets(path: str | os.PathLike[str] | None = None,
+                 cwd: str | os.PathLike[str] | None = None) -> list[Target]:
+    """Targets from ``path``, else ``[tool.ragreport.targets]`` in ``cwd/pyproject.toml``, else
+    ``cwd/ragreport.toml``, else the defaults.
+
+    A targets file may hold the table at the top level, under ``[targets]`` or under
+    ``[tool.ragreport.targets]``.
+    """
+    if path is not None:
+        p = Path(path)
+        data = _load_toml(p)
+        table = data.get("tool", {}).get("ragreport", {}).get("targets") \
+            if isinstance(data.get("tool"), dict) else None
+        if table is None:
+            table = data.get("targets", data)
+        return parse_targets(table, str(p))
+    base = Path(cwd) if cwd is not None else Path.cwd()
+    pyproject = base / "pyproject.toml"
+    if pyproject.is_file():
+        data = _load_toml(pyproject)
+        tool = data.get("tool", {})
+        table = tool.get("ragreport", {}).get("targets") if isinstance(tool, dict) else None
+        if table is not None:
+            return parse_targets(table, f"{pyproject} [tool.ragreport.targets]")
+    rr = base / "ragreport.toml"
+    if rr.is_file():
+        data = _load_toml(rr)
+        return parse_targets(data.get("targets", data), str(rr))
+    return default_targets()
+
+
+def check_targets(targets: list[Target], means: Mapping[str, Mapping[Measure, float]]
+                  ) -> list[TargetCheck]:
+    """Check every target against every run's mean (``means[run][measure]``)."""
+    out = []
+    for t in targets:
+        for run, values in means.items():
+            v = float(values[t.measure])
+            out.append(TargetCheck(t, run, v, shown(v), passes(v, t.op, t.threshold),
+                                   float(shown(v)) - t.threshold))
+    return out
