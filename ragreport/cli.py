@@ -84,7 +84,38 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--format", choices=("table", "json", "trec"), default="table",
                     help="table (default), json (schema ragreport.evaluate/1) or trec "
                          "(trec_eval's exact layout)")
+    for name, helptext in (("report", "write the HTML / Markdown / JSON report"),
+                           ("check", "check targets; exit 1 when one fails (CI gate)")):
+        rp = sub.add_parser(name, help=helptext, description=helptext[0].upper() + helptext[1:])
+        _add_inputs(rp, many_runs=True)
+        _add_report_options(rp)
     return parser
+
+
+def _add_report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--name", action="append", default=None, dest="names", metavar="NAME",
+                   help="run name, repeatable, in the order of the runs (default: TREC tag, "
+                        "else file name)")
+    p.add_argument("--targets", default=None, metavar="FILE",
+                   help="TOML targets file (default: [tool.ragreport.targets] in ./pyproject.toml,"
+                        " else ./ragreport.toml, else the seed tutorial's typical targets)")
+    p.add_argument("--baseline", default=None, metavar="NAME",
+                   help="run the others are compared with (default: the first)")
+    p.add_argument("--queries", default=None, metavar="FILE", help="query texts (TSV or JSONL)")
+    p.add_argument("--docs", default=None, metavar="FILE", help="document texts (TSV or JSONL)")
+    p.add_argument("--html", default=None, metavar="PATH", help="write the HTML report here")
+    p.add_argument("--markdown", default=None, metavar="PATH", help="write Markdown here")
+    p.add_argument("--json", default=None, metavar="PATH", help="write JSON here")
+    p.add_argument("--per-query", action="store_true", help="put per-query values in the JSON")
+    p.add_argument("--title", default="Retrieval evaluation", help="report title")
+    p.add_argument("--template-dir", default=None, metavar="DIR",
+                   help="use your own Jinja2 templates (report.html.j2)")
+    p.add_argument("--generated-at", default=None, metavar="ISO",
+                   help="time shown in the report (default: $SOURCE_DATE_EPOCH, else now)")
+    p.add_argument("--worst-measure", default=None, metavar="MEASURE",
+                   help="measure ranking the worst queries (default: the first target's)")
+    p.add_argument("--worst", type=int, default=20, metavar="N",
+                   help="worst queries detailed per run (default 20)")
 
 
 def _example_inputs(args: argparse.Namespace) -> None:
@@ -148,13 +179,111 @@ def _per_query_table(result: Any) -> str:
     return "\n".join(rows) + "\n"
 
 
-_COMMANDS = {"evaluate": _cmd_evaluate}
+def _run_names(args: argparse.Namespace, runs: list[Any]) -> None:
+    """Give every run a distinct name: --name, else TREC tag, else the file name."""
+    from pathlib import Path
+
+    names = args.names or []
+    if len(names) > len(runs):
+        raise RagReportError(f"{len(names)} --name given for {len(runs)} run(s)")
+    for i, name in enumerate(names):
+        runs[i] = runs[i].renamed(name)
+    current = [r.name for r in runs]
+    for i, r in enumerate(runs):
+        if i >= len(names) and current.count(r.name) > 1:
+            stem = Path(r.source).name.split(".")[0]
+            runs[i] = r.renamed(stem if [Path(x.source).name.split(".")[0]
+                                         for x in runs].count(stem) == 1 else f"{stem}-{i + 1}")
+    final = [r.name for r in runs]
+    if len(set(final)) != len(final):
+        raise RagReportError(f"run names must be distinct, got {final}; use --name")
+
+
+def _build_report(args: argparse.Namespace) -> Any:
+    import shlex
+
+    from .engine import evaluate
+    from .io import load_docs, load_qrels, load_queries, load_run
+    from .report import InputFile, build_report
+    from .targets import load_targets
+
+    if args.example:
+        _example_inputs(args)
+    if not args.qrels or not args.runs:
+        raise RagReportError(f"{args.command} needs QRELS and at least one RUN (or --example)")
+    if args.worst < 0:
+        raise RagReportError(f"--worst must be >= 0, got {args.worst}")
+    targets = load_targets(args.targets)
+    qrels = load_qrels(args.qrels)
+    runs = [load_run(p) for p in args.runs]
+    _run_names(args, runs)
+    measures = args.measures
+    if measures is not None:
+        from .measures import normalize_measures
+
+        measures = normalize_measures(measures)
+    k_max = args.k_max
+    wanted = [*(measures or []), *(t.measure for t in targets)]
+    if k_max is None:
+        k_max = max([20, *(m.cutoff for m in wanted if m.cutoff)])
+    kwargs = {**_eval_kwargs(args), "k_max": k_max}
+    results = [evaluate(qrels, r, measures, **kwargs) for r in runs]
+    inputs = [InputFile.from_path("qrels", args.qrels)]
+    inputs += [InputFile.from_path("run", p) for p in args.runs]
+    for role, path in (("queries", args.queries), ("docs", args.docs),
+                       ("targets", args.targets)):
+        if path:
+            inputs.append(InputFile.from_path(role, path))
+    argv = getattr(args, "argv", None) or []
+    return build_report(
+        results, targets, baseline=args.baseline,
+        queries=load_queries(args.queries) if args.queries else None,
+        docs=load_docs(args.docs) if args.docs else None,
+        title=args.title, generated_at=args.generated_at,
+        command="ragreport " + shlex.join(argv), inputs=inputs,
+        worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
+    )
+
+
+def _write_outputs(args: argparse.Namespace, report: Any) -> None:
+    written = report.save(html=args.html, markdown=args.markdown, json=args.json,
+                          template_dir=args.template_dir)
+    for path in written:
+        sys.stderr.write(f"wrote {path}\n")
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report.terminal import render_terminal
+
+    report = _build_report(args)
+    if not (args.html or args.markdown or args.json):
+        args.html = "ragreport-report.html"
+    _write_outputs(args, report)
+    sys.stdout.write(render_terminal(report))
+    return EXIT_OK
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from .report.terminal import render_failures, render_terminal
+
+    report = _build_report(args)
+    _write_outputs(args, report)
+    sys.stdout.write(render_terminal(report))
+    if not report.all_passed:
+        sys.stdout.write("\n" + render_failures(report))
+        return EXIT_TARGET_FAILED
+    sys.stdout.write("\nall targets passed\n")
+    return EXIT_OK
+
+
+_COMMANDS = {"evaluate": _cmd_evaluate, "report": _cmd_report, "check": _cmd_check}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT

@@ -385,15 +385,16 @@ def build_report(
 
     summary = []
     for m in measures:
-        cells = []
+        scells: list[SummaryCell] = []
         for r in results:
             v = means[r.run_name][m]
             if r is base:
-                cells.append(SummaryCell(r.run_name, v, shown(v), None, "", ""))
+                scells.append(SummaryCell(r.run_name, v, shown(v), None, "", ""))
             else:
                 d = v - means[base_name][m]
-                cells.append(SummaryCell(r.run_name, v, shown(v), d, _signed(d), _direction(d)))
-        summary.append(SummaryRow(str(m), m.family.title, cells))
+                scells.append(SummaryCell(r.run_name, v, shown(v), d, _signed(d),
+                                          _direction(d)))
+        summary.append(SummaryRow(str(m), m.family.title, scells))
 
     families = []
     for m in [*measures, *(Measure(f) for f in ("P", "R", "nDCG", "RR"))]:
@@ -427,9 +428,10 @@ def build_report(
         for m in measures:
             if not m.family.bounded:
                 continue
-            d = np.round(r.values(m)[ia] - base.values(m)[ib], 12)
-            comparisons.append(Comparison(r.run_name, base_name, str(m), int((d > 0).sum()),
-                                          int((d < 0).sum()), int((d == 0).sum())))
+            diff = np.round(r.values(m)[ia] - base.values(m)[ib], 12)
+            comparisons.append(Comparison(r.run_name, base_name, str(m),
+                                          int((diff > 0).sum()), int((diff < 0).sum()),
+                                          int((diff == 0).sum())))
 
     health = []
     for r in results:

@@ -1,0 +1,563 @@
+"""Hand-derived values for every metric, directly and through ``ragreport.evaluate``.
+
+Each case writes the relevance at each rank in a comment and shows the arithmetic. Notation:
+``ranks: 0 1 0 1 0`` is the relevance of the documents at ranks 1..5 (grades when graded);
+``R`` is the number of relevant documents judged for the query.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+import ragreport
+from ragreport import metrics
+from ragreport.errors import InputError, MeasureError, RagReportError
+from ragreport.result import EvaluationResult
+
+L2 = math.log2
+
+
+def _rel(*rows: list[int]) -> npt.NDArray[np.bool_]:
+    return np.array(rows, dtype=bool)
+
+
+def _f(*rows: list[float]) -> npt.NDArray[np.float64]:
+    return np.array(rows, dtype=np.float64)
+
+
+# The tutorial's query: retrieved d1 d3 d5 d7 d9, relevant d3 d7 d12 (R = 3)
+# ranks: 0 1 0 1 0
+TUT_QRELS = {"q1": {"d3": 1, "d7": 1, "d12": 1}}
+TUT_RUN = {"q1": ["d1", "d3", "d5", "d7", "d9"]}
+TUT_REL = _rel([0, 1, 0, 1, 0])
+TUT_NREL = np.array([3])
+# second query for batched checks -- ranks: 1 0 1 ; R = 2
+B_REL = _rel([1, 0, 1, 0, 0])
+B_NREL = np.array([2])
+
+
+# ---- metric functions, one at a time --------------------------------------------------------
+
+def test_precision_at_k() -> None:
+    # ranks: 0 1 0 1 0 ; P@K = hits(K) / K = 0/1, 1/2, 1/3, 2/4, 2/5
+    # ranks: 1 0 1 0 0 ;                     1/1, 1/2, 2/3, 2/4, 2/5
+    got = metrics.precision_at_k(np.vstack([TUT_REL, B_REL]), 5)
+    assert got.shape == (2, 5)
+    np.testing.assert_allclose(got, [[0, 1 / 2, 1 / 3, 2 / 4, 2 / 5],
+                                     [1, 1 / 2, 2 / 3, 2 / 4, 2 / 5]])
+
+
+def test_precision_divides_by_k_beyond_the_ranking() -> None:
+    # ranks: 1 (only one document retrieved) ; P@3 = 1/3, not 1/1
+    got = metrics.precision_at_k(_rel([1]), 3)
+    np.testing.assert_allclose(got, [[1, 1 / 2, 1 / 3]])
+
+
+def test_recall_at_k() -> None:
+    # ranks: 0 1 0 1 0, R = 3 ; R@K = hits / 3 = 0, 1/3, 1/3, 2/3, 2/3
+    got = metrics.recall_at_k(TUT_REL, TUT_NREL, 5)
+    np.testing.assert_allclose(got, [[0, 1 / 3, 1 / 3, 2 / 3, 2 / 3]])
+
+
+def test_recall_is_zero_without_relevant_documents() -> None:
+    # ranks: 0 0, R = 0 ; 0 by convention, not 0/0
+    got = metrics.recall_at_k(_rel([0, 0]), np.array([0]), 2)
+    assert got.tolist() == [[0.0, 0.0]]
+
+
+def test_f1_at_k() -> None:
+    # ranks: 0 1 0 1 0, R = 3 ; F1@K = 2·hits / (K + R)
+    # K=1: 0 ; K=2: 2/5 ; K=3: 2/6 ; K=4: 4/7 ; K=5: 4/8 = 0.5
+    got = metrics.f1_at_k(TUT_REL, TUT_NREL, 5)
+    np.testing.assert_allclose(got, [[0, 2 / 5, 2 / 6, 4 / 7, 4 / 8]])
+    # P@5 = 0.4, R@5 = 2/3: 2·0.4·(2/3) / (0.4 + 2/3) = 0.5
+    assert got[0, 4] == pytest.approx(2 * 0.4 * (2 / 3) / (0.4 + 2 / 3))
+
+
+def test_hit_rate_at_k() -> None:
+    # ranks: 0 1 0 1 0 ; first relevant at 2 -> 0 for K=1, 1 from K=2 on
+    got = metrics.hit_rate_at_k(TUT_REL, 5)
+    assert got.tolist() == [[0.0, 1.0, 1.0, 1.0, 1.0]]
+
+
+def test_reciprocal_rank() -> None:
+    # ranks: 0 1 0 1 0 -> 1/2 ; ranks: 0 0 0 0 0 -> 0 ; ranks: 1 0 1 0 0 -> 1/1
+    got = metrics.reciprocal_rank(np.vstack([TUT_REL, _rel([0, 0, 0, 0, 0]), B_REL]))
+    assert got.tolist() == [0.5, 0.0, 1.0]
+
+
+def test_reciprocal_rank_of_empty_ranking() -> None:
+    # no rank at all (shape (1, 0)) -> 0
+    assert metrics.reciprocal_rank(np.zeros((1, 0), dtype=bool)).tolist() == [0.0]
+
+
+def test_reciprocal_rank_at_k() -> None:
+    # ranks: 0 0 1 0 ; first relevant at 3 -> 0, 0, 1/3, 1/3
+    got = metrics.reciprocal_rank_at_k(_rel([0, 0, 1, 0]), 4)
+    np.testing.assert_allclose(got, [[0, 0, 1 / 3, 1 / 3]])
+
+
+def test_dcg_at_k() -> None:
+    # gains: 0 1 0 1 0 ; DCG@K = sum gain_i / log2(i+1)
+    # K=2: 1/log2(3) ; K=4: 1/log2(3) + 1/log2(5)
+    got = metrics.dcg_at_k(_f([0, 1, 0, 1, 0]), 5)
+    a, b = 1 / L2(3), 1 / L2(5)
+    np.testing.assert_allclose(got, [[0, a, a, a + b, a + b]])
+
+
+def test_ndcg_at_k_binary() -> None:
+    # ranks: 0 1 0 1 0, R = 3 (ideal gains 1 1 1)
+    # DCG@5 = 1/log2(3) + 1/log2(5) ; IDCG@5 = 1/log2(2) + 1/log2(3) + 1/log2(4)
+    got = metrics.ndcg_at_k(_f([0, 1, 0, 1, 0]), _f([1, 1, 1, 0, 0]), 5)
+    expected = (1 / L2(3) + 1 / L2(5)) / (1 + 1 / L2(3) + 1 / L2(4))
+    assert got[0, 4] == pytest.approx(expected)
+    assert round(float(got[0, 4]), 3) == 0.498  # the tutorial's number
+    # K=1: DCG = 0 -> 0 ; K=2: (1/log2(3)) / (1 + 1/log2(3))
+    assert got[0, 0] == 0.0
+    assert got[0, 1] == pytest.approx((1 / L2(3)) / (1 + 1 / L2(3)))
+
+
+def test_ndcg_at_k_graded_and_zero_ideal() -> None:
+    # grades by rank: 1 0 3 2 ; ideal (judged grades best first): 3 2 1
+    # DCG@4 = 1/log2(2) + 3/log2(4) + 2/log2(5) ; IDCG@4 = 3/log2(2) + 2/log2(3) + 1/log2(4)
+    # second query: nothing judged relevant -> IDCG = 0 -> nDCG 0
+    got = metrics.ndcg_at_k(_f([1, 0, 3, 2], [1, 0, 0, 0]), _f([3, 2, 1], [0, 0, 0]), 4)
+    dcg = 1 + 3 / L2(4) + 2 / L2(5)
+    idcg = 3 + 2 / L2(3) + 1 / L2(4)
+    assert got[0, 3] == pytest.approx(dcg / idcg)
+    assert got[1].tolist() == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_ndcg_without_cutoff_uses_every_judged_document() -> None:
+    # ranks: 1 (one document retrieved), ideal 1 1 1 (R = 3)
+    # DCG = 1 ; IDCG = 1 + 1/log2(3) + 1/log2(4) -> nDCG < 1 although nDCG@1 = 1
+    got = metrics.ndcg(_f([1]), _f([1, 1, 1]))
+    assert got[0] == pytest.approx(1 / (1 + 1 / L2(3) + 1 / L2(4)))
+    assert metrics.ndcg_at_k(_f([1]), _f([1]), 1)[0, 0] == 1.0
+
+
+def test_average_precision_at_k() -> None:
+    # ranks: 0 1 0 1 0, R = 3 ; P at the relevant ranks: P@2 = 1/2, P@4 = 2/4
+    # AP@1 = 0 ; AP@2 = AP@3 = (1/2)/3 ; AP@4 = AP@5 = (1/2 + 2/4)/3 = 1/3
+    got = metrics.average_precision_at_k(TUT_REL, TUT_NREL, 5)
+    np.testing.assert_allclose(got, [[0, 1 / 6, 1 / 6, 1 / 3, 1 / 3]])
+
+
+def test_average_precision() -> None:
+    # ranks: 1 0 1 0 0, R = 2 ; (1/1 + 2/3) / 2 = 5/6
+    # ranks: 0 1 0 1 0, R = 3 ; (1/2 + 2/4) / 3 = 1/3
+    got = metrics.average_precision(np.vstack([B_REL, TUT_REL]), np.array([2, 3]))
+    np.testing.assert_allclose(got, [5 / 6, 1 / 3])
+
+
+def test_average_precision_without_relevant_is_zero() -> None:
+    # ranks: 1 0 with R = 0 (cannot happen from real data, but must not divide by zero)
+    assert metrics.average_precision(_rel([1, 0]), np.array([0])).tolist() == [0.0]
+
+
+def test_r_precision() -> None:
+    # ranks: 0 1 0 1 0, R = 3 ; top 3 = 0 1 0 -> 1/3
+    # ranks: 1 0 1 0 0, R = 2 ; top 2 = 1 0 -> 1/2
+    # ranks: 1 (1 retrieved), R = 4 ; top 4 = 1 . . . -> 1/4
+    rel = np.vstack([TUT_REL, B_REL, _rel([1, 0, 0, 0, 0])])
+    got = metrics.r_precision(rel, np.array([3, 2, 4]))
+    np.testing.assert_allclose(got, [1 / 3, 1 / 2, 1 / 4])
+
+
+def test_r_precision_beyond_depth_and_no_relevant() -> None:
+    # ranks: 1 0 (depth 2), R = 5 -> hits in top 5 = 1 -> 1/5 ; R = 0 -> 0
+    got = metrics.r_precision(_rel([1, 0], [1, 0]), np.array([5, 0]))
+    np.testing.assert_allclose(got, [1 / 5, 0.0])
+
+
+def test_curves_fit_k_max_larger_and_smaller_than_depth() -> None:
+    # ranks: 0 1 0 1 0 evaluated at k_max = 2 (truncated) and 7 (padded with non-relevant)
+    assert metrics.precision_at_k(TUT_REL, 2).shape == (1, 2)
+    wide = metrics.recall_at_k(TUT_REL, TUT_NREL, 7)
+    np.testing.assert_allclose(wide[0, 5:], [2 / 3, 2 / 3])
+
+
+# ---- through ragreport.evaluate -------------------------------------------------------------
+
+ALL = ["P@5", "R@5", "F1@5", "HitRate@1", "HitRate@2", "RR", "RR@1", "RR@2", "nDCG@5",
+       "nDCG", "AP", "AP@3", "Rprec", "NumRet", "NumRel", "NumRelRet"]
+
+
+def test_evaluate_tutorial_query_every_measure() -> None:
+    # ranks: 0 1 0 1 0, R = 3
+    r = ragreport.evaluate(TUT_QRELS, TUT_RUN, ALL)
+    idcg = 1 + 1 / L2(3) + 1 / L2(4)
+    expected = {
+        "P@5": 2 / 5,                       # 2 relevant in the top 5
+        "R@5": 2 / 3,                       # 2 of 3 relevant
+        "F1@5": 2 * 2 / (5 + 3),            # 2·hits / (K + R) = 0.5
+        "HitRate@1": 0.0,                   # rank 1 is not relevant
+        "HitRate@2": 1.0,
+        "RR": 1 / 2,                        # first relevant at rank 2
+        "RR@1": 0.0,
+        "RR@2": 1 / 2,
+        "nDCG@5": (1 / L2(3) + 1 / L2(5)) / idcg,
+        "nDCG": (1 / L2(3) + 1 / L2(5)) / idcg,  # the ranking is 5 long, IDCG over all 3
+        "AP": (1 / 2 + 2 / 4) / 3,          # P@2 and P@4 over R
+        "AP@3": (1 / 2) / 3,                # only the relevant rank 2 is within 3
+        "Rprec": 1 / 3,                     # top R=3: 0 1 0
+        "NumRet": 5.0,
+        "NumRel": 3.0,
+        "NumRelRet": 2.0,
+    }
+    assert r.means() == pytest.approx(expected)
+    assert list(r.means()) == ALL
+
+
+def test_evaluate_ndcg_graded_linear_and_exp() -> None:
+    # judged: a=3 b=2 c=1 z=0 ; ranking c x a b -> grades by rank: 1 . 3 2 (x unjudged)
+    qrels = {"q": {"a": 3, "b": 2, "c": 1, "z": 0}}
+    run = {"q": ["c", "x", "a", "b"]}
+    r = ragreport.evaluate(qrels, run, ["nDCG@2", "nDCG@4", "nDCG(gain=exp)@4", "nDCG",
+                                        "nDCG(gain=exp)"])
+    # linear gain = grade
+    # DCG@4 = 1/log2(2) + 3/log2(4) + 2/log2(5) ; IDCG@4 = 3 + 2/log2(3) + 1/log2(4)
+    dcg4 = 1 + 3 / 2 + 2 / L2(5)
+    idcg4 = 3 + 2 / L2(3) + 1 / 2
+    # DCG@2 = 1 ; IDCG@2 = 3 + 2/log2(3)
+    # exp gain = 2^grade - 1: c=1 a=7 b=3
+    # DCG@4 = 1 + 7/log2(4) + 3/log2(5) ; IDCG@4 = 7 + 3/log2(3) + 1/log2(4)
+    dcg4e = 1 + 7 / 2 + 3 / L2(5)
+    idcg4e = 7 + 3 / L2(3) + 1 / 2
+    assert r.means() == pytest.approx({
+        "nDCG@2": 1 / (3 + 2 / L2(3)),
+        "nDCG@4": dcg4 / idcg4,
+        "nDCG(gain=exp)@4": dcg4e / idcg4e,
+        "nDCG": dcg4 / idcg4,             # ranking ends at 4, IDCG over the 3 positive grades
+        "nDCG(gain=exp)": dcg4e / idcg4e,
+    })
+
+
+def test_evaluate_ndcg_without_cutoff_differs_from_cutoff() -> None:
+    # ranks: 1 (one document retrieved), R = 3
+    # nDCG@1 = 1/1 ; nDCG = 1 / (1 + 1/log2(3) + 1/log2(4))
+    r = ragreport.evaluate({"q": {"a": 1, "b": 1, "c": 1}}, {"q": ["a"]}, ["nDCG@1", "nDCG"])
+    assert r.mean("nDCG@1") == 1.0
+    assert r.mean("nDCG") == pytest.approx(1 / (1 + 1 / L2(3) + 1 / L2(4)))
+
+
+def test_evaluate_rprec_ap_rr_on_a_second_ranking() -> None:
+    # judged relevant a b c (R = 3) ; ranking a x b c -> ranks: 1 0 1 1
+    r = ragreport.evaluate({"q": {"a": 1, "b": 1, "c": 1}}, {"q": ["a", "x", "b", "c"]},
+                           ["Rprec", "AP", "AP@2", "RR", "RR@1", "P@4", "R@2"])
+    assert r.means() == pytest.approx({
+        "Rprec": 2 / 3,                       # top 3: 1 0 1
+        "AP": (1 / 1 + 2 / 3 + 3 / 4) / 3,    # P@1, P@3, P@4 over R
+        "AP@2": (1 / 1) / 3,
+        "RR": 1.0,
+        "RR@1": 1.0,
+        "P@4": 3 / 4,
+        "R@2": 1 / 3,
+    })
+
+
+def test_means_average_over_queries() -> None:
+    # q1 ranks: 0 1 0 1 0 (R=3) -> P@5 0.4, RR 1/2 ; q2 ranks: 1 0 (R=1) -> P@5 1/5, RR 1
+    qrels = {**TUT_QRELS, "q2": {"e": 1}}
+    run = {**TUT_RUN, "q2": ["e", "f"]}
+    r = ragreport.evaluate(qrels, run, ["P@5", "RR"])
+    assert r.per_query("P@5") == pytest.approx({"q1": 0.4, "q2": 0.2})
+    assert r.mean("P@5") == pytest.approx((0.4 + 0.2) / 2)
+    assert r.mean("RR") == pytest.approx((0.5 + 1.0) / 2)
+
+
+# ---- conventions ----------------------------------------------------------------------------
+
+def test_ties_broken_by_doc_id_descending_string_order() -> None:
+    # scores: d3 2.0, d2 1.0, d10 1.0 ; tie d2/d10 broken by id descending as strings:
+    # "d2" > "d10", so the order is d3 d2 d10 -> relevant d10 at rank 3 -> RR = 1/3
+    # (a numeric order would put d10 before d2 and give RR = 1/2)
+    r = ragreport.evaluate({"q": {"d10": 1}}, {"q": {"d10": 1.0, "d2": 1.0, "d3": 2.0}},
+                           ["RR"])
+    assert [d.doc_id for d in r.ranked_list("q")] == ["d3", "d2", "d10"]
+    assert r.mean("RR") == pytest.approx(1 / 3)
+
+
+def test_rank_order_ignores_listing_order_by_default_and_given_keeps_it() -> None:
+    # listed a (0.1) then b (0.9), a relevant.
+    # order="score": b a -> ranks: 0 1 -> RR 1/2 ; order="given": a b -> ranks: 1 0 -> RR 1
+    qrels = {"q": {"a": 1}}
+    run = {"q": {"a": 0.1, "b": 0.9}}
+    assert ragreport.evaluate(qrels, run, ["RR"]).mean("RR") == 0.5
+    given = ragreport.evaluate(qrels, run, ["RR"], order="given")
+    assert given.mean("RR") == 1.0
+    assert [d.doc_id for d in given.ranked_list("q")] == ["a", "b"]
+
+
+def test_rel_level_and_rel_parameter() -> None:
+    # grades by rank: 1 2 (both judged) ; rel_level 1 -> ranks: 1 1 ; level 2 -> ranks: 0 1
+    qrels = {"q": {"a": 1, "b": 2}}
+    run = {"q": ["a", "b"]}
+    r = ragreport.evaluate(qrels, run, ["P@2", "P(rel=2)@2", "RR", "NumRel", "R(rel=2)@1"])
+    assert r.means() == pytest.approx({
+        "P@2": 2 / 2, "P(rel=2)@2": 1 / 2, "RR": 1.0, "NumRel": 2.0, "R(rel=2)@1": 0.0})
+    hi = ragreport.evaluate(qrels, run, ["P@2", "RR", "NumRel", "nDCG@2"], rel_level=2)
+    # nDCG keeps the raw grades as gains whatever rel_level is:
+    # DCG@2 = 1 + 2/log2(3) ; IDCG@2 = 2 + 1/log2(3)
+    assert hi.means() == pytest.approx({
+        "P@2": 1 / 2, "RR": 1 / 2, "NumRel": 1.0,
+        "nDCG@2": (1 + 2 / L2(3)) / (2 + 1 / L2(3))})
+
+
+def test_rel_parameter_curve_exists() -> None:
+    # grades by rank: 1 2 ; P(rel=2)@K: ranks: 0 1 -> 0/1, 1/2, 1/3
+    r = ragreport.evaluate({"q": {"a": 1, "b": 2}}, {"q": ["a", "b"]}, ["P(rel=2)@3"], k_max=3)
+    np.testing.assert_allclose(r.curve("P(rel=2)@3"), [[0, 1 / 2, 1 / 3]])
+    np.testing.assert_allclose(r.curve("P"), [[1, 1, 2 / 3]])
+
+
+def test_negative_grades_are_judged_but_never_relevant() -> None:
+    # grades by rank: -1 1 -> ranks: 0 1 ; the -1 has gain 0 in nDCG and is not counted in R
+    r = ragreport.evaluate({"q": {"a": -1, "b": 1}}, {"q": ["a", "b"]},
+                           ["P@2", "R@2", "NumRel", "nDCG@2", "RR"])
+    # DCG@2 = 0 + 1/log2(3) ; IDCG@2 = 1 (ideal: 1, 0)
+    assert r.means() == pytest.approx({"P@2": 1 / 2, "R@2": 1.0, "NumRel": 1.0,
+                                       "nDCG@2": 1 / L2(3), "RR": 1 / 2})
+    # judged, so listed among the judged documents with its grade
+    assert ("a", -1.0) in r.judged("q")
+    # rel_level=0: grade 0 becomes relevant, -1 still does not
+    r0 = ragreport.evaluate({"q": {"a": -1, "b": 0}}, {"q": ["a", "b"]}, ["P@2", "NumRel"],
+                            rel_level=0)
+    assert r0.means() == pytest.approx({"P@2": 1 / 2, "NumRel": 1.0})
+
+
+def test_query_without_relevant_document_scores_zero() -> None:
+    # q1: grades 0 -> no relevant document -> every measure 0 ; q2 ranks: 1 -> 1
+    qrels = {"q1": {"a": 0}, "q2": {"a": 1}}
+    run = {"q1": ["a"], "q2": ["a"]}
+    r = ragreport.evaluate(qrels, run, ["P@1", "R@1", "nDCG@1", "AP", "RR", "Rprec"])
+    assert r.query("q1") == {"P@1": 0.0, "R@1": 0.0, "nDCG@1": 0.0, "AP": 0.0, "RR": 0.0,
+                             "Rprec": 0.0}
+    assert r.mean("P@1") == 0.5
+    assert r.counts.no_relevant == 1
+    assert r.counts.evaluated == 2
+
+
+def test_query_without_relevant_document_skip() -> None:
+    qrels = {"q1": {"a": 0}, "q2": {"a": 1}}
+    run = {"q1": ["a"], "q2": ["a"]}
+    r = ragreport.evaluate(qrels, run, ["P@1"], no_relevant="skip")
+    assert r.query_ids == ["q2"]
+    assert r.mean("P@1") == 1.0
+    assert r.counts.evaluated == 1
+    assert r.counts.skipped_no_relevant == 1
+
+
+def test_query_without_relevant_document_raise() -> None:
+    qrels = {"q1": {"a": 0}, "q2": {"a": 1}}
+    run = {"q1": ["a"], "q2": ["a"]}
+    with pytest.raises(InputError, match=r"^qrels \(dict\): 1 evaluated queries have no "
+                       r"relevant document \(grade >= 1\), e\.g\. 'q1'$"):
+        ragreport.evaluate(qrels, run, ["P@1"], no_relevant="raise")
+
+
+def test_skip_with_nothing_left_is_an_error() -> None:
+    with pytest.raises(InputError, match="no query left to evaluate"):
+        ragreport.evaluate({"q1": {"a": 0}}, {"q1": ["a"]}, ["P@1"], no_relevant="skip")
+
+
+def test_complete_counts_qrels_only_queries_as_empty_rankings() -> None:
+    # q1 ranks: 1 -> P@1 = 1 ; q2 in qrels only ; q3 in the run only (ignored)
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    run = {"q1": ["a"], "q3": ["x"]}
+    default = ragreport.evaluate(qrels, run, ["P@1", "NumRet"])
+    assert default.query_ids == ["q1"]
+    assert default.mean("P@1") == 1.0
+    c = default.counts
+    assert (c.evaluated, c.run_only, c.qrels_only, c.empty_retrievals) == (1, 1, 1, 0)
+
+    full = ragreport.evaluate(qrels, run, ["P@1", "NumRet", "RR", "nDCG"], complete=True)
+    # q2: empty ranking -> 0 everywhere ; mean P@1 = (1 + 0) / 2
+    assert full.query_ids == ["q1", "q2"]
+    assert full.query("q2") == {"P@1": 0.0, "NumRet": 0.0, "RR": 0.0, "nDCG": 0.0}
+    assert full.mean("P@1") == 0.5
+    c = full.counts
+    assert (c.evaluated, c.run_only, c.qrels_only, c.empty_retrievals) == (2, 1, 1, 1)
+    assert full.ranked_list("q2") == []
+    assert full.missing_relevant("q2") == [("b", 1.0)]
+
+
+def test_max_depth_cuts_each_ranking() -> None:
+    # ranking x y a, a relevant -> ranks: 0 0 1 ; RR = 1/3
+    # max_depth=2 -> ranks: 0 0 -> RR = 0, NumRet = 2
+    qrels = {"q": {"a": 1}}
+    run = {"q": ["x", "y", "a"]}
+    assert ragreport.evaluate(qrels, run, ["RR"]).mean("RR") == pytest.approx(1 / 3)
+    cut = ragreport.evaluate(qrels, run, ["RR", "NumRet", "P@3"], max_depth=2)
+    assert cut.means() == {"RR": 0.0, "NumRet": 2.0, "P@3": 0.0}
+    assert [d.doc_id for d in cut.ranked_list("q")] == ["x", "y"]
+    assert cut.missing_relevant("q") == [("a", 1.0)]
+
+
+def test_precision_divides_by_k_when_fewer_retrieved() -> None:
+    # ranks: 1 (one document) ; P@5 = 1/5, P@1 = 1
+    r = ragreport.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["P@1", "P@5"])
+    assert r.means() == pytest.approx({"P@1": 1.0, "P@5": 1 / 5})
+
+
+def test_duplicates_error_and_first() -> None:
+    # retrieved b a b, a relevant
+    qrels = {"q": {"a": 1}}
+    run = [{"query_id": "q", "retrieved": ["b", "a", "b"]}]
+    with pytest.raises(InputError, match="document 'b' appears twice for query 'q'"):
+        ragreport.evaluate(qrels, run, ["RR"])
+    # duplicates="first": ranking b a -> ranks: 0 1 -> RR = 1/2, P@2 = 1/2
+    r = ragreport.evaluate(qrels, run, ["RR", "P@2", "NumRet"], duplicates="first")
+    assert r.means() == pytest.approx({"RR": 1 / 2, "P@2": 1 / 2, "NumRet": 2.0})
+    assert r.counts.duplicates_dropped == 1
+    assert [d.doc_id for d in r.ranked_list("q")] == ["b", "a"]
+
+
+def test_counts_object() -> None:
+    # q1 both ; q2 qrels only ; q3 run only ; q4 both, no relevant document
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1}, "q4": {"a": 0}}
+    run = {"q1": ["a", "a2"], "q3": ["a"], "q4": ["a"]}
+    r = ragreport.evaluate(qrels, run, ["P@1"])
+    assert r.counts_dict() == {
+        "evaluated": 2, "run_only": 1, "qrels_only": 1, "no_relevant": 1,
+        "empty_retrievals": 0, "duplicates_dropped": 0, "skipped_no_relevant": 0,
+        "run_queries": 3, "qrels_queries": 3,
+    }
+
+
+def test_k_max_default_and_explicit() -> None:
+    qrels, run = {"q": {"a": 1}, "r": {"b": 1}}, {"q": ["a"], "r": ["c", "b"]}
+    assert ragreport.evaluate(qrels, run, ["P@5"]).k_max == 20
+    big = ragreport.evaluate(qrels, run, ["P@5", "nDCG@30"])
+    assert big.k_max == 30
+    assert big.curve("nDCG").shape == (2, 30)
+    small = ragreport.evaluate(qrels, run, ["P@3"], k_max=3)
+    assert small.k_max == 3
+    assert small.curve("P").shape == (2, 3)
+    # q ranks: 1 ; r ranks: 0 1 -> P@K rows: [1, 1/2, 1/3], [0, 1/2, 1/3]
+    np.testing.assert_allclose(small.curve("P"), [[1, 1 / 2, 1 / 3], [0, 1 / 2, 1 / 3]])
+    np.testing.assert_allclose(small.mean_curve("P"), [1 / 2, 1 / 2, 1 / 3])
+
+
+def test_k_max_smaller_than_a_cutoff_is_an_error() -> None:
+    with pytest.raises(MeasureError, match=r"^k_max \(10\) is smaller than the cutoff of P@30$"):
+        ragreport.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["P@30"], k_max=10)
+
+
+def test_curve_shapes_and_families() -> None:
+    r = ragreport.evaluate(TUT_QRELS, TUT_RUN, ["P@5"], k_max=6)
+    for fam in ("P", "R", "F1", "HitRate", "RR", "nDCG", "AP"):
+        assert r.curve(fam).shape == (1, 6), fam
+    # ranks: 0 1 0 1 0 ; RR@K = 0, 1/2, 1/2, ...
+    np.testing.assert_allclose(r.curve("RR")[0], [0, 0.5, 0.5, 0.5, 0.5, 0.5])
+    np.testing.assert_allclose(r.curve("R@5")[0], [0, 1 / 3, 1 / 3, 2 / 3, 2 / 3, 2 / 3])
+    with pytest.raises(MeasureError, match="Rprec has no cutoff, so no metric-vs-K curve"):
+        r.curve("Rprec")
+
+
+# ---- the result object ----------------------------------------------------------------------
+
+@pytest.fixture
+def result() -> EvaluationResult:
+    # q1 ranks: 0 1 0 1 0 (R = 3: d3 d7 d12, d12 never retrieved) ; q2 ranks: 1 (R = 2)
+    qrels = {"q1": {"d3": 1, "d7": 2, "d12": 1, "d5": 0}, "q2": {"e": 1, "f": 1}}
+    run = {"q1": {"d1": 5.0, "d3": 4.0, "d5": 3.0, "d7": 2.0, "d9": 1.0}, "q2": {"e": 1.5}}
+    return ragreport.evaluate(qrels, run, ["P@5", "RR", "AP"], name="<b>bm25</b> & co")
+
+
+def test_result_values_and_means(result: EvaluationResult) -> None:
+    assert result.query_ids == ["q1", "q2"]
+    assert result.n_queries == 2
+    # P@5: q1 2/5, q2 1/5 ; RR: 1/2, 1 ; AP: (1/2 + 2/4)/3, (1/1)/2
+    np.testing.assert_allclose(result.values("P@5"), [2 / 5, 1 / 5])
+    np.testing.assert_allclose(result.values("precision@5"), [2 / 5, 1 / 5])  # alias
+    assert result.mean("RR") == pytest.approx(0.75)
+    assert result.means() == pytest.approx({"P@5": 0.3, "RR": 0.75, "AP": (1 / 3 + 1 / 2) / 2})
+    assert result.means(["HitRate@1"]) == {"HitRate@1": 0.5}
+    assert result.per_query("AP") == pytest.approx({"q1": 1 / 3, "q2": 1 / 2})
+    assert result.query("q2") == pytest.approx({"P@5": 0.2, "RR": 1.0, "AP": 0.5})
+
+
+def test_result_errors(result: EvaluationResult) -> None:
+    with pytest.raises(RagReportError, match="query 'nope' was not evaluated"):
+        result.query("nope")
+    with pytest.raises(MeasureError, match=r"P@30 is beyond k_max \(20\)"):
+        result.values("P@30")
+    with pytest.raises(MeasureError, match="NumRet was not computed; pass it in measures="):
+        result.values("NumRet")
+
+
+def test_result_ranked_list(result: EvaluationResult) -> None:
+    ranked = result.ranked_list("q1")
+    assert [(d.rank, d.doc_id, d.score, d.grade, d.relevant) for d in ranked] == [
+        (1, "d1", 5.0, None, False),
+        (2, "d3", 4.0, 1.0, True),
+        (3, "d5", 3.0, 0.0, False),
+        (4, "d7", 2.0, 2.0, True),
+        (5, "d9", 1.0, None, False),
+    ]
+    assert [d.doc_id for d in result.ranked_list("q1", limit=2)] == ["d1", "d3"]
+
+
+def test_result_ranked_list_without_scores() -> None:
+    r = ragreport.evaluate({"q": {"a": 1}}, {"q": ["b", "a"]}, ["RR"])
+    assert [(d.doc_id, d.score) for d in r.ranked_list("q")] == [("b", None), ("a", None)]
+
+
+def test_result_judged_and_missing_relevant(result: EvaluationResult) -> None:
+    judged = result.judged("q1")
+    assert judged[0] == ("d7", 2.0)  # best grade first
+    assert sorted(judged) == [("d12", 1.0), ("d3", 1.0), ("d5", 0.0), ("d7", 2.0)]
+    assert result.missing_relevant("q1") == [("d12", 1.0)]
+    assert result.missing_relevant("q2") == [("f", 1.0)]
+
+
+def test_result_to_dict(result: EvaluationResult) -> None:
+    d = result.to_dict()
+    assert d["run"] == "<b>bm25</b> & co"
+    assert d["queries"] == 2
+    assert d["k_max"] == 20
+    assert d["means"] == pytest.approx({"P@5": 0.3, "RR": 0.75, "AP": 5 / 12})
+    assert d["counts"]["evaluated"] == 2
+    assert d["conventions"]["order"] == "score"
+    assert "per_query" not in d
+    pq = result.to_dict(per_query=True)["per_query"]
+    assert pq["q2"] == pytest.approx({"P@5": 0.2, "RR": 1.0, "AP": 0.5})
+
+
+def test_result_repr_html_escapes_run_name(result: EvaluationResult) -> None:
+    html = result._repr_html_()
+    assert "&lt;b&gt;bm25&lt;/b&gt; &amp; co" in html
+    assert "<b>bm25</b>" not in html
+    assert "<td>P@5</td><td style='text-align:right'>0.3000</td>" in html
+    assert "2 queries evaluated" in html
+
+
+def test_result_repr(result: EvaluationResult) -> None:
+    assert repr(result).startswith("<EvaluationResult run='<b>bm25</b> & co' queries=2 ")
+    assert "P@5=0.3000" in repr(result)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"order": "rank"}, "order must be one of 'score', 'given', got 'rank'"),
+        ({"no_relevant": "drop"}, "no_relevant must be one of 'zero', 'skip', 'raise', "
+                                  "got 'drop'"),
+        ({"duplicates": "last"}, "duplicates must be one of 'error', 'first', got 'last'"),
+        ({"max_depth": 0}, "max_depth must be >= 1, got 0"),
+        ({"k_max": 0}, "k_max must be >= 1, got 0"),
+        ({"rel_level": 1.5}, "rel_level must be an integer >= -2147483648, got 1.5"),
+    ],
+    ids=["order", "no_relevant", "duplicates", "max_depth", "k_max", "rel_level"],
+)
+def test_invalid_options(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(RagReportError) as info:
+        ragreport.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["P@1"], **kwargs)
+    assert str(info.value) == message
+    assert isinstance(info.value, ValueError)
