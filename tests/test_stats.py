@@ -1,0 +1,127 @@
+"""Statistics: agreement with scipy, bootstrap coverage, reproducibility, Holm."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.stats as ss
+
+from ragreport.errors import RagReportError
+from ragreport.stats import (
+    bootstrap_ci,
+    holm,
+    paired_randomization_test,
+    paired_t_test,
+    student_t_sf,
+)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_t_test_equals_scipy(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 200))
+    a = rng.random(n)
+    b = np.clip(a + rng.normal(0.02, 0.15, n), 0, 1)
+    ours = paired_t_test(a, b)
+    ref = ss.ttest_rel(b, a)
+    assert ours.statistic == pytest.approx(float(ref.statistic), rel=1e-12)
+    assert ours.p_value == pytest.approx(float(ref.pvalue), rel=1e-9, abs=1e-15)
+
+
+@pytest.mark.parametrize(("t", "df"), [(0.0, 3), (0.5, 1), (2.0, 10), (-1.3, 7), (5.0, 200),
+                                       (12.0, 4)])
+def test_student_t_sf_equals_scipy(t: float, df: int) -> None:
+    assert student_t_sf(t, df) == pytest.approx(float(ss.t.sf(t, df)), rel=1e-10, abs=1e-15)
+
+
+def _scipy_perm(d: np.ndarray, resamples: int, seed: int = 0) -> float:
+    res = ss.permutation_test((d,), lambda x, axis: np.mean(x, axis=axis),
+                              permutation_type="samples", n_resamples=resamples,
+                              alternative="two-sided", random_state=seed)
+    return float(res.pvalue)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_exact_randomization_test_equals_scipy(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 12))
+    a, b = rng.random(n), rng.random(n)
+    ours = paired_randomization_test(a, b, resamples=10_000)
+    assert ours.p_value == pytest.approx(_scipy_perm(b - a, 10_000), rel=1e-12)
+
+
+def test_monte_carlo_randomization_test_close_to_scipy() -> None:
+    rng = np.random.default_rng(7)
+    a = rng.random(80)
+    b = np.clip(a + rng.normal(0.03, 0.2, 80), 0, 1)
+    ours = paired_randomization_test(a, b, resamples=20_000, seed=3).p_value
+    ref = _scipy_perm(b - a, 20_000)
+    assert abs(ours - ref) < 0.02  # two Monte Carlo estimates of the same p-value
+    assert 0 < ours < 1
+
+
+def test_randomization_no_difference_gives_p_one() -> None:
+    a = np.array([0.1, 0.5, 0.9, 0.3])
+    assert paired_randomization_test(a, a).p_value == 1.0
+    assert paired_t_test(a, a).p_value == 1.0
+
+
+def test_bootstrap_close_to_scipy_percentile() -> None:
+    rng = np.random.default_rng(0)
+    v = rng.beta(2, 5, 300)
+    ours = bootstrap_ci(v, resamples=20_000, seed=1)
+    ref = ss.bootstrap((v,), np.mean, method="percentile", n_resamples=20_000,
+                       random_state=2).confidence_interval
+    width = float(ref.high - ref.low)
+    assert float(ours.lower) == pytest.approx(float(ref.low), abs=0.03 * width)
+    assert float(ours.upper) == pytest.approx(float(ref.high), abs=0.03 * width)
+    assert float(ours.mean) == pytest.approx(float(v.mean()))
+
+
+def test_bootstrap_coverage_is_about_95_percent() -> None:
+    """Of 1,000 simulated experiments, about 95% of intervals contain the true mean."""
+    rng = np.random.default_rng(12345)
+    a, b = 2.0, 3.0
+    true_mean = a / (a + b)
+    hits = 0
+    for i in range(1000):
+        sample = rng.beta(a, b, 100)
+        ci = bootstrap_ci(sample, level=0.95, resamples=1000, seed=i)
+        hits += float(ci.lower) <= true_mean <= float(ci.upper)
+    assert 0.925 <= hits / 1000 <= 0.975, hits
+
+
+def test_bootstrap_reproducible_and_seed_dependent() -> None:
+    v = np.random.default_rng(0).random((50, 3))
+    a, b = bootstrap_ci(v, seed=5), bootstrap_ci(v, seed=5)
+    np.testing.assert_array_equal(a.lower, b.lower)
+    np.testing.assert_array_equal(a.upper, b.upper)
+    c = bootstrap_ci(v, seed=6)
+    assert not np.array_equal(a.lower, c.lower)
+    assert a.lower.shape == (3,) and np.all(a.lower <= a.mean) and np.all(a.mean <= a.upper)
+
+
+def test_bootstrap_columns_match_one_at_a_time() -> None:
+    """Columns share resamples, and each column equals its own 1-d bootstrap."""
+    v = np.random.default_rng(3).random((40, 2))
+    both = bootstrap_ci(v, resamples=500, seed=9)
+    first = bootstrap_ci(v[:, 0], resamples=500, seed=9)
+    assert float(first.lower) == both.lower[0] and float(first.upper) == both.upper[0]
+
+
+def test_bootstrap_degenerate_inputs() -> None:
+    one = bootstrap_ci([0.4])
+    assert float(one.lower) == float(one.upper) == 0.4
+    empty = bootstrap_ci(np.zeros((0, 2)))
+    assert np.isnan(empty.mean).all()
+    with pytest.raises(RagReportError, match="confidence level must be between 0 and 1"):
+        bootstrap_ci([1.0], level=1.5)
+    with pytest.raises(RagReportError, match="resamples must be an integer >= 1, got 0"):
+        bootstrap_ci([1.0], resamples=0)
+
+
+def test_holm() -> None:
+    # sorted p: 0.01 (x3) = 0.03, 0.03 (x2) = 0.06, 0.04 (x1) = 0.04 -> monotone 0.06
+    assert holm([0.01, 0.04, 0.03]).tolist() == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5, 0.9]).tolist() == pytest.approx([1.0, 1.0])
+    assert holm([]).tolist() == []
