@@ -116,6 +116,18 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
                    help="measure ranking the worst queries (default: the first target's)")
     p.add_argument("--worst", type=int, default=20, metavar="N",
                    help="worst queries detailed per run (default 20)")
+    p.add_argument("--max-drop", type=float, default=None, metavar="D",
+                   help="fail when a run is below the baseline by more than D on a target "
+                        "measure and the drop is significant")
+    p.add_argument("--ci-level", type=float, default=0.95, metavar="L",
+                   help="confidence level of the bootstrap intervals (default 0.95)")
+    p.add_argument("--resamples", type=_positive, default=10_000, metavar="N",
+                   help="bootstrap resamples and randomization-test samples (default 10000)")
+    p.add_argument("--seed", type=_integer, default=0, help="random seed (default 0)")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="significance level of the Holm-corrected tests (default 0.05)")
+    p.add_argument("--no-stats", action="store_true",
+                   help="skip confidence intervals and significance tests")
 
 
 def _example_inputs(args: argparse.Namespace) -> None:
@@ -242,6 +254,8 @@ def _build_report(args: argparse.Namespace) -> Any:
         title=args.title, generated_at=args.generated_at,
         command="ragreport " + shlex.join(argv), inputs=inputs,
         worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
+        stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
+        seed=args.seed, alpha=args.alpha, max_drop=args.max_drop,
     )
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "PairedTest",
     "bootstrap_ci",
     "holm",
+    "paired_randomization_pvalues",
     "paired_randomization_test",
     "paired_t_test",
     "student_t_sf",
@@ -135,29 +136,42 @@ def paired_randomization_test(a: npt.ArrayLike, b: npt.ArrayLike, resamples: int
     >>> t.p_value   # 2 of the 8 sign patterns are as extreme (all +, all -)
     0.25
     """
+    a1 = np.asarray(a, dtype=np.float64)
+    b1 = np.asarray(b, dtype=np.float64)
+    if a1.ndim != 1 or a1.shape != b1.shape:
+        raise RagReportError("paired values must be 1-d arrays of the same length")
+    p = paired_randomization_pvalues(a1[:, None], b1[:, None], resamples, seed)
+    observed = float((b1 - a1).mean())
+    return PairedTest("paired randomization", observed, observed, float(p[0]), len(a1))
+
+
+def paired_randomization_pvalues(a: npt.ArrayLike, b: npt.ArrayLike, resamples: int = 10_000,
+                                 seed: int = 0) -> FloatArray:
+    """Randomization-test p-values for every column of (queries, columns) arrays at once.
+
+    The same sign patterns serve every column (each column's test is the one
+    :func:`paired_randomization_test` describes).
+    """
     _check(0.5, resamples)
     d = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
-    if d.ndim != 1:
-        raise RagReportError("paired values must be 1-d arrays of the same length")
-    n = len(d)
+    if d.ndim != 2:
+        raise RagReportError("paired values must be (queries, columns) arrays of one shape")
+    n, cols = d.shape
     if n == 0:
         raise RagReportError("no query in common to compare")
-    observed = float(d.mean())
-    thresh = abs(observed) * (1 - 1e-14)
+    thresh = np.abs(d.mean(axis=0)) * (1 - 1e-14)
     if n < 63 and 2 ** n <= resamples:
-        patterns = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1) * 2 - 1
+        patterns = (((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1) * 2 - 1).astype(float)
         stats = np.abs(patterns @ d) / n
-        p = float((stats >= thresh).sum()) / 2 ** n
-    else:
-        rng = np.random.default_rng(seed)
-        count = 0
-        chunk = max(1, min(resamples, _CHUNK_CELLS // n))
-        for start in range(0, resamples, chunk):
-            m = min(chunk, resamples - start)
-            signs = rng.integers(0, 2, size=(m, n), dtype=np.int8) * 2 - 1
-            count += int((np.abs(signs @ d) / n >= thresh).sum())
-        p = (count + 1) / (resamples + 1)
-    return PairedTest("paired randomization", observed, observed, min(p, 1.0), n)
+        return np.minimum(1.0, (stats >= thresh).sum(axis=0) / 2 ** n)
+    rng = np.random.default_rng(seed)
+    count = np.zeros(cols)
+    chunk = max(1, min(resamples, _CHUNK_CELLS // n))
+    for start in range(0, resamples, chunk):
+        m = min(chunk, resamples - start)
+        signs = (rng.integers(0, 2, size=(m, n), dtype=np.int8) * 2 - 1).astype(np.float64)
+        count += (np.abs(signs @ d) / n >= thresh).sum(axis=0)
+    return np.minimum(1.0, (count + 1) / (resamples + 1))
 
 
 def _betacf(a: float, b: float, x: float) -> float:

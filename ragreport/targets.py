@@ -61,9 +61,12 @@ class Target:
     threshold: float
     source: str = "defaults"
     key: str = ""
+    on: str = "mean"
+    """``"mean"``, or ``"ci_lower"``: the lower bound of the bootstrap interval must clear it."""
 
     def __str__(self) -> str:
-        return f"{self.measure} {self.op} {self.threshold:g}"
+        where = " (CI lower bound)" if self.on == "ci_lower" else ""
+        return f"{self.measure} {self.op} {self.threshold:g}{where}"
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,8 @@ class TargetCheck:
     shown: str
     passed: bool
     margin: float
+    mean: float = float("nan")
+    """The run's mean (``value`` is the CI lower bound when the target is on it)."""
 
 
 def shown(value: float, digits: int = DISPLAY_DIGITS) -> str:
@@ -111,6 +116,9 @@ def _parse_one(key: str, value: Any, source: str) -> Target:
     except MeasureError as exc:
         raise ConfigError(f"{source}: target {key!r}: {exc}") from None
     op = ">="
+    on = "mean"
+    if isinstance(value, Mapping):
+        value, op, on = _parse_table(key, value, source)
     if isinstance(value, bool):
         raise ConfigError(f"{source}: target {key!r}: expected a number or a string such as "
                           f"'> 0.85', got {value!r}")
@@ -121,7 +129,7 @@ def _parse_one(key: str, value: Any, source: str) -> Target:
         if not m:
             raise ConfigError(f"{source}: target {key!r}: expected a number or a string such as "
                               f"'> 0.85' or '>= 0.5', got {value!r}")
-        op = m.group(1) or ">="
+        op = m.group(1) or op
         threshold = float(m.group(2))
     else:
         raise ConfigError(f"{source}: target {key!r}: expected a number or a string such as "
@@ -129,13 +137,39 @@ def _parse_one(key: str, value: Any, source: str) -> Target:
     if measure.family.bounded and not 0.0 <= threshold <= 1.0:
         raise ConfigError(f"{source}: target {key!r}: threshold must be between 0 and 1, got "
                           f"{threshold:g}")
-    return Target(measure, op, threshold, source, key)
+    return Target(measure, op, threshold, source, key, on)
+
+
+_TABLE_OPS = {"min": ">=", "gt": ">", "max": "<=", "lt": "<"}
+
+
+def _parse_table(key: str, table: Mapping[str, Any], source: str) -> tuple[Any, str, str]:
+    """``{ min = 0.85, on = "ci_lower" }`` -> (0.85, ">=", "ci_lower")."""
+    unknown = sorted(set(table) - {*_TABLE_OPS, "on"})
+    if unknown:
+        raise ConfigError(f"{source}: target {key!r}: unknown key {unknown[0]!r}; valid: "
+                          f"{', '.join(_TABLE_OPS)}, on")
+    bounds = [k for k in _TABLE_OPS if k in table]
+    if len(bounds) != 1:
+        raise ConfigError(f"{source}: target {key!r}: give exactly one of "
+                          f"{', '.join(_TABLE_OPS)}")
+    on = table.get("on", "mean")
+    if on not in ("mean", "ci_lower"):
+        raise ConfigError(f"{source}: target {key!r}: 'on' must be \"mean\" or \"ci_lower\", "
+                          f"got {on!r}")
+    value = table[bounds[0]]
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ConfigError(f"{source}: target {key!r}: {bounds[0]} must be a number, got "
+                          f"{value!r}")
+    return value, _TABLE_OPS[bounds[0]], str(on)
 
 
 def parse_targets(table: Mapping[str, Any], source: str = "targets") -> list[Target]:
     """Targets from a ``{measure: spec}`` mapping.
 
-    A number means ``>=``; a string gives the operator (``"> 0.85"``, ``">= 0.5"``).
+    A number means ``>=``; a string gives the operator (``"> 0.85"``, ``">= 0.5"``); a table
+    ``{ min = 0.85, on = "ci_lower" }`` (also ``gt``, ``max``, ``lt``) can require the lower
+    bound of the confidence interval, not the mean, to clear the threshold.
 
     >>> [str(t) for t in parse_targets({"nDCG@10": 0.6, "R@5": "> 0.85"})]
     ['nDCG@10 >= 0.6', 'R@5 > 0.85']
@@ -205,13 +239,21 @@ def load_targets(path: str | os.PathLike[str] | None = None,
     return default_targets()
 
 
-def check_targets(targets: list[Target], means: Mapping[str, Mapping[Measure, float]]
+def check_targets(targets: list[Target], means: Mapping[str, Mapping[Measure, float]],
+                  lower: Mapping[str, Mapping[Measure, float]] | None = None
                   ) -> list[TargetCheck]:
-    """Check every target against every run's mean (``means[run][measure]``)."""
+    """Check every target against every run's mean (``means[run][measure]``), or against the
+    lower bound of its interval (``lower[run][measure]``) for targets ``on = "ci_lower"``."""
     out = []
     for t in targets:
         for run, values in means.items():
-            v = float(values[t.measure])
+            mean = float(values[t.measure])
+            v = mean
+            if t.on == "ci_lower":
+                if lower is None:
+                    raise ConfigError(f"{t.source}: target {t.key or t.measure!s} is on the "
+                                      "confidence interval, but intervals were not computed")
+                v = float(lower[run][t.measure])
             out.append(TargetCheck(t, run, v, shown(v), passes(v, t.op, t.threshold),
-                                   float(shown(v)) - t.threshold))
+                                   float(shown(v)) - t.threshold, mean))
     return out

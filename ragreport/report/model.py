@@ -75,6 +75,8 @@ class TargetCell:
     passed: bool
     margin: float
     margin_text: str
+    on: str = "mean"  # "mean" or "ci_lower": what ``value`` is
+    mean: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,12 @@ class SummaryCell:
     delta: float | None
     delta_text: str
     direction: str  # "up", "down", "same" or "" (the baseline itself)
+    ci_lower: float | None = None
+    ci_upper: float | None = None
+    ci_text: str = ""  # "[0.5012, 0.5833]"
+    p_value: float | None = None  # Holm-adjusted randomization-test p-value vs the baseline
+    t_p_value: float | None = None  # Holm-adjusted paired t-test p-value
+    significant: bool = False
 
 
 @dataclass(frozen=True)
@@ -117,6 +125,8 @@ class Curve:
     ks: list[int]
     series: dict[str, list[float]]
     targets: list[tuple[int | None, float, str]]  # (K or None for all K, threshold, label)
+    bands: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
+    """Per run: (lower, upper) bootstrap interval of the mean at each K."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +200,44 @@ class RunHealth:
 
 
 @dataclass(frozen=True)
+class StatsInfo:
+    """How intervals and tests were computed (stated wherever they are shown)."""
+
+    level: float
+    resamples: int
+    curve_resamples: int
+    seed: int
+    alpha: float
+    test: str = "paired randomization test (sign flips)"
+    also: str = "paired t-test"
+    correction: str = "Holm"
+    interval: str = "percentile bootstrap over queries"
+
+    def describe(self) -> str:
+        return (f"{self.level:.0%} {self.interval} ({self.resamples} resamples, "
+                f"{self.curve_resamples} for curves, seed {self.seed}); significance: "
+                f"{self.test}, {self.correction}-corrected over all runs and measures, "
+                f"alpha {self.alpha:g}")
+
+
+@dataclass(frozen=True)
+class DropCheck:
+    """``--max-drop``: is a run worse than the baseline by more than allowed, significantly?"""
+
+    run: str
+    baseline: str
+    measure: str
+    delta: float  # mean over common queries of run - baseline
+    delta_lower: float
+    delta_upper: float
+    p_value: float  # Holm-adjusted
+    max_drop: float
+    significant: bool
+    failed: bool
+    message: str
+
+
+@dataclass(frozen=True)
 class Report:
     """All the data of one report."""
 
@@ -213,10 +261,12 @@ class Report:
     conventions: dict[str, str]
     per_query: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     digits: int = DISPLAY_DIGITS
+    stats: StatsInfo | None = None
+    drops: list[DropCheck] = field(default_factory=list)
 
     @property
     def all_passed(self) -> bool:
-        return all(t.passed for t in self.targets)
+        return all(t.passed for t in self.targets) and not any(d.failed for d in self.drops)
 
     @property
     def failed_checks(self) -> list[tuple[TargetRow, TargetCell]]:
@@ -328,6 +378,13 @@ def build_report(
     worst_measure: str | Measure | None = None,
     worst_n: int = 20,
     per_query: bool = False,
+    stats: bool = True,
+    ci_level: float = 0.95,
+    resamples: int = 10_000,
+    curve_resamples: int = 1_000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    max_drop: float | None = None,
 ) -> Report:
     """Build the report data from one :class:`EvaluationResult` per run.
 
@@ -348,6 +405,16 @@ def build_report(
         How many worst queries per run get a detailed ranking.
     per_query : bool
         Keep every per-query value (for JSON ``--per-query``).
+    stats : bool
+        Compute bootstrap intervals and paired tests (see :mod:`ragreport.stats`).
+    ci_level, resamples, curve_resamples, seed : float, int, int, int
+        Confidence level, bootstrap resamples for the summary measures and for the curves'
+        bands, and the seed (same seed, same numbers).
+    alpha : float
+        Significance level for the Holm-corrected paired tests.
+    max_drop : float, optional
+        Fail (``Report.all_passed`` False) when a run's mean on a target measure is below the
+        baseline's by more than this *and* the drop is significant.
     """
     if not results:
         raise RagReportError("no run to report on")
@@ -375,10 +442,26 @@ def build_report(
             raise RagReportError(f"{m} needs k_max >= {m.cutoff} (k_max is {k_max})")
     means = {r.run_name: {m: r.mean(m) for m in measures} for r in results}
 
-    checks = check_targets(list(targets), means)
+    bounded = [m for m in measures if m.family.bounded]
+    info = StatsInfo(ci_level, resamples, curve_resamples, seed, alpha) if stats else None
+    cis: dict[str, dict[Measure, tuple[float, float]]] = {}
+    if info is not None:
+        from ..stats import bootstrap_ci
+
+        for r in results:
+            ci = bootstrap_ci(np.column_stack([r.values(m) for m in bounded]), ci_level,
+                              resamples, seed)
+            cis[r.run_name] = {m: (float(ci.lower[j]), float(ci.upper[j]))
+                               for j, m in enumerate(bounded)}
+    if any(t.on == "ci_lower" for t in targets) and info is None:
+        raise RagReportError("a target is on the confidence interval; do not disable stats")
+    lower = {run: {m: lo for m, (lo, _) in c.items()} for run, c in cis.items()}
+    tests = _paired_tests(results, base, bounded, info) if info is not None else {}
+    checks = check_targets(list(targets), means, lower if info is not None else None)
     target_rows = []
     for t in targets:
-        cells = [TargetCell(c.run, c.value, c.shown, c.passed, c.margin, _signed(c.margin))
+        cells = [TargetCell(c.run, c.value, c.shown, c.passed, c.margin, _signed(c.margin),
+                            t.on, c.mean)
                  for c in checks if c.target is t]
         target_rows.append(TargetRow(str(t.measure), t.op, t.threshold, f"{t.threshold:g}",
                                      t.source, cells))
@@ -388,12 +471,17 @@ def build_report(
         scells: list[SummaryCell] = []
         for r in results:
             v = means[r.run_name][m]
+            lo, hi = cis.get(r.run_name, {}).get(m, (None, None))
+            ci_text = f"[{shown(lo)}, {shown(hi)}]" if lo is not None and hi is not None else ""
             if r is base:
-                scells.append(SummaryCell(r.run_name, v, shown(v), None, "", ""))
+                scells.append(SummaryCell(r.run_name, v, shown(v), None, "", "", lo, hi,
+                                          ci_text))
             else:
                 d = v - means[base_name][m]
+                p, tp = tests.get((r.run_name, m), (None, None))
                 scells.append(SummaryCell(r.run_name, v, shown(v), d, _signed(d),
-                                          _direction(d)))
+                                          _direction(d), lo, hi, ci_text, p, tp,
+                                          p is not None and p < alpha))
         summary.append(SummaryRow(str(m), m.family.title, scells))
 
     families = []
@@ -406,8 +494,15 @@ def build_report(
         series = {r.run_name: [float(x) for x in r.mean_curve(fam)[:k_max]] for r in results}
         marks = [(t.measure.cutoff, t.threshold, f"{t.op} {t.threshold:g}") for t in targets
                  if t.measure.curve_key == fam]
+        bands: dict[str, tuple[list[float], list[float]]] = {}
+        if info is not None:
+            from ..stats import bootstrap_ci
+
+            for r in results:
+                ci = bootstrap_ci(r.curve(fam)[:, :k_max], ci_level, curve_resamples, seed)
+                bands[r.run_name] = (ci.lower.tolist(), ci.upper.tolist())
         curves.append(Curve(str(fam), f"{FAMILIES[fam.name].title} ({fam})@K",
-                            list(range(1, k_max + 1)), series, marks))
+                            list(range(1, k_max + 1)), series, marks, bands))
 
     distributions = [Distribution(str(m), {r.run_name: r.values(m).tolist() for r in results})
                      for m in measures if m.family.bounded]
@@ -440,6 +535,8 @@ def build_report(
                                 c.empty_retrievals, c.duplicates_dropped, c.skipped_no_relevant,
                                 r.ranking.run_only_ids[:10], r.ranking.qrels_only_ids[:10]))
 
+    drops = _drop_checks(results, base, targets, info, max_drop) if max_drop is not None else []
+
     pq: dict[str, dict[str, dict[str, float]]] = {}
     if per_query:
         for r in results:
@@ -467,7 +564,89 @@ def build_report(
         health=health,
         conventions=base.conventions.describe(),
         per_query=pq,
+        stats=info,
+        drops=drops,
     )
+
+
+def _common(r: EvaluationResult, base: EvaluationResult) -> tuple[np.ndarray, np.ndarray]:
+    common = sorted(set(r.query_ids) & set(base.query_ids))
+    ia = np.array([r.ranking.query_index(q) for q in common], dtype=np.int64)
+    ib = np.array([base.ranking.query_index(q) for q in common], dtype=np.int64)
+    return ia, ib
+
+
+def _paired_tests(results: Sequence[EvaluationResult], base: EvaluationResult,
+                  measures: list[Measure], info: StatsInfo
+                  ) -> dict[tuple[str, Measure], tuple[float, float]]:
+    """Holm-adjusted (randomization p, t-test p) per (run, measure) against the baseline."""
+    from ..stats import holm, paired_randomization_pvalues, paired_t_test
+
+    keys: list[tuple[str, Measure]] = []
+    perm: list[float] = []
+    tt: list[float] = []
+    for r in results:
+        if r is base:
+            continue
+        ia, ib = _common(r, base)
+        if len(ia) == 0:
+            continue
+        a = np.column_stack([base.values(m)[ib] for m in measures])
+        b = np.column_stack([r.values(m)[ia] for m in measures])
+        perm += paired_randomization_pvalues(a, b, info.resamples, info.seed).tolist()
+        tt += [paired_t_test(a[:, j], b[:, j]).p_value for j in range(len(measures))]
+        keys += [(r.run_name, m) for m in measures]
+    if not keys:
+        return {}
+    p_adj = holm(perm)
+    t_raw = np.array(tt)
+    t_adj = np.full(len(t_raw), np.nan)
+    ok = ~np.isnan(t_raw)
+    t_adj[ok] = holm(t_raw[ok])
+    return {k: (float(p), float(t)) for k, p, t in zip(keys, p_adj, t_adj, strict=True)}
+
+
+def _drop_checks(results: Sequence[EvaluationResult], base: EvaluationResult,
+                 targets: Sequence[Target], info: StatsInfo | None, max_drop: float
+                 ) -> list[DropCheck]:
+    """Target measures on which a run is worse than the baseline by more than ``max_drop``."""
+    from ..stats import bootstrap_ci, holm, paired_randomization_pvalues
+
+    if info is None:
+        raise RagReportError("--max-drop needs the significance tests; do not disable stats")
+    if isinstance(max_drop, bool) or not isinstance(max_drop, (int, float)) or max_drop < 0:
+        raise RagReportError(f"max-drop must be a number >= 0, got {max_drop!r}")
+    measures = list(dict.fromkeys(t.measure for t in targets if t.measure.family.bounded))
+    rows: list[tuple[str, Measure, float, float, float, float, int]] = []
+    pvals: list[float] = []
+    for r in results:
+        if r is base or not measures:
+            continue
+        ia, ib = _common(r, base)
+        if len(ia) == 0:
+            raise RagReportError(f"run {r.run_name!r} has no query in common with the "
+                                 f"baseline {base.run_name!r}")
+        a = np.column_stack([base.values(m)[ib] for m in measures])
+        b = np.column_stack([r.values(m)[ia] for m in measures])
+        ci = bootstrap_ci(b - a, info.level, info.resamples, info.seed)
+        pvals += paired_randomization_pvalues(a, b, info.resamples, info.seed).tolist()
+        for j, m in enumerate(measures):
+            rows.append((r.run_name, m, float(ci.mean[j]), float(ci.lower[j]),
+                         float(ci.upper[j]), 0.0, len(ia)))
+    adj = holm(pvals) if pvals else np.zeros(0)
+    out = []
+    for (run, m, d, lo, hi, _, n), p in zip(rows, adj.tolist(), strict=True):
+        significant = p < info.alpha
+        too_big = float(shown(-d)) > max_drop
+        failed = too_big and significant and d < 0
+        where = f"{shown(-d)} below" if d < 0 else f"{shown(d)} above"
+        msg = (f"{m}: run {run!r} is {where} baseline {base.run_name!r} "
+               f"({info.level:.0%} CI of the delta [{shown(lo)}, {shown(hi)}], "
+               f"p = {p:.4g} {info.test}, Holm-corrected, {n} queries); allowed drop "
+               f"{max_drop:g}")
+        out.append(DropCheck(run, base.run_name, str(m), d, lo, hi, float(p), max_drop,
+                             significant, failed, msg))
+    return out
 
 
 def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Mapping[str, str],

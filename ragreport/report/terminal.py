@@ -32,12 +32,30 @@ def render_terminal(report: Report) -> str:
     for s in report.summary:
         rows.append([s.measure, *(f"{c.shown} {c.delta_text}".rstrip() for c in s.cells)])
     lines += ["", f"Summary (baseline: {report.baseline})", *_table(rows)]
+    if report.stats is not None:
+        lines += ["", "Intervals and tests: " + report.stats.describe()]
+        rows = [["measure", *report.runs]]
+        for s in report.summary:
+            cells = []
+            for c in s.cells:
+                mark = " *" if c.significant else ""
+                p = f" p={c.p_value:.3g}{mark}" if c.p_value is not None else ""
+                cells.append(f"{c.ci_text}{p}")
+            rows.append([s.measure, *cells])
+        lines += _table(rows)
+    if report.drops:
+        lines += ["", f"Drop checks (max drop {report.drops[0].max_drop:g})"]
+        lines += [("FAIL " if d.failed else "ok   ") + d.message for d in report.drops]
     return "\n".join(lines) + "\n"
 
 
 def render_failures(report: Report) -> str:
-    """One line per failed target check: measure, value, target and run."""
-    return "".join(
-        f"FAILED {t.measure}: {c.shown} is not {t.op} {t.threshold_text} (run {c.run!r})\n"
+    """One line per failed target check (measure, value, target, run) and per failed
+    ``--max-drop`` check (measure, drop, its interval, p-value)."""
+    lines = [
+        f"FAILED {t.measure}: {'CI lower bound ' if c.on == 'ci_lower' else ''}{c.shown} is "
+        f"not {t.op} {t.threshold_text} (run {c.run!r})\n"
         for t, c in report.failed_checks
-    )
+    ]
+    lines += [f"FAILED drop {d.message}\n" for d in report.drops if d.failed]
+    return "".join(lines)

@@ -1,0 +1,91 @@
+"""Gates that use the statistics: targets on the CI lower bound, and --max-drop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragreport import evaluate
+from ragreport.cli import EXIT_OK, EXIT_TARGET_FAILED, main
+from ragreport.errors import ConfigError
+from ragreport.report import build_report
+from ragreport.targets import parse_targets
+
+
+def _data(tmp_path: Path, n: int, worse: int) -> tuple[str, str, str]:
+    """n queries; run A finds the relevant doc at rank 1 everywhere, run B misses it
+    (rank 2) on the first ``worse`` queries."""
+    qrels = tmp_path / "qrels.txt"
+    a = tmp_path / "a.txt"
+    b = tmp_path / "b.txt"
+    qrels.write_text("".join(f"q{i} 0 rel{i} 1\n" for i in range(n)))
+    a.write_text("".join(f"q{i} Q0 rel{i} 1 2.0 A\nq{i} Q0 x{i} 2 1.0 A\n" for i in range(n)))
+    b.write_text("".join(
+        (f"q{i} Q0 x{i} 1 2.0 B\nq{i} Q0 rel{i} 2 1.0 B\n" if i < worse
+         else f"q{i} Q0 rel{i} 1 2.0 B\nq{i} Q0 x{i} 2 1.0 B\n") for i in range(n)))
+    return str(qrels), str(a), str(b)
+
+
+def _targets(tmp_path: Path, text: str) -> str:
+    p = tmp_path / "targets.toml"
+    p.write_text(text)
+    return str(p)
+
+
+def test_target_on_ci_lower_bound(tmp_path: Path) -> None:
+    qrels, a, b = _data(tmp_path, 40, 4)  # B: P@1 = 0.9, its CI lower bound is below 0.85
+    res = evaluate(qrels, b, ["P@1"])
+    (on_mean,) = parse_targets({"P@1": 0.85})
+    (on_ci,) = parse_targets({"P@1": {"min": 0.85, "on": "ci_lower"}})
+    rep = build_report([res], [on_mean, on_ci])
+    mean_cell, ci_cell = rep.targets[0].cells[0], rep.targets[1].cells[0]
+    assert mean_cell.passed and mean_cell.shown == "0.9000"
+    assert not ci_cell.passed and ci_cell.on == "ci_lower"
+    assert ci_cell.value < 0.85 < ci_cell.mean
+    assert ci_cell.value == pytest.approx(rep.summary[0].cells[0].ci_lower)
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ({"min": 0.5, "on": "median"}, "'on' must be \"mean\" or \"ci_lower\""),
+    ({"min": 0.5, "gt": 0.4}, "give exactly one of"),
+    ({"at_least": 0.5}, "unknown key 'at_least'"),
+    ({"min": "high"}, "min must be a number"),
+])
+def test_bad_table_targets(table: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_targets({"R@5": table}, "t.toml")
+
+
+@pytest.mark.parametrize(("n", "worse", "max_drop", "code"), [
+    (60, 20, 0.02, EXIT_TARGET_FAILED),  # drop 0.3333, significant: fails
+    (60, 20, 0.5, EXIT_OK),              # drop within the allowed 0.5
+    (60, 1, 0.01, EXIT_OK),              # drop 0.0167 > 0.01 but not significant (p ~ 1)
+    (4, 2, 0.02, EXIT_OK),               # drop 0.5 but 4 queries: not significant
+])
+def test_max_drop_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str], n: int,
+                             worse: int, max_drop: float, code: int) -> None:
+    qrels, a, b = _data(tmp_path, n, worse)
+    targets = _targets(tmp_path, '"P@1" = 0.0\n')
+    got = main(["check", qrels, a, b, "--targets", targets, "--baseline", "A",
+                "--max-drop", str(max_drop), "--resamples", "2000"])
+    assert got == code
+    out = capsys.readouterr().out
+    failed = [line for line in out.splitlines() if line.startswith("FAILED drop")]
+    if code == EXIT_TARGET_FAILED:
+        (line,) = failed
+        assert "P@1: run 'B' is 0.3333 below baseline 'A'" in line
+        assert "CI of the delta [" in line and "p = " in line and "Holm" in line
+    else:
+        assert not failed
+
+
+def test_significance_is_reproducible_with_the_seed(tmp_path: Path) -> None:
+    qrels, a, b = _data(tmp_path, 30, 8)  # 8 sign flips: p = 2 / 2**8
+    ra, rb = evaluate(qrels, a, ["P@1"]), evaluate(qrels, b, ["P@1"])
+    one = build_report([ra, rb], resamples=3000, seed=4)
+    two = build_report([ra, rb], resamples=3000, seed=4)
+    c1, c2 = one.summary[0].cells[1], two.summary[0].cells[1]
+    assert (c1.ci_lower, c1.ci_upper, c1.p_value) == (c2.ci_lower, c2.ci_upper, c2.p_value)
+    assert c1.p_value is not None and c1.p_value < 0.05 and c1.significant
+    assert one.stats is not None and "Holm" in one.stats.describe()
