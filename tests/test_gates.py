@@ -34,7 +34,7 @@ def _targets(tmp_path: Path, text: str) -> str:
 
 
 def test_target_on_ci_lower_bound(tmp_path: Path) -> None:
-    qrels, a, b = _data(tmp_path, 40, 4)  # B: P@1 = 0.9, its CI lower bound is below 0.85
+    qrels, _a, b = _data(tmp_path, 40, 4)  # B: P@1 = 0.9, its CI lower bound is below 0.85
     res = evaluate(qrels, b, ["P@1"])
     (on_mean,) = parse_targets({"P@1": 0.85})
     (on_ci,) = parse_targets({"P@1": {"min": 0.85, "on": "ci_lower"}})
