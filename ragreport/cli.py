@@ -81,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Compute measures for one run against qrels.")
     _add_inputs(ev, many_runs=False)
     ev.add_argument("-q", "--per-query", action="store_true", help="add per-query values")
+    ev.add_argument("--stream", action="store_true",
+                    help="read the run in blocks, in bounded memory (run grouped by query)")
     ev.add_argument("--format", choices=("table", "json", "trec"), default="table",
                     help="table (default), json (schema ragreport.evaluate/1) or trec "
                          "(trec_eval's exact layout)")
@@ -167,6 +169,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     measures = args.measures
     if measures is None and args.format == "trec":
         measures = list(TREC_DEFAULT_MEASURES)
+    if args.stream:
+        return _stream_evaluate(args, measures)
     result = evaluate(args.qrels, args.runs, measures, **_eval_kwargs(args))
     if args.format == "trec":
         out = format_trec(result, per_query=args.per_query)
@@ -176,6 +180,35 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         out = format_table(result)
         if args.per_query:
             out += "\n" + _per_query_table(result)
+    sys.stdout.write(out)
+    return EXIT_OK
+
+
+def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
+    import json
+
+    from .stream import evaluate_stream
+
+    if args.per_query:
+        raise RagReportError("--stream prints means only; drop -q")
+    res = evaluate_stream(args.qrels, args.runs, measures, **_eval_kwargs(args))
+    if args.format == "json":
+        out = json.dumps({"schema": "ragreport.evaluate/1", "run": res.run_name,
+                          "queries": res.n_queries, "k_max": res.k_max, "means": res.means(),
+                          "counts": res.counts}, indent=2, ensure_ascii=False) + "\n"
+    elif args.format == "trec":
+        rows = [f"{'runid':<22}\tall\t{res.run_name}", f"{'num_q':<22}\tall\t{res.n_queries}"]
+        for m in res.measures:
+            v = res.values(m)
+            val = str(round(float(v.sum()))) if not m.family.bounded else f"{res.mean(m):.4f}"
+            rows.append(f"{m.trec_name:<22}\tall\t{val}")
+        out = "\n".join(rows) + "\n"
+    else:
+        width = max(len(str(m)) for m in res.measures)
+        out = "".join(f"{m!s:<{width}}  {res.mean(m):.4f}\n" for m in res.measures)
+        out += f"queries evaluated: {res.n_queries}; " + "; ".join(
+            f"{k.replace('_', ' ')}: {v}" for k, v in res.counts.items() if k != "evaluated")
+        out += "\n"
     sys.stdout.write(out)
     return EXIT_OK
 
