@@ -166,7 +166,7 @@ def evaluate(
     order = _check_choice("order", order, _ORDERS)
     no_relevant = _check_choice("no_relevant", no_relevant, _NO_REL)
     duplicates = _check_choice("duplicates", duplicates, _DUPS)
-    rel_level = _check_int("rel_level", rel_level, -(2**31))
+    rel_level = _check_int("rel_level", rel_level, 0)  # negative grades are never relevant
     if max_depth is not None:
         max_depth = _check_int("max_depth", max_depth, 1)
     wanted = normalize_measures(measures)

@@ -162,6 +162,9 @@ class Measure:
                 raise MeasureError(f"{self.name} takes no 'rel' parameter")
             if isinstance(self.rel, bool) or not isinstance(self.rel, int):
                 raise MeasureError(f"rel must be an integer, got {self.rel!r}")
+            if self.rel < 0:
+                raise MeasureError(f"rel must be >= 0 (negative grades are judged-unknown, "
+                                   f"never relevant), got {self.rel}")
         if self.gain not in _GAINS:
             raise MeasureError(f"gain must be 'linear' or 'exp', got {self.gain!r}")
         if self.gain != "linear" and "gain" not in fam.params:
@@ -239,7 +242,11 @@ _MEASURE_RE = re.compile(
     r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_\-]*?)\s*(?:\((?P<params>[^)]*)\))?\s*"
     r"(?:@\s*(?P<cutoff>[^\s]+))?\s*$"
 )
-_TREC_RE = re.compile(r"^\s*(?P<name>[A-Za-z][A-Za-z_\-]*)(?:[._](?P<cutoffs>[0-9][0-9.,]*))?\s*$")
+# the name may hold digits (trec_eval's printed name of F1@5 is ``F1_5``); it is matched lazily
+# so that a trailing ``_5`` or ``.5,10`` is read as the cutoff list
+_TREC_RE = re.compile(
+    r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_\-]*?)(?:[._](?P<cutoffs>[0-9][0-9.,]*))?\s*$"
+)
 
 
 def _family_of(raw: str, text: str) -> str:

@@ -54,7 +54,9 @@ def format_table(result: EvaluationResult) -> str:
     rows.append(f"queries evaluated: {c.evaluated}; run-only (ignored): {c.run_only}; "
                 f"qrels-only: {c.qrels_only}; no relevant document: {c.no_relevant}; "
                 f"empty retrievals: {c.empty_retrievals}; duplicates dropped: "
-                f"{c.duplicates_dropped}")
+                f"{c.duplicates_dropped}"
+                + (f"; skipped (no relevant document): {c.skipped_no_relevant}"
+                   if c.skipped_no_relevant else ""))
     return "\n".join(rows) + "\n"
 
 

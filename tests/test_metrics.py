@@ -552,9 +552,11 @@ def test_result_repr(result: EvaluationResult) -> None:
         ({"duplicates": "last"}, "duplicates must be one of 'error', 'first', got 'last'"),
         ({"max_depth": 0}, "max_depth must be >= 1, got 0"),
         ({"k_max": 0}, "k_max must be >= 1, got 0"),
-        ({"rel_level": 1.5}, "rel_level must be an integer >= -2147483648, got 1.5"),
+        ({"rel_level": 1.5}, "rel_level must be an integer >= 0, got 1.5"),
+        ({"rel_level": -1}, "rel_level must be >= 0, got -1"),
     ],
-    ids=["order", "no_relevant", "duplicates", "max_depth", "k_max", "rel_level"],
+    ids=["order", "no_relevant", "duplicates", "max_depth", "k_max", "rel_level",
+         "rel_level_negative"],
 )
 def test_invalid_options(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(RagReportError) as info:

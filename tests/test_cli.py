@@ -1,0 +1,344 @@
+"""``ragreport evaluate``: in-process through ``main`` and as real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ragreport
+from ragreport.cli import EXIT_BAD_INPUT, EXIT_OK, main
+from ragreport.examples import example_files
+
+# q1: d1 (3.0, grade 1) d2 (2.0, grade 2) d9 (1.0, unjudged) -> ranks: 1 1 0 ; R = 2
+# q2: d5 (1.0, unjudged) d3 (0.5, grade 1) -> ranks: 0 1 ; R = 1
+# q3: qrels only (d7 grade 1) ; q4: run only
+QRELS = "q1 0 d1 1\nq1 0 d2 2\nq1 0 d4 0\nq2 0 d3 1\nq3 0 d7 1\n"
+RUN = ("q1 Q0 d1 1 3.0 mytag\nq1 Q0 d2 2 2.0 mytag\nq1 Q0 d9 3 1.0 mytag\n"
+       "q2 Q0 d5 1 1.0 mytag\nq2 Q0 d3 2 0.5 mytag\nq4 Q0 d1 1 1.0 mytag\n")
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[str, str]:
+    q = tmp_path / "test.qrels"
+    r = tmp_path / "test.run"
+    q.write_text(QRELS)
+    r.write_text(RUN)
+    return str(q), str(r)
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _trec_rows(out: str) -> dict[tuple[str, str], str]:
+    rows = {}
+    for line in out.splitlines():
+        name, qid, value = line.split("\t")
+        rows[(name.rstrip(), qid)] = value
+    return rows
+
+
+def test_table_format(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(["evaluate", *files, "-m", "P@2", "-m", "RR"], capsys)
+    assert code == EXIT_OK
+    assert err == ""
+    lines = out.splitlines()
+    assert lines[0].split() == ["measure", "mytag"]
+    # P@2: q1 2/2, q2 1/2 -> 0.75 ; RR: q1 1, q2 1/2 -> 0.75
+    assert lines[1].split() == ["P@2", "0.7500"]
+    assert lines[2].split() == ["RR", "0.7500"]
+    assert ("queries evaluated: 2; run-only (ignored): 1; qrels-only: 1; no relevant "
+            "document: 0; empty retrievals: 0; duplicates dropped: 0") in out
+
+
+def test_table_per_query(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["evaluate", *files, "-m", "P@2", "-q"], capsys)
+    assert code == EXIT_OK
+    rows = [line.split() for line in out.splitlines()]
+    assert ["query", "P@2"] in rows
+    assert ["q1", "1.0000"] in rows
+    assert ["q2", "0.5000"] in rows
+
+
+def test_json_format(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["evaluate", *files, "-m", "P@2", "--format", "json", "-q"], capsys)
+    assert code == EXIT_OK
+    doc = json.loads(out)
+    assert doc["schema"] == "ragreport.evaluate/1"
+    assert doc["run"] == "mytag"
+    assert doc["queries"] == 2
+    assert doc["means"] == {"P@2": 0.75}
+    assert doc["counts"]["run_only"] == 1
+    assert doc["counts"]["qrels_only"] == 1
+    assert doc["per_query"] == {"q1": {"P@2": 1.0}, "q2": {"P@2": 0.5}}
+    assert doc["conventions"]["order"] == "score"
+
+
+def test_trec_format_layout(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["evaluate", *files, "-m", "P.1,2", "-m", "recip_rank",
+                         "-m", "num_rel_ret", "--format", "trec"], capsys)
+    assert code == EXIT_OK
+    assert out.splitlines() == [
+        "runid                 \tall\tmytag",
+        "num_q                 \tall\t2",
+        "P_1                   \tall\t0.5000",   # q1 1, q2 0
+        "P_2                   \tall\t0.7500",
+        "recip_rank            \tall\t0.7500",
+        "num_rel_ret           \tall\t3",        # a count: summed, 2 + 1
+    ]
+
+
+def test_trec_format_per_query_and_default_measures(
+        files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["evaluate", *files, "--format", "trec", "-q"], capsys)
+    assert code == EXIT_OK
+    rows = _trec_rows(out)
+    assert rows[("num_ret", "q1")] == "3"
+    assert rows[("num_rel", "all")] == "3"
+    assert rows[("map", "q1")] == "1.0000"
+    assert rows[("P_5", "q2")] == "0.2000"
+    assert rows[("recall_5", "all")] == "1.0000"
+    assert rows[("success_1", "all")] == "0.5000"
+    assert ("ndcg_cut_1000", "all") in rows
+    assert ("recip_rank", "q3") not in rows  # qrels-only query, not evaluated without -c
+
+
+def test_complete_option(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    # -c: q3 (qrels only) counts as an empty ranking -> P@2 = (1 + 1/2 + 0) / 3
+    code, out, _ = _run(["evaluate", *files, "-c", "-m", "P@2", "--format", "trec", "-q"],
+                        capsys)
+    assert code == EXIT_OK
+    rows = _trec_rows(out)
+    assert rows[("P_2", "q3")] == "0.0000"
+    assert rows[("num_q", "all")] == "3"
+    assert rows[("P_2", "all")] == "0.5000"
+
+
+def test_max_depth_option(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    # -M 1: q2 keeps only d5 (unjudged) -> RR 0 ; q1 RR 1 -> mean 0.5
+    code, out, _ = _run(["evaluate", *files, "-M", "1", "-m", "RR", "-m", "num_ret",
+                         "--format", "trec"], capsys)
+    assert code == EXIT_OK
+    rows = _trec_rows(out)
+    assert rows[("recip_rank", "all")] == "0.5000"
+    assert rows[("num_ret", "all")] == "2"
+
+
+def test_rel_level_option(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    # -l 2: q1 only d2 relevant (rank 2) -> RR 1/2 ; q2 none relevant -> 0
+    code, out, _ = _run(["evaluate", *files, "-l", "2", "-m", "RR", "-m", "num_rel",
+                         "--format", "trec"], capsys)
+    assert code == EXIT_OK
+    rows = _trec_rows(out)
+    assert rows[("recip_rank", "all")] == "0.2500"
+    assert rows[("num_rel", "all")] == "1"
+
+
+def test_order_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    q = tmp_path / "q.txt"
+    r = tmp_path / "r.txt"
+    q.write_text("q1 0 a 1\n")
+    r.write_text("q1 Q0 a 1 0.1 t\nq1 Q0 b 2 0.9 t\n")
+    # by score: b a -> RR 1/2 ; as given: a b -> RR 1
+    _, out, _ = _run(["evaluate", str(q), str(r), "-m", "RR", "--format", "trec"], capsys)
+    assert _trec_rows(out)[("recip_rank", "all")] == "0.5000"
+    _, out, _ = _run(["evaluate", str(q), str(r), "-m", "RR", "--format", "trec",
+                      "--order", "given"], capsys)
+    assert _trec_rows(out)[("recip_rank", "all")] == "1.0000"
+
+
+def test_k_max_option(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["evaluate", *files, "-m", "P@2", "--k-max", "2", "--format", "json"],
+                        capsys)
+    assert code == EXIT_OK
+    assert json.loads(out)["k_max"] == 2
+    code, out, err = _run(["evaluate", *files, "-m", "P@5", "--k-max", "2"], capsys)
+    assert code == EXIT_BAD_INPUT
+    assert out == ""
+    assert err == "ragreport: error: k_max (2) is smaller than the cutoff of P@5\n"
+
+
+def test_measures_repeated_and_trec_lists(files: tuple[str, str],
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["evaluate", *files, "-m", "ndcg_cut.1,2", "-m", "mrr", "-m", "P_1",
+                         "--format", "json"], capsys)
+    assert code == EXIT_OK
+    assert list(json.loads(out)["means"]) == ["nDCG@1", "nDCG@2", "RR", "P@1"]
+
+
+def test_example(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["evaluate", "--example", "-m", "nDCG@10", "--format", "json"], capsys)
+    assert code == EXIT_OK
+    doc = json.loads(out)
+    files = example_files()
+    expected = ragreport.evaluate(files.qrels, files.runs[0], ["nDCG@10"])
+    assert doc["run"] == expected.run_name == "bm25"
+    assert doc["means"]["nDCG@10"] == pytest.approx(expected.mean("nDCG@10"))
+    assert doc["queries"] >= 30
+
+
+def test_example_with_positional_arguments_is_an_error(
+        files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(["evaluate", "--example", *files], capsys)
+    assert code == EXIT_BAD_INPUT
+    assert err == "ragreport: error: --example takes no QRELS or RUN arguments\n"
+
+
+def test_missing_run_argument(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(["evaluate", files[0]], capsys)
+    assert code == EXIT_BAD_INPUT
+    assert err == "ragreport: error: evaluate needs QRELS and RUN (or --example)\n"
+
+
+@pytest.mark.parametrize(
+    ("run_text", "extra", "message"),
+    [
+        ("q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 x t\n", [],
+         "{run}:2: score 'x' is not a number"),
+        ("q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2\n", [],
+         "{run}:2: expected 6 fields (qid Q0 docid rank score tag), got 4: 'q1 Q0 d2 2'"),
+        ("q1 Q0 d1 1 3.0 t\nq1 Q0 d1 2 2.0 t\n", [],
+         "{run}:2: document 'd1' appears twice for query 'q1' (first at line 1); pass "
+         "duplicates='first' (--keep-first-duplicate) to keep the first occurrence"),
+        ("q1 Q0 d1 1 3.0 t\n", ["-m", "bogus"], None),
+    ],
+    ids=["score", "fields", "duplicate", "measure"],
+)
+def test_bad_input_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                         run_text: str, extra: list[str],
+                                         message: str | None) -> None:
+    q = tmp_path / "q.qrels"
+    r = tmp_path / "r.run"
+    q.write_text("q1 0 d1 1\n")
+    r.write_text(run_text)
+    code, out, err = _run(["evaluate", str(q), str(r), *extra], capsys)
+    assert code == EXIT_BAD_INPUT
+    assert out == ""
+    assert err.endswith("\n")
+    assert len(err.splitlines()) == 1
+    assert err.startswith("ragreport: error: ")
+    assert "Traceback" not in err
+    if message is not None:
+        assert err == "ragreport: error: " + message.format(run=r) + "\n"
+    else:
+        assert err.startswith("ragreport: error: unknown measure 'bogus'; valid measures:")
+
+
+def test_keep_first_duplicate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    q = tmp_path / "q.qrels"
+    r = tmp_path / "r.run"
+    q.write_text("q1 0 d2 1\n")
+    r.write_text("q1 Q0 d1 1 3.0 t\nq1 Q0 d1 2 2.0 t\nq1 Q0 d2 3 1.0 t\n")
+    # first d1 kept: d1 d2 -> RR 1/2
+    code, out, _ = _run(["evaluate", str(q), str(r), "-m", "RR", "--keep-first-duplicate",
+                         "--format", "json"], capsys)
+    assert code == EXIT_OK
+    doc = json.loads(out)
+    assert doc["means"] == {"RR": 0.5}
+    assert doc["counts"]["duplicates_dropped"] == 1
+
+
+def test_unknown_option_and_no_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["evaluate", "--bogus"])
+    assert info.value.code == EXIT_BAD_INPUT
+    assert capsys.readouterr().err.startswith("ragreport: error: unrecognized arguments: --bogus\n")
+    code, out, _ = _run([], capsys)
+    assert code == EXIT_BAD_INPUT
+    assert "usage: ragreport" in out
+
+
+@pytest.mark.parametrize("flag", ["--help", "--version"])
+def test_help_and_version_exit_0(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([flag])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert ("usage: ragreport" in out) if flag == "--help" else (
+        out == f"ragreport {ragreport.__version__}\n")
+
+
+def test_evaluate_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["evaluate", "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    for option in ("--format", "--k-max", "--order", "-M", "-l", "-c", "-q", "--example"):
+        assert option in out
+
+
+# ---- real processes -------------------------------------------------------------------------
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def test_python_dash_m(files: tuple[str, str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "ragreport", "evaluate", *files, "-m", "P@2",
+                           "--format", "trec"], capture_output=True, text=True, env=_env(),
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "P_2                   \tall\t0.7500\n" in proc.stdout
+    assert proc.stderr == ""
+
+
+def test_python_dash_m_bad_input(tmp_path: Path) -> None:
+    q = tmp_path / "q.qrels"
+    r = tmp_path / "r.run"
+    q.write_text("q1 0 d1 1\n")
+    r.write_text("q1 Q0 d1 1 nan t\n")
+    proc = subprocess.run([sys.executable, "-m", "ragreport", "evaluate", str(q), str(r)],
+                          capture_output=True, text=True, env=_env(), check=False)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr == f"ragreport: error: {r}:1: score 'nan' is not a finite number\n"
+    assert "Traceback" not in proc.stderr
+
+
+def _console_script() -> str:
+    found = Path(sys.executable).with_name("ragreport")
+    if found.exists():
+        return str(found)
+    which = shutil.which("ragreport")
+    assert which is not None, "the ragreport console script is not installed"
+    return which
+
+
+def test_console_script(files: tuple[str, str]) -> None:
+    exe = _console_script()
+    proc = subprocess.run([exe, "evaluate", *files, "-m", "RR", "--format", "json"],
+                          capture_output=True, text=True, env=_env(), check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["means"] == {"RR": 0.75}
+    version = subprocess.run([exe, "--version"], capture_output=True, text=True, env=_env(),
+                             check=False)
+    assert version.returncode == 0
+    assert version.stdout.strip() == f"ragreport {ragreport.__version__}"
+
+
+def test_console_script_bad_input(tmp_path: Path) -> None:
+    q = tmp_path / "q.qrels"
+    q.write_text("q1 0 d1 1\nq1 0 d2\n")
+    proc = subprocess.run([_console_script(), "evaluate", str(q), str(q)], capture_output=True,
+                          text=True, env=_env(), check=False)
+    assert proc.returncode == 2
+    assert proc.stderr == (f"ragreport: error: {q}:2: expected 4 fields (qid iter docid "
+                           "grade), got 3: 'q1 0 d2'\n")
+    unknown = subprocess.run([_console_script(), "evaluate", "--nope"], capture_output=True,
+                             text=True, env=_env(), check=False)
+    assert unknown.returncode == 2
+    assert "Traceback" not in unknown.stderr
+    none = subprocess.run([_console_script()], capture_output=True, text=True, env=_env(),
+                          check=False)
+    assert none.returncode == 2
