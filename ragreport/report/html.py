@@ -1,0 +1,292 @@
+"""The self-contained HTML report: Jinja2 templates, tables and inline SVG plots.
+
+:func:`render_html` reads only the :class:`~ragreport.report.model.Report` it is given: the
+version and the time come from the report, never from the clock, so the same report renders to
+the same bytes. The page loads nothing (no CDN, no web font, no remote image); it reads fully
+with JavaScript disabled, and a few lines of inline JavaScript add table sorting and a filter.
+
+Templates come from ``templates/`` (shipped in the wheel as ``ragreport/templates``), or from
+``template_dir``: that directory must hold ``report.html.j2``; the partials it includes
+(``report.css``, ``report.js``, ...) are looked up there first, then in the default templates.
+Autoescaping is on for every template and undefined names are errors. The plots' SVG, made by
+:mod:`ragreport.report.plots`, is the only markup passed through unescaped.
+
+>>> from ragreport import evaluate
+>>> from ragreport.report import build_report
+>>> r = evaluate({"q1": {"a": 1}}, {"q1": ["b", "a"]}, ["P@1", "RR"], name="<b>run</b>")
+>>> page = build_report([r], generated_at="2026-01-01T00:00:00Z").to_html()
+>>> "&lt;b&gt;run&lt;/b&gt;" in page and "<b>run</b>" not in page
+True
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .model import Comparison, Curve, Distribution, QueryDetail, RankRow, Report, WorstQueries
+
+__all__ = [
+    "MAX_DETAILS_PER_RUN",
+    "MAX_MISSING",
+    "MAX_RANK_ROWS",
+    "MAX_TEXT_CHARS",
+    "TEMPLATE_NAME",
+    "default_template_dir",
+    "render_html",
+]
+
+TEMPLATE_NAME = "report.html.j2"
+#: Caps on the per-query details, so the page stays small whatever the number of queries
+#: (the JSON output keeps everything).
+MAX_DETAILS_PER_RUN = 50
+MAX_RANK_ROWS = 60
+MAX_MISSING = 25
+MAX_TEXT_CHARS = 400
+
+
+def default_template_dir() -> Path:
+    """The packaged templates (``ragreport/templates`` in a wheel), else the repository's.
+
+    >>> (default_template_dir() / TEMPLATE_NAME).is_file()
+    True
+    """
+    packaged = resources.files("ragreport") / "templates"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    import ragreport
+
+    return Path(ragreport.__file__).resolve().parent.parent / "templates"
+
+
+def render_html(report: Report, template_dir: str | os.PathLike[str] | None = None) -> str:
+    """Render ``report`` as one self-contained HTML page.
+
+    Parameters
+    ----------
+    report : Report
+        The report data (see :func:`ragreport.report.build_report`).
+    template_dir : path, optional
+        A directory holding ``report.html.j2`` to use instead of the packaged template.
+
+    Raises
+    ------
+    ConfigError
+        The template directory or template is missing, or the template is invalid.
+    """
+    import jinja2
+
+    default = default_template_dir()
+    if template_dir is None:
+        main = default
+        search = [str(default)]
+    else:
+        main = Path(template_dir)
+        if not main.is_dir():
+            raise ConfigError(f"template directory not found: {main}")
+        search = [str(main), str(default)]
+    if not (main / TEMPLATE_NAME).is_file():
+        raise ConfigError(f"template not found: {main / TEMPLATE_NAME}")
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(search, encoding="utf-8"),
+        autoescape=jinja2.select_autoescape(
+            enabled_extensions=("html", "htm", "xml", "svg", "j2"),
+            default_for_string=True, default=True),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        auto_reload=False,
+        cache_size=0,
+    )
+    context = _context(report)
+    try:
+        return env.get_template(TEMPLATE_NAME).render(**context)
+    except jinja2.TemplateNotFound as exc:
+        raise ConfigError(f"template not found: {exc.name} (searched {', '.join(search)})"
+                          ) from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise ConfigError(f"{exc.filename or exc.name}:{exc.lineno}: template error: "
+                          f"{exc.message}") from None
+    except jinja2.UndefinedError as exc:
+        raise ConfigError(f"{main / TEMPLATE_NAME}: template uses an unknown name: {exc}"
+                          ) from None
+
+
+# -- the view data the template reads (everything explicit, nothing global) --------------------
+
+
+@dataclass(frozen=True)
+class RunView:
+    name: str
+    index: int
+    color: str
+    css_var: str
+    dasharray: str
+    marker: str
+    baseline: bool
+
+
+@dataclass(frozen=True)
+class PlotView:
+    id: str
+    title: str
+    caption: str
+    svg: Any  # markupsafe.Markup
+    stats: list[tuple[RunView, dict[str, str]]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class QueryView:
+    detail: QueryDetail
+    text: str
+    text_cut: bool
+    rows: list[RankRow]
+    rows_cut: int
+    cut_index: int | None  # the K cut line goes before rows[cut_index]; None: no line
+    missing: list[tuple[str, str, str]]
+    missing_cut: int
+
+
+@dataclass(frozen=True)
+class WorstView:
+    worst: WorstQueries
+    run: RunView
+    queries: list[QueryView]
+    omitted: int
+
+
+def _context(report: Report) -> dict[str, Any]:
+    from markupsafe import Markup
+
+    from .plots import curve_svg, distribution_svg, run_style
+
+    runs = []
+    for i, name in enumerate(report.runs):
+        st = run_style(i)
+        runs.append(RunView(name, i, st["color"], st["css_var"], st["dasharray"], st["marker"],
+                            name == report.baseline))
+    by_name = {r.name: r for r in runs}
+
+    curves = [PlotView(f"curve-{i}", c.title, _curve_caption(c),
+                       Markup(curve_svg(c, report.runs, prefix=f"rrc{i}")))
+              for i, c in enumerate(report.curves)]
+    dists = [PlotView(f"dist-{i}", d.measure, _dist_caption(d),
+                      Markup(distribution_svg(d, report.runs, prefix=f"rrd{i}")),
+                      [(r, _stats(d.values[r.name])) for r in runs if r.name in d.values])
+             for i, d in enumerate(report.distributions)]
+
+    worst = [WorstView(w, by_name[w.run] if w.run in by_name else runs[0],
+                       [_query_view(q, w.k) for q in w.queries[:MAX_DETAILS_PER_RUN]],
+                       max(0, len(w.queries) - MAX_DETAILS_PER_RUN))
+             for w in report.worst]
+
+    comparisons: dict[str, list[Comparison]] = {}
+    for c in report.comparisons:
+        comparisons.setdefault(c.run, []).append(c)
+
+    targets = []
+    for t in report.targets:
+        cells = {c.run: c for c in t.cells}
+        targets.append((t, [(r, cells.get(r.name)) for r in runs]))
+    sources = sorted({t.source for t in report.targets if t.source})
+    summary = []
+    for row in report.summary:
+        scells = {c.run: c for c in row.cells}
+        summary.append((row, [(r, scells.get(r.name)) for r in runs]))
+
+    checks = [c for t in report.targets for c in t.cells]
+    failed = sum(1 for c in checks if not c.passed)
+    evaluated = {h.run: h.evaluated for h in report.health}
+    return {
+        "report": report,
+        "title": report.title,
+        "version": report.version,
+        "generated_at": report.generated_at,
+        "command": report.command,
+        "runs": runs,
+        "several_runs": len(runs) > 1,
+        "baseline": by_name.get(report.baseline),
+        "inputs": [{"file": f, "short": f.sha256[:12], "size": _size(f.size)}
+                   for f in report.inputs],
+        "evaluated": evaluated,
+        "targets": targets,
+        "target_sources": sources,
+        "summary": summary,
+        "n_checks": len(checks),
+        "n_failed": failed,
+        "curves": curves,
+        "distributions": dists,
+        "worst": worst,
+        "worst_caps": {"queries": MAX_DETAILS_PER_RUN, "rows": MAX_RANK_ROWS,
+                       "missing": MAX_MISSING},
+        "comparisons": comparisons,
+        "conventions": list(report.conventions.items()),
+    }
+
+
+def _query_view(q: QueryDetail, k: int) -> QueryView:
+    text = " ".join(q.text.split())
+    text_cut = len(text) > MAX_TEXT_CHARS
+    if text_cut:
+        text = text[: MAX_TEXT_CHARS - 1].rstrip() + "…"
+    rows = q.rows[:MAX_RANK_ROWS]
+    # the K cut line goes before the first row beyond K; after the last row when the rows
+    # shown stop exactly at K and more were retrieved; nowhere when everything is within K
+    cut = next((i for i, r in enumerate(rows) if not r.within_k), None)
+    if cut is None and rows and rows[-1].rank == k and q.n_ret > len(rows):
+        cut = len(rows)
+    return QueryView(q, text, text_cut, rows, max(0, q.n_ret - len(rows)), cut,
+                     q.missing[:MAX_MISSING], max(0, len(q.missing) - MAX_MISSING))
+
+
+def _curve_caption(c: Curve) -> str:
+    if not c.targets:
+        return f"Mean {c.family}@K for K = 1 to {len(c.ks)}; no target on this measure."
+    marks = "; ".join(f"{c.family}{'' if k is None else f'@{k}'} {label}"
+                      for k, _, label in c.targets)
+    how = ("dashed line, and a diamond at the target's K"
+           if any(k is not None for k, _, _ in c.targets) else "dashed line (all K)")
+    return f"Mean {c.family}@K for K = 1 to {len(c.ks)}. Target {marks}: {how}."
+
+
+def _dist_caption(d: Distribution) -> str:
+    n = max((len(v) for v in d.values.values()), default=0)
+    return f"{n} queries per run."
+
+
+def _stats(values: list[float]) -> dict[str, str]:
+    """Mean, median and the shares of queries at 0 and at 1, as shown.
+
+    >>> _stats([0.0, 0.5, 1.0, 1.0])
+    {'n': '4', 'mean': '0.6250', 'median': '0.7500', 'zero': '25%', 'one': '50%'}
+    """
+    import numpy as np
+
+    from ..targets import shown
+
+    a = np.asarray(values, dtype=np.float64)
+    a = a[np.isfinite(a)]
+    if not len(a):
+        return {"n": "0", "mean": "–", "median": "–", "zero": "–", "one": "–"}
+    return {"n": str(len(a)), "mean": shown(float(a.mean())),
+            "median": shown(float(np.median(a))),
+            "zero": f"{(a == 0).mean() * 100:.0f}%", "one": f"{(a == 1).mean() * 100:.0f}%"}
+
+
+def _size(n: int) -> str:
+    """Human-readable byte count.
+
+    >>> _size(999), _size(26211), _size(3_500_000)
+    ('999 B', '25.6 KiB', '3.3 MiB')
+    """
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / 1024 / 1024:.1f} MiB"

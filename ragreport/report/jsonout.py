@@ -1,0 +1,148 @@
+"""The JSON document of a report: everything a machine needs, in a fixed key order.
+
+Schema ``ragreport.report/1`` (documented in the README). Floats are written at full precision
+(Python's shortest round-trip form), so ``json.loads`` gives back exactly the values the
+evaluation computed; NaN and infinities are refused. Keys keep the documented order (they are
+*not* sorted), text is UTF-8 (``ensure_ascii=False``), indented by 2, with a final newline. The
+same report always gives the same bytes.
+
+>>> from ragreport import evaluate
+>>> from ragreport.report import build_report
+>>> rep = build_report([evaluate({"q": {"a": 1}}, {"q": ["b", "a"]}, ["RR"], name="mine")],
+...                    generated_at="2026-01-01T00:00:00Z")
+>>> report_json(rep)["means"]
+{'mine': {'RR': 0.5}}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from ..errors import RagReportError
+from .model import Report
+
+__all__ = ["SCHEMA", "render_json", "report_json"]
+
+#: Name and version of the document format; bumped on any incompatible change.
+SCHEMA = "ragreport.report/1"
+
+
+def _clean(obj: Any, where: str) -> Any:
+    """Plain JSON types (numpy scalars become Python numbers); NaN/inf are an error."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float) or hasattr(obj, "dtype"):
+        if getattr(getattr(obj, "dtype", None), "kind", "f") in ("i", "u", "b"):
+            return obj.item()
+        x = float(obj)
+        if not math.isfinite(x):
+            raise RagReportError(f"cannot write the JSON report: {where} is {x!r} "
+                                 "(JSON has no NaN or infinity)")
+        return x
+    if isinstance(obj, dict):
+        return {str(k): _clean(v, f"{where}.{k}") for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v, f"{where}[{i}]") for i, v in enumerate(obj)]
+    raise TypeError(f"{where}: cannot write {type(obj).__name__} as JSON")
+
+
+def _maybe(x: float | None) -> float | None:
+    """An optional statistic: ``None`` (JSON null) when absent or undefined (NaN)."""
+    if x is None or not math.isfinite(float(x)):
+        return None
+    return float(x)
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    """The report as a JSON-ready dict, keys in the documented order.
+
+    Raises :class:`~ragreport.errors.RagReportError` if a measure value is NaN or infinite
+    (an undefined *p-value*, e.g. a t-test on identical runs, is written as null).
+    """
+    worst_by = report.worst[0] if report.worst else None
+    info = report.stats
+    doc: dict[str, Any] = {
+        "schema": SCHEMA,
+        "title": report.title,
+        "generated_at": report.generated_at,
+        "ragreport_version": report.version,
+        "command": report.command,
+        "inputs": [{"role": f.role, "name": f.name, "path": f.path, "sha256": f.sha256,
+                    "size": f.size} for f in report.inputs],
+        "runs": list(report.runs),
+        "baseline": report.baseline,
+        "k_max": report.k_max,
+        "qrels_queries": report.qrels_queries,
+        "measures": list(report.measures),
+        "means": {r: {s.measure: c.value for s in report.summary for c in s.cells if c.run == r}
+                  for r in report.runs},
+        "intervals": {r: {s.measure: [c.ci_lower, c.ci_upper] for s in report.summary
+                          for c in s.cells
+                          if c.run == r and c.ci_lower is not None and c.ci_upper is not None}
+                      for r in report.runs} if info is not None else {},
+        "targets": [{
+            "measure": t.measure,
+            "op": t.op,
+            "threshold": t.threshold,
+            "source": t.source,
+            "on": t.cells[0].on if t.cells else "mean",
+            "results": [{"run": c.run, "value": c.value, "shown": c.shown, "passed": c.passed,
+                         "margin": c.margin, "mean": c.mean} for c in t.cells],
+        } for t in report.targets],
+        "all_targets_passed": all(t.passed for t in report.targets),
+        "drops": [{"run": d.run, "baseline": d.baseline, "measure": d.measure,
+                   "delta": d.delta, "delta_lower": d.delta_lower, "delta_upper": d.delta_upper,
+                   "p_value": _maybe(d.p_value), "max_drop": d.max_drop,
+                   "significant": d.significant, "failed": d.failed, "message": d.message}
+                  for d in report.drops],
+        "all_passed": report.all_passed,
+        "counts": {h.run: {
+            "evaluated": h.evaluated,
+            "run_only": h.run_only,
+            "qrels_only": h.qrels_only,
+            "no_relevant": h.no_relevant,
+            "empty_retrievals": h.empty_retrievals,
+            "duplicates_dropped": h.duplicates_dropped,
+            "skipped_no_relevant": h.skipped_no_relevant,
+            "run_only_examples": list(h.run_only_examples),
+            "qrels_only_examples": list(h.qrels_only_examples),
+        } for h in report.health},
+        "conventions": dict(report.conventions),
+        "stats": None if info is None else {
+            "level": info.level, "resamples": info.resamples,
+            "curve_resamples": info.curve_resamples, "seed": info.seed, "alpha": info.alpha,
+            "interval": info.interval, "test": info.test, "also": info.also,
+            "correction": info.correction, "description": info.describe()},
+        "curves": {c.family: {r: list(v) for r, v in c.series.items()} for c in report.curves},
+        "curve_bands": {c.family: {r: {"lower": list(lo), "upper": list(hi)}
+                                   for r, (lo, hi) in c.bands.items()}
+                        for c in report.curves if c.bands},
+        "comparisons": [{"run": c.run, "baseline": c.baseline, "measure": c.measure,
+                         "wins": c.wins, "losses": c.losses, "ties": c.ties}
+                        for c in report.comparisons],
+        "significance": [{"run": c.run, "baseline": report.baseline, "measure": s.measure,
+                          "delta": c.delta, "p_value": _maybe(c.p_value),
+                          "t_p_value": _maybe(c.t_p_value), "significant": c.significant}
+                         for s in report.summary for c in s.cells
+                         if c.delta is not None and info is not None],
+        "worst_queries_by": None if worst_by is None else {"measure": worst_by.measure,
+                                                           "k": worst_by.k},
+        "failure_kinds": {w.run: dict(w.failure_counts) for w in report.worst},
+        "worst_queries": {w.run: [{"query_id": q.query_id, "value": q.value,
+                                   "failure": q.failure} for q in w.queries]
+                          for w in report.worst},
+    }
+    if report.per_query:
+        doc["per_query"] = {r: {q: dict(vals) for q, vals in qs.items()}
+                            for r, qs in report.per_query.items()}
+    cleaned: dict[str, Any] = _clean(doc, "report")
+    return cleaned
+
+
+def render_json(report: Report) -> str:
+    """The report as JSON text (schema :data:`SCHEMA`), ending with a newline."""
+    return json.dumps(report_json(report), ensure_ascii=False, indent=2, allow_nan=False) + "\n"

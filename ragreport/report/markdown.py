@@ -1,0 +1,481 @@
+"""GitHub-flavoured Markdown for pull-request comments and ``$GITHUB_STEP_SUMMARY``.
+
+The document starts with a hidden ``<!-- ragreport -->`` marker (so a CI job can find and update
+its own "sticky" comment), then the title, one status line, the runs and query counts, the
+targets table, the ``--max-drop`` gate (when set), the summary table with deltas against the
+baseline, the worst queries of each run (folded in ``<details>``), the dataset health and the
+conventions (statistics included).
+
+Two guarantees:
+
+* **Every user string is escaped** for Markdown tables *and* HTML (see :func:`escape_md`), so a
+  run name, query id or query text cannot break a table, start a link or inject a tag.
+* **The document never exceeds** ``max_chars`` (counted in UTF-16 code units, which is never less
+  than the number of characters, so it also holds for code points). When the full document is
+  too long, the least important parts go first -- worst-query rows, then long names are
+  shortened, then the details, conventions and provenance, then summary/target rows and run
+  columns (and drop-gate rows) -- and a visible line says what was left out.
+
+>>> escape_md("a|b <i>*x*</i>")
+'a\\\\|b &lt;i&gt;\\\\*x\\\\*&lt;/i&gt;'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from ..errors import RagReportError
+from ..targets import shown
+from .model import Report, RunHealth, SummaryCell, TargetCell, WorstQueries
+
+__all__ = ["MARKER", "MIN_CHARS", "escape_html", "escape_md", "render_markdown"]
+
+#: First line of every Markdown report: lets a CI job find its own comment.
+MARKER = "<!-- ragreport -->"
+
+#: Smallest ``max_chars`` accepted: enough for the marker, the title and the status line.
+MIN_CHARS = 1000
+
+#: Query texts in the worst-query tables are cut to this many characters.
+QUERY_TEXT_CHARS = 80
+
+#: When names must be shortened to fit, user strings are cut to this many characters.
+SHORT_NAME_CHARS = 40
+
+ARROWS = {"up": "▲", "down": "▼", "same": "", "": ""}
+
+# Markdown context: backslash escapes for Markdown punctuation, entities for HTML and for the
+# backslash itself (a user backslash must never turn our ``\|`` into ``\\|``).
+_MD_TABLE = str.maketrans({
+    "\\": "&#92;",
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    '"': "&quot;",
+    "|": "\\|",
+    "`": "\\`",
+    "*": "\\*",
+    "_": "\\_",
+    "[": "\\[",
+    "]": "\\]",
+    "~": "\\~",
+    "#": "\\#",
+})
+
+# Raw-HTML context (inside ``<summary>``, where Markdown escapes are not processed): entities only.
+_HTML_TABLE = str.maketrans({
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    '"': "&quot;",
+    "'": "&#39;",
+    "|": "&#124;",
+    "`": "&#96;",
+    "*": "&#42;",
+    "_": "&#95;",
+    "[": "&#91;",
+    "]": "&#93;",
+    "~": "&#126;",
+    "\\": "&#92;",
+})
+
+# C0/C1 control characters (other than whitespace, which is collapsed) are dropped.
+_CONTROLS = {c: None for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)]}
+
+
+def _flat(text: str) -> str:
+    """One line: whitespace runs (newlines included) become one space, controls are dropped."""
+    return " ".join(str(text).split()).translate(_CONTROLS)
+
+
+def _clip(text: str, limit: int | None) -> str:
+    flat = _flat(text)
+    if limit is None or len(flat) <= limit:
+        return flat
+    return flat[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def escape_md(text: str, limit: int | None = None) -> str:
+    """``text`` made safe for a Markdown table cell or paragraph (GitHub-flavoured).
+
+    Newlines become spaces; ``|`` becomes ``\\|``; backticks, ``*``, ``_``, ``[``, ``]``, ``~``
+    and ``#`` are backslash-escaped (no code span, emphasis or link can start); ``&``, ``<``,
+    ``>``, ``"`` and ``\\`` become HTML entities. With ``limit``, the text is first cut to that
+    many characters (an ellipsis marks the cut), so an escape is never cut in half.
+
+    >>> escape_md("[x](javascript:alert(1))")
+    '\\\\[x\\\\](javascript:alert(1))'
+    >>> escape_md("line one\\nline two", limit=12)
+    'line one li…'
+    """
+    return _clip(text, limit).translate(_MD_TABLE)
+
+
+def escape_html(text: str, limit: int | None = None) -> str:
+    """``text`` made safe inside raw HTML (``<summary>``): entities only, on one line.
+
+    >>> escape_html('"><img src=x>')
+    '&quot;&gt;&lt;img src=x&gt;'
+    """
+    return _clip(text, limit).translate(_HTML_TABLE)
+
+
+def _length(text: str) -> int:
+    """Length in UTF-16 code units (what a browser counts; >= the number of code points)."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+@dataclass(frozen=True)
+class _Opts:
+    """How much of the report to show; each field is a way to make the document shorter."""
+
+    rows: int | None = None       # worst-query rows per run (None: all)
+    names: int | None = None      # cut user strings (title, run names, ids...) to this many chars
+    details: bool = True          # the worst-query section
+    extras: bool = True           # conventions and provenance footer
+    cap: int | None = None        # at most this many runs, summary rows and target rows
+
+
+@dataclass
+class _Dropped:
+    rows: int = 0
+    names: bool = False
+    details: bool = False
+    extras: bool = False
+    runs: int = 0
+    measures: int = 0
+    targets: int = 0
+    drops: int = 0
+
+    def notice(self, max_chars: int) -> str:
+        parts = []
+        if self.rows:
+            parts.append(f"{self.rows} worst {_plural(self.rows, 'query', 'queries')} not shown")
+        if self.details:
+            parts.append("worst-query details not shown")
+        if self.names:
+            parts.append(f"long names cut to {SHORT_NAME_CHARS} characters")
+        if self.measures:
+            parts.append(f"{self.measures} summary {_plural(self.measures, 'row')} not shown")
+        if self.targets:
+            parts.append(f"{self.targets} target {_plural(self.targets, 'row')} not shown")
+        if self.drops:
+            parts.append(f"{self.drops} drop {_plural(self.drops, 'check')} not shown")
+        if self.runs:
+            parts.append(f"{self.runs} {_plural(self.runs, 'run')} not shown")
+        if self.extras:
+            parts.append("conventions and inputs not shown")
+        if not parts:
+            return ""
+        return (f"> ✂️ truncated: {'; '.join(parts)}; see the HTML/JSON report (this comment "
+                f"is limited to {max_chars:,} characters)")
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return word if n == 1 else (plural or word + "s")
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _target_cell(c: TargetCell) -> list[str]:
+    word = "✅ pass" if c.passed else "❌ fail"
+    extra = f" (mean {shown(c.mean)})" if c.on == "ci_lower" and math.isfinite(c.mean) else ""
+    return [f"{word} {c.shown}{extra}", c.margin_text]
+
+
+def _drop_section(report: Report, runs: list[str], cap: int | None, esc: _Esc) -> list[str]:
+    drops = [d for d in report.drops if d.run in runs]
+    if not drops:
+        return []
+    level = f"{report.stats.level:.0%} " if report.stats is not None else ""
+    shown_drops = drops if cap is None else drops[:cap]
+    out = [f"### Drop gate (max drop {drops[0].max_drop:g})", "",
+           _row(["Run", "Measure", "Δ vs baseline", f"{level}CI of Δ", "p (Holm)", "Result"]),
+           "|:--|:--|--:|--:|--:|:--|"]
+    for d in shown_drops:
+        result = "❌ fail" if d.failed else "✅ pass"
+        out.append(_row([esc.md(d.run), esc.md(d.measure),
+                         _signed(d.delta), f"[{shown(d.delta_lower)}, {shown(d.delta_upper)}]",
+                         f"{d.p_value:.4g}", result]))
+    out.append("")
+    if len(shown_drops) < len(drops):
+        n = len(drops) - len(shown_drops)
+        out += [f"{n} more drop {_plural(n, 'check')} not shown.", ""]
+    return out
+
+
+def _signed(x: float) -> str:
+    s = shown(abs(x))
+    if s == shown(0.0):
+        return "±" + s
+    return ("+" if x > 0 else "−") + s
+
+
+def _summary_cell(c: SummaryCell) -> str:
+    if c.delta is None:
+        return c.shown
+    arrow = ARROWS.get(c.direction, "")
+    return f"{c.shown} {arrow} {c.delta_text}" if arrow else f"{c.shown} {c.delta_text}"
+
+
+def _health_text(h: RunHealth) -> str:
+    return (f"{h.evaluated} evaluated, {h.run_only} run-only, {h.qrels_only} qrels-only, "
+            f"{h.no_relevant} without relevant documents, {h.empty_retrievals} empty "
+            f"{_plural(h.empty_retrievals, 'retrieval')}, {h.duplicates_dropped} "
+            f"{_plural(h.duplicates_dropped, 'duplicate')} dropped"
+            + (f", {h.skipped_no_relevant} skipped (no relevant document)"
+               if h.skipped_no_relevant else ""))
+
+
+def _status(report: Report) -> str:
+    checks = [c for t in report.targets for c in t.cells]
+    failed = sum(1 for c in checks if not c.passed)
+    drops = [d for d in report.drops if d.failed]
+    if not checks and not report.drops:
+        return "ℹ️ **No targets set** (give them with `--targets` or `[tool.ragreport.targets]`)"
+    if failed == 0 and not drops:
+        parts = []
+        if checks:
+            parts.append(f"{len(checks)} target {_plural(len(checks), 'check')}")
+        if report.drops:
+            parts.append(f"no significant drop beyond {report.drops[0].max_drop:g}")
+        return f"✅ **All checks pass** ({', '.join(parts)})"
+    bad = []
+    if failed:
+        verb = "fails" if len(checks) == 1 else "fail"
+        bad.append(f"**{failed} of {len(checks)} target {_plural(len(checks), 'check')} {verb}**")
+    if drops:
+        bad.append(f"**{len(drops)} significant {_plural(len(drops), 'drop')} beyond "
+                   f"{drops[0].max_drop:g}**")
+    return "❌ " + " · ".join(bad)
+
+
+def _shown_runs(report: Report, cap: int | None) -> list[str]:
+    if cap is None or cap >= len(report.runs):
+        return list(report.runs)
+    keep = {report.baseline}
+    for r in report.runs:
+        if len(keep) >= cap:
+            break
+        keep.add(r)
+    return [r for r in report.runs if r in keep]
+
+
+def _worst_section(w: WorstQueries, rows: int | None, name: str, esc: _Esc) -> list[str]:
+    queries = w.queries if rows is None else w.queries[:rows]
+    summary = (f"{esc.html(name)}: {len(w.queries)} worst of {w.total} "
+               f"{_plural(w.total, 'query', 'queries')} by {esc.html(w.measure)} (K={w.k})")
+    out = [f"<details><summary>{summary}</summary>", ""]
+    kinds = [f"{esc.md(k)} ({n})" for k, n in w.failure_counts.items() if n]
+    out.append(f"Failure kinds at K={w.k}: " + (" · ".join(kinds) if kinds else "none") + ".")
+    out.append("")
+    if queries:
+        out.append(_row(["Query", "Text", esc.md(w.measure), "Failure"]))
+        out.append("|:--|:--|--:|:--|")
+        for q in queries:
+            out.append(_row([esc.md(q.query_id), escape_md(q.text, QUERY_TEXT_CHARS),
+                             q.shown, "—" if q.failure == "ok" else esc.md(q.failure)]))
+        out.append("")
+    if len(queries) < len(w.queries):
+        n = len(w.queries) - len(queries)
+        out += [f"{n} more {_plural(n, 'query', 'queries')} not shown.", ""]
+    out += ["</details>", ""]
+    return out
+
+
+@dataclass(frozen=True)
+class _Esc:
+    limit: int | None
+
+    def md(self, text: str) -> str:
+        return escape_md(text, self.limit)
+
+    def html(self, text: str) -> str:
+        return escape_html(text, self.limit)
+
+
+def _render(report: Report, opts: _Opts, notice: str) -> str:
+    esc = _Esc(opts.names)
+    runs = _shown_runs(report, opts.cap)
+    run_names = {r: esc.md(r) for r in report.runs}
+    lines = [MARKER, f"## {esc.md(report.title) or 'Retrieval evaluation'}", "", _status(report),
+             ""]
+
+    listed = ", ".join(run_names[r] + (" (baseline)" if r == report.baseline and
+                                       len(report.runs) > 1 else "") for r in runs)
+    if len(runs) < len(report.runs):
+        listed += f" and {len(report.runs) - len(runs)} more"
+    evaluated = sorted({h.evaluated for h in report.health})
+    if len(evaluated) == 1:
+        ev = f"{evaluated[0]} evaluated" + (" per run" if len(report.runs) > 1 else "")
+    else:
+        ev = "evaluated: " + ", ".join(f"{run_names[h.run]} {h.evaluated}"
+                                       for h in report.health if h.run in runs)
+    lines += [f"**{_plural(len(report.runs), 'Run')}:** {listed} · **Queries:** "
+              f"{report.qrels_queries} in qrels, {ev}", ""]
+    if notice:
+        lines += [notice, ""]
+
+    # targets
+    lines += ["### Targets", ""]
+    if not report.targets:
+        lines += ["No targets set.", ""]
+    else:
+        targets = report.targets if opts.cap is None else report.targets[: opts.cap]
+        head = ["Measure", "Target"]
+        align = ["|:--|:--"]
+        for r in runs:
+            head += [run_names[r], "Margin"]
+            align.append("|:--|--:")
+        lines += [_row(head), "".join(align) + "|"]
+        for t in targets:
+            cells = {c.run: c for c in t.cells}
+            on_ci = any(c.on == "ci_lower" for c in t.cells)
+            row = [esc.md(t.measure), esc.md(f"{t.op} {t.threshold_text}")
+                   + (" (CI lower bound)" if on_ci else "")]
+            for r in runs:
+                row += _target_cell(cells[r]) if r in cells else ["", ""]
+            lines.append(_row(row))
+        lines.append("")
+        if len(targets) < len(report.targets):
+            n = len(report.targets) - len(targets)
+            lines += [f"{n} more target {_plural(n, 'row')} not shown.", ""]
+
+    lines += _drop_section(report, runs, opts.cap, esc)
+
+    # summary
+    lines += ["### Summary", ""]
+    if len(report.runs) > 1:
+        lines += [f"Deltas against the baseline {run_names[report.baseline]}: ▲ higher, "
+                  "▼ lower.", ""]
+    summary = report.summary if opts.cap is None else report.summary[: opts.cap]
+    head = ["Measure"] + [run_names[r] + (" (baseline)" if r == report.baseline and
+                                          len(report.runs) > 1 else "") for r in runs]
+    lines += [_row(head), "|:--" + "|--:" * len(runs) + "|"]
+    for s in summary:
+        cells_by_run = {c.run: c for c in s.cells}
+        lines.append(_row([esc.md(s.measure)] + [
+            _summary_cell(cells_by_run[r]) if r in cells_by_run else "" for r in runs]))
+    lines.append("")
+    if len(summary) < len(report.summary):
+        n = len(report.summary) - len(summary)
+        lines += [f"{n} more summary {_plural(n, 'row')} not shown.", ""]
+
+    # worst queries
+    if opts.details and report.worst:
+        lines += ["### Worst queries", ""]
+        for w in report.worst:
+            if w.run in runs:
+                lines += _worst_section(w, opts.rows, w.run, esc)
+
+    # dataset health
+    health = [h for h in report.health if h.run in runs]
+    texts = [_health_text(h) for h in health]
+    if texts and len(set(texts)) == 1:
+        scope = " (every run)" if len(report.runs) > 1 else ""
+        lines += [f"**Dataset health:** {texts[0]}{scope}.", ""]
+    elif texts:
+        lines += ["**Dataset health:** " + "; ".join(
+            f"{run_names[h.run]}: {t}" for h, t in zip(health, texts, strict=True)) + ".", ""]
+
+    if opts.extras:
+        if report.conventions:
+            lines += ["**Conventions**", ""]
+            lines += [f"- {esc.md(k)}: {esc.md(v)}" for k, v in report.conventions.items()]
+            if report.stats is not None:
+                lines.append(f"- statistics: {esc.md(report.stats.describe())}")
+            lines.append("")
+        foot = [f"ragreport {esc.md(report.version)}", f"generated {esc.md(report.generated_at)}"]
+        if report.command:
+            foot.append(esc.md(report.command))
+        if report.inputs:
+            foot.append("inputs: " + ", ".join(f"{esc.md(f.name)} (sha256 {esc.md(f.sha256[:12])})"
+                                               for f in report.inputs))
+        lines += ["<sub>" + " · ".join(foot) + "</sub>", ""]
+    return "\n".join(lines)
+
+
+def _fits(text: str, max_chars: int) -> bool:
+    return _length(text) <= max_chars
+
+
+def _largest(lo: int, hi: int, ok: Callable[[int], bool]) -> int | None:
+    """Largest n in [lo, hi] with ok(n), assuming ok is monotone (true then false); else None."""
+    if not ok(lo):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def render_markdown(report: Report, max_chars: int = 60_000) -> str:
+    """The report as GitHub-flavoured Markdown, at most ``max_chars`` long (see module doc).
+
+    The same report always gives the same text. ``max_chars`` must be at least
+    :data:`MIN_CHARS`; GitHub's comment limit is 65,536.
+    """
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < MIN_CHARS:
+        raise RagReportError(f"max_chars must be an integer >= {MIN_CHARS}, got {max_chars!r}")
+    full = _render(report, _Opts(), "")
+    if _fits(full, max_chars):
+        return full
+
+    max_rows = max((len(w.queries) for w in report.worst), default=0)
+
+    def attempt(opts: _Opts) -> str:
+        dropped = _Dropped()
+        runs = _shown_runs(report, opts.cap)
+        if opts.details:
+            shown = sum(min(len(w.queries), opts.rows if opts.rows is not None else max_rows)
+                        for w in report.worst if w.run in runs)
+            dropped.rows = sum(len(w.queries) for w in report.worst if w.run in runs) - shown
+        else:
+            dropped.details = bool(report.worst)
+        dropped.names = opts.names is not None
+        dropped.extras = not opts.extras and (bool(report.conventions) or bool(report.inputs))
+        if opts.cap is not None:
+            dropped.runs = len(report.runs) - len(runs)
+            dropped.measures = max(len(report.summary) - opts.cap, 0)
+            dropped.targets = max(len(report.targets) - opts.cap, 0)
+            dropped.drops = max(len([d for d in report.drops if d.run in runs]) - opts.cap, 0)
+        return _render(report, opts, dropped.notice(max_chars))
+
+    # 1. fewer worst-query rows, 2. the same with long names cut
+    for names in (None, SHORT_NAME_CHARS):
+        base = _Opts(names=names)
+
+        def fits_rows(k: int, base: _Opts = base) -> bool:
+            return _fits(attempt(replace(base, rows=k)), max_chars)
+
+        n = _largest(0, max_rows, fits_rows)
+        if n is not None:
+            return attempt(replace(base, rows=n))
+    # 3. no worst-query details, 4. no conventions / provenance footer
+    for opts in (_Opts(names=SHORT_NAME_CHARS, details=False),
+                 _Opts(names=SHORT_NAME_CHARS, details=False, extras=False)):
+        text = attempt(opts)
+        if _fits(text, max_chars):
+            return text
+    # 5. at most n runs, summary rows and target rows
+    base = _Opts(names=SHORT_NAME_CHARS, details=False, extras=False)
+    biggest = max(len(report.runs), len(report.summary), len(report.targets),
+                  len(report.drops), 1)
+    n = _largest(1, biggest, lambda k: _fits(attempt(replace(base, cap=k)), max_chars))
+    if n is not None:
+        return attempt(replace(base, cap=n))
+    # 6. the bare minimum (cannot exceed MIN_CHARS: every user string is cut)
+    minimal = "\n".join([
+        MARKER, f"## {escape_md(report.title, SHORT_NAME_CHARS) or 'Retrieval evaluation'}", "",
+        _status(report), "",
+        f"> ✂️ truncated: the tables do not fit in {max_chars:,} characters; see the HTML/JSON "
+        "report", ""])
+    assert _fits(minimal, max_chars)
+    return minimal

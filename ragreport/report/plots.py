@@ -1,0 +1,290 @@
+"""Inline SVG plots for the HTML report, drawn with matplotlib's object API (no pyplot).
+
+Every plot is a :class:`matplotlib.figure.Figure` saved with the SVG backend under an explicit
+``rc_context``, so the output depends neither on the user's ``matplotlibrc`` nor on the time:
+ids are hashed with a fixed salt, the date is left out and text stays text (``svg.fonttype =
+none``). The SVG is then made fit to sit inside an HTML page:
+
+* the XML prolog, DOCTYPE and RDF metadata are dropped;
+* ids nobody references are removed, the referenced ones (clip paths, markers) get a per-plot
+  prefix so that several plots in one page never share an id;
+* sentinel colours become CSS: text and axes use ``currentColor`` (readable on light and dark
+  pages), run colours use ``var(--c0)``… with the light palette as fallback, so the page's
+  stylesheet can switch to a dark palette;
+* the font family is removed so the text uses the page's system font stack.
+
+matplotlib escapes the text it writes (run names in legends), so user strings cannot inject
+markup; :func:`_check_svg` double-checks that the result holds no script or event handler.
+Matplotlib is imported lazily, inside the functions.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import RagReportError
+
+if TYPE_CHECKING:
+    from .model import Curve, Distribution
+
+__all__ = [
+    "DARK_PALETTE",
+    "LIGHT_PALETTE",
+    "LINESTYLES",
+    "MARKERS",
+    "curve_svg",
+    "distribution_svg",
+    "run_style",
+]
+
+#: Okabe–Ito colours, ordered for a white page (yellow and black last: poor on white).
+LIGHT_PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#8c6d00")
+#: The same hues, ordered and lightened for a dark page.
+DARK_PALETTE = ("#56b4e9", "#e69f00", "#2ec4a0", "#e69fc8", "#f0e442", "#7fb2e5", "#f5c710")
+#: Line styles and markers cycle with the colours, so runs differ by more than colour.
+LINESTYLES = ("solid", "dashed", "dashdot", "dotted")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_DASHES = {"solid": "", "dashed": "6 3", "dashdot": "6 2 1.5 2", "dotted": "1.5 2"}
+
+# sentinel colours replaced in the SVG text (never used for anything else)
+_TEXT = "#010101"
+_GRID = "#020202"
+_TARGET = "#030303"
+# the run colours are drawn with sentinels too, then become var(--cN, light colour)
+_RUN_SENTINELS = tuple(f"#0401{i:02x}" for i in range(len(LIGHT_PALETTE)))
+
+_FONT_SIZE = 10.0
+
+
+def run_style(index: int) -> dict[str, str]:
+    """Colour (CSS), line style, SVG dash array and marker of the run at ``index``.
+
+    >>> run_style(0)["color"], run_style(8)["linestyle"]
+    ('var(--c0, #0072b2)', 'solid')
+    """
+    c = index % len(LIGHT_PALETTE)
+    ls = LINESTYLES[index % len(LINESTYLES)]
+    return {
+        "color": f"var(--c{c}, {LIGHT_PALETTE[c]})",
+        "css_var": f"--c{c}",
+        "linestyle": ls,
+        "dasharray": _DASHES[ls],
+        "marker": MARKERS[index % len(MARKERS)],
+    }
+
+
+def _rc() -> dict[str, Any]:
+    """Every rcParam the plots depend on, set explicitly."""
+    return {
+        "svg.hashsalt": "ragreport",
+        "svg.fonttype": "none",
+        "svg.image_inline": True,
+        "text.usetex": False,
+        "text.parse_math": False,  # '$' in a run name is text, not mathtext
+        "font.family": "sans-serif",
+        "font.size": _FONT_SIZE,
+        "axes.unicode_minus": True,
+        "axes.formatter.use_locale": False,
+        "axes.formatter.useoffset": False,
+        "path.simplify": True,
+        "lines.linewidth": 1.6,
+        "lines.markersize": 4.5,
+        "legend.fontsize": _FONT_SIZE,
+        "xtick.labelsize": _FONT_SIZE * 0.9,
+        "ytick.labelsize": _FONT_SIZE * 0.9,
+        "hatch.color": _TEXT,
+        "figure.dpi": 72,
+        "savefig.dpi": 72,
+        "savefig.transparent": True,
+    }
+
+
+def _legend_label(name: str, limit: int = 40) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def _style_axes(ax: Any) -> None:
+    ax.set_facecolor("none")
+    for side, spine in ax.spines.items():
+        spine.set_color(_TEXT)
+        spine.set_visible(side in ("left", "bottom"))
+    ax.tick_params(colors=_TEXT, labelcolor=_TEXT)
+    ax.xaxis.label.set_color(_TEXT)
+    ax.yaxis.label.set_color(_TEXT)
+    ax.grid(True, color=_GRID, alpha=0.18, linewidth=0.8)
+    ax.set_axisbelow(True)
+
+
+def curve_svg(curve: Curve, runs: Sequence[str], *, prefix: str) -> str:
+    """Mean of a measure family at K = 1..K_max, one line per run, targets marked.
+
+    A target on a cutoff (``nDCG@5 > 0.85``) is a hollow diamond at (K, threshold) on a thin
+    dashed line; a target without cutoff (``RR > 0.8``) is a dashed line across every K.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    with _rc_context():
+        longest = max((len(_legend_label(r)) for r in runs), default=0)
+        ncols = min(len(runs), 4 if longest <= 14 else 2 if longest <= 28 else 1) or 1
+        legend_rows = -(-len(runs) // ncols)
+        legend_h = 0.12 + 0.2 * legend_rows if runs else 0.0  # inches
+        height = 2.9 + legend_h
+        fig = Figure(figsize=(6.4, height), facecolor="none")
+        fig.subplots_adjust(left=0.09, right=0.98, top=1 - 0.1 / height,
+                            bottom=(legend_h + 0.55) / height)
+        ax = fig.add_subplot()
+        _style_axes(ax)
+        ks = list(curve.ks)
+        top = 1.0
+        for i, run in enumerate(runs):
+            ys = curve.series.get(run)
+            if ys is None:
+                continue
+            st = run_style(i)
+            top = max(top, *ys) if ys else top
+            ax.plot(ks[: len(ys)], ys, color=_RUN_SENTINELS[i % len(_RUN_SENTINELS)],
+                    linestyle=st["linestyle"], marker=st["marker"],
+                    markevery=_markevery(len(ys)), label=_legend_label(run), zorder=3)
+        for k, threshold, label in curve.targets:
+            ax.axhline(threshold, color=_TARGET, linestyle=(0, (4, 3)), linewidth=0.9,
+                       alpha=0.75, zorder=2)
+            text = f"target {label}" + (f" @{k}" if k is not None else " (all K)")
+            if k is not None:
+                ax.plot([k], [threshold], linestyle="none", marker="D", markersize=8,
+                        markerfacecolor="none", markeredgecolor=_TARGET, markeredgewidth=1.6,
+                        zorder=4)
+                ax.annotate(text, (k, threshold), xytext=(6, 5), textcoords="offset points",
+                            color=_TEXT, fontsize=_FONT_SIZE * 0.85, zorder=5)
+            else:
+                ax.annotate(text, (ks[-1] if ks else 1, threshold), xytext=(0, 5),
+                            textcoords="offset points", ha="right", color=_TEXT,
+                            fontsize=_FONT_SIZE * 0.85, zorder=5)
+        ax.set_xlim(0.5, (ks[-1] if ks else 1) + 0.5)
+        ax.set_ylim(0.0, top * 1.05)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=12, integer=True, min_n_ticks=1))
+        ax.set_xlabel("K (cutoff)")
+        ax.set_ylabel(f"mean {curve.family}@K")
+        if runs:
+            fig.legend(loc="lower center", bbox_to_anchor=(0.5, 0.0), ncols=ncols,
+                       frameon=False, labelcolor=_TEXT, handlelength=2.6, borderaxespad=0.2)
+        return _to_svg(fig, prefix, f"{curve.family} at K = 1 to {ks[-1] if ks else 0}")
+
+
+def _markevery(n: int) -> int:
+    return max(1, n // 20)
+
+
+def distribution_svg(dist: Distribution, runs: Sequence[str], *, prefix: str,
+                     bins: int = 10) -> str:
+    """Histogram of the per-query values of a bounded measure, runs side by side.
+
+    The values fall in [0, 1], cut in ``bins`` equal bins (1.0 goes in the last one); a dashed
+    vertical line marks each run's mean. The SVG size does not depend on the number of queries.
+    """
+    import numpy as np
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator, PercentFormatter
+
+    with _rc_context():
+        fig = Figure(figsize=(4.2, 2.6), facecolor="none")
+        fig.subplots_adjust(left=0.15, right=0.97, top=0.95, bottom=0.2)
+        ax = fig.add_subplot()
+        _style_axes(ax)
+        edges = np.linspace(0.0, 1.0, bins + 1)
+        present = [(i, r) for i, r in enumerate(runs) if r in dist.values]
+        n = max(1, len(present))
+        width = (1.0 / bins) * 0.84 / n
+        for slot, (i, run) in enumerate(present):
+            vals = np.asarray(dist.values[run], dtype=np.float64)
+            vals = vals[np.isfinite(vals)]
+            counts, _ = np.histogram(np.clip(vals, 0.0, 1.0), bins=edges)
+            share = counts / max(1, len(vals)) * 100.0
+            left = edges[:-1] + (1.0 / bins) * 0.08 + slot * width
+            colour = _RUN_SENTINELS[i % len(_RUN_SENTINELS)]
+            ax.bar(left, share, width=width, align="edge", color=colour, linewidth=0,
+                   label=_legend_label(run), zorder=3)
+            if len(vals):
+                ax.axvline(float(vals.mean()), color=colour, linewidth=1.4,
+                           linestyle=(0, (4, 2)), zorder=4)
+        ax.set_xlim(0.0, 1.0)
+        ax.set_ylim(0.0, 100.0 if not present else None)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
+        ax.yaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
+        ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
+        ax.set_xlabel(f"per-query {dist.measure}")
+        ax.set_ylabel("queries")
+        return _to_svg(fig, prefix, f"distribution of per-query {dist.measure}")
+
+
+def _rc_context() -> Any:
+    import matplotlib
+
+    rc: Any = _rc()  # keys checked by matplotlib at run time
+    return matplotlib.rc_context(rc)
+
+
+_PROLOG = re.compile(r"\A\s*(<\?xml[^>]*\?>\s*)?(<!DOCTYPE[^>]*>\s*)?", re.S)
+_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
+_ID = re.compile(r'\sid="([^"]*)"')
+_REF = re.compile(r'(url\(#|xlink:href="#|href="#)([^)"]+)')
+_STYLE = re.compile(r'style="([^"]*)"')
+_FONT_FAMILY = re.compile(r"font-family:[^;\"]*;?\s*")
+_ROOT_SIZE = re.compile(r'\A<svg([^>]*?)\swidth="[^"]*"\sheight="[^"]*"')
+_TAG = re.compile(r"<[^>]*>")
+_UNSAFE = re.compile(r"\A</?\s*(?:(?:script|style|foreignObject|iframe|img|image|a|animate|set)\b"
+                     r"|use\b[^>]*href=\"[^#])|\son\w+\s*=|javascript:", re.I)
+# matplotlib's "*{stroke-linejoin: round; ...}" would style the whole page: the report's
+# stylesheet has the same rule scoped to svg.plot
+_STYLE_ELEMENT = re.compile(r"\s*<defs>\s*<style[^>]*>[^<]*</style>\s*</defs>")
+
+
+def _colour_css(style: re.Match[str]) -> str:
+    s = style.group(1)
+    s = _FONT_FAMILY.sub("", s)
+    s = s.replace(_TEXT, "currentColor").replace(_GRID, "currentColor")
+    s = s.replace(_TARGET, "currentColor")
+    for i, sentinel in enumerate(_RUN_SENTINELS):
+        s = s.replace(sentinel, f"var(--c{i}, {LIGHT_PALETTE[i]})")
+    return f'style="{s.strip()}"'
+
+
+def _to_svg(fig: Any, prefix: str, label: str) -> str:
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", prefix):
+        raise RagReportError(f"bad SVG id prefix {prefix!r}")
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None}, facecolor="none")
+    svg = _PROLOG.sub("", buf.getvalue())
+    svg = _METADATA.sub("", svg)
+    svg = _STYLE_ELEMENT.sub("", svg)
+    referenced = set(m.group(2) for m in _REF.finditer(svg))
+
+    def _id(m: re.Match[str]) -> str:
+        return f' id="{prefix}-{m.group(1)}"' if m.group(1) in referenced else ""
+
+    svg = _ID.sub(_id, svg)
+    svg = _REF.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
+    svg = _STYLE.sub(_colour_css, svg)
+    svg = _ROOT_SIZE.sub(
+        lambda m: f'<svg{m.group(1)} class="plot" role="img" aria-label="{_attr(label)}"', svg)
+    svg = svg.strip() + "\n"
+    _check_svg(svg)
+    return svg
+
+
+def _attr(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;"))
+
+
+def _check_svg(svg: str) -> None:
+    """Refuse an SVG that could run code once inlined (defence in depth)."""
+    if not svg.startswith("<svg"):
+        raise RagReportError("matplotlib produced an unexpected SVG document")
+    for tag in _TAG.finditer(svg):  # text content has its '<' and '>' escaped
+        bad = _UNSAFE.search(tag.group(0))
+        if bad:
+            raise RagReportError(f"plot SVG contains unsafe markup near {bad.group(0)!r}")
