@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .data import Qrels, Run
     from .engine import evaluate
     from .errors import ConfigError, InputError, MeasureError, RagReportError
+    from .explorer import Explorer
     from .io import load_docs, load_qrels, load_queries, load_run, load_texts
     from .measures import Measure, parse_measure, parse_measures
     from .result import EvaluationResult
@@ -43,10 +44,11 @@ _EXPORTS: dict[str, str] = {
     "InputError": "errors",
     "MeasureError": "errors",
     "ConfigError": "errors",
+    "Explorer": "explorer",
 }
 
 __all__ = [
-    "ConfigError", "EvaluationResult", "InputError", "Measure", "MeasureError", "Qrels",
+    "ConfigError", "EvaluationResult", "Explorer", "InputError", "Measure", "MeasureError", "Qrels",
     "RagReportError", "RetrievalEvaluator", "Run", "__version__", "evaluate",
     "evaluate_multiple_queries", "load_docs", "load_qrels", "load_queries", "load_run",
     "load_texts", "parse_measure", "parse_measures",

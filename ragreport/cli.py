@@ -91,7 +91,26 @@ def build_parser() -> argparse.ArgumentParser:
         rp = sub.add_parser(name, help=helptext, description=helptext[0].upper() + helptext[1:])
         _add_inputs(rp, many_runs=True)
         _add_report_options(rp)
+    _add_notebook_parser(sub)
     return parser
+
+
+def _add_notebook_parser(sub: Any) -> None:
+    nb = sub.add_parser("notebook", help="write and run an analysis notebook (and its HTML)",
+                        description="Write an analysis notebook (loading code, summary, "
+                                    "metric-vs-K plots, worst queries), execute it, and "
+                                    "optionally export it to HTML that reads offline.")
+    nb.add_argument("qrels", nargs="?", help="qrels file (TREC, BEIR TSV or JSONL; .gz ok)")
+    nb.add_argument("runs", nargs="*", metavar="RUN", help="run file(s) (TREC or JSONL)")
+    nb.add_argument("--example", action="store_true", help="use the embedded example")
+    nb.add_argument("-o", "--output", required=True, metavar="PATH",
+                    help="where to write the executed notebook (.ipynb)")
+    nb.add_argument("--html", default=None, metavar="PATH",
+                    help="also export the executed notebook to this HTML file")
+    nb.add_argument("--queries", default=None, metavar="FILE", help="query texts (TSV or JSONL)")
+    nb.add_argument("--docs", default=None, metavar="FILE", help="document texts (TSV or JSONL)")
+    nb.add_argument("--name", action="append", default=None, dest="names", metavar="NAME",
+                    help="run name, repeatable, in the order of the runs")
 
 
 def _add_report_options(p: argparse.ArgumentParser) -> None:
@@ -323,7 +342,24 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_notebook(args: argparse.Namespace) -> int:
+    from .notebook import write_analysis_notebook
+
+    if args.example and (args.qrels or args.runs):
+        raise RagReportError("--example takes no QRELS or RUN arguments")
+    if not args.example and (not args.qrels or not args.runs):
+        raise RagReportError("notebook needs QRELS and at least one RUN (or --example)")
+    written = write_analysis_notebook(
+        None if args.example else args.qrels, [] if args.example else args.runs,
+        args.output, html_path=args.html, queries=args.queries, docs=args.docs,
+        names=args.names, example=args.example)
+    for path in written:
+        sys.stderr.write(f"wrote {path}\n")
+    return EXIT_OK
+
+
 _COMMANDS = {"evaluate": _cmd_evaluate, "report": _cmd_report, "check": _cmd_check}
+_COMMANDS["notebook"] = _cmd_notebook
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,6 +15,7 @@ from .metrics import FloatArray
 
 if TYPE_CHECKING:
     from .align import Counts, Ranking
+    from .explorer.widget import Explorer
 
 __all__ = ["Conventions", "EvaluationResult", "RankedDoc"]
 
@@ -203,6 +204,12 @@ class EvaluationResult:
         return [(d, g) for d, g in self.judged(query_id) if g >= level and d not in retrieved]
 
     # ---- export ----------------------------------------------------------------------------
+    def explore(self, **kwargs: Any) -> Explorer:
+        """An interactive :class:`ragreport.Explorer` of this result (ipywidgets)."""
+        from .explorer.widget import Explorer
+
+        return Explorer(self, **kwargs)
+
     def counts_dict(self) -> dict[str, int]:
         """The dataset counts as a plain dict."""
         return asdict(self.counts)

@@ -163,7 +163,8 @@ def paired_randomization_pvalues(a: npt.ArrayLike, b: npt.ArrayLike, resamples: 
     if n < 63 and 2 ** n <= resamples:
         patterns = (((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1) * 2 - 1).astype(float)
         stats = np.abs(patterns @ d) / n
-        return np.minimum(1.0, (stats >= thresh).sum(axis=0) / 2 ** n)
+        exact: FloatArray = np.minimum(1.0, (stats >= thresh).sum(axis=0) / 2 ** n)
+        return exact
     rng = np.random.default_rng(seed)
     count = np.zeros(cols)
     chunk = max(1, min(resamples, _CHUNK_CELLS // n))
