@@ -26,8 +26,8 @@ def generate(queries: int, depth: int, seed: int = 0) -> tuple[Path, Path]:
     import pyarrow.csv as pacsv
 
     DATA.mkdir(parents=True, exist_ok=True)
-    run = DATA / f"stream_run_{queries}x{depth}.txt"
-    qrels = DATA / f"stream_qrels_{queries}.txt"
+    run = DATA / f"stream_run_{queries}x{depth}_v2.txt"
+    qrels = DATA / f"stream_qrels_{queries}x{depth}_v2.txt"
     if run.exists() and qrels.exists():
         return qrels, run
     rng = np.random.default_rng(seed)
@@ -41,7 +41,8 @@ def generate(queries: int, depth: int, seed: int = 0) -> tuple[Path, Path]:
         for start in range(0, queries, step):
             n = min(step, queries - start)
             q = np.repeat(np.arange(start, start + n), depth)
-            docs = rng.integers(0, 8_000_000, n * depth)
+            # distinct documents within a query: (q * 7919 + i * 104729) mod 8M
+            docs = (q * 7919 + np.tile(np.arange(depth), n) * 104729) % 8_000_000
             scores = np.round(np.sort(rng.random((n, depth)), axis=1)[:, ::-1].ravel() * 30, 3)
             rank = np.tile(np.arange(1, depth + 1, dtype=np.int32), n)
             writer.write_table(pa.table({
@@ -55,7 +56,9 @@ def generate(queries: int, depth: int, seed: int = 0) -> tuple[Path, Path]:
             n = min(100_000, queries - start)
             ids = np.arange(start, start + n)
             g = rng.integers(0, 4, (n, 2))
-            d = rng.integers(0, 8_000_000, (n, 2))
+            pos = rng.integers(0, depth + depth // 2, (n, 2))  # some judged docs not retrieved
+            pos[:, 1] = (pos[:, 0] + 1 + pos[:, 1] % (depth - 1)) % (depth + depth // 2)
+            d = (ids[:, None] * 7919 + pos * 104729) % 8_000_000
             fh.write("".join(f"{i} 0 D{a} {ga}\n{i} 0 D{b} {gb}\n"
                              for i, a, b, ga, gb in zip(ids, d[:, 0], d[:, 1], g[:, 0], g[:, 1],
                                                         strict=True)))

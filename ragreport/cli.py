@@ -292,12 +292,23 @@ def _build_report(args: argparse.Namespace) -> Any:
         k_max = max([20, *(m.cutoff for m in wanted if m.cutoff)])
     kwargs = {**_eval_kwargs(args), "k_max": k_max}
     results = [evaluate(qrels, r, measures, **kwargs) for r in runs]
-    inputs = [InputFile.from_path("qrels", args.qrels)]
-    inputs += [InputFile.from_path("run", p) for p in args.runs]
+    def shown_path(path: str) -> str | None:
+        # the embedded example's files are shown relative to the package, not this machine
+        from pathlib import Path
+
+        from .examples import EXAMPLE_DIR
+
+        p = Path(path).resolve()
+        if args.example and p.parent == EXAMPLE_DIR:
+            return f"ragreport/examples/pydoc/{p.name}"
+        return None
+
+    inputs = [InputFile.from_path("qrels", args.qrels, shown_path(args.qrels))]
+    inputs += [InputFile.from_path("run", p, shown_path(p)) for p in args.runs]
     for role, path in (("queries", args.queries), ("docs", args.docs),
                        ("targets", args.targets)):
         if path:
-            inputs.append(InputFile.from_path(role, path))
+            inputs.append(InputFile.from_path(role, path, shown_path(path)))
     argv = getattr(args, "argv", None) or []
     return build_report(
         results, targets, baseline=args.baseline,

@@ -56,7 +56,9 @@ class InputFile:
     size: int
 
     @classmethod
-    def from_path(cls, role: str, path: str | os.PathLike[str]) -> InputFile:
+    def from_path(cls, role: str, path: str | os.PathLike[str],
+                  display: str | None = None) -> InputFile:
+        """Hash a file; ``display`` replaces the path shown (e.g. package-relative)."""
         p = Path(path)
         h = hashlib.sha256()
         size = 0
@@ -64,7 +66,7 @@ class InputFile:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
                 size += len(chunk)
-        return cls(role, p.name, str(path), h.hexdigest(), size)
+        return cls(role, p.name, display or str(path), h.hexdigest(), size)
 
 
 @dataclass(frozen=True)
