@@ -161,6 +161,7 @@ def align(
     duplicates: str = "error",
 ) -> Ranking:
     """Order ``run`` per query and join it to ``qrels`` (see the module docstring)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     n_run = len(run)
@@ -183,9 +184,8 @@ def align(
 
     keep = np.ones(n_run, dtype=bool)
     dropped = 0
-    import pyarrow as pa
-
-    if n_run and pc.count_distinct(pa.array(rkeys)).as_py() != n_run:
+    sorted_keys = np.sort(rkeys)
+    if n_run and (sorted_keys[1:] == sorted_keys[:-1]).any():
         first, later = _duplicate_pairs(rkeys)
         if duplicates == "error":
             i, j = int(first[0]), int(later[0])
@@ -236,17 +236,15 @@ def align(
     rows = np.flatnonzero(keep & (qpos[rq] >= 0))
     rpos = qpos[rq[rows]]
     if order == "given":
-        perm = np.lexsort((rows, rpos))
+        perm = np.argsort(rpos, kind="stable")
     else:
-        scores = run.scores[rows]
-        perm = np.lexsort((-scores, rpos))
-        s_sorted = scores[perm]
-        p_sorted = rpos[perm]
-        tied = (s_sorted[1:] == s_sorted[:-1]) & (p_sorted[1:] == p_sorted[:-1])
-        if tied.any():
-            doc_rank = np.empty(len(d_dict), dtype=np.int64)
-            doc_rank[pc.sort_indices(d_dict).to_numpy()] = np.arange(len(d_dict))
-            perm = np.lexsort((-doc_rank[d_codes[rows]], -scores, rpos))
+        # one multi-key sort: query, score descending, document id descending (byte order);
+        # Arrow compares the strings only where query and score tie
+        docs = run.doc_ids if len(rows) == n_run else run.doc_ids.take(pa.array(rows))
+        perm = pc.sort_indices(
+            pa.table({"q": rpos, "s": run.scores[rows], "d": docs}),
+            sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")],
+        ).to_numpy()
     rows = rows[perm]
     rpos = rpos[perm]
     sizes = np.bincount(rpos, minlength=n_q)

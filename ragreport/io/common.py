@@ -16,6 +16,7 @@ from ..errors import InputError
 IntArray = npt.NDArray[np.int64]
 PathLike = str | os.PathLike[str]
 
+_HAS_DATA = re.compile(rb"\S")
 _COMMENT = re.compile(rb"(?m)^#[^\n]*(?:\n|\Z)")
 
 
@@ -38,7 +39,7 @@ def read_bytes(path: PathLike) -> bytes:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"corrupt gzip data ({exc})", str(path)) from None
-    if not data.strip():
+    if not _HAS_DATA.search(data):
         raise InputError("the file is empty", str(path))
     nul = data.find(b"\x00")
     if nul != -1:

@@ -22,6 +22,7 @@ RUN_COLUMNS = ("qid", "q0", "docid", "rank", "score", "tag")
 QRELS_COLUMNS = ("qid", "iter", "docid", "grade")
 
 _WS = re.compile(rb"[ \t\r\f\v]+")
+_HAS_DATA = re.compile(rb"\S")
 _LEAD = re.compile(rb"(?m)^ | $")
 
 
@@ -75,7 +76,7 @@ def parse_trec(data: bytes, source: str, kind: str) -> tuple[Any, Any, np.ndarra
     columns, number = (RUN_COLUMNS, "score") if kind == "run" else (QRELS_COLUMNS, "grade")
     body, had_comments = strip_comment_lines(data)
     table = None
-    if body.strip():
+    if _HAS_DATA.search(body):
         delim = _guess_delimiter(body[:65536])
         attempts: list[tuple[bytes | None, str]] = [(body, delim)] if delim else []
         attempts.append((None, " "))
