@@ -156,10 +156,16 @@ def test_no_targets() -> None:
 
 
 def test_summary_deltas(example_md: str) -> None:
-    assert "| P@3 | 0.5772 | 0.5285 ▼ −0.0488 |" in example_md
-    assert "| RR | 0.7393 | 0.7515 ▲ +0.0122 |" in example_md
-    assert "| nDCG@5 | 0.5425 | 0.5220 ▼ −0.0205 |" in example_md
-    assert "**0." not in example_md  # no bold values (yet)
+    # mean [95% interval], then the delta: plain, since no delta of the example is significant
+    assert ("| P@3 | 0.5772 [0.4634, 0.6911] | 0.5285 [0.4228, 0.6341] ▼ −0.0488 |"
+            in example_md)
+    assert "| RR | 0.7393 [0.6260, 0.8472] | 0.7515 [0.6402, 0.8561] ▲ +0.0122 |" in example_md
+    assert ("| nDCG@5 | 0.5425 [0.4397, 0.6451] | 0.5220 [0.4185, 0.6259] ▼ −0.0205 |"
+            in example_md)
+    assert "**0." not in example_md and "**▼" not in example_md and "**▲" not in example_md
+    assert ("Statistics: 95% percentile bootstrap over queries (10000 resamples, 1000 for "
+            "curves, seed 0); significance: paired randomization test (sign flips), "
+            "Holm-corrected" in example_md.split("### Summary")[1].split("### Worst")[0])
 
 
 def test_same_value_has_no_arrow() -> None:
@@ -168,6 +174,8 @@ def test_same_value_has_no_arrow() -> None:
     a = evaluate_named(qrels, run, "a", ["P@1", "RR"])
     b = evaluate_named(qrels, run, "b", ["P@1", "RR"])
     md = build_report([a, b], generated_at="2026-01-01T00:00:00Z").to_markdown()
+    assert "| P@1 | 0.5000 [0.0000, 1.0000] | 0.5000 [0.0000, 1.0000] ±0.0000 |" in md
+    md = build_report([a, b], generated_at="2026-01-01T00:00:00Z", stats=False).to_markdown()
     assert "| P@1 | 0.5000 | 0.5000 ±0.0000 |" in md
     assert "▲" not in md.split("### Summary")[1].split("\n", 3)[3]
 
@@ -180,7 +188,7 @@ def test_baseline_choice() -> None:
     md = build_report(results, baseline="tfidf", generated_at="2026-01-01T00:00:00Z"
                       ).to_markdown()
     assert "bm25, tfidf (baseline)" in md
-    assert "| P@3 | 0.5772 ▲ +0.0488 | 0.5285 |" in md
+    assert "| P@3 | 0.5772 [0.4634, 0.6911] ▲ +0.0488 | 0.5285 [0.4228, 0.6341] |" in md
 
 
 def test_worst_queries_in_details(example_md: str) -> None:
@@ -427,7 +435,8 @@ def test_tiny_limit_gives_minimal_document(example: Report) -> None:
 def test_truncation_counts(example: Report) -> None:
     md = example.to_markdown(max_chars=3000)
     assert len(md) <= 3000
-    m = re.search(r"truncated: (\d+) worst queries not shown", md)
+    m = re.search(r"truncated: confidence intervals not shown; (\d+) worst queries not shown",
+                  md)
     assert m
     shown = len([x for x in md.split("\n") if re.match(r"\| q\d\d ", x)])
     assert shown + int(m.group(1)) == 40

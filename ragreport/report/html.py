@@ -28,7 +28,19 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from .model import Comparison, Curve, Distribution, QueryDetail, RankRow, Report, WorstQueries
+from ..targets import shown
+from .model import (
+    Comparison,
+    Curve,
+    Distribution,
+    DropCheck,
+    QueryDetail,
+    RankRow,
+    Report,
+    StatsInfo,
+    SummaryCell,
+    WorstQueries,
+)
 
 __all__ = [
     "MAX_DETAILS_PER_RUN",
@@ -154,6 +166,31 @@ class QueryView:
 
 
 @dataclass(frozen=True)
+class CellView:
+    """A summary cell with its interval and significance, as shown."""
+
+    cell: SummaryCell
+    ci_title: str  # title of the interval: the level and the method
+    sig: str  # "sig", "ns" or "" (baseline, no test, or no statistics)
+    test_title: str  # the p-values and the test, for the delta's title
+    p_text: str  # the corrected p-value as shown, "" when there is none
+
+    def __getattr__(self, name: str) -> Any:
+        # templates written for the bare SummaryCell (c.shown, c.direction...) keep working
+        if name == "cell":
+            raise AttributeError(name)
+        return getattr(self.cell, name)
+
+
+@dataclass(frozen=True)
+class DropView:
+    drop: DropCheck
+    delta: str
+    interval: str
+    p: str
+
+
+@dataclass(frozen=True)
 class WorstView:
     worst: WorstQueries
     run: RunView
@@ -173,7 +210,7 @@ def _context(report: Report) -> dict[str, Any]:
                             name == report.baseline))
     by_name = {r.name: r for r in runs}
 
-    curves = [PlotView(f"curve-{i}", c.title, _curve_caption(c),
+    curves = [PlotView(f"curve-{i}", c.title, _curve_caption(c, report.stats),
                        Markup(curve_svg(c, report.runs, prefix=f"rrc{i}")))
               for i, c in enumerate(report.curves)]
     dists = [PlotView(f"dist-{i}", d.measure, _dist_caption(d),
@@ -195,10 +232,16 @@ def _context(report: Report) -> dict[str, Any]:
         cells = {c.run: c for c in t.cells}
         targets.append((t, [(r, cells.get(r.name)) for r in runs]))
     sources = sorted({t.source for t in report.targets if t.source})
+    stats = report.stats
     summary = []
     for row in report.summary:
         scells = {c.run: c for c in row.cells}
-        summary.append((row, [(r, scells.get(r.name)) for r in runs]))
+        summary.append((row, [(r, _cell_view(scells[r.name], stats) if r.name in scells
+                                else None) for r in runs]))
+    any_sig = any(v is not None and v.sig for _, cells in summary for _, v in cells)
+    on_ci = any(c.on == "ci_lower" for t in report.targets for c in t.cells)
+    drops = [DropView(d, _signed(d.delta), f"[{shown(d.delta_lower)}, {shown(d.delta_upper)}]",
+                      _p_text(d.p_value)) for d in report.drops]
 
     checks = [c for t in report.targets for c in t.cells]
     failed = sum(1 for c in checks if not c.passed)
@@ -218,6 +261,15 @@ def _context(report: Report) -> dict[str, Any]:
         "targets": targets,
         "target_sources": sources,
         "summary": summary,
+        "shown": shown,
+        "stats": stats,
+        "stats_text": stats.describe() if stats is not None else "",
+        "level": f"{stats.level:.0%}" if stats is not None else "",
+        "any_sig": any_sig,
+        "targets_on_ci": on_ci,
+        "drops": drops,
+        "drops_failed": sum(1 for d in report.drops if d.failed),
+        "max_drop": f"{report.drops[0].max_drop:g}" if report.drops else "",
         "n_checks": len(checks),
         "n_failed": failed,
         "curves": curves,
@@ -228,6 +280,39 @@ def _context(report: Report) -> dict[str, Any]:
         "comparisons": comparisons,
         "conventions": list(report.conventions.items()),
     }
+
+
+def _cell_view(c: SummaryCell, stats: StatsInfo | None) -> CellView:
+    """Interval title and significance of one summary cell (nothing without statistics)."""
+    if stats is None:
+        return CellView(c, "", "", "vs baseline", "")
+    ci_title = f"{stats.level:.0%} confidence interval of the mean ({stats.interval})"
+    if c.delta is None or c.p_value is None or c.p_value != c.p_value:
+        return CellView(c, ci_title, "", "vs baseline", "")
+    word = "significant" if c.significant else "not significant"
+    t = "" if c.t_p_value is None or c.t_p_value != c.t_p_value else (
+        f"; {stats.also}: p = {c.t_p_value:.3g}")
+    title = (f"vs baseline: {word} at alpha {stats.alpha:g} ({stats.test}, "
+             f"{stats.correction}-corrected p = {c.p_value:.3g}{t})")
+    return CellView(c, ci_title, "sig" if c.significant else "ns", title, _p_text(c.p_value))
+
+
+def _p_text(p: float) -> str:
+    """A p-value as shown in a table.
+
+    >>> _p_text(0.0001), _p_text(0.01234), _p_text(0.5)
+    ('< 0.001', '0.012', '0.50')
+    """
+    if p < 0.001:
+        return "< 0.001"
+    return f"{p:.2g}" if p < 0.1 else f"{p:.2f}"
+
+
+def _signed(x: float) -> str:
+    s = shown(abs(x))
+    if s == shown(0.0):
+        return "±" + s
+    return ("+" if x > 0 else "−") + s
 
 
 def _query_view(q: QueryDetail, k: int) -> QueryView:
@@ -245,14 +330,19 @@ def _query_view(q: QueryDetail, k: int) -> QueryView:
                      q.missing[:MAX_MISSING], max(0, len(q.missing) - MAX_MISSING))
 
 
-def _curve_caption(c: Curve) -> str:
+def _curve_caption(c: Curve, stats: StatsInfo | None = None) -> str:
+    band = ""
+    if c.bands and stats is not None:
+        band = (f" Shaded: {stats.level:.0%} bootstrap interval of each run's mean "
+                f"({stats.curve_resamples} resamples over queries, seed {stats.seed}).")
     if not c.targets:
-        return f"Mean {c.family}@K for K = 1 to {len(c.ks)}; no target on this measure."
+        return (f"Mean {c.family}@K for K = 1 to {len(c.ks)}; no target on this measure."
+                + band)
     marks = "; ".join(f"{c.family}{'' if k is None else f'@{k}'} {label}"
                       for k, _, label in c.targets)
     how = ("dashed line, and a diamond at the target's K"
            if any(k is not None for k, _, _ in c.targets) else "dashed line (all K)")
-    return f"Mean {c.family}@K for K = 1 to {len(c.ks)}. Target {marks}: {how}."
+    return f"Mean {c.family}@K for K = 1 to {len(c.ks)}. Target {marks}: {how}.{band}"
 
 
 def _dist_caption(d: Distribution) -> str:

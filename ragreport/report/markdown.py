@@ -12,9 +12,10 @@ Two guarantees:
   run name, query id or query text cannot break a table, start a link or inject a tag.
 * **The document never exceeds** ``max_chars`` (counted in UTF-16 code units, which is never less
   than the number of characters, so it also holds for code points). When the full document is
-  too long, the least important parts go first -- worst-query rows, then long names are
-  shortened, then the details, conventions and provenance, then summary/target rows and run
-  columns (and drop-gate rows) -- and a visible line says what was left out.
+  too long, the least important parts go first -- the confidence intervals (the bold
+  significant deltas stay), then worst-query rows, then long names are shortened, then the
+  details, conventions and provenance, then summary/target rows and run columns (and drop-gate
+  rows) -- and a visible line says what was left out.
 
 >>> escape_md("a|b <i>*x*</i>")
 'a\\\\|b &lt;i&gt;\\\\*x\\\\*&lt;/i&gt;'
@@ -132,6 +133,7 @@ class _Opts:
     """How much of the report to show; each field is a way to make the document shorter."""
 
     rows: int | None = None       # worst-query rows per run (None: all)
+    intervals: bool = True        # confidence intervals in the summary table
     names: int | None = None      # cut user strings (title, run names, ids...) to this many chars
     details: bool = True          # the worst-query section
     extras: bool = True           # conventions and provenance footer
@@ -141,6 +143,7 @@ class _Opts:
 @dataclass
 class _Dropped:
     rows: int = 0
+    intervals: bool = False
     names: bool = False
     details: bool = False
     extras: bool = False
@@ -151,6 +154,8 @@ class _Dropped:
 
     def notice(self, max_chars: int) -> str:
         parts = []
+        if self.intervals:
+            parts.append("confidence intervals not shown")
         if self.rows:
             parts.append(f"{self.rows} worst {_plural(self.rows, 'query', 'queries')} not shown")
         if self.details:
@@ -215,11 +220,35 @@ def _signed(x: float) -> str:
     return ("+" if x > 0 else "−") + s
 
 
-def _summary_cell(c: SummaryCell) -> str:
+def _summary_cell(c: SummaryCell, intervals: bool = True) -> str:
+    """Mean, interval (optional), then the delta: in bold only where it is significant.
+
+    >>> from ragreport.report.model import SummaryCell
+    >>> c = SummaryCell("b", 0.5, "0.5000", -0.02, "−0.0200", "down", 0.4, 0.6,
+    ...                 "[0.4000, 0.6000]", 0.003, 0.002, True)
+    >>> _summary_cell(c), _summary_cell(c, intervals=False)
+    ('0.5000 [0.4000, 0.6000] **▼ −0.0200**', '0.5000 **▼ −0.0200**')
+    """
+    value = f"{c.shown} {c.ci_text}" if intervals and c.ci_text else c.shown
     if c.delta is None:
-        return c.shown
+        return value
     arrow = ARROWS.get(c.direction, "")
-    return f"{c.shown} {arrow} {c.delta_text}" if arrow else f"{c.shown} {c.delta_text}"
+    delta = f"{arrow} {c.delta_text}" if arrow else c.delta_text
+    return f"{value} **{delta}**" if c.significant else f"{value} {delta}"
+
+
+def _stats_line(report: Report, intervals: bool) -> str:
+    """The line under the summary table: what the intervals and the bold deltas mean."""
+    if report.stats is None:
+        return ""
+    parts = []
+    if intervals and any(c.ci_text for s in report.summary for c in s.cells):
+        parts.append(f"in brackets: {report.stats.level:.0%} confidence interval of the mean")
+    if len(report.runs) > 1:
+        parts.append(f"**bold** delta: significant ({report.stats.correction}-corrected "
+                     f"p &lt; {report.stats.alpha:g})")
+    head = ("; ".join(parts) + ". ") if parts else ""
+    return f"<sub>{head}Statistics: {escape_md(report.stats.describe())}.</sub>"
 
 
 def _health_text(h: RunHealth) -> str:
@@ -359,8 +388,12 @@ def _render(report: Report, opts: _Opts, notice: str) -> str:
     for s in summary:
         cells_by_run = {c.run: c for c in s.cells}
         lines.append(_row([esc.md(s.measure)] + [
-            _summary_cell(cells_by_run[r]) if r in cells_by_run else "" for r in runs]))
+            _summary_cell(cells_by_run[r], opts.intervals) if r in cells_by_run else ""
+            for r in runs]))
     lines.append("")
+    stats_line = _stats_line(report, opts.intervals)
+    if stats_line:
+        lines += [stats_line, ""]
     if len(summary) < len(report.summary):
         n = len(report.summary) - len(summary)
         lines += [f"{n} more summary {_plural(n, 'row')} not shown.", ""]
@@ -432,6 +465,8 @@ def render_markdown(report: Report, max_chars: int = 60_000) -> str:
 
     def attempt(opts: _Opts) -> str:
         dropped = _Dropped()
+        dropped.intervals = not opts.intervals and any(c.ci_text for s in report.summary
+                                                       for c in s.cells)
         runs = _shown_runs(report, opts.cap)
         if opts.details:
             shown = sum(min(len(w.queries), opts.rows if opts.rows is not None else max_rows)
@@ -448,9 +483,13 @@ def render_markdown(report: Report, max_chars: int = 60_000) -> str:
             dropped.drops = max(len([d for d in report.drops if d.run in runs]) - opts.cap, 0)
         return _render(report, opts, dropped.notice(max_chars))
 
+    # 0. no confidence intervals (significance stays: the bold deltas)
+    text = attempt(_Opts(intervals=False))
+    if _fits(text, max_chars):
+        return text
     # 1. fewer worst-query rows, 2. the same with long names cut
     for names in (None, SHORT_NAME_CHARS):
-        base = _Opts(names=names)
+        base = _Opts(intervals=False, names=names)
 
         def fits_rows(k: int, base: _Opts = base) -> bool:
             return _fits(attempt(replace(base, rows=k)), max_chars)
@@ -459,13 +498,13 @@ def render_markdown(report: Report, max_chars: int = 60_000) -> str:
         if n is not None:
             return attempt(replace(base, rows=n))
     # 3. no worst-query details, 4. no conventions / provenance footer
-    for opts in (_Opts(names=SHORT_NAME_CHARS, details=False),
-                 _Opts(names=SHORT_NAME_CHARS, details=False, extras=False)):
+    for opts in (_Opts(intervals=False, names=SHORT_NAME_CHARS, details=False),
+                 _Opts(intervals=False, names=SHORT_NAME_CHARS, details=False, extras=False)):
         text = attempt(opts)
         if _fits(text, max_chars):
             return text
     # 5. at most n runs, summary rows and target rows
-    base = _Opts(names=SHORT_NAME_CHARS, details=False, extras=False)
+    base = _Opts(intervals=False, names=SHORT_NAME_CHARS, details=False, extras=False)
     biggest = max(len(report.runs), len(report.summary), len(report.targets),
                   len(report.drops), 1)
     n = _largest(1, biggest, lambda k: _fits(attempt(replace(base, cap=k)), max_chars))

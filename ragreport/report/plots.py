@@ -11,7 +11,8 @@ none``). The SVG is then made fit to sit inside an HTML page:
 * sentinel colours become CSS: text and axes use ``currentColor`` (readable on light and dark
   pages), run colours use ``var(--c0)``… with the light palette as fallback, so the page's
   stylesheet can switch to a dark palette;
-* the font family is removed so the text uses the page's system font stack.
+* the font family is removed so the text uses the page's system font stack;
+* the interval bands' group ids become ``class="band band-N"`` (N the run's index).
 
 matplotlib escapes the text it writes (run names in legends), so user strings cannot inject
 markup; :func:`_check_svg` double-checks that the result holds no script or event handler.
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from .model import Curve, Distribution
 
 __all__ = [
+    "BAND_ALPHA",
     "DARK_PALETTE",
     "LIGHT_PALETTE",
     "LINESTYLES",
@@ -57,6 +59,10 @@ _TARGET = "#030303"
 _RUN_SENTINELS = tuple(f"#0401{i:02x}" for i in range(len(LIGHT_PALETTE)))
 
 _FONT_SIZE = 10.0
+
+#: Opacity of the interval bands drawn behind the curves (readable on light and dark pages).
+BAND_ALPHA = 0.16
+_BAND_GID = "rrband-"
 
 
 def run_style(index: int) -> dict[str, str]:
@@ -123,6 +129,8 @@ def curve_svg(curve: Curve, runs: Sequence[str], *, prefix: str) -> str:
 
     A target on a cutoff (``nDCG@5 > 0.85``) is a hollow diamond at (K, threshold) on a thin
     dashed line; a target without cutoff (``RR > 0.8``) is a dashed line across every K.
+    A run's interval band (``curve.bands``), when there is one, is a translucent area in the
+    run's colour behind the lines (``<g class="band band-N">`` in the SVG, N the run index).
     """
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
@@ -146,6 +154,15 @@ def curve_svg(curve: Curve, runs: Sequence[str], *, prefix: str) -> str:
                 continue
             st = run_style(i)
             top = max(top, *ys) if ys else top
+            band = curve.bands.get(run)
+            if band is not None and len(band[0]) and len(band[0]) == len(band[1]):
+                lo, hi = band
+                n = min(len(lo), len(ks))
+                # behind every line, no edge; the gid becomes class="band band-N" in the SVG
+                ax.fill_between(ks[:n], lo[:n], hi[:n], color=_RUN_SENTINELS[
+                    i % len(_RUN_SENTINELS)], alpha=BAND_ALPHA, linewidth=0, zorder=1,
+                    gid=f"{_BAND_GID}{i}")
+                top = max(top, *hi[:n]) if n else top
             ax.plot(ks[: len(ys)], ys, color=_RUN_SENTINELS[i % len(_RUN_SENTINELS)],
                     linestyle=st["linestyle"], marker=st["marker"],
                     markevery=_markevery(len(ys)), label=_legend_label(run), zorder=3)
@@ -263,6 +280,8 @@ def _to_svg(fig: Any, prefix: str, label: str) -> str:
     referenced = set(m.group(2) for m in _REF.finditer(svg))
 
     def _id(m: re.Match[str]) -> str:
+        if m.group(1).startswith(_BAND_GID):  # an interval band: a class, not an id
+            return f' class="band band-{m.group(1)[len(_BAND_GID):]}"'
         return f' id="{prefix}-{m.group(1)}"' if m.group(1) in referenced else ""
 
     svg = _ID.sub(_id, svg)
