@@ -364,3 +364,174 @@ def test_runs_with_different_queries() -> None:
     assert "not in B" in ex.list_html.value
     ex.select_query("q1")
     assert "did not evaluate query q1" in ex.compare_html.value
+
+
+# ---- intervals and paired tests ------------------------------------------------------------
+
+def _p_values(page: str) -> tuple[str, str]:
+    rand = re.search(r"paired randomization test p = (\d\.\d{4})", page)
+    t = re.search(r"paired t-test p = (\d\.\d{4})", page)
+    assert rand is not None and t is not None
+    return rand.group(1), t.group(1)
+
+
+def test_panel_svg_has_mean_interval_band(explorer: ragreport.Explorer,
+                                          results: list[ragreport.EvaluationResult]) -> None:
+    from ragreport.stats import bootstrap_ci
+
+    explorer.measure_dropdown.value = "nDCG"
+    explorer.k_slider.value = 5
+    explorer.select_query("q02")
+    panel = explorer.panel_html.value
+    svg = panel.split("<svg")[1].split("</svg>")[0]
+    assert svg.count("<polygon class='rrx-band'") == 1
+    assert "95% bootstrap interval of the mean" in panel
+    points = re.search(r"<polygon class='rrx-band'[^>]*points='([^']*)'", svg)
+    assert points is not None
+    assert len(points.group(1).split()) == 2 * results[0].k_max
+    band = explorer.mean_band(explorer.a, explorer.family)
+    ci = bootstrap_ci(results[0].curve("nDCG"), level=0.95, resamples=1000, seed=0)
+    np.testing.assert_allclose(band.lower, ci.lower)
+    np.testing.assert_allclose(band.upper, ci.upper)
+    assert np.all(band.lower <= results[0].mean_curve("nDCG") + 1e-12)
+
+
+def test_band_is_computed_once_per_run_and_family(
+        results: list[ragreport.EvaluationResult], monkeypatch: pytest.MonkeyPatch) -> None:
+    import ragreport.explorer.state as st
+
+    calls: list[tuple[int, ...]] = []
+    real = st.bootstrap_ci
+
+    def counting(values, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(np.shape(values))
+        return real(values, *args, **kwargs)
+
+    monkeypatch.setattr(st, "bootstrap_ci", counting)
+    ex = ExplorerState(results, targets=[])
+    ex.compute_tests = False
+    assert calls == []  # nothing at construction
+    ex.set_measure("nDCG")
+    ex.render_panel()
+    assert len(calls) == 1
+    for k in (1, 3, 7):
+        ex.set_k(k)
+        ex.render_panel()
+        ex.next_query()
+        ex.render_panel()
+    assert len(calls) == 1
+    ex.set_measure("R")
+    ex.render_panel()
+    ex.set_measure("nDCG")
+    ex.render_panel()
+    assert len(calls) == 2
+
+
+def test_compare_view_p_values_match_stats(explorer: ragreport.Explorer,
+                                           results: list[ragreport.EvaluationResult]) -> None:
+    from ragreport.stats import bootstrap_ci, paired_randomization_test, paired_t_test
+
+    bm25, tfidf = results
+    explorer.measure_dropdown.value = "nDCG"
+    explorer.k_slider.value = 5
+    page = explorer.compare_html.value
+    assert bm25.query_ids == tfidf.query_ids  # every query is common
+    a, b = bm25.values("nDCG@5"), tfidf.values("nDCG@5")
+    rand = paired_randomization_test(a, b, resamples=10000, seed=0)
+    t = paired_t_test(a, b)
+    assert _p_values(page) == (f"{rand.p_value:.4f}", f"{t.p_value:.4f}")
+    assert rand.p_value > 0.05 and t.p_value > 0.05
+    assert "not significant" in page
+    assert f"mean A (bm25) {a.mean():.4f}" in page and f"mean B (tfidf) {b.mean():.4f}" in page
+    ci = bootstrap_ci(b - a, level=0.95, resamples=1000, seed=0)
+    assert f"[{float(ci.lower):+.4f}, {float(ci.upper):+.4f}]" in page
+    assert f"all {bm25.n_queries} common queries" in page and "10000 resamples" in page
+
+
+def _constructed() -> list[ragreport.EvaluationResult]:
+    qrels = {f"q{i:02d}": {f"rel{i}": 1} for i in range(60)}
+    run_a = {f"q{i:02d}": [f"rel{i}", "x1", "x2", "x3", "x4"] for i in range(60)}
+    run_b = {f"q{i:02d}": ([f"rel{i}", "x1", "x2", "x3", "x4"] if i % 3 else
+                           ["x1", "x2", "x3", "x4", "x5"]) for i in range(60)}
+    return [ragreport.evaluate(qrels, run_a, name="A"),
+            ragreport.evaluate(qrels, run_b, name="B")]
+
+
+def test_compare_view_significant_for_constructed_case() -> None:
+    from ragreport.stats import paired_randomization_test, paired_t_test
+
+    a, b = _constructed()
+    ex = ragreport.Explorer([a, b], targets=[])
+    ex.measure_dropdown.value = "nDCG"
+    ex.k_slider.value = 5
+    page = ex.compare_html.value
+    va, vb = a.values("nDCG@5"), b.values("nDCG@5")
+    assert int((va != vb).sum()) == 20
+    rand = paired_randomization_test(va, vb, resamples=10000, seed=0)
+    t = paired_t_test(va, vb)
+    assert rand.p_value < 0.05 and t.p_value < 0.05
+    assert _p_values(page) == (f"{rand.p_value:.4f}", f"{t.p_value:.4f}")
+    assert "significant at 0.05" in page and "not significant" not in page
+    assert "Δ (B − A) <strong>-0.3333</strong>" in page
+
+
+def test_compare_stats_cached_per_measure_k_and_runs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import ragreport.explorer.state as st
+
+    counts = {"rand": 0, "t": 0}
+    real_rand, real_t = st.paired_randomization_test, st.paired_t_test
+
+    def rand(*args, **kwargs):  # type: ignore[no-untyped-def]
+        counts["rand"] += 1
+        return real_rand(*args, **kwargs)
+
+    def ttest(*args, **kwargs):  # type: ignore[no-untyped-def]
+        counts["t"] += 1
+        return real_t(*args, **kwargs)
+
+    monkeypatch.setattr(st, "paired_randomization_test", rand)
+    monkeypatch.setattr(st, "paired_t_test", ttest)
+    a, b = _constructed()
+    ex = ragreport.Explorer([a, b], targets=[])
+    ex.set_measure("nDCG@5")
+    first = ex.render_compare()
+    n = counts["rand"]
+    assert n >= 1 and counts["t"] == n
+    assert ex.render_compare() == first
+    ex.next_query()  # another query, same measure and K: no new test
+    ex.render_compare()
+    assert counts["rand"] == n
+    ex.set_k(3)
+    assert counts["rand"] == n + 1
+    ex.set_k(5)
+    ex.set_runs(1, 0)
+    assert counts["rand"] == n + 2
+    ex.set_runs(0, 1)
+    assert counts["rand"] == n + 2 and counts["t"] == n + 2
+
+
+def test_tests_on_request_when_turned_off() -> None:
+    a, b = _constructed()
+    ex = ragreport.Explorer([a, b], targets=[])
+    ex.tests_checkbox.value = False
+    ex.set_measure("P@2")
+    assert "not computed yet" in ex.compare_html.value
+    assert ex.compare_stats(compute=False) is None
+    ex.tests_checkbox.value = True
+    assert "paired randomization test p = " in ex.compare_html.value
+    assert ex.compare_stats(compute=False) is not None
+
+
+def test_summaries_show_mean_intervals(explorer: ragreport.Explorer,
+                                       results: list[ragreport.EvaluationResult]) -> None:
+    from ragreport.stats import bootstrap_ci
+
+    explorer.k_slider.value = 5
+    bundle = explorer._repr_mimebundle_()
+    ci = bootstrap_ci(results[1].values("R@5"), level=0.95, resamples=1000, seed=0)
+    interval = f"[{float(ci.lower):.4f}, {float(ci.upper):.4f}]"
+    assert f"R@5={results[1].mean('R@5'):.4f} {interval}" in bundle["text/plain"]
+    assert interval in bundle["text/html"]
+    for text in (bundle["text/plain"], bundle["text/html"]):
+        assert "95% bootstrap interval of the mean" in text and "1000 resamples" in text

@@ -34,6 +34,7 @@ from ..diagnose import FAILURE_KINDS
 from ..errors import RagReportError
 from ..measures import FAMILIES, Measure, parse_measure
 from ..result import EvaluationResult
+from ..stats import BootstrapCI, PairedTest, bootstrap_ci, paired_randomization_test, paired_t_test
 from ..targets import (
     DISPLAY_DIGITS,
     OPERATORS,
@@ -45,7 +46,7 @@ from ..targets import (
     shown,
 )
 
-__all__ = ["KIND_FILTERS", "SORTS", "ExplorerState", "passes_array"]
+__all__ = ["KIND_FILTERS", "SORTS", "CompareStats", "ExplorerState", "passes_array"]
 
 #: Sort orders of the query list.
 SORTS: tuple[str, ...] = ("worst", "best", "id", "delta")
@@ -57,6 +58,20 @@ _FAMILY_ORDER = ("nDCG", "R", "P", "F1", "HitRate", "RR", "AP")
 _BIG = np.iinfo(np.int64).max
 _SNIPPET = 160
 _TEXT_IN_LIST = 80
+
+#: Bootstrap resamples of the interval bands, summaries and the A/B delta interval.
+CI_RESAMPLES = 1000
+#: Above this many queries x resamples, the bootstrap uses fewer resamples (at least
+#: :data:`CI_MIN_RESAMPLES`) so that one interval stays well under a second; the text says so.
+CI_CELLS = 10_000_000
+CI_MIN_RESAMPLES = 100
+#: Randomization-test resamples, and the reduced number used above :data:`TEST_LARGE` queries.
+TEST_RESAMPLES = 10_000
+TEST_RESAMPLES_LARGE = 2_000
+TEST_LARGE = 20_000
+#: Significance level named in the A/B view.
+ALPHA = 0.05
+CI_LEVEL = 0.95
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -83,6 +98,7 @@ vertical-align:top}
 .rrx details>summary{cursor:pointer}
 .rrx .full{white-space:pre-wrap;max-width:60em;max-height:18em;overflow:auto}
 .rrx h4{margin:6px 0 2px 0}
+.rrx .rrx-tests{margin:4px 0 6px 0}
 </style>"""
 
 
@@ -97,6 +113,38 @@ def _flat(text: str, limit: int) -> str:
 
 def _signed(x: float) -> str:
     return f"{x:+.{DISPLAY_DIGITS}f}"
+
+
+def ci_resamples(n: int) -> int:
+    """Bootstrap resamples used for ``n`` queries: :data:`CI_RESAMPLES`, fewer for huge ``n``.
+
+    >>> ci_resamples(5000), ci_resamples(100_000)
+    (1000, 100)
+    """
+    return max(CI_MIN_RESAMPLES, min(CI_RESAMPLES, CI_CELLS // max(n, 1)))
+
+
+def _resample_note(resamples: int) -> str:
+    return "" if resamples == CI_RESAMPLES else f", {resamples} resamples"
+
+
+@dataclass(frozen=True)
+class CompareStats:
+    """Paired comparison of run B against run A for one measure at one K (common queries)."""
+
+    measure: Measure
+    n: int
+    mean_a: float
+    mean_b: float
+    delta: BootstrapCI
+    randomization: PairedTest
+    t_test: PairedTest
+    resamples: int
+
+    @property
+    def significant(self) -> bool:
+        """The randomization test's p-value is below :data:`ALPHA`."""
+        return bool(self.randomization.p_value < ALPHA)
 
 
 def passes_array(values: FloatArray, op: str, threshold: float) -> BoolArray:
@@ -258,6 +306,12 @@ class ExplorerState:
         self.sort = "worst"
         self.selected: str | None = None
         self._means: dict[tuple[int, Measure], FloatArray] = {}
+        self._bands: dict[tuple[int, Measure], BootstrapCI] = {}
+        self._summary_ci: dict[tuple[int, int], BootstrapCI] = {}
+        self._tests: dict[tuple[Measure, int, int, int], CompareStats] = {}
+        #: Whether :meth:`render_compare` computes the paired tests when they are not cached
+        #: (the widget turns this off for big evaluations: the tests then run on request).
+        self.compute_tests = True
         for i in range(len(runs)):
             self._run(i)  # the K-independent arrays, now rather than on the first click
         self._haystack(self.a)
@@ -295,6 +349,68 @@ class ExplorerState:
         got = self._means.get(key)
         if got is None:
             got = self._means[key] = self.results[run].mean_curve(family)
+        return got
+
+    def mean_band(self, run: int, family: Measure) -> BootstrapCI:
+        """95% bootstrap interval of the mean curve of a family for a run, at every K.
+
+        Computed on first use and cached per (run, family), with :func:`bootstrap_ci`
+        (:data:`CI_RESAMPLES` resamples, seed 0; fewer for huge evaluations, see
+        :func:`ci_resamples`).
+        """
+        key = (run, family)
+        got = self._bands.get(key)
+        if got is None:
+            curve = self.results[run].curve(family)
+            got = self._bands[key] = bootstrap_ci(curve, level=CI_LEVEL,
+                                                  resamples=ci_resamples(len(curve)), seed=0)
+        return got
+
+    def summary_ci(self, run: int) -> BootstrapCI:
+        """Bootstrap interval of the mean of every family at the current K (cached)."""
+        key = (run, self.k)
+        got = self._summary_ci.get(key)
+        if got is None:
+            r = self.results[run]
+            cols = np.stack([r.curves[fam][:, self.k - 1] for fam in self.families], axis=1)
+            got = self._summary_ci[key] = bootstrap_ci(
+                cols, level=CI_LEVEL, resamples=ci_resamples(len(cols)), seed=0)
+        return got
+
+    def common_values(self) -> tuple[FloatArray, FloatArray]:
+        """Values of the chosen measure at K in run A and run B on their common queries
+        (in run A's order)."""
+        idx = self.b_index()
+        common = idx >= 0
+        va = self.values()[common]
+        vb = self.values(self.b)[idx[common]]
+        return va, vb
+
+    def compare_stats(self, compute: bool = True) -> CompareStats | None:
+        """Paired comparison of B against A for the chosen measure at K (cached per measure,
+        K, A and B); None when not cached and ``compute`` is false, or with no common query.
+
+        The delta interval is a bootstrap of the per-query deltas; the randomization test uses
+        :data:`TEST_RESAMPLES` resamples (:data:`TEST_RESAMPLES_LARGE` above
+        :data:`TEST_LARGE` common queries), seed 0.
+        """
+        if self.b is None:
+            raise RagReportError("comparing needs two runs")
+        key = (self.family, self.k, self.a, self.b)
+        got = self._tests.get(key)
+        if got is not None or not compute:
+            return got
+        va, vb = self.common_values()
+        n = len(va)
+        if n == 0:
+            return None
+        resamples = TEST_RESAMPLES if n <= TEST_LARGE else TEST_RESAMPLES_LARGE
+        got = CompareStats(
+            self.measure, n, float(va.mean()), float(vb.mean()),
+            bootstrap_ci(vb - va, level=CI_LEVEL, resamples=ci_resamples(n), seed=0),
+            paired_randomization_test(va, vb, resamples=resamples, seed=0),
+            paired_t_test(va, vb), resamples)
+        self._tests[key] = got
         return got
 
     def _run(self, i: int) -> _RunData:
@@ -543,6 +659,12 @@ class ExplorerState:
         self._fix_selection()
         self._changed()
 
+    def set_compute_tests(self, on: bool) -> None:
+        """Compute the A/B view's paired tests whenever it is rendered (on), or show them only
+        once computed (off)."""
+        self.compute_tests = bool(on)
+        self._changed()
+
     def query_order(self, limit: int | None = None) -> list[str]:
         """The visible query ids, in list order (sorted, filtered); all of them by default."""
         order = self._order_array()
@@ -575,22 +697,47 @@ class ExplorerState:
         """Plain-text summary (means at K per run, targets), for front-ends without widgets."""
         lines = [f"ragreport explorer: {len(self.results)} run(s), "
                  f"{self.result_a.n_queries} queries, K={self.k} (1..{self.k_max})"]
-        for r in self.results:
-            j = self.results.index(r)
-            parts = [f"{fam}@{self.k}={float(self.mean_curve(j, fam)[self.k - 1]):.4f}"
-                     if r.n_queries else f"{fam}@{self.k}=n/a" for fam in self.families]
+        resamples = set()
+        for j, r in enumerate(self.results):
+            if not r.n_queries:
+                lines.append(f"  {r.run_name}: " + ", ".join(f"{fam}@{self.k}=n/a"
+                                                           for fam in self.families))
+                continue
+            ci = self.summary_ci(j)
+            resamples.add(ci.resamples)
+            parts = [f"{fam}@{self.k}={float(self.mean_curve(j, fam)[self.k - 1]):.4f} "
+                     f"[{float(ci.lower[c]):.4f}, {float(ci.upper[c]):.4f}]"
+                     for c, fam in enumerate(self.families)]
             lines.append(f"  {r.run_name}: " + ", ".join(parts))
+        if resamples:
+            lines.append(f"  [lower, upper]: {self._ci_text(resamples)}")
         return "\n".join(lines)
+
+    @staticmethod
+    def _ci_text(resamples: set[int]) -> str:
+        n = ", ".join(str(x) for x in sorted(resamples))
+        return (f"{CI_LEVEL:.0%} bootstrap interval of the mean over queries "
+                f"({n} resamples, seed 0)")
 
     def summary_html(self) -> str:
         """Static HTML summary: mean of every family at K per run, worst queries of run A."""
         head = "".join(f"<th class='num'>{_e(f'{fam}@{self.k}')}</th>" for fam in self.families)
         rows = ""
+        resamples = set()
         for j, r in enumerate(self.results):
-            cells = "".join(
-                f"<td class='num'>{float(self.mean_curve(j, fam)[self.k - 1]):.4f}</td>"
-                if r.n_queries else "<td class='num'>n/a</td>" for fam in self.families)
+            if r.n_queries:
+                ci = self.summary_ci(j)
+                resamples.add(ci.resamples)
+                cells = "".join(
+                    f"<td class='num'>{float(self.mean_curve(j, fam)[self.k - 1]):.4f}<br>"
+                    f"<span class='muted rrx-ci'>[{float(ci.lower[c]):.4f}, "
+                    f"{float(ci.upper[c]):.4f}]</span></td>"
+                    for c, fam in enumerate(self.families))
+            else:
+                cells = "".join("<td class='num'>n/a</td>" for _fam in self.families)
             rows += f"<tr><td>{_e(r.run_name)}</td><td class='num'>{r.n_queries}</td>{cells}</tr>"
+        note = (f"<div class='muted'>mean, and in brackets its {_e(self._ci_text(resamples))}"
+                "</div>") if resamples else ""
         worst = self.query_order(limit=10)
         v = self.values()
         pos = self.result_a.ranking._index
@@ -599,7 +746,7 @@ class ExplorerState:
             f"<td class='num'>{float(v[pos[q]]):.4f}</td></tr>" for q in worst)
         return (f"{_CSS}<div class='rrx rrx-summary'><h4>ragreport explorer (static summary)</h4>"
                 f"<table><thead><tr><th>run</th><th class='num'>queries</th>{head}</tr></thead>"
-                f"<tbody>{rows}</tbody></table>"
+                f"<tbody>{rows}</tbody></table>{note}"
                 f"<h4>Worst queries of {_e(self.result_a.run_name)} by "
                 f"{_e(str(self.measure))}</h4><table><thead><tr><th>query</th><th>text</th>"
                 f"<th class='num'>{_e(str(self.measure))}</th></tr></thead><tbody>{wrows}"
@@ -743,12 +890,14 @@ class ExplorerState:
                 f"<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>{miss}"
                 "</div>")
 
-    def _svg(self, query_curve: FloatArray, mean_curve: FloatArray, title: str) -> str:
+    def _svg(self, query_curve: FloatArray, mean_curve: FloatArray, title: str,
+             band: BootstrapCI | None = None) -> str:
         w, h, left, right, top, bottom = 340, 170, 34, 10, 18, 26
         n = len(query_curve)
         lo = 0.0
         hi = max(1.0, float(np.nanmax(query_curve)) if n else 1.0,
-                 float(np.nanmax(mean_curve)) if n else 1.0)
+                 float(np.nanmax(mean_curve)) if n else 1.0,
+                 float(np.nanmax(band.upper)) if band is not None and n else 1.0)
 
         def x(k: float) -> float:
             return left + (w - left - right) * ((k - 1) / max(n - 1, 1))
@@ -761,6 +910,15 @@ class ExplorerState:
 
         kx = x(self.k)
         qv = float(query_curve[self.k - 1])
+        poly = ""
+        if band is not None and n:
+            pts = line(np.asarray(band.upper)) + " " + " ".join(
+                f"{x(k + 1):.1f},{y(float(v)):.1f}"
+                for k, v in reversed(list(enumerate(np.asarray(band.lower).tolist()))))
+            label = (f"{CI_LEVEL:.0%} bootstrap interval of the mean"
+                     f"{_resample_note(band.resamples)}")
+            poly = (f"<polygon class='rrx-band' fill='#d55e00' fill-opacity='.18' "
+                    f"stroke='none' points='{pts}'><title>{_e(label)}</title></polygon>")
         ticks = "".join(
             f"<line x1='{left}' x2='{w - right}' y1='{y(t):.1f}' y2='{y(t):.1f}' "
             f"stroke='currentColor' stroke-opacity='.15'/>"
@@ -770,8 +928,8 @@ class ExplorerState:
             f"<svg class='rrx-curve' width='{w}' height='{h}' viewBox='0 0 {w} {h}' "
             f"role='img' xmlns='http://www.w3.org/2000/svg'><title>{_e(title)}</title>{ticks}"
             f"<text x='{left}' y='11' font-size='10' fill='currentColor'>{_e(title)}</text>"
-            f"<polyline fill='none' stroke='#d55e00' stroke-width='1.5' stroke-dasharray='5 3' "
-            f"points='{line(mean_curve)}'/>"
+            f"{poly}<polyline fill='none' stroke='#d55e00' stroke-width='1.5' "
+            f"stroke-dasharray='5 3' points='{line(mean_curve)}'/>"
             f"<polyline fill='none' stroke='#0072b2' stroke-width='2' "
             f"points='{line(query_curve)}'/>"
             f"<line x1='{kx:.1f}' x2='{kx:.1f}' y1='{top}' y2='{h - bottom}' stroke='currentColor'"
@@ -813,30 +971,66 @@ class ExplorerState:
                    "<th>measure</th><th class='num'>value</th><th>target</th><th>result</th>"
                    f"</tr></thead><tbody>{''.join(trows)}</tbody></table>") if trows else ""
         fam = self.family
+        band = self.mean_band(self.a, fam)
         svg = self._svg(r.curves[fam][i], self.mean_curve(self.a, fam),
-                        f"{FAMILIES[fam.name].title} ({fam})@K: {q}")
+                        f"{FAMILIES[fam.name].title} ({fam})@K: {q}", band)
+        svg += (f"<div class='muted rrx-legend'><span style='color:#d55e00'>▮</span> shaded: "
+                f"{CI_LEVEL:.0%} bootstrap interval of the mean ({_e(r.run_name)}, "
+                f"{band.resamples} resamples over {r.n_queries} queries, seed 0)</div>")
         return (f"{_CSS}<div class='rrx rrx-panel' data-qid='{_e(q)}' data-k='{self.k}'>"
                 f"<div class='cols'><div><h4>Measures at K={self.k}</h4><table><thead><tr>"
                 f"<th>measure</th><th class='num'>this query</th><th class='num'>mean</th></tr>"
                 f"</thead><tbody>{rows}</tbody></table>{targets}</div><div>{svg}</div></div>"
                 "</div>")
 
+    def render_tests(self) -> str:
+        """The paired comparison of B against A for the chosen measure at K, in words
+        (computed on demand unless :attr:`compute_tests` is off, then only when cached)."""
+        assert self.b is not None
+        ra, rb = self.result_a, self.results[self.b]
+        m = _e(str(self.measure))
+        st = self.compare_stats(compute=self.compute_tests)
+        if st is None:
+            if not self.compute_tests:
+                n = int((self.b_index() >= 0).sum())
+                return (f"<div class='rrx-tests muted'>Paired tests of {m} (B − A) over {n} "
+                        "common queries: not computed yet — tick “paired tests” to run them."
+                        "</div>")
+            return (f"<div class='rrx-tests muted'>Paired tests of {m}: no query in common to "
+                    "compare.</div>")
+        d, rt, tt = st.delta, st.randomization, st.t_test
+        verdict = (f"<strong class='pass'>significant at {ALPHA:g}</strong>" if st.significant
+                   else f"<strong>not significant</strong> at {ALPHA:g}")
+        note = (f" (reduced from {TEST_RESAMPLES} because there are more than {TEST_LARGE} "
+                "common queries)" if st.resamples != TEST_RESAMPLES else "")
+        return (f"<div class='rrx-tests'><h4>Paired comparison on {m} (all {st.n} common "
+                f"queries)</h4><div>mean A ({_e(ra.run_name)}) {st.mean_a:.4f} · mean B "
+                f"({_e(rb.run_name)}) {st.mean_b:.4f} · Δ (B − A) "
+                f"<strong>{_signed(st.mean_b - st.mean_a)}</strong>, {CI_LEVEL:.0%} bootstrap "
+                f"interval [{_signed(float(d.lower))}, {_signed(float(d.upper))}]"
+                f"{_e(_resample_note(d.resamples))}</div>"
+                f"<div>paired randomization test p = {rt.p_value:.4f} ({st.resamples} "
+                f"resamples{note}, seed 0) · paired t-test p = {tt.p_value:.4f} "
+                f"(t = {tt.statistic:.3f}) → {verdict} (randomization test)</div></div>")
+
     def render_compare(self) -> str:
-        """Run A and run B side by side for the selected query: moved documents marked
-        with ↑/↓ and the rank change, and the per-query delta (B − A)."""
+        """The paired comparison of the runs on the chosen measure at K (see
+        :meth:`render_tests`), then run A and run B side by side for the selected query:
+        moved documents marked with ↑/↓ and the rank change, and the per-query delta (B − A)."""
         if self.b is None:
             return (f"{_CSS}<div class='rrx rrx-compare muted'>Comparing needs two runs: "
                     "pass a list of results to the explorer.</div>")
         ra, rb = self.result_a, self.results[self.b]
+        tests = self.render_tests()
         q = self.selected
         if q is None:
-            return f"{_CSS}<div class='rrx rrx-compare'>no query selected</div>"
+            return f"{_CSS}<div class='rrx rrx-compare'>{tests}no query selected</div>"
         i = ra.ranking._index[q]
         va = float(self.values()[i])
         j = int(self.b_index()[i])
         m = _e(str(self.measure))
         if j < 0:
-            return (f"{_CSS}<div class='rrx rrx-compare' data-qid='{_e(q)}'>Run "
+            return (f"{_CSS}<div class='rrx rrx-compare' data-qid='{_e(q)}'>{tests}Run "
                     f"{_e(rb.run_name)} did not evaluate query {_e(q)} ({m} in "
                     f"{_e(ra.run_name)}: {va:.4f}).</div>")
         vb = float(self.values(self.b)[j])
@@ -881,7 +1075,7 @@ class ExplorerState:
 
         arrow = "▲" if delta > 0 else ("▼" if delta < 0 else "=")
         return (f"{_CSS}<div class='rrx rrx-compare' data-qid='{_e(q)}' data-k='{self.k}'>"
-                f"<h4>{_e(q)}: A {_e(ra.run_name)} vs B {_e(rb.run_name)}</h4>"
+                f"{tests}<h4>{_e(q)}: A {_e(ra.run_name)} vs B {_e(rb.run_name)}</h4>"
                 f"<div class='rrx-delta'>{m}: A {va:.4f} → B {vb:.4f} · Δ (B − A) "
                 f"<strong>{arrow} {_signed(delta)}</strong></div>"
                 f"<div class='cols'><div><h4>A: {_e(ra.run_name)}</h4>"

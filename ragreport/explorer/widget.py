@@ -16,9 +16,13 @@ import ipywidgets as w
 
 from ..errors import RagReportError
 from ..result import EvaluationResult
-from .state import KIND_FILTERS, SORTS, ExplorerState
+from .state import KIND_FILTERS, SORTS, TEST_RESAMPLES, ExplorerState
 
 __all__ = ["Explorer"]
+
+#: The paired tests run on every change by default only while queries x resamples stays
+#: below this (about 50 ms); above it they run once "paired tests" is ticked.
+TESTS_AUTO_CELLS = 2_000_000
 
 _SORT_LABELS = {"worst": "worst first", "best": "best first", "id": "query id",
                 "delta": "Δ B − A (losses first)"}
@@ -37,6 +41,9 @@ class Explorer(ExplorerState):
                  **kwargs: Any) -> None:
         self._syncing = True
         super().__init__(results, targets=targets, queries=queries, docs=docs, **kwargs)
+        if self.b is not None:
+            self.compute_tests = \
+                int((self.b_index() >= 0).sum()) * TEST_RESAMPLES <= TESTS_AUTO_CELLS
         self._build()
         self._syncing = False
         self._refresh()
@@ -73,6 +80,8 @@ class Explorer(ExplorerState):
         self.run_b_dropdown = w.Dropdown(options=names, value=self.b if self.b is not None
                                          else 0, description="run B",
                                          layout=lay(width="240px"))
+        self.tests_checkbox = w.Checkbox(value=self.compute_tests, description="paired tests",
+                                         indent=False, layout=lay(width="130px"))
         self.report_path = w.Text(value="ragreport-report.html", description="report",
                                   layout=lay(width="360px"))
         self.report_button = w.Button(description="write HTML report", icon="save",
@@ -92,6 +101,7 @@ class Explorer(ExplorerState):
         self._observe(self.query_dropdown, self._query_picked)
         self._observe(self.run_a_dropdown, lambda v: self._set_runs_from_controls())
         self._observe(self.run_b_dropdown, lambda v: self._set_runs_from_controls())
+        self._observe(self.tests_checkbox, lambda v: self.set_compute_tests(bool(v)))
         self.prev_button.on_click(lambda _b: self.prev_query())
         self.next_button.on_click(lambda _b: self.next_query())
         self.report_button.on_click(lambda _b: self._write_report_clicked())
@@ -101,7 +111,8 @@ class Explorer(ExplorerState):
             w.HBox([self.filter_box, self.kind_dropdown, self.fails_checkbox]),
         ]
         if len(self.results) > 1:
-            rows.append(w.HBox([self.run_a_dropdown, self.run_b_dropdown]))
+            rows.append(w.HBox([self.run_a_dropdown, self.run_b_dropdown,
+                                self.tests_checkbox]))
         rows += [
             w.HBox([self.prev_button, self.query_dropdown, self.next_button]),
             w.HBox([w.VBox([self.list_html], layout=lay(width="48%")),
@@ -163,6 +174,7 @@ class Explorer(ExplorerState):
             self.kind_dropdown.value = "" if self.kind is None else KIND_FILTERS[self.kind]
             self.fails_checkbox.value = self.fails_target
             self.run_a_dropdown.value = self.a
+            self.tests_checkbox.value = self.compute_tests
             if self.b is not None:
                 self.run_b_dropdown.value = self.b
             options = self.query_options()
