@@ -171,6 +171,7 @@ def align(
     d_codes, d_dict = _encode(run.doc_ids, qrels.doc_ids)
     n_docs = max(len(d_dict), 1)
     keys = q_codes * n_docs + d_codes
+    del d_codes, d_dict  # the keys carry the document identity from here on
     rkeys, qkeys = keys[:n_run], keys[n_run:]
 
     first, later = _duplicate_pairs(qkeys)
@@ -185,7 +186,9 @@ def align(
     keep = np.ones(n_run, dtype=bool)
     dropped = 0
     sorted_keys = np.sort(rkeys)
-    if n_run and (sorted_keys[1:] == sorted_keys[:-1]).any():
+    has_dupes = bool(n_run and (sorted_keys[1:] == sorted_keys[:-1]).any())
+    del sorted_keys
+    if has_dupes:
         first, later = _duplicate_pairs(rkeys)
         if duplicates == "error":
             i, j = int(first[0]), int(later[0])
