@@ -19,6 +19,7 @@ import importlib
 import io
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -312,7 +313,13 @@ def export_html(nb: Any) -> str:
 
     nb = nb.copy() if hasattr(nb, "copy") else nb
     nb.metadata.pop("widgets", None)
+    # nbconvert looks for its templates under sys.prefix; inside a virtual environment that
+    # shares the base interpreter's packages they live under sys.base_prefix instead
+    base_dirs = [os.path.join(p, "share", "jupyter", "nbconvert", "templates")
+                 for p in dict.fromkeys((sys.prefix, sys.base_prefix))]
     exporter = exporter_cls(template_name="lab",
+                            extra_template_basedirs=[d for d in base_dirs if os.path.isdir(d)],
+                            extra_template_paths=[d for d in base_dirs if os.path.isdir(d)],
                             extra_loaders=[DictLoader({"ragreport_offline.html.j2":
                                                        _OFFLINE_TEMPLATE})],
                             template_file="ragreport_offline.html.j2")
