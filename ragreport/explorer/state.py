@@ -767,8 +767,7 @@ class ExplorerState:
         m = _e(str(self.measure))
         head = (f"<tr><th class='num'>#</th><th>query</th><th>text</th>"
                 f"<th class='num'>{m}<br><span class='muted'>{_e(r.run_name)}</span></th>")
-        if two:
-            assert self.result_b is not None
+        if two and self.result_b is not None:
             head += (f"<th class='num'>{m}<br><span class='muted'>{_e(self.result_b.run_name)}"
                      "</span></th><th class='num'>Δ (B − A)</th>")
         head += "<th>failure at K</th></tr>"
@@ -781,8 +780,7 @@ class ExplorerState:
             row = (f"<tr{cls} data-qid='{_e(q)}'><td class='num'>{pos}</td><td>{mark}{_e(q)}</td>"
                    f"<td>{_e(_flat(self.queries.get(q, ''), _TEXT_IN_LIST))}</td>"
                    f"<td class='num'>{float(v[i]):.4f}</td>")
-            if two:
-                assert d is not None and vb is not None and bidx is not None
+            if two and d is not None and vb is not None and bidx is not None:
                 if bidx[i] >= 0:
                     row += (f"<td class='num'>{float(vb[bidx[i]]):.4f}</td>"
                             f"<td class='num'>{_signed(float(d[i]))}</td>")
@@ -986,7 +984,8 @@ class ExplorerState:
     def render_tests(self) -> str:
         """The paired comparison of B against A for the chosen measure at K, in words
         (computed on demand unless :attr:`compute_tests` is off, then only when cached)."""
-        assert self.b is not None
+        if self.b is None:
+            return ""
         ra, rb = self.result_a, self.results[self.b]
         m = _e(str(self.measure))
         st = self.compare_stats(compute=self.compute_tests)

@@ -516,5 +516,6 @@ def render_markdown(report: Report, max_chars: int = 60_000) -> str:
         _status(report), "",
         f"> ✂️ truncated: the tables do not fit in {max_chars:,} characters; see the HTML/JSON "
         "report", ""])
-    assert _fits(minimal, max_chars)
+    if not _fits(minimal, max_chars):  # cannot happen: every user string above is cut
+        raise RagReportError(f"cannot fit the Markdown summary in {max_chars} characters")
     return minimal
