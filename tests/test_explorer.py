@@ -535,3 +535,21 @@ def test_summaries_show_mean_intervals(explorer: ragreport.Explorer,
     assert interval in bundle["text/html"]
     for text in (bundle["text/plain"], bundle["text/html"]):
         assert "95% bootstrap interval of the mean" in text and "1000 resamples" in text
+
+
+def test_large_single_run_band_only_on_request(results: list[ragreport.EvaluationResult],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above BAND_AUTO_QUERIES queries no interaction waits for a bootstrap: the widget
+    offers the checkbox, and the band appears once it is ticked."""
+    import ragreport.explorer.state as state_mod
+    import ragreport.explorer.widget as widget_mod
+
+    monkeypatch.setattr(state_mod, "BAND_AUTO_QUERIES", 10)
+    monkeypatch.setattr(widget_mod, "BAND_AUTO_QUERIES", 10)
+    ex = ragreport.Explorer(results[0])
+    assert ex.compute_tests is False and not ex._bands
+    assert "interval of the mean not computed for 41 queries" in ex.panel_html.value
+    assert "<polygon" not in ex.panel_html.value
+    ex.tests_checkbox.value = True
+    assert ex._bands and "<polygon" in ex.panel_html.value
+    assert "bootstrap interval of the mean" in ex.panel_html.value

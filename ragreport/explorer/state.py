@@ -71,6 +71,8 @@ TEST_RESAMPLES_LARGE = 2_000
 TEST_LARGE = 20_000
 #: Significance level named in the A/B view.
 ALPHA = 0.05
+#: Up to this many queries the mean-curve band is computed without being asked for.
+BAND_AUTO_QUERIES = 20_000
 CI_LEVEL = 0.95
 
 IntArray = npt.NDArray[np.int64]
@@ -660,8 +662,9 @@ class ExplorerState:
         self._changed()
 
     def set_compute_tests(self, on: bool) -> None:
-        """Compute the A/B view's paired tests whenever it is rendered (on), or show them only
-        once computed (off)."""
+        """Compute the A/B view's paired tests (and, for evaluations of more than
+        :data:`BAND_AUTO_QUERIES` queries, the mean-curve interval) whenever they are shown
+        (on), or show them only once computed (off)."""
         self.compute_tests = bool(on)
         self._changed()
 
@@ -969,12 +972,22 @@ class ExplorerState:
                    "<th>measure</th><th class='num'>value</th><th>target</th><th>result</th>"
                    f"</tr></thead><tbody>{''.join(trows)}</tbody></table>") if trows else ""
         fam = self.family
-        band = self.mean_band(self.a, fam)
+        # the band is computed automatically for evaluations of up to BAND_AUTO_QUERIES
+        # queries (a few ms); beyond, only once asked for ("paired tests & intervals"), so
+        # that no interaction waits for a large bootstrap
+        band = self._bands.get((self.a, fam))
+        if band is None and (self.compute_tests or r.n_queries <= BAND_AUTO_QUERIES):
+            band = self.mean_band(self.a, fam)
         svg = self._svg(r.curves[fam][i], self.mean_curve(self.a, fam),
                         f"{FAMILIES[fam.name].title} ({fam})@K: {q}", band)
-        svg += (f"<div class='muted rrx-legend'><span style='color:#d55e00'>▮</span> shaded: "
-                f"{CI_LEVEL:.0%} bootstrap interval of the mean ({_e(r.run_name)}, "
-                f"{band.resamples} resamples over {r.n_queries} queries, seed 0)</div>")
+        if band is not None:
+            svg += (f"<div class='muted rrx-legend'><span style='color:#d55e00'>▮</span> "
+                    f"shaded: {CI_LEVEL:.0%} bootstrap interval of the mean "
+                    f"({_e(r.run_name)}, {band.resamples} resamples over {r.n_queries} queries,"
+                    " seed 0)</div>")
+        else:
+            svg += (f"<div class='muted rrx-legend'>interval of the mean not computed for "
+                    f"{r.n_queries:,} queries: tick “paired tests & intervals”</div>")
         return (f"{_CSS}<div class='rrx rrx-panel' data-qid='{_e(q)}' data-k='{self.k}'>"
                 f"<div class='cols'><div><h4>Measures at K={self.k}</h4><table><thead><tr>"
                 f"<th>measure</th><th class='num'>this query</th><th class='num'>mean</th></tr>"

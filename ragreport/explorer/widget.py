@@ -16,7 +16,7 @@ import ipywidgets as w
 
 from ..errors import RagReportError
 from ..result import EvaluationResult
-from .state import KIND_FILTERS, SORTS, TEST_RESAMPLES, ExplorerState
+from .state import BAND_AUTO_QUERIES, KIND_FILTERS, SORTS, TEST_RESAMPLES, ExplorerState
 
 __all__ = ["Explorer"]
 
@@ -44,6 +44,8 @@ class Explorer(ExplorerState):
         if self.b is not None:
             self.compute_tests = \
                 int((self.b_index() >= 0).sum()) * TEST_RESAMPLES <= TESTS_AUTO_CELLS
+        elif self.result_a.n_queries > BAND_AUTO_QUERIES:
+            self.compute_tests = False  # large single run: intervals on request
         self._build()
         self._syncing = False
         self._refresh()
@@ -80,8 +82,9 @@ class Explorer(ExplorerState):
         self.run_b_dropdown = w.Dropdown(options=names, value=self.b if self.b is not None
                                          else 0, description="run B",
                                          layout=lay(width="240px"))
-        self.tests_checkbox = w.Checkbox(value=self.compute_tests, description="paired tests",
-                                         indent=False, layout=lay(width="130px"))
+        self.tests_checkbox = w.Checkbox(value=self.compute_tests,
+                                         description="paired tests & intervals",
+                                         indent=False, layout=lay(width="200px"))
         self.report_path = w.Text(value="ragreport-report.html", description="report",
                                   layout=lay(width="360px"))
         self.report_button = w.Button(description="write HTML report", icon="save",
@@ -113,6 +116,8 @@ class Explorer(ExplorerState):
         if len(self.results) > 1:
             rows.append(w.HBox([self.run_a_dropdown, self.run_b_dropdown,
                                 self.tests_checkbox]))
+        elif not self.compute_tests:  # a large single run: intervals on request
+            rows.append(w.HBox([self.tests_checkbox]))
         rows += [
             w.HBox([self.prev_button, self.query_dropdown, self.next_button]),
             w.HBox([w.VBox([self.list_html], layout=lay(width="48%")),
