@@ -168,11 +168,17 @@ def align(
     q_codes, q_dict = _encode(run.query_ids, qrels.query_ids)
     n_u = len(q_dict)
     rq, qq = q_codes[:n_run], q_codes[n_run:]
-    d_codes, d_dict = _encode(run.doc_ids, qrels.doc_ids)
-    n_docs = max(len(d_dict), 1)
-    keys = q_codes * n_docs + d_codes
-    del d_codes, d_dict  # the keys carry the document identity from here on
-    rkeys, qkeys = keys[:n_run], keys[n_run:]
+    # only judged documents need an integer identity for the join: look each run document up
+    # in the (small) set of judged ids instead of hash-encoding every run document
+    judged = pc.unique(qrels.doc_ids)
+    n_judged = max(len(judged), 1)
+    qd = np.asarray(pc.index_in(qrels.doc_ids, value_set=judged)
+                    .to_numpy(zero_copy_only=False), dtype=np.int64)
+    rd = np.asarray(pc.index_in(run.doc_ids, value_set=judged).fill_null(-1)
+                    .to_numpy(zero_copy_only=False), dtype=np.int64)
+    qkeys = qq * n_judged + qd
+    rkeys = np.where(rd >= 0, rq * n_judged + rd, -1)  # -1: unjudged, matches nothing
+    del qd, rd
 
     first, later = _duplicate_pairs(qkeys)
     if len(first):
@@ -185,11 +191,22 @@ def align(
 
     keep = np.ones(n_run, dtype=bool)
     dropped = 0
-    sorted_keys = np.sort(rkeys)
-    has_dupes = bool(n_run and (sorted_keys[1:] == sorted_keys[:-1]).any())
-    del sorted_keys
+    # duplicates: one Arrow sort by (query, document id); equal neighbours are duplicates
+    has_dupes = False
+    if n_run > 1:
+        by_doc = pc.sort_indices(pa.table({"q": rq, "d": run.doc_ids}),
+                                 sort_keys=[("q", "ascending"), ("d", "ascending")]).to_numpy()
+        d_sorted = run.doc_ids.take(pa.array(by_doc))
+        q_sorted_run = rq[by_doc]
+        same = (q_sorted_run[1:] == q_sorted_run[:-1]) & np.asarray(
+            pc.equal(d_sorted.slice(1), d_sorted.slice(0, n_run - 1))
+            .to_numpy(zero_copy_only=False), dtype=bool)
+        has_dupes = bool(same.any())
+        del d_sorted, q_sorted_run
     if has_dupes:
-        first, later = _duplicate_pairs(rkeys)
+        pair_id = np.empty(n_run, dtype=np.int64)  # one id per distinct (query, document)
+        pair_id[by_doc] = np.concatenate(([0], np.cumsum(~same)))
+        first, later = _duplicate_pairs(pair_id)
         if duplicates == "error":
             i, j = int(first[0]), int(later[0])
             _, line = run.where(j)
