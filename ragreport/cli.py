@@ -216,12 +216,9 @@ def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
                           "queries": res.n_queries, "k_max": res.k_max, "means": res.means(),
                           "counts": res.counts}, indent=2, ensure_ascii=False) + "\n"
     elif args.format == "trec":
-        rows = [f"{'runid':<22}\tall\t{res.run_name}", f"{'num_q':<22}\tall\t{res.n_queries}"]
-        for m in res.measures:
-            v = res.values(m)
-            val = str(round(float(v.sum()))) if not m.family.bounded else f"{res.mean(m):.4f}"
-            rows.append(f"{m.trec_name:<22}\tall\t{val}")
-        out = "\n".join(rows) + "\n"
+        from .textout import format_trec
+
+        out = format_trec(res)
     else:
         width = max(len(str(m)) for m in res.measures)
         out = "".join(f"{m!s:<{width}}  {res.mean(m):.4f}\n" for m in res.measures)

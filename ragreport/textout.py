@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from .measures import Measure
+from .metrics import FloatArray
 from .result import EvaluationResult
 
 __all__ = ["format_json", "format_table", "format_trec"]
@@ -13,13 +15,30 @@ __all__ = ["format_json", "format_table", "format_trec"]
 EVALUATE_SCHEMA = "ragreport.evaluate/1"
 
 
-def _trec_value(m: Measure, value: float, total: bool = False) -> str:
+class PerQueryValues(Protocol):
+    """What :func:`format_trec` reads: an EvaluationResult or a streaming StreamResult."""
+
+    run_name: str
+    query_ids: list[str]
+
+    @property
+    def n_queries(self) -> int: ...
+
+    @property
+    def measures(self) -> Sequence[Measure]: ...
+
+    def values(self, measure: str | Measure) -> FloatArray: ...
+
+    def mean(self, measure: str | Measure) -> float: ...
+
+
+def _trec_value(m: Measure, value: float) -> str:
     if not m.family.bounded:
         return str(round(value))
     return f"{value:.4f}"
 
 
-def format_trec(result: EvaluationResult, per_query: bool = False) -> str:
+def format_trec(result: PerQueryValues, per_query: bool = False) -> str:
     """trec_eval's output: ``measure<pad>\\tqid\\tvalue``, per-query blocks, then ``all``.
 
     Counts (``num_ret``, ``num_rel``, ``num_rel_ret``) are integers and sum over queries in the

@@ -519,9 +519,7 @@ def build_report(
     for r in results:
         if r is base:
             continue
-        common = sorted(set(r.query_ids) & set(base.query_ids))
-        ia = np.array([r.ranking.query_index(q) for q in common], dtype=np.int64)
-        ib = np.array([base.ranking.query_index(q) for q in common], dtype=np.int64)
+        ia, ib = _common(r, base)
         for m in measures:
             if not m.family.bounded:
                 continue
