@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ._keys import string_fingerprints
 from .data import Qrels, Run
 from .errors import InputError, RagReportError
 
@@ -136,6 +137,51 @@ def _encode(a: Any, b: Any) -> tuple[IntArray, Any]:
     return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
 
 
+def _query_codes(run: Run, qrels: Qrels) -> tuple[npt.NDArray[np.int32], IntArray, Any,
+                                                tuple[IntArray, IntArray] | None]:
+    """Integer query codes of the run rows and the qrels rows, over one shared dictionary.
+
+    A run grouped by query (each query's rows together, as TREC runs are) is recognised by
+    comparing neighbours; then only the first id of each group is hash-encoded and the codes
+    are repeated. Also returns (group starts, group sizes) for a grouped run, else None.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    qids = run.query_ids
+    n = len(qids)
+    change = np.asarray(pc.not_equal(qids.slice(1), qids.slice(0, max(n - 1, 0)))
+                        .to_numpy(zero_copy_only=False), dtype=bool) if n > 1 else \
+        np.zeros(0, bool)
+    starts = np.concatenate(([0], np.flatnonzero(change) + 1))[:n].astype(np.int64)
+    del change
+    heads = qids.take(pa.array(starts))
+    if pc.count_distinct(heads).as_py() == len(heads):
+        codes, q_dict = _encode(heads, qrels.query_ids)
+        sizes = np.diff(np.append(starts, n))
+        rq = np.repeat(codes[:len(starts)].astype(np.int32), sizes)
+        return rq, codes[len(starts):], q_dict, (starts, sizes)
+    codes, q_dict = _encode(qids, qrels.query_ids)
+    return codes[:n].astype(np.int32), codes[n:], q_dict, None
+
+
+def _maybe_duplicates(rq: npt.NDArray[np.int32], doc_ids: Any,
+                      groups: tuple[IntArray, IntArray] | None) -> bool:
+    """False when no document can appear twice for one query (fingerprints all differ).
+
+    True means "perhaps": the caller then compares the strings exactly.
+    """
+    fp = string_fingerprints(doc_ids)
+    if groups is not None and len(groups[1]) and (groups[1] == groups[1][0]).all():
+        # every query has as many rows: sort each query's fingerprints in its own row
+        srt = np.sort(fp.reshape(len(groups[1]), int(groups[1][0])), axis=1)
+        return bool((srt[:, 1:] == srt[:, :-1]).any())
+    with np.errstate(over="ignore"):
+        fp += rq.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    fp.sort()
+    return bool((fp[1:] == fp[:-1]).any())
+
+
 def _duplicate_pairs(keys: IntArray) -> tuple[IntArray, IntArray]:
     """(first row, later row) for every key that appears more than once (first = earliest)."""
     order = np.argsort(keys, kind="stable")
@@ -165,9 +211,8 @@ def align(
     import pyarrow.compute as pc
 
     n_run = len(run)
-    q_codes, q_dict = _encode(run.query_ids, qrels.query_ids)
+    rq, qq, q_dict, groups = _query_codes(run, qrels)
     n_u = len(q_dict)
-    rq, qq = q_codes[:n_run], q_codes[n_run:]
     # only judged documents need an integer identity for the join: look each run document up
     # in the (small) set of judged ids instead of hash-encoding every run document
     judged = pc.unique(qrels.doc_ids)
@@ -175,10 +220,9 @@ def align(
     qd = np.asarray(pc.index_in(qrels.doc_ids, value_set=judged)
                     .to_numpy(zero_copy_only=False), dtype=np.int64)
     rd = np.asarray(pc.index_in(run.doc_ids, value_set=judged).fill_null(-1)
-                    .to_numpy(zero_copy_only=False), dtype=np.int64)
+                    .to_numpy(zero_copy_only=False), dtype=np.int32)
     qkeys = qq * n_judged + qd
-    rkeys = np.where(rd >= 0, rq * n_judged + rd, -1)  # -1: unjudged, matches nothing
-    del qd, rd
+    del qd
 
     first, later = _duplicate_pairs(qkeys)
     if len(first):
@@ -191,9 +235,11 @@ def align(
 
     keep = np.ones(n_run, dtype=bool)
     dropped = 0
-    # duplicates: one Arrow sort by (query, document id); equal neighbours are duplicates
+    # duplicates: fingerprints prove that there is none (the usual case) in one numeric sort;
+    # only when two fingerprints meet are the strings compared, by one Arrow (query, document)
+    # sort where equal neighbours are duplicates
     has_dupes = False
-    if n_run > 1:
+    if n_run > 1 and _maybe_duplicates(rq, run.doc_ids, groups):
         by_doc = pc.sort_indices(pa.table({"q": rq, "d": run.doc_ids}),
                                  sort_keys=[("q", "ascending"), ("d", "ascending")]).to_numpy()
         d_sorted = run.doc_ids.take(pa.array(by_doc))
@@ -267,26 +313,29 @@ def align(
         ).to_numpy()
     rows = rows[perm]
     rpos = rpos[perm]
+    del perm
     sizes = np.bincount(rpos, minlength=n_q)
     offsets = np.concatenate(([0], np.cumsum(sizes)))
-    pos = np.arange(len(rows)) - offsets[:-1][rpos]
-    if max_depth is not None:
-        cut = pos < max_depth
-        rows, rpos, pos = rows[cut], rpos[cut], pos[cut]
+    if max_depth is not None and len(rows) and int(sizes.max()) > max_depth:
+        cut = np.arange(len(rows)) - offsets[:-1][rpos] < max_depth
+        rows, rpos = rows[cut], rpos[cut]
         sizes = np.bincount(rpos, minlength=n_q)
         offsets = np.concatenate(([0], np.cumsum(sizes)))
 
-    # grades of retrieved documents
-    q_order = np.argsort(qkeys, kind="stable")
-    q_sorted = qkeys[q_order]
-    look = np.searchsorted(q_sorted, rkeys[rows]) if len(q_sorted) else np.zeros(len(rows),
-                                                                                  np.int64)
-    look = np.minimum(look, max(len(q_sorted) - 1, 0))
-    found = (q_sorted[look] == rkeys[rows]) if len(q_sorted) else np.zeros(len(rows), bool)
-    row_grades = np.where(found, qrels.grades[q_order[look]] if len(q_sorted) else 0.0, np.nan)
+    # grades of retrieved documents: only judged rows are looked up; the rest stay NaN
     depth = max(int(sizes.max()) if n_q else 0, 1)
     grades = np.full((n_q, depth), np.nan)
-    grades[rpos, pos] = row_grades
+    hit = np.flatnonzero(rd[rows] >= 0)
+    if len(hit) and len(qkeys):
+        hrows = rows[hit]
+        hkeys = rq[hrows].astype(np.int64) * n_judged + rd[hrows]
+        q_order = np.argsort(qkeys, kind="stable")
+        q_sorted = qkeys[q_order]
+        look = np.minimum(np.searchsorted(q_sorted, hkeys), len(q_sorted) - 1)
+        found = q_sorted[look] == hkeys
+        hq = rpos[hit]
+        grades[hq[found], (hit - offsets[hq])[found]] = qrels.grades[q_order[look[found]]]
+    del rd
 
     # qrels rows of evaluated queries, best grade first
     qrows = np.flatnonzero(qpos[qq] >= 0)

@@ -18,7 +18,7 @@ from .result import Conventions, EvaluationResult
 __all__ = ["CURVE_FAMILIES", "evaluate"]
 
 #: Families computed for every K = 1..k_max in every evaluation (at default parameters).
-CURVE_FAMILIES: tuple[str, ...] = ("P", "R", "F1", "HitRate", "RR", "nDCG", "AP")
+CURVE_FAMILIES: tuple[str, ...] = metrics.STANDARD_FAMILIES
 _ALWAYS_SCALAR: tuple[str, ...] = ("RR", "AP", "Rprec")
 DEFAULT_K_MAX = 20
 
@@ -189,13 +189,22 @@ def evaluate(
     for m in wanted:
         if m.has_curve and m.curve_key not in curve_keys:
             curve_keys.append(m.curve_key)
-    curves = {key: _CURVES[key.name](ctx, key, k_max) for key in curve_keys}
+    std = Measure("P")  # the default parameters: the evaluation's rel_level, linear gains
+    fused = metrics.standard_curves(ctx.rel(std), ctx.n_rel(std), ctx.gains(std),
+                                    ctx.ideal(std, k_max), k_max)
+    curves = {key: fused[key.name] if key == Measure(key.name) and key.name in fused
+              else _CURVES[key.name](ctx, key, k_max) for key in curve_keys}
 
     scalar_keys: list[Measure] = [Measure(f) for f in _ALWAYS_SCALAR]
     for m in wanted:
         if m.cutoff is None and m not in scalar_keys:
             scalar_keys.append(m)
-    scalars = {key: _SCALARS[key.name](ctx, key) for key in scalar_keys}
+    # RR, AP and nDCG over the whole ranking equal the curve's last value when the ranking and
+    # the judged documents both fit in k_max (the extra terms are exact zeros)
+    fits = ranking.depth <= k_max and int(np.diff(ranking.qrels_offsets).max(initial=0)) <= k_max
+    scalars = {key: curves[key][:, -1].copy() if fits and key in curves
+               and key.name in ("RR", "AP", "nDCG") else _SCALARS[key.name](ctx, key)
+               for key in scalar_keys}
 
     conventions = Conventions(order=order, rel_level=rel_level, complete=bool(complete),
                               max_depth=max_depth, no_relevant=no_relevant,

@@ -41,7 +41,11 @@ __all__ = [
     "recall_at_k",
     "reciprocal_rank",
     "reciprocal_rank_at_k",
+    "standard_curves",
 ]
+
+#: The families :func:`standard_curves` computes, in its order.
+STANDARD_FAMILIES: tuple[str, ...] = ("P", "R", "F1", "HitRate", "RR", "nDCG", "AP")
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -237,3 +241,41 @@ def r_precision(rel: BoolArray, n_rel: IntArray) -> FloatArray:
                           axis=1)
     at = np.minimum(n_rel, depth)
     return _safe_div(hits[np.arange(rel.shape[0]), at], n_rel)
+
+
+def standard_curves(rel: BoolArray, n_rel: IntArray, gains: FloatArray, ideal: FloatArray,
+                    k_max: int, *, block: int = 2048) -> dict[str, FloatArray]:
+    """P, R, F1, HitRate, RR, nDCG and AP at every K = 1..k_max, computed together.
+
+    The values are those of :func:`precision_at_k`, :func:`recall_at_k`, :func:`f1_at_k`,
+    :func:`hit_rate_at_k`, :func:`reciprocal_rank_at_k`, :func:`ndcg_at_k` and
+    :func:`average_precision_at_k`, bit for bit (the same operations in the same order); the
+    cumulative hit counts are shared, and queries are processed ``block`` at a time so that
+    the intermediate arrays stay small.
+
+    Examples
+    --------
+    >>> rel = np.array([[False, True, False, True, False]])
+    >>> c = standard_curves(rel, np.array([3]), rel.astype(float), np.array([[1.0, 1, 1]]), 5)
+    >>> [round(float(c[f][0, 4]), 3) for f in ("P", "R", "F1", "RR", "AP")]
+    [0.4, 0.667, 0.5, 0.5, 0.333]
+    """
+    n = rel.shape[0]
+    out = {name: np.empty((n, k_max)) for name in STANDARD_FAMILIES}
+    ranks = _ranks(k_max)
+    for lo in range(0, n, block):
+        sl = slice(lo, min(lo + block, n))
+        r = _fit(rel[sl], k_max)
+        hits = np.cumsum(r, axis=1, dtype=np.float64)
+        nr = n_rel[sl, None]
+        p = hits / ranks
+        rc = _safe_div(hits, nr)
+        out["P"][sl] = p
+        out["R"][sl] = rc
+        out["F1"][sl] = _safe_div(2.0 * p * rc, p + rc)
+        out["HitRate"][sl] = hits > 0
+        first = _first_rank(rel[sl])[:, None]
+        out["RR"][sl] = np.where(first <= ranks, 1.0 / first, 0.0)
+        out["nDCG"][sl] = _safe_div(dcg_at_k(gains[sl], k_max), dcg_at_k(ideal[sl], k_max))
+        out["AP"][sl] = _safe_div(np.cumsum(np.where(r, p, 0.0), axis=1), nr)
+    return out
