@@ -13,10 +13,40 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Qrels", "Run"]
+__all__ = ["Qrels", "RowLines", "Run"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+
+
+class RowLines:
+    """Source lines of a file in which every line is a data row: row ``i`` is on line ``i + 1``.
+
+    Stands in for ``np.arange(1, n + 1)`` without holding it.
+
+    >>> lines = RowLines(3)
+    >>> len(lines), lines[0], lines.tolist()
+    (3, 1, [1, 2, 3])
+    """
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, row: int) -> int:
+        if not -self.n <= row < self.n:
+            raise IndexError(f"row {row} out of range for {self.n} rows")
+        return row % self.n + 1
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> IntArray:
+        return np.arange(1, self.n + 1, dtype=dtype or np.int64)
+
+    def tolist(self) -> list[int]:
+        return list(range(1, self.n + 1))
 
 
 @dataclass(frozen=True, eq=False)
@@ -24,7 +54,7 @@ class _Rows:
     query_ids: Any  # pyarrow string array
     doc_ids: Any  # pyarrow string array
     source: str
-    lines: IntArray | None
+    lines: IntArray | RowLines | None
     """1-based source line of each row, or ``None`` for Python objects (rows are entries)."""
 
     def __len__(self) -> int:

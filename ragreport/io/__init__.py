@@ -39,6 +39,22 @@ def _sniff(data: bytes, path: str) -> str:
     return "trec"
 
 
+def _trec_file(path: str, kind: str, fmt: str) -> tuple[Any, Any, Any, Any, str] | None:
+    """The fast TREC reader's result for a plain TREC file, None for anything else."""
+    from .trec import parse_trec_file
+
+    if fmt not in ("auto", "trec"):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(65536)
+    except OSError:
+        return None  # read_bytes says what is wrong
+    if fmt == "auto" and _sniff(head, path) != "trec":
+        return None
+    return parse_trec_file(path, kind)
+
+
 def _check_format(fmt: str) -> None:
     if fmt not in _FORMATS:
         raise InputError(f"format must be one of {', '.join(_FORMATS)}, got {fmt!r}")
@@ -86,6 +102,9 @@ def load_qrels(qrels: Any, *, format: str = "auto") -> Qrels:
         raise InputError("got a Run where qrels were expected")
     if _is_path(qrels):
         path = str(qrels)
+        fast = _trec_file(path, "qrels", format)
+        if fast is not None:
+            return Qrels(fast[0], fast[1], path, fast[3], fast[2])
         data = read_bytes(path)
         fmt = _sniff(data, path) if format == "auto" else format
         if fmt == "trec":
@@ -137,11 +156,14 @@ def load_run(run: Any, *, format: str = "auto", name: str | None = None) -> Run:
         raise InputError("got Qrels where a run was expected")
     if _is_path(run):
         path = str(run)
+        stem = Path(path).name.split(".")[0] or path
+        fast = _trec_file(path, "run", format)
+        if fast is not None:
+            return Run(fast[0], fast[1], path, fast[3], fast[2], name or fast[4] or stem)
         data = read_bytes(path)
         fmt = _sniff(data, path) if format == "auto" else format
         if fmt == "beir":
             raise InputError("looks like a BEIR qrels file, not a run", path)
-        stem = Path(path).name.split(".")[0] or path
         if fmt == "trec":
             from .trec import parse_trec
 

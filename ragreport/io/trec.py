@@ -26,23 +26,64 @@ _HAS_DATA = re.compile(rb"\S")
 _LEAD = re.compile(rb"(?m)^ | $")
 
 
-def _arrow_read(data: bytes, columns: tuple[str, ...], number: str, delimiter: str) -> Any:
+def _arrow_read(source: Any, columns: tuple[str, ...], number: str, delimiter: str,
+                skip_empty: bool = True) -> Any:
+    """Read the id columns and the number column with pyarrow (``source``: bytes or a path).
+
+    With ``skip_empty=False`` a blank line is a parse error, so that every row is one line.
+    """
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     types = {c: pa.string() for c in columns}
     types[number] = pa.float64()
     return pacsv.read_csv(
-        io.BytesIO(data),
-        read_options=pacsv.ReadOptions(column_names=list(columns), block_size=1 << 24),
+        io.BytesIO(source) if isinstance(source, bytes) else source,
+        read_options=pacsv.ReadOptions(column_names=list(columns), block_size=1 << 26),
         parse_options=pacsv.ParseOptions(
-            delimiter=delimiter, quote_char=False, escape_char=False, ignore_empty_lines=True
+            delimiter=delimiter, quote_char=False, escape_char=False,
+            ignore_empty_lines=skip_empty,
         ),
         convert_options=pacsv.ConvertOptions(
             column_types=types, null_values=[], strings_can_be_null=False,
-            include_columns=["qid", "docid", number] + (["tag"] if "tag" in columns else []),
+            include_columns=["qid", "docid", number],
         ),
     )
+
+
+def _columns(table: Any, number: str) -> tuple[Any, Any, np.ndarray] | None:
+    """(qids, docids, values) as contiguous arrays, or None when a value is not finite.
+
+    The table is consumed column by column so that each chunked column is freed as soon as
+    its contiguous copy exists.
+    """
+    values = np.ascontiguousarray(table.column(number).to_numpy(), dtype=np.float64)
+    if not np.isfinite(values).all():
+        return None
+    cols = [table.column("qid"), table.column("docid")]
+    del table
+    out = []
+    while cols:
+        col = cols.pop(0)
+        out.append(col.chunk(0) if col.num_chunks == 1 else col.combine_chunks())
+        del col
+    return out[0], out[1], values
+
+
+def _release_arrow_memory() -> None:
+    """Give the parser's freed buffers back to the system (pyarrow's allocator keeps them)."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+
+
+def _first_tag(body: bytes) -> str:
+    """The tag (sixth field) of the first data line, "" when there is none."""
+    for line in body.split(b"\n", 64)[:64]:
+        fields = line.split()
+        if fields and not fields[0].startswith(b"#"):
+            return fields[5].decode("utf-8", "replace") if len(fields) > 5 else ""
+    return ""
 
 
 def _guess_delimiter(sample: bytes) -> str | None:
@@ -63,7 +104,47 @@ def _normalize_ws(data: bytes) -> bytes:
     return _LEAD.sub(b"", data)
 
 
-def parse_trec(data: bytes, source: str, kind: str) -> tuple[Any, Any, np.ndarray, IntArray, str]:
+def parse_trec_file(path: str, kind: str) -> tuple[Any, Any, np.ndarray, Any, str] | None:
+    """Fast path for a regular, uncompressed TREC file: pyarrow reads it from disk.
+
+    The file is never held whole in memory, and every row is known to be on its own line
+    (blank lines are parse errors here). Returns None (the caller then uses
+    :func:`parse_trec` on the bytes, which names the line of any problem) for anything out
+    of the ordinary: gzip, comment lines, blank lines, irregular white space, binary data, a
+    value that is not a finite number, a line that does not parse.
+    """
+    import pyarrow.compute as pc
+
+    from ..data import RowLines
+
+    columns, number = (RUN_COLUMNS, "score") if kind == "run" else (QRELS_COLUMNS, "grade")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(65536)
+    except OSError:
+        return None
+    if head[:2] == b"\x1f\x8b" or b"\x00" in head or not _HAS_DATA.search(head):
+        return None
+    delim = _guess_delimiter(head)
+    if delim is None:
+        return None
+    try:
+        table = _arrow_read(path, columns, number, delim, skip_empty=False)
+    except Exception:  # any parse failure: the exact reader says what is wrong
+        return None
+    n_rows = table.num_rows
+    if n_rows == 0 or pc.any(pc.starts_with(table.column("qid"), "#")).as_py():
+        return None  # comment lines: the general reader drops them and numbers the lines
+    cols = _columns(table, number)
+    del table
+    _release_arrow_memory()
+    if cols is None:
+        return None
+    tag = _first_tag(head) if kind == "run" else ""
+    return cols[0], cols[1], cols[2], RowLines(n_rows), tag
+
+
+def parse_trec(data: bytes, source: str, kind: str) -> tuple[Any, Any, np.ndarray, Any, str]:
     """Parse a TREC run or qrels buffer.
 
     Returns
@@ -87,19 +168,21 @@ def parse_trec(data: bytes, source: str, kind: str) -> tuple[Any, Any, np.ndarra
             except Exception:  # any parse failure falls back to the exact reader
                 table = None
     if table is not None:
-        values = table.column(number).to_numpy()
-        if np.isfinite(values).all():
-            # every physical line is a data row only when the line count equals the row count;
-            # otherwise (comments, blank or white-space-only lines anywhere, CRLF blank lines)
-            # number the data lines exactly so that error messages name the right line
-            n_physical = body.count(b"\n") + (0 if body.endswith(b"\n") else 1)
-            lines = data_line_numbers(data) if had_comments or n_physical != table.num_rows \
-                else np.arange(1, table.num_rows + 1, dtype=np.int64)
-            if len(lines) == table.num_rows:
-                tag = table.column("tag")[0].as_py() if kind == "run" and table.num_rows else ""
-                return (table.column("qid").combine_chunks(),
-                        table.column("docid").combine_chunks(),
-                        np.ascontiguousarray(values, dtype=np.float64), lines, tag)
+        from ..data import RowLines
+
+        # every physical line is a data row only when the line count equals the row count;
+        # otherwise (comments, blank or white-space-only lines anywhere, CRLF blank lines)
+        # number the data lines exactly so that error messages name the right line
+        n_physical = body.count(b"\n") + (0 if body.endswith(b"\n") else 1)
+        n_rows = table.num_rows
+        cols = _columns(table, number)
+        del table
+        if cols is not None:
+            lines: Any = data_line_numbers(data) if had_comments or n_physical != n_rows \
+                else RowLines(n_rows)
+            if len(lines) == n_rows:
+                tag = _first_tag(body) if kind == "run" else ""
+                return cols[0], cols[1], cols[2], lines, tag
     return _parse_slow(data, source, kind)
 
 
