@@ -60,10 +60,16 @@ def string_fingerprints(arr: Any) -> U64Array:
                 if shortest < 8 and pos.min() < 0:
                     np.maximum(pos, 0, out=pos)
                 w = view[pos]
-                if shortest < 8 * (j + 1):
-                    _fix_short(w, data, start, length, j)
-                h *= _P1
-                h += w
+                if j == 0 and shortest < 8:
+                    _fix_short(w, data, start, length)
+                if j and shortest <= 8 * j:
+                    # strings without a j-th word keep their value: the result does not
+                    # depend on which other strings share the block
+                    has = length > 8 * j
+                    np.copyto(h, h * _P1 + w, where=has)
+                else:
+                    h *= _P1
+                    h += w
                 start += 8
             h ^= h >> _S
             h *= _P2
@@ -73,20 +79,15 @@ def string_fingerprints(arr: Any) -> U64Array:
 
 
 def _fix_short(w: U64Array, data: npt.NDArray[np.uint8], start: npt.NDArray[np.int64],
-               length: npt.NDArray[np.int64], j: int) -> None:
-    """Correct word ``j`` of the strings that do not have 8 whole bytes left at word ``j``.
+               length: npt.NDArray[np.int64]) -> None:
+    """Correct the first word of strings shorter than 8 bytes.
 
-    Strings of fewer than ``8 * j + 1`` bytes have no word ``j``: it is 0. Strings shorter
-    than 8 bytes were read from the 8 bytes that end where they end; shifting right keeps only
-    their own bytes (little-endian: their bytes are the high ones). The first strings of a
-    buffer may start before byte 8 and are read one by one (at most 8 of them).
+    They were read from the 8 bytes that end where they end; shifting right keeps only their
+    own bytes (little-endian: their bytes are the high ones). The first strings of a buffer
+    may start before byte 8 and are read one by one (at most 8 of them).
     """
-    if j:
-        w[length <= 8 * j] = 0
-        return
     short = length < 8
     w[short] >>= ((8 - length[short]) * 8).astype(np.uint64)
-    s0 = start - 8 * j
-    for i in np.flatnonzero(short & (s0 + length < 8)).tolist():
-        a = int(s0[i])
+    for i in np.flatnonzero(short & (start + length < 8)).tolist():
+        a = int(start[i])
         w[i] = int.from_bytes(data[a:a + int(length[i])].tobytes(), "little")

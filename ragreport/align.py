@@ -165,21 +165,122 @@ def _query_codes(run: Run, qrels: Qrels) -> tuple[npt.NDArray[np.int32], IntArra
     return codes[:n].astype(np.int32), codes[n:], q_dict, None
 
 
-def _maybe_duplicates(rq: npt.NDArray[np.int32], doc_ids: Any,
+def _judged_index(doc_ids: Any, fp: npt.NDArray[np.uint64],
+                  judged: Any) -> npt.NDArray[np.int32]:
+    """Index of each run document among the judged ids, -1 when it is not judged.
+
+    Fingerprints find the candidates (a binary search in the few judged ones); the strings of
+    every candidate are then compared exactly. When two judged ids share a fingerprint the
+    lookup is done by hashing the strings instead.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    jfp = string_fingerprints(judged)
+    if len(jfp) == 0 or len(np.unique(jfp)) < len(jfp):
+        return np.asarray(pc.index_in(doc_ids, value_set=judged).fill_null(-1)
+                          .to_numpy(zero_copy_only=False), dtype=np.int32)
+    # a direct-mapped table on the top bits of the fingerprints (small: stays in cache);
+    # buckets that two judged ids share are marked -2 and searched in the sorted fingerprints
+    bits = max(12, int(np.ceil(np.log2(len(jfp) * 4))))
+    shift = np.uint64(64 - bits)
+    bucket = (jfp >> shift).astype(np.intp)
+    count = np.bincount(bucket, minlength=1 << bits)
+    table = np.where(count > 1, -2, -1).astype(np.int32)
+    alone = count[bucket] == 1
+    table[bucket[alone]] = np.flatnonzero(alone)
+    hit = table[(fp >> shift).astype(np.intp)]
+    cand = np.flatnonzero(hit >= 0)
+    idx = hit[cand].astype(np.int64)
+    shared = np.flatnonzero(hit == -2)
+    del hit
+    if len(shared):
+        order = np.argsort(jfp, kind="stable")
+        look = np.minimum(np.searchsorted(jfp[order], fp[shared]), len(jfp) - 1)
+        cand = np.concatenate([cand, shared])
+        idx = np.concatenate([idx, order[look]])
+    close = jfp[idx] == fp[cand]
+    cand, idx = cand[close], idx[close]
+    same = np.asarray(pc.equal(doc_ids.take(pa.array(cand)), judged.take(pa.array(idx)))
+                      .to_numpy(zero_copy_only=False), dtype=bool)
+    rd = np.full(len(fp), -1, dtype=np.int32)
+    rd[cand[same]] = idx[same]
+    return rd
+
+
+def _maybe_duplicates(rq: npt.NDArray[np.int32], fp: npt.NDArray[np.uint64],
                       groups: tuple[IntArray, IntArray] | None) -> bool:
     """False when no document can appear twice for one query (fingerprints all differ).
 
-    True means "perhaps": the caller then compares the strings exactly.
+    True means "perhaps": the caller then compares the strings exactly. ``fp`` (the run's
+    document fingerprints) is used up: sorted in place.
     """
-    fp = string_fingerprints(doc_ids)
     if groups is not None and len(groups[1]) and (groups[1] == groups[1][0]).all():
         # every query has as many rows: sort each query's fingerprints in its own row
-        srt = np.sort(fp.reshape(len(groups[1]), int(groups[1][0])), axis=1)
-        return bool((srt[:, 1:] == srt[:, :-1]).any())
+        mat = fp.reshape(len(groups[1]), int(groups[1][0]))
+        mat.sort(axis=1)
+        return bool((mat[:, 1:] == mat[:, :-1]).any())
     with np.errstate(over="ignore"):
         fp += rq.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     fp.sort()
     return bool((fp[1:] == fp[:-1]).any())
+
+
+def _grouped_order(run: Run, groups: tuple[IntArray, IntArray] | None,
+                   rq: npt.NDArray[np.int32], qpos: IntArray,
+                   order: str) -> tuple[IntArray, IntArray] | None:
+    """Ranking order without a full sort, for a run grouped by query (None: not applicable).
+
+    The groups of evaluated queries are laid end to end in query order. With
+    ``order="score"`` this needs each group's scores to be non-increasing already, as a
+    retriever writes them; only the runs of tied scores are then sorted, by document id
+    descending (one Arrow sort of just those rows).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if groups is None:
+        return None
+    starts, sizes = groups
+    n = len(rq)
+    boundary = np.zeros(max(n - 1, 0), dtype=bool)
+    boundary[starts[1:] - 1] = True
+    tie = None
+    if order == "score":
+        s = run.scores
+        if not np.all((s[1:] <= s[:-1]) | boundary):
+            return None
+        tie = (s[1:] == s[:-1]) & ~boundary
+    gpos = qpos[rq[starts]]
+    chosen = np.flatnonzero(gpos >= 0)
+    chosen = chosen[np.argsort(gpos[chosen], kind="stable")]
+    c_sizes = sizes[chosen]
+    c_offsets = np.cumsum(c_sizes) - c_sizes  # where each chosen group starts in the ranking
+    total = int(c_sizes.sum())
+    rows = np.arange(total, dtype=np.int64)
+    rows += np.repeat(starts[chosen] - c_offsets, c_sizes)
+    rpos = np.repeat(gpos[chosen].astype(np.int32), c_sizes)
+    if tie is not None and tie.any():
+        in_tie = np.zeros(n, dtype=bool)
+        in_tie[:-1] = tie
+        in_tie[1:] |= tie
+        tied = np.flatnonzero(in_tie)
+        del in_tie
+        # a tied row that is not tied to the row before starts a run of ties
+        starts_run = np.ones(len(tied), dtype=bool)
+        starts_run[1:] = ~tie[tied[1:] - 1]
+        run_id = np.cumsum(starts_run)
+        perm = pc.sort_indices(
+            pa.table({"r": run_id, "d": run.doc_ids.take(pa.array(tied))}),
+            sort_keys=[("r", "ascending"), ("d", "descending")]).to_numpy()
+        # put each tied row at its place in the ranking (rows of unevaluated groups stay out)
+        group = np.searchsorted(starts, tied, side="right") - 1
+        where = np.full(len(starts), -1, dtype=np.int64)
+        where[chosen] = c_offsets
+        at = where[group]
+        ok = at >= 0
+        rows[(at + tied - starts[group])[ok]] = tied[perm][ok]
+    return rows, rpos
 
 
 def _duplicate_pairs(keys: IntArray) -> tuple[IntArray, IntArray]:
@@ -219,8 +320,8 @@ def align(
     n_judged = max(len(judged), 1)
     qd = np.asarray(pc.index_in(qrels.doc_ids, value_set=judged)
                     .to_numpy(zero_copy_only=False), dtype=np.int64)
-    rd = np.asarray(pc.index_in(run.doc_ids, value_set=judged).fill_null(-1)
-                    .to_numpy(zero_copy_only=False), dtype=np.int32)
+    fp = string_fingerprints(run.doc_ids)
+    rd = _judged_index(run.doc_ids, fp, judged)
     qkeys = qq * n_judged + qd
     del qd
 
@@ -239,7 +340,7 @@ def align(
     # only when two fingerprints meet are the strings compared, by one Arrow (query, document)
     # sort where equal neighbours are duplicates
     has_dupes = False
-    if n_run > 1 and _maybe_duplicates(rq, run.doc_ids, groups):
+    if n_run > 1 and _maybe_duplicates(rq, fp, groups):
         by_doc = pc.sort_indices(pa.table({"q": rq, "d": run.doc_ids}),
                                  sort_keys=[("q", "ascending"), ("d", "ascending")]).to_numpy()
         d_sorted = run.doc_ids.take(pa.array(by_doc))
@@ -299,21 +400,25 @@ def align(
         qpos[u] = qpos_by_id[all_ids[u]]
 
     # run rows of evaluated queries, ordered
-    rows = np.flatnonzero(keep & (qpos[rq] >= 0))
-    rpos = qpos[rq[rows]]
-    if order == "given":
-        perm = np.argsort(rpos, kind="stable")
+    fast = _grouped_order(run, groups, rq, qpos, order) if not dropped else None
+    if fast is not None:
+        rows, rpos = fast
     else:
-        # one multi-key sort: query, score descending, document id descending (byte order);
-        # Arrow compares the strings only where query and score tie
-        docs = run.doc_ids if len(rows) == n_run else run.doc_ids.take(pa.array(rows))
-        perm = pc.sort_indices(
-            pa.table({"q": rpos, "s": run.scores[rows], "d": docs}),
-            sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")],
-        ).to_numpy()
-    rows = rows[perm]
-    rpos = rpos[perm]
-    del perm
+        rows = np.flatnonzero(keep & (qpos[rq] >= 0))
+        rpos = qpos[rq[rows]]
+        if order == "given":
+            perm = np.argsort(rpos, kind="stable")
+        else:
+            # one multi-key sort: query, score descending, document id descending (byte
+            # order); Arrow compares the strings only where query and score tie
+            docs = run.doc_ids if len(rows) == n_run else run.doc_ids.take(pa.array(rows))
+            perm = pc.sort_indices(
+                pa.table({"q": rpos, "s": run.scores[rows], "d": docs}),
+                sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")],
+            ).to_numpy()
+        rows = rows[perm]
+        rpos = rpos[perm]
+        del perm
     sizes = np.bincount(rpos, minlength=n_q)
     offsets = np.concatenate(([0], np.cumsum(sizes)))
     if max_depth is not None and len(rows) and int(sizes.max()) > max_depth:

@@ -1,0 +1,185 @@
+"""The shortcuts taken for speed give exactly what the general code gives.
+
+Covered: string fingerprints (equal in, equal out), the duplicate check (fingerprints first,
+exact strings when two meet), grouped and ungrouped runs, the fused curve computation, whole-
+ranking scalars read from curve ends, and the TREC reader that lets pyarrow read the file.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ragreport
+from ragreport import metrics
+from ragreport._keys import string_fingerprints
+from ragreport.align import _grouped_order, _maybe_duplicates, _query_codes
+from ragreport.data import Qrels, RowLines, Run
+from ragreport.errors import InputError
+from ragreport.io import load_qrels, load_run
+
+texts = st.text(alphabet=st.sampled_from("ab#_é1\t"), max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(texts, min_size=1, max_size=60), st.integers(0, 5))
+def test_fingerprints_equal_exactly_for_equal_strings(strings: list[str], cut: int) -> None:
+    fp = string_fingerprints(pa.array(strings, pa.string())).tolist()
+    for i, a in enumerate(strings):
+        for j, b in enumerate(strings):
+            assert (fp[i] == fp[j]) == (a == b), (a, b)
+    # a sliced array (non-zero offset into the buffers) gives the same fingerprints
+    sliced = pa.array(strings, pa.string()).slice(min(cut, len(strings) - 1))
+    assert string_fingerprints(sliced).tolist() == fp[min(cut, len(strings) - 1):]
+
+
+def test_fingerprints_of_short_strings_at_the_start_of_the_buffer() -> None:
+    # the first strings begin before byte 8 and are shorter than a word
+    strings = ["", "a", "ab", "a", "", "abcdefgh", "abcdefghi", "b" * 17, "b" * 16 + "c"]
+    fp = string_fingerprints(pa.array(strings)).tolist()
+    assert fp[1] == fp[3] and fp[0] == fp[4]
+    assert len(set(fp)) == 7
+
+
+def _run(rows: list[tuple[str, str, float]]) -> Run:
+    q, d, s = zip(*rows, strict=True)
+    return Run(pa.array(q, pa.string()), pa.array(d, pa.string()), "run (test)", None,
+               np.array(s, dtype=np.float64))
+
+
+def _qrels() -> Qrels:
+    return load_qrels({"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 2}})
+
+
+@pytest.mark.parametrize("layout", ["uniform", "uneven", "interleaved"])
+def test_duplicate_check_finds_what_is_there_and_nothing_else(layout: str) -> None:
+    sizes = {"uniform": [4, 4, 4], "uneven": [4, 2, 5], "interleaved": [4, 4, 4]}[layout]
+    rows = [(f"q{i + 1}", f"d{j}", float(-j)) for i, n in enumerate(sizes) for j in range(n)]
+    if layout == "interleaved":
+        rows = rows[::2] + rows[1::2]
+    run = _run(rows)
+    rq, _, _, groups = _query_codes(run, _qrels())
+    assert (groups is None) == (layout == "interleaved")
+    assert not _maybe_duplicates(rq, string_fingerprints(run.doc_ids), groups)
+    # the same document id in two different queries is not a duplicate
+    assert ragreport.evaluate(_qrels(), run).counts.duplicates_dropped == 0
+
+    dup = rows + [("q2", "d1", -9.0)]  # d1 twice for q2
+    if layout == "uniform":
+        dup = [r for r in rows if r != ("q2", "d3", -3.0)] + [("q2", "d1", -9.0)]
+    run2 = _run(dup)
+    rq2, _, _, groups2 = _query_codes(run2, _qrels())
+    assert _maybe_duplicates(rq2, string_fingerprints(run2.doc_ids), groups2)
+    with pytest.raises(InputError, match="'d1' appears twice for query 'q2'"):
+        ragreport.evaluate(_qrels(), run2)
+    res = ragreport.evaluate(_qrels(), run2, duplicates="first")
+    assert res.counts.duplicates_dropped == 1
+
+
+@pytest.mark.parametrize("presorted", [False, True])
+def test_ungrouped_run_gives_the_numbers_of_the_grouped_run(presorted: bool) -> None:
+    rng = random.Random(7)
+    rows = [(f"q{q}", f"d{rng.randrange(40)}", round(rng.random(), 1)) for q in range(1, 30)
+            for _ in range(12)]
+    rows = list({(q, d): (q, d, s) for q, d, s in rows}.values())
+    if presorted:  # as a retriever writes it: by query, score descending, ties in any order
+        rows.sort(key=lambda r: (r[0], -r[2]))
+        run = _run(rows)
+        rq, _, _, groups = _query_codes(run, load_qrels({"q1": {"d1": 1}}))
+        order = _grouped_order(run, groups, rq, np.arange(len(groups[1])), "score")
+        assert groups is not None and order is not None  # the shortcut is taken
+    qrels = {f"q{q}": {f"d{d}": rng.choice([0, 1, 2]) for d in rng.sample(range(40), 6)}
+             for q in range(1, 30)}
+    grouped = ragreport.evaluate(qrels, _run(rows), ["nDCG@10", "P@5", "AP", "RR"])
+    shuffled = rows[:]
+    rng.shuffle(shuffled)
+    ungrouped = ragreport.evaluate(qrels, _run(shuffled), ["nDCG@10", "P@5", "AP", "RR"])
+    assert ungrouped.means() == grouped.means()
+    for key, curve in grouped.curves.items():
+        np.testing.assert_array_equal(ungrouped.curves[key], curve)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 30), st.integers(1, 35), st.integers(0, 2**32 - 1),
+       st.integers(1, 7))
+def test_standard_curves_equal_the_single_functions_bit_for_bit(
+        n: int, depth: int, k_max: int, seed: int, block: int) -> None:
+    rng = np.random.default_rng(seed)
+    grades = rng.choice([np.nan, 0.0, 1.0, 2.0, 3.0], size=(n, depth))
+    rel = grades >= 1
+    gains = np.where(grades > 0, grades, 0.0)
+    n_rel = rel.sum(axis=1) + rng.integers(0, 3, n) * (rng.random(n) < 0.7)
+    ideal = -np.sort(-rng.choice([0.0, 1.0, 2.0, 3.0], size=(n, k_max)), axis=1)
+    got = metrics.standard_curves(rel, n_rel, gains, ideal, k_max, block=block)
+    want = {
+        "P": metrics.precision_at_k(rel, k_max),
+        "R": metrics.recall_at_k(rel, n_rel, k_max),
+        "F1": metrics.f1_at_k(rel, n_rel, k_max),
+        "HitRate": metrics.hit_rate_at_k(rel, k_max),
+        "RR": metrics.reciprocal_rank_at_k(rel, k_max),
+        "nDCG": metrics.ndcg_at_k(gains, ideal, k_max),
+        "AP": metrics.average_precision_at_k(rel, n_rel, k_max),
+    }
+    assert list(got) == list(want)
+    for name, values in want.items():
+        np.testing.assert_array_equal(got[name], values, err_msg=name)
+
+
+@pytest.mark.parametrize("k_max", [3, 5, 12])
+def test_whole_ranking_scalars_equal_the_full_depth_functions(k_max: int) -> None:
+    qrels = {"q1": {"d1": 2, "d4": 1, "d9": 1}, "q2": {"d2": 1}, "q3": {"d7": 0}}
+    run = {"q1": ["d3", "d1", "d5", "d4", "d8"], "q2": ["d6", "d7", "d2"], "q3": ["d7"]}
+    res = ragreport.evaluate(qrels, run, ["RR", "AP", "nDCG"], k_max)
+    rk = res.ranking
+    rel = rk.relevance(1)
+    expect = {"RR": metrics.reciprocal_rank(rel),
+              "AP": metrics.average_precision(rel, rk.n_relevant(1)),
+              "nDCG": metrics.ndcg(rk.gains("linear"), rk.ideal("linear"))}
+    for name, values in expect.items():
+        np.testing.assert_array_equal(res.values(name), values, err_msg=name)
+
+
+RUN = "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\nq2 Q0 d3 1 0.5 t\n"
+
+
+def _file(tmp_path: Path, text: str, name: str = "r.run") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_plain_file_is_read_by_pyarrow_with_row_line_numbers(tmp_path: Path) -> None:
+    run = load_run(_file(tmp_path, RUN))
+    assert isinstance(run.lines, RowLines)
+    assert run.lines.tolist() == [1, 2, 3] and run.name == "t"
+    assert run.where(2) == (str(tmp_path / "r.run"), 3)
+
+
+@pytest.mark.parametrize("text, lines", [
+    (RUN.replace("\nq2", "\n\nq2"), [1, 2, 4]),                       # blank line
+    ("# c d e f g h\n" + RUN, [2, 3, 4]),                            # six-field comment
+    (RUN.replace("\nq2", "\n# a b c d e\nq2"), [1, 2, 4]),           # comment inside
+    (RUN.replace("\nq2", "\n   \nq2"), [1, 2, 4]),                   # white space only
+])
+def test_irregular_files_go_to_the_exact_reader(tmp_path: Path, text: str,
+                                                lines: list[int]) -> None:
+    run = load_run(_file(tmp_path, text))
+    assert run.doc_ids.to_pylist() == ["d1", "d2", "d3"]
+    assert np.asarray(run.lines).tolist() == lines
+
+
+def test_error_in_a_fast_read_file_names_the_line(tmp_path: Path) -> None:
+    run_path = _file(tmp_path, RUN + "q2 Q0 d4 2 0.4 t\nq2 Q0 d3 3 0.3 t\n")
+    with pytest.raises(InputError, match=r"r\.run:5.*'d3' appears twice.*first at line 3"):
+        ragreport.evaluate({"q1": {"d1": 1}, "q2": {"d3": 1}}, run_path)
+
+
+def test_bad_value_in_a_plain_file_names_the_line(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"r\.run:2: score 'x' is not a number"):
+        load_run(_file(tmp_path, RUN.replace("1.5", "x")))
