@@ -228,7 +228,7 @@ def _maybe_duplicates(rq: npt.NDArray[np.int32], fp: npt.NDArray[np.uint64],
 
 def _grouped_order(run: Run, groups: tuple[IntArray, IntArray] | None,
                    rq: npt.NDArray[np.int32], qpos: IntArray,
-                   order: str) -> tuple[IntArray, IntArray] | None:
+                   order: str) -> tuple[IntArray, npt.NDArray[Any]] | None:
     """Ranking order without a full sort, for a run grouped by query (None: not applicable).
 
     The groups of evaluated queries are laid end to end in query order. With

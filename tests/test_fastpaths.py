@@ -70,9 +70,9 @@ def test_duplicate_check_finds_what_is_there_and_nothing_else(layout: str) -> No
     # the same document id in two different queries is not a duplicate
     assert ragreport.evaluate(_qrels(), run).counts.duplicates_dropped == 0
 
-    dup = rows + [("q2", "d1", -9.0)]  # d1 twice for q2
+    dup = [*rows, ("q2", "d1", -9.0)]  # d1 twice for q2
     if layout == "uniform":
-        dup = [r for r in rows if r != ("q2", "d3", -3.0)] + [("q2", "d1", -9.0)]
+        dup = [*(r for r in rows if r != ("q2", "d3", -3.0)), ("q2", "d1", -9.0)]
     run2 = _run(dup)
     rq2, _, _, groups2 = _query_codes(run2, _qrels())
     assert _maybe_duplicates(rq2, string_fingerprints(run2.doc_ids), groups2)
