@@ -196,14 +196,24 @@ def ndcg_at_k(gains: FloatArray, ideal: FloatArray, k_max: int) -> FloatArray:
     return _safe_div(dcg_at_k(gains, k_max), dcg_at_k(ideal, k_max))
 
 
+def _row_sums(n: int, rows: IntArray, values: FloatArray) -> FloatArray:
+    """Per-row sums of sparse values, added in the order given (as a cumulative sum would)."""
+    return np.bincount(rows, weights=values, minlength=n).astype(np.float64)
+
+
 def ndcg(gains: FloatArray, ideal: FloatArray) -> FloatArray:
     """nDCG over the whole ranking (trec_eval ``ndcg``): DCG of the ranking / DCG of ``ideal``.
+
+    Computed from the non-zero gains only; equal, bit for bit, to the last column of
+    :func:`ndcg_at_k` at the full depth.
 
     >>> ndcg(np.array([[1.0, 0.0]]), np.array([[1.0]])).tolist()
     [1.0]
     """
-    depth = max(gains.shape[1], ideal.shape[1], 1)
-    return _safe_div(dcg_at_k(gains, depth)[:, -1], dcg_at_k(ideal, depth)[:, -1])
+    qi, pos = np.nonzero(gains)
+    dcg = _row_sums(gains.shape[0], qi, gains[qi, pos] * _discount(max(gains.shape[1], 1))[pos])
+    idcg = dcg_at_k(ideal, max(ideal.shape[1], 1))[:, -1]
+    return _safe_div(dcg, idcg)
 
 
 def average_precision_at_k(rel: BoolArray, n_rel: IntArray, k_max: int) -> FloatArray:
@@ -223,11 +233,16 @@ def average_precision_at_k(rel: BoolArray, n_rel: IntArray, k_max: int) -> Float
 def average_precision(rel: BoolArray, n_rel: IntArray) -> FloatArray:
     """AP over the whole ranking (trec_eval ``map`` per query).
 
+    Computed from the relevant ranks only; equal, bit for bit, to the last column of
+    :func:`average_precision_at_k` at the full depth.
+
     >>> average_precision(np.array([[False, True]]), np.array([2])).tolist()
     [0.25]
     """
-    depth = max(rel.shape[1], 1)
-    return average_precision_at_k(rel, n_rel, depth)[:, -1]
+    qi, pos = np.nonzero(rel)
+    first = np.searchsorted(qi, np.arange(rel.shape[0]))
+    hits = (np.arange(len(qi)) - first[qi] + 1).astype(np.float64)
+    return _safe_div(_row_sums(rel.shape[0], qi, hits / (pos + 1.0)), n_rel)
 
 
 def r_precision(rel: BoolArray, n_rel: IntArray) -> FloatArray:
@@ -236,11 +251,9 @@ def r_precision(rel: BoolArray, n_rel: IntArray) -> FloatArray:
     >>> r_precision(np.array([[True, False, True]]), np.array([2])).tolist()
     [0.5]
     """
-    depth = rel.shape[1]
-    hits = np.concatenate([np.zeros((rel.shape[0], 1)), np.cumsum(rel, axis=1, dtype=np.float64)],
-                          axis=1)
-    at = np.minimum(n_rel, depth)
-    return _safe_div(hits[np.arange(rel.shape[0]), at], n_rel)
+    qi, pos = np.nonzero(rel)
+    top = (pos < n_rel[qi]).astype(np.float64)
+    return _safe_div(_row_sums(rel.shape[0], qi, top), n_rel)
 
 
 def standard_curves(rel: BoolArray, n_rel: IntArray, gains: FloatArray, ideal: FloatArray,

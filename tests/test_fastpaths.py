@@ -183,3 +183,24 @@ def test_error_in_a_fast_read_file_names_the_line(tmp_path: Path) -> None:
 def test_bad_value_in_a_plain_file_names_the_line(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"r\.run:2: score 'x' is not a number"):
         load_run(_file(tmp_path, RUN.replace("1.5", "x")))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 30), st.integers(0, 40), st.integers(0, 2**32 - 1))
+def test_sparse_whole_ranking_measures_equal_the_dense_forms(n: int, depth: int,
+                                                             seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    grades = rng.choice([np.nan, 0.0, 1.0, 2.0, 3.0], size=(n, depth))
+    rel = grades >= 1
+    gains = np.where(grades > 0, grades, 0.0)
+    n_rel = rel.sum(axis=1) + rng.integers(0, 3, n) * (rng.random(n) < 0.7)
+    ideal = -np.sort(-rng.choice([0.0, 1.0, 2.0, 3.0], size=(n, 1 + depth // 3)), axis=1)
+    width = max(depth, ideal.shape[1], 1)
+    np.testing.assert_array_equal(metrics.average_precision(rel, n_rel),
+                                  metrics.average_precision_at_k(rel, n_rel, width)[:, -1])
+    np.testing.assert_array_equal(metrics.ndcg(gains, ideal),
+                                  metrics.ndcg_at_k(gains, ideal, width)[:, -1])
+    dense_hits = np.concatenate([np.zeros((n, 1)), np.cumsum(rel, axis=1, dtype=np.float64)],
+                                axis=1)[np.arange(n), np.minimum(n_rel, depth)]
+    np.testing.assert_array_equal(metrics.r_precision(rel, n_rel),
+                                  np.divide(dense_hits, np.maximum(n_rel, 1)))
