@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["string_fingerprints"]
+__all__ = ["common_prefix", "order_keys", "string_fingerprints"]
 
 U64Array = npt.NDArray[np.uint64]
 
@@ -22,8 +22,84 @@ _P2 = np.uint64(0xFF51AFD7ED558CCD)
 _S = np.uint64(31)
 
 
-def string_fingerprints(arr: Any) -> U64Array:
+def _buffers(arr: Any) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint8],
+                                 npt.NDArray[np.uint64]]:
+    """Offsets, data bytes and an unaligned 8-byte view of the data of a string array."""
+    bufs = arr.buffers()
+    n = len(arr)
+    offsets = np.frombuffer(bufs[1], dtype=np.int32, count=n + 1, offset=arr.offset * 4)
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None \
+        else np.zeros(0, np.uint8)
+    if len(data) < 16:  # too small for 8-byte loads: a padded copy costs nothing here
+        data = np.concatenate([data, np.zeros(16, np.uint8)])
+    view = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
+    return offsets, data, view
+
+
+def _shared(strings: list[str]) -> str:
+    if not strings:
+        return ""
+    lo, hi = min(strings), max(strings)
+    n = 0
+    for a, b in zip(lo, hi, strict=False):
+        if a != b:
+            break
+        n += 1
+    return lo[:n]
+
+
+def common_prefix(arr: Any) -> str:
+    """The longest prefix every string of the array starts with.
+
+    Guessed from a sample of the strings, then checked on all of them (one vectorised
+    ``starts_with``); when the check fails, taken from the array's min and max.
+
+    >>> import pyarrow as pa
+    >>> common_prefix(pa.array(["doc_12", "doc_1", "doc_3"]))
+    'doc_'
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(arr) == 0:
+        return ""
+    sample = arr.take(pa.array(np.linspace(0, len(arr) - 1, 257).astype(np.int64)))
+    guess = _shared(sample.to_pylist())
+    if not guess or pc.all(pc.starts_with(arr, guess)).as_py():
+        return guess
+    mm = pc.min_max(arr)
+    return _shared([mm["min"].as_py() or "", mm["max"].as_py() or ""])
+
+
+def order_keys(arr: Any, rows: npt.NDArray[np.int64], skip: int) -> U64Array:
+    """Bytes ``skip`` to ``skip + 8`` of the given strings as big-endian numbers.
+
+    Past a string's end the bytes count as 0. Where two keys differ they order their strings
+    as byte-wise comparison does, provided the strings agree on their first ``skip`` bytes;
+    where they are equal, compare the next 8 bytes (or the strings).
+
+    >>> import pyarrow as pa, numpy as np
+    >>> k = order_keys(pa.array(["id_b", "id_ab", "id_a", "id_"]), np.arange(4), 3)
+    >>> np.argsort(k).tolist()
+    [3, 2, 1, 0]
+    """
+    offsets, data, view = _buffers(arr)
+    start = offsets[rows].astype(np.int64) + skip
+    rem = np.clip(offsets[rows + 1].astype(np.int64) - start, 0, 8)
+    pos = np.minimum(start, len(data) - 8)  # near the end of the buffer: load earlier bytes
+    w = view[pos].byteswap()
+    w <<= (np.minimum(start - pos, 7) * 8).astype(np.uint64)  # drop bytes before the string
+    keep = np.full(len(rows), np.iinfo(np.uint64).max, dtype=np.uint64)
+    keep <<= ((8 - np.maximum(rem, 1)) * 8).astype(np.uint64)
+    keep[rem == 0] = 0
+    w &= keep
+    return w
+
+
+def string_fingerprints(arr: Any, skip: int = 0) -> U64Array:
     """A uint64 fingerprint of every string of a pyarrow string array (equal in, equal out).
+
+    With ``skip``, the first ``skip`` bytes (a prefix every string shares) are left out.
 
     >>> import pyarrow as pa
     >>> f = string_fingerprints(pa.array(["a", "bb", "a", "ccccccccc", "ccccccccd"]))
@@ -38,17 +114,12 @@ def string_fingerprints(arr: Any) -> U64Array:
     out = np.empty(n, dtype=np.uint64)
     if n == 0:
         return out
-    bufs = arr.buffers()
-    offsets = np.frombuffer(bufs[1], dtype=np.int32, count=n + 1, offset=arr.offset * 4)
-    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None \
-        else np.zeros(0, np.uint8)
-    if len(data) < 16:  # too small for 8-byte loads: a padded copy costs nothing here
-        data = np.concatenate([data, np.zeros(16, np.uint8)])
-    view = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
+    offsets, data, view = _buffers(arr)
     with np.errstate(over="ignore"):
         for lo in range(0, n, _CHUNK):
             hi = min(lo + _CHUNK, n)
             start = offsets[lo:hi].astype(np.int64)
+            start += skip
             last = offsets[lo + 1:hi + 1].astype(np.int64)
             length = last - start
             last -= 8  # where the last 8-byte word of each string starts

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._keys import string_fingerprints
+from ._keys import common_prefix, order_keys, string_fingerprints
 from .data import Qrels, Run
 from .errors import InputError, RagReportError
 
@@ -165,8 +165,8 @@ def _query_codes(run: Run, qrels: Qrels) -> tuple[npt.NDArray[np.int32], IntArra
     return codes[:n].astype(np.int32), codes[n:], q_dict, None
 
 
-def _judged_index(doc_ids: Any, fp: npt.NDArray[np.uint64],
-                  judged: Any) -> npt.NDArray[np.int32]:
+def _judged_index(doc_ids: Any, fp: npt.NDArray[np.uint64], judged: Any,
+                  prefix: str) -> npt.NDArray[np.int32]:
     """Index of each run document among the judged ids, -1 when it is not judged.
 
     Fingerprints find the candidates (a binary search in the few judged ones); the strings of
@@ -176,7 +176,11 @@ def _judged_index(doc_ids: Any, fp: npt.NDArray[np.uint64],
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    jfp = string_fingerprints(judged)
+    # a judged id without the prefix every run document has can match none of them
+    jmap = np.flatnonzero(np.asarray(pc.starts_with(judged, prefix)
+                                     .to_numpy(zero_copy_only=False), dtype=bool)) \
+        if prefix else np.arange(len(judged))
+    jfp = string_fingerprints(judged.take(pa.array(jmap)), len(prefix.encode("utf-8")))
     if len(jfp) == 0 or len(np.unique(jfp)) < len(jfp):
         return np.asarray(pc.index_in(doc_ids, value_set=judged).fill_null(-1)
                           .to_numpy(zero_copy_only=False), dtype=np.int32)
@@ -200,7 +204,7 @@ def _judged_index(doc_ids: Any, fp: npt.NDArray[np.uint64],
         cand = np.concatenate([cand, shared])
         idx = np.concatenate([idx, order[look]])
     close = jfp[idx] == fp[cand]
-    cand, idx = cand[close], idx[close]
+    cand, idx = cand[close], jmap[idx[close]]
     same = np.asarray(pc.equal(doc_ids.take(pa.array(cand)), judged.take(pa.array(idx)))
                       .to_numpy(zero_copy_only=False), dtype=bool)
     rd = np.full(len(fp), -1, dtype=np.int32)
@@ -226,9 +230,57 @@ def _maybe_duplicates(rq: npt.NDArray[np.int32], fp: npt.NDArray[np.uint64],
     return bool((fp[1:] == fp[:-1]).any())
 
 
+def _tie_order(doc_ids: Any, tied: IntArray, starts_run: BoolArray,
+               skip: int) -> IntArray:
+    """Order of the tied rows: runs of ties kept in place, each by document id descending.
+
+    Compares 8-byte order keys taken after the prefix all ids share: a pair, the usual case,
+    with one comparison; longer runs with one lexsort. The runs whose ids the keys cannot
+    tell apart are sorted by one Arrow sort of just their strings.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    first = np.flatnonzero(starts_run)
+    lens = np.diff(np.append(first, len(tied)))
+    perm = np.arange(len(tied), dtype=np.int64)
+    unresolved: list[IntArray] = []
+
+    pair = first[lens == 2]
+    ka = order_keys(doc_ids, tied[pair], skip)
+    kb = order_keys(doc_ids, tied[pair + 1], skip)
+    swap = pair[ka < kb]
+    perm[swap] = swap + 1
+    perm[swap + 1] = swap
+    unresolved.append(pair[ka == kb])
+
+    big, big_len = first[lens > 2], lens[lens > 2]
+    if len(big):
+        idx = np.repeat(big - (np.cumsum(big_len) - big_len), big_len) \
+            + np.arange(int(big_len.sum()))
+        rid = np.repeat(np.arange(len(big)), big_len)
+        key = order_keys(doc_ids, tied[idx], skip)
+        o = np.lexsort((~key, rid))
+        perm[idx] = idx[o]
+        r_o, k_o = rid[o], key[o]
+        same = (r_o[1:] == r_o[:-1]) & (k_o[1:] == k_o[:-1])
+        unresolved.append(big[np.unique(r_o[1:][same])])
+
+    amb = np.concatenate(unresolved)
+    if len(amb):  # ids equal on 32 bytes after the prefix: compare the strings
+        amb_len = lens[np.searchsorted(first, amb)]
+        idx = np.repeat(amb - (np.cumsum(amb_len) - amb_len), amb_len) \
+            + np.arange(int(amb_len.sum()))
+        rid = np.repeat(np.arange(len(amb)), amb_len)
+        o = pc.sort_indices(pa.table({"r": rid, "d": doc_ids.take(pa.array(tied[idx]))}),
+                            sort_keys=[("r", "ascending"), ("d", "descending")]).to_numpy()
+        perm[idx] = idx[o]
+    return perm
+
+
 def _grouped_order(run: Run, groups: tuple[IntArray, IntArray] | None,
                    rq: npt.NDArray[np.int32], qpos: IntArray,
-                   order: str) -> tuple[IntArray, npt.NDArray[Any]] | None:
+                   order: str, skip: int = 0) -> tuple[IntArray, npt.NDArray[Any]] | None:
     """Ranking order without a full sort, for a run grouped by query (None: not applicable).
 
     The groups of evaluated queries are laid end to end in query order. With
@@ -236,8 +288,6 @@ def _grouped_order(run: Run, groups: tuple[IntArray, IntArray] | None,
     retriever writes them; only the runs of tied scores are then sorted, by document id
     descending (one Arrow sort of just those rows).
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     if groups is None:
         return None
@@ -269,10 +319,7 @@ def _grouped_order(run: Run, groups: tuple[IntArray, IntArray] | None,
         # a tied row that is not tied to the row before starts a run of ties
         starts_run = np.ones(len(tied), dtype=bool)
         starts_run[1:] = ~tie[tied[1:] - 1]
-        run_id = np.cumsum(starts_run)
-        perm = pc.sort_indices(
-            pa.table({"r": run_id, "d": run.doc_ids.take(pa.array(tied))}),
-            sort_keys=[("r", "ascending"), ("d", "descending")]).to_numpy()
+        perm = _tie_order(run.doc_ids, tied, starts_run, skip)
         # put each tied row at its place in the ranking (rows of unevaluated groups stay out)
         group = np.searchsorted(starts, tied, side="right") - 1
         where = np.full(len(starts), -1, dtype=np.int64)
@@ -320,8 +367,10 @@ def align(
     n_judged = max(len(judged), 1)
     qd = np.asarray(pc.index_in(qrels.doc_ids, value_set=judged)
                     .to_numpy(zero_copy_only=False), dtype=np.int64)
-    fp = string_fingerprints(run.doc_ids)
-    rd = _judged_index(run.doc_ids, fp, judged)
+    prefix = common_prefix(run.doc_ids)  # shared by every run document: not hashed
+    skip = len(prefix.encode("utf-8"))
+    fp = string_fingerprints(run.doc_ids, skip)
+    rd = _judged_index(run.doc_ids, fp, judged, prefix)
     qkeys = qq * n_judged + qd
     del qd
 
@@ -400,7 +449,7 @@ def align(
         qpos[u] = qpos_by_id[all_ids[u]]
 
     # run rows of evaluated queries, ordered
-    fast = _grouped_order(run, groups, rq, qpos, order) if not dropped else None
+    fast = _grouped_order(run, groups, rq, qpos, order, skip) if not dropped else None
     if fast is not None:
         rows, rpos = fast
     else:

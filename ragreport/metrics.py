@@ -276,19 +276,37 @@ def standard_curves(rel: BoolArray, n_rel: IntArray, gains: FloatArray, ideal: F
     n = rel.shape[0]
     out = {name: np.empty((n, k_max)) for name in STANDARD_FAMILIES}
     ranks = _ranks(k_max)
+    disc = _discount(k_max)
     for lo in range(0, n, block):
         sl = slice(lo, min(lo + block, n))
+        p, rc, f1, ap, dcg = (out[f][sl] for f in ("P", "R", "F1", "AP", "nDCG"))
         r = _fit(rel[sl], k_max)
         hits = np.cumsum(r, axis=1, dtype=np.float64)
-        nr = n_rel[sl, None]
-        p = hits / ranks
-        rc = _safe_div(hits, nr)
-        out["P"][sl] = p
-        out["R"][sl] = rc
-        out["F1"][sl] = _safe_div(2.0 * p * rc, p + rc)
+        nr = n_rel[sl, None].astype(np.float64)
+        no_rel = nr[:, 0] == 0
+        den = np.where(no_rel[:, None], 1.0, nr)
+        np.divide(hits, ranks, out=p)
+        np.divide(hits, den, out=rc)
+        rc[no_rel] = 0.0
+        # F1 = 2·P·R / (P + R), evaluated as (2·P)·R then divided, 0 where P + R == 0
+        np.multiply(p, 2.0, out=f1)
+        f1 *= rc
+        pr = p + rc
+        ok = pr != 0
+        np.divide(f1, pr, out=f1, where=ok)
+        f1[~ok] = 0.0
         out["HitRate"][sl] = hits > 0
         first = _first_rank(rel[sl])[:, None]
         out["RR"][sl] = np.where(first <= ranks, 1.0 / first, 0.0)
-        out["nDCG"][sl] = _safe_div(dcg_at_k(gains[sl], k_max), dcg_at_k(ideal[sl], k_max))
-        out["AP"][sl] = _safe_div(np.cumsum(np.where(r, p, 0.0), axis=1), nr)
+        np.multiply(_fit(gains[sl], k_max), disc, out=dcg)
+        np.cumsum(dcg, axis=1, out=dcg)
+        idcg = dcg_at_k(ideal[sl], k_max)
+        ok = idcg != 0
+        np.divide(dcg, idcg, out=dcg, where=ok)
+        dcg[~ok] = 0.0
+        # AP: P@i at the relevant ranks (P·1 or P·0), summed along the ranking, over n_rel
+        np.multiply(p, r, out=ap)
+        np.cumsum(ap, axis=1, out=ap)
+        np.divide(ap, den, out=ap)
+        ap[no_rel] = 0.0
     return out

@@ -204,3 +204,37 @@ def test_sparse_whole_ranking_measures_equal_the_dense_forms(n: int, depth: int,
                                 axis=1)[np.arange(n), np.minimum(n_rel, depth)]
     np.testing.assert_array_equal(metrics.r_precision(rel, n_rel),
                                   np.divide(dense_hits, np.maximum(n_rel, 1)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("ab\x01é"), max_size=14), min_size=1,
+                max_size=30), st.integers(0, 3))
+def test_order_keys_never_contradict_byte_order(strings: list[str], skip_wanted: int) -> None:
+    from ragreport._keys import common_prefix, order_keys
+
+    prefix = common_prefix(pa.array(strings))
+    assert all(x.startswith(prefix) for x in strings)
+    skip = min(skip_wanted, len(prefix.encode()))
+    keys = order_keys(pa.array(strings), np.arange(len(strings)), skip).tolist()
+    for a, ka in zip(strings, keys, strict=True):
+        for b, kb in zip(strings, keys, strict=True):
+            if ka < kb:
+                assert a.encode() < b.encode()
+            if a == b:
+                assert ka == kb
+
+
+@pytest.mark.parametrize("ids", [
+    ["x9", "x10", "x11", "y7", "x12"],                                   # keys decide
+    ["a000000000001", "a000000000002", "a000000000003", "b", "a0000000000"],  # 2nd word
+    ["p" + "0" * 40 + "1", "p" + "0" * 40 + "2", "q", "p" + "0" * 40, "p1"],   # strings
+    ["p" + "0" * 40 + "1", "p" + "0" * 40 + "2"],                              # a pair
+])
+def test_tied_documents_are_ordered_by_id_descending_on_both_paths(ids: list[str]) -> None:
+    # every document of q1 has the same score: the ranking is the ids, descending
+    rows = [("q1", d, 1.0) for d in ids] + [("q2", "z1", 2.0), ("q2", "z2", 1.0)]
+    res = ragreport.evaluate({"q1": {ids[0]: 1}, "q2": {"z2": 1}}, _run(rows))
+    rk = res.ranking
+    lo, hi = int(rk.ret_offsets[0]), int(rk.ret_offsets[1])
+    got = [res.ranking.run.doc_ids[int(i)].as_py() for i in rk.run_rows[lo:hi]]
+    assert got == sorted(ids, key=str.encode, reverse=True)
