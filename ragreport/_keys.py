@@ -126,6 +126,9 @@ def string_fingerprints(arr: Any, skip: int = 0) -> U64Array:
             h = length.astype(np.uint64)
             shortest, longest = int(length.min()), int(length.max())
             pos = np.empty_like(start)
+            mult = _P1
+            # h = length + sum of word_j * P1^(j+1): a missing word adds 0, so the value
+            # depends on the string only, not on the other strings of the block
             for j in range((longest + 7) // 8):
                 np.minimum(start, last, out=pos)
                 if shortest < 8 and pos.min() < 0:
@@ -134,13 +137,10 @@ def string_fingerprints(arr: Any, skip: int = 0) -> U64Array:
                 if j == 0 and shortest < 8:
                     _fix_short(w, data, start, length)
                 if j and shortest <= 8 * j:
-                    # strings without a j-th word keep their value: the result does not
-                    # depend on which other strings share the block
-                    has = length > 8 * j
-                    np.copyto(h, h * _P1 + w, where=has)
-                else:
-                    h *= _P1
-                    h += w
+                    w[length <= 8 * j] = 0
+                w *= mult
+                h += w
+                mult = mult * _P1
                 start += 8
             h ^= h >> _S
             h *= _P2

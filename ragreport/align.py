@@ -121,11 +121,28 @@ class Ranking:
         return cache
 
 
-def _sorted_ids(ids: list[str]) -> list[str]:
-    """Numeric order when every id is a number, else lexicographic (byte) order."""
-    if ids and all(i.isdigit() for i in ids):
-        return sorted(ids, key=lambda s: (int(s), s))
-    return sorted(ids)
+def _id_rank(ids: Any) -> IntArray:
+    """Rank of each id of a pyarrow string array in the order queries are listed.
+
+    Numeric order (ties such as ``007``/``7`` by the string) when every id is a number of
+    at most 18 digits, else byte order.
+
+    >>> import pyarrow as pa
+    >>> _id_rank(pa.array(["10", "9", "007", "7"])).tolist()
+    [3, 2, 0, 1]
+    >>> _id_rank(pa.array(["q10", "q9"])).tolist()
+    [0, 1]
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    keys: dict[str, Any] = {"s": ids}
+    if len(ids) and pc.all(pc.match_substring_regex(ids, r"^[0-9]{1,18}$")).as_py():
+        keys = {"n": pc.cast(ids, pa.int64()), "s": ids}
+    order = pc.sort_indices(pa.table(keys), sort_keys=[(k, "ascending") for k in keys])
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[order.to_numpy()] = np.arange(len(ids))
+    return rank
 
 
 def _encode(a: Any, b: Any) -> tuple[IntArray, Any]:
@@ -193,11 +210,15 @@ def _judged_index(doc_ids: Any, fp: npt.NDArray[np.uint64], judged: Any,
     table = np.where(count > 1, -2, -1).astype(np.int32)
     alone = count[bucket] == 1
     table[bucket[alone]] = np.flatnonzero(alone)
-    hit = table[(fp >> shift).astype(np.intp)]
-    cand = np.flatnonzero(hit >= 0)
-    idx = hit[cand].astype(np.int64)
-    shared = np.flatnonzero(hit == -2)
-    del hit
+    parts: tuple[list[IntArray], list[IntArray], list[IntArray]] = ([], [], [])
+    step = 1 << 20  # blocks small enough for the probe's temporaries to stay in cache
+    for lo in range(0, len(fp), step):
+        hit = table[(fp[lo:lo + step] >> shift).astype(np.intp)]
+        c = np.flatnonzero(hit >= 0)
+        parts[0].append(c + lo)
+        parts[1].append(hit[c].astype(np.int64))
+        parts[2].append(np.flatnonzero(hit == -2) + lo)
+    cand, idx, shared = (np.concatenate(p) if p else np.zeros(0, np.int64) for p in parts)
     if len(shared):
         order = np.argsort(jfp, kind="stable")
         look = np.minimum(np.searchsorted(jfp[order], fp[shared]), len(jfp) - 1)
@@ -286,7 +307,7 @@ def _grouped_order(run: Run, groups: tuple[IntArray, IntArray] | None,
     The groups of evaluated queries are laid end to end in query order. With
     ``order="score"`` this needs each group's scores to be non-increasing already, as a
     retriever writes them; only the runs of tied scores are then sorted, by document id
-    descending (one Arrow sort of just those rows).
+    descending (see :func:`_tie_order`).
     """
 
     if groups is None:
@@ -441,12 +462,17 @@ def align(
         raise InputError("no query left to evaluate (every common query has no relevant "
                          "document and no_relevant='skip')")
 
-    qids = _sorted_ids([all_ids[i] for i in np.flatnonzero(evaluated)])
+    rank = _id_rank(q_dict)
+
+    def listed(mask: BoolArray) -> IntArray:
+        chosen = np.flatnonzero(mask)
+        return chosen[np.argsort(rank[chosen], kind="stable")]
+
+    ev_sorted = listed(evaluated)
+    qids = [all_ids[i] for i in ev_sorted.tolist()]
     n_q = len(qids)
-    qpos_by_id = {q: i for i, q in enumerate(qids)}
     qpos = np.full(n_u, -1, dtype=np.int64)
-    for u in np.flatnonzero(evaluated).tolist():
-        qpos[u] = qpos_by_id[all_ids[u]]
+    qpos[ev_sorted] = np.arange(n_q)
 
     # run rows of evaluated queries, ordered
     fast = _grouped_order(run, groups, rq, qpos, order, skip) if not dropped else None
@@ -521,6 +547,6 @@ def align(
         counts=counts,
         run=run,
         qrels=qrels,
-        run_only_ids=_sorted_ids([all_ids[i] for i in np.flatnonzero(in_run & ~in_qrels)]),
-        qrels_only_ids=_sorted_ids([all_ids[i] for i in np.flatnonzero(in_qrels & ~in_run)]),
+        run_only_ids=[all_ids[i] for i in listed(in_run & ~in_qrels).tolist()],
+        qrels_only_ids=[all_ids[i] for i in listed(in_qrels & ~in_run).tolist()],
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,10 +15,10 @@ from .measures import Measure, normalize_measures
 from .metrics import BoolArray, FloatArray, IntArray
 from .result import Conventions, EvaluationResult
 
-__all__ = ["CURVE_FAMILIES", "evaluate"]
+__all__ = ["CURVE_FAMILIES", "LazyCurves", "evaluate"]
 
 #: Families computed for every K = 1..k_max in every evaluation (at default parameters).
-CURVE_FAMILIES: tuple[str, ...] = metrics.STANDARD_FAMILIES
+CURVE_FAMILIES: tuple[str, ...] = ("P", "R", "F1", "HitRate", "RR", "nDCG", "AP")
 _ALWAYS_SCALAR: tuple[str, ...] = ("RR", "AP", "Rprec")
 DEFAULT_K_MAX = 20
 
@@ -59,6 +59,38 @@ class _Context:
         if key not in self._ideal:
             self._ideal[key] = self.ranking.ideal(m.gain, k)
         return self._ideal[key]
+
+
+class LazyCurves(Mapping[Measure, FloatArray]):
+    """The (queries, k_max) curves of an evaluation, each computed when first used, then kept.
+
+    Every key is known from the start (iterating computes nothing); asking for P does not pay
+    for AP. The values are those the metric functions give.
+    """
+
+    def __init__(self, keys: Iterable[Measure],
+                 compute: Callable[[Measure], FloatArray]) -> None:
+        self._keys = list(dict.fromkeys(keys))
+        self._compute: Callable[[Measure], FloatArray] | None = compute
+        self._done: dict[Measure, FloatArray] = {}
+
+    def __getitem__(self, key: Measure) -> FloatArray:
+        if key not in self._done:
+            if key not in self._keys or self._compute is None:
+                raise KeyError(key)
+            self._done[key] = self._compute(key)
+            if len(self._done) == len(self._keys):
+                self._compute = None  # everything computed: let the inputs go
+        return self._done[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __iter__(self) -> Iterator[Measure]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
 
 
 CurveFn = Callable[[_Context, Measure, int], FloatArray]
@@ -189,22 +221,13 @@ def evaluate(
     for m in wanted:
         if m.has_curve and m.curve_key not in curve_keys:
             curve_keys.append(m.curve_key)
-    std = Measure("P")  # the default parameters: the evaluation's rel_level, linear gains
-    fused = metrics.standard_curves(ctx.rel(std), ctx.n_rel(std), ctx.gains(std),
-                                    ctx.ideal(std, k_max), k_max)
-    curves = {key: fused[key.name] if key == Measure(key.name) and key.name in fused
-              else _CURVES[key.name](ctx, key, k_max) for key in curve_keys}
+    curves = LazyCurves(curve_keys, lambda key: _CURVES[key.name](ctx, key, k_max))
 
     scalar_keys: list[Measure] = [Measure(f) for f in _ALWAYS_SCALAR]
     for m in wanted:
         if m.cutoff is None and m not in scalar_keys:
             scalar_keys.append(m)
-    # RR, AP and nDCG over the whole ranking equal the curve's last value when the ranking and
-    # the judged documents both fit in k_max (the extra terms are exact zeros)
-    fits = ranking.depth <= k_max and int(np.diff(ranking.qrels_offsets).max(initial=0)) <= k_max
-    scalars = {key: curves[key][:, -1].copy() if fits and key in curves
-               and key.name in ("RR", "AP", "nDCG") else _SCALARS[key.name](ctx, key)
-               for key in scalar_keys}
+    scalars = {key: _SCALARS[key.name](ctx, key) for key in scalar_keys}
 
     conventions = Conventions(order=order, rel_level=rel_level, complete=bool(complete),
                               max_depth=max_depth, no_relevant=no_relevant,

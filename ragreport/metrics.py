@@ -41,11 +41,7 @@ __all__ = [
     "recall_at_k",
     "reciprocal_rank",
     "reciprocal_rank_at_k",
-    "standard_curves",
 ]
-
-#: The families :func:`standard_curves` computes, in its order.
-STANDARD_FAMILIES: tuple[str, ...] = ("P", "R", "F1", "HitRate", "RR", "nDCG", "AP")
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -255,58 +251,3 @@ def r_precision(rel: BoolArray, n_rel: IntArray) -> FloatArray:
     top = (pos < n_rel[qi]).astype(np.float64)
     return _safe_div(_row_sums(rel.shape[0], qi, top), n_rel)
 
-
-def standard_curves(rel: BoolArray, n_rel: IntArray, gains: FloatArray, ideal: FloatArray,
-                    k_max: int, *, block: int = 2048) -> dict[str, FloatArray]:
-    """P, R, F1, HitRate, RR, nDCG and AP at every K = 1..k_max, computed together.
-
-    The values are those of :func:`precision_at_k`, :func:`recall_at_k`, :func:`f1_at_k`,
-    :func:`hit_rate_at_k`, :func:`reciprocal_rank_at_k`, :func:`ndcg_at_k` and
-    :func:`average_precision_at_k`, bit for bit (the same operations in the same order); the
-    cumulative hit counts are shared, and queries are processed ``block`` at a time so that
-    the intermediate arrays stay small.
-
-    Examples
-    --------
-    >>> rel = np.array([[False, True, False, True, False]])
-    >>> c = standard_curves(rel, np.array([3]), rel.astype(float), np.array([[1.0, 1, 1]]), 5)
-    >>> [round(float(c[f][0, 4]), 3) for f in ("P", "R", "F1", "RR", "AP")]
-    [0.4, 0.667, 0.5, 0.5, 0.333]
-    """
-    n = rel.shape[0]
-    out = {name: np.empty((n, k_max)) for name in STANDARD_FAMILIES}
-    ranks = _ranks(k_max)
-    disc = _discount(k_max)
-    for lo in range(0, n, block):
-        sl = slice(lo, min(lo + block, n))
-        p, rc, f1, ap, dcg = (out[f][sl] for f in ("P", "R", "F1", "AP", "nDCG"))
-        r = _fit(rel[sl], k_max)
-        hits = np.cumsum(r, axis=1, dtype=np.float64)
-        nr = n_rel[sl, None].astype(np.float64)
-        no_rel = nr[:, 0] == 0
-        den = np.where(no_rel[:, None], 1.0, nr)
-        np.divide(hits, ranks, out=p)
-        np.divide(hits, den, out=rc)
-        rc[no_rel] = 0.0
-        # F1 = 2·P·R / (P + R), evaluated as (2·P)·R then divided, 0 where P + R == 0
-        np.multiply(p, 2.0, out=f1)
-        f1 *= rc
-        pr = p + rc
-        ok = pr != 0
-        np.divide(f1, pr, out=f1, where=ok)
-        f1[~ok] = 0.0
-        out["HitRate"][sl] = hits > 0
-        first = _first_rank(rel[sl])[:, None]
-        out["RR"][sl] = np.where(first <= ranks, 1.0 / first, 0.0)
-        np.multiply(_fit(gains[sl], k_max), disc, out=dcg)
-        np.cumsum(dcg, axis=1, out=dcg)
-        idcg = dcg_at_k(ideal[sl], k_max)
-        ok = idcg != 0
-        np.divide(dcg, idcg, out=dcg, where=ok)
-        dcg[~ok] = 0.0
-        # AP: P@i at the relevant ranks (P·1 or P·0), summed along the ranking, over n_rel
-        np.multiply(p, r, out=ap)
-        np.cumsum(ap, axis=1, out=ap)
-        np.divide(ap, den, out=ap)
-        ap[no_rel] = 0.0
-    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +80,7 @@ class EvaluationResult:
         query_ids: list[str],
         measures: tuple[Measure, ...],
         k_max: int,
-        curves: dict[Measure, FloatArray],
+        curves: Mapping[Measure, FloatArray],
         scalars: dict[Measure, FloatArray],
         counts: Counts,
         conventions: Conventions,

@@ -1,8 +1,9 @@
 """The shortcuts taken for speed give exactly what the general code gives.
 
 Covered: string fingerprints (equal in, equal out), the duplicate check (fingerprints first,
-exact strings when two meet), grouped and ungrouped runs, the fused curve computation, whole-
-ranking scalars read from curve ends, and the TREC reader that lets pyarrow read the file.
+exact strings when two meet), grouped and ungrouped runs, presorted runs whose ties are ordered
+by byte keys, whole-ranking measures computed from the relevant ranks only, lazily computed
+curves, and the TREC reader that lets pyarrow read the file.
 """
 
 from __future__ import annotations
@@ -103,32 +104,6 @@ def test_ungrouped_run_gives_the_numbers_of_the_grouped_run(presorted: bool) -> 
     assert ungrouped.means() == grouped.means()
     for key, curve in grouped.curves.items():
         np.testing.assert_array_equal(ungrouped.curves[key], curve)
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.integers(1, 40), st.integers(0, 30), st.integers(1, 35), st.integers(0, 2**32 - 1),
-       st.integers(1, 7))
-def test_standard_curves_equal_the_single_functions_bit_for_bit(
-        n: int, depth: int, k_max: int, seed: int, block: int) -> None:
-    rng = np.random.default_rng(seed)
-    grades = rng.choice([np.nan, 0.0, 1.0, 2.0, 3.0], size=(n, depth))
-    rel = grades >= 1
-    gains = np.where(grades > 0, grades, 0.0)
-    n_rel = rel.sum(axis=1) + rng.integers(0, 3, n) * (rng.random(n) < 0.7)
-    ideal = -np.sort(-rng.choice([0.0, 1.0, 2.0, 3.0], size=(n, k_max)), axis=1)
-    got = metrics.standard_curves(rel, n_rel, gains, ideal, k_max, block=block)
-    want = {
-        "P": metrics.precision_at_k(rel, k_max),
-        "R": metrics.recall_at_k(rel, n_rel, k_max),
-        "F1": metrics.f1_at_k(rel, n_rel, k_max),
-        "HitRate": metrics.hit_rate_at_k(rel, k_max),
-        "RR": metrics.reciprocal_rank_at_k(rel, k_max),
-        "nDCG": metrics.ndcg_at_k(gains, ideal, k_max),
-        "AP": metrics.average_precision_at_k(rel, n_rel, k_max),
-    }
-    assert list(got) == list(want)
-    for name, values in want.items():
-        np.testing.assert_array_equal(got[name], values, err_msg=name)
 
 
 @pytest.mark.parametrize("k_max", [3, 5, 12])
@@ -238,3 +213,39 @@ def test_tied_documents_are_ordered_by_id_descending_on_both_paths(ids: list[str
     lo, hi = int(rk.ret_offsets[0]), int(rk.ret_offsets[1])
     got = [res.ranking.run.doc_ids[int(i)].as_py() for i in rk.run_rows[lo:hi]]
     assert got == sorted(ids, key=str.encode, reverse=True)
+
+
+def test_curves_are_computed_when_first_used_and_then_kept() -> None:
+    from ragreport.engine import LazyCurves
+    from ragreport.measures import Measure
+
+    calls: list[str] = []
+
+    def compute(m: Measure) -> np.ndarray:
+        calls.append(m.name)
+        return np.full((2, 3), float(len(calls)))
+
+    curves = LazyCurves([Measure("P"), Measure("R"), Measure("P")], compute)
+    assert list(curves) == [Measure("P"), Measure("R")] and len(curves) == 2
+    assert Measure("P") in curves and Measure("AP") not in curves
+    assert calls == []  # listing and membership compute nothing
+    first = curves[Measure("R")]
+    assert curves[Measure("R")] is first and calls == ["R"]
+    with pytest.raises(KeyError):
+        curves[Measure("AP")]
+    assert dict(curves)[Measure("P")][0, 0] == 2.0 and calls == ["R", "P"]
+
+
+def test_result_curves_equal_the_metric_functions() -> None:
+    qrels = {"q1": {"d1": 2, "d4": 1, "d9": 1}, "q2": {"d2": 1}, "q3": {"d7": 0}}
+    run = {"q1": ["d3", "d1", "d5", "d4", "d8"], "q2": ["d6", "d7", "d2"], "q3": ["d7"]}
+    res = ragreport.evaluate(qrels, run, ["nDCG@3"], 6)
+    rk = res.ranking
+    rel, n_rel = rk.relevance(1), rk.n_relevant(1)
+    want = {"P": metrics.precision_at_k(rel, 6), "R": metrics.recall_at_k(rel, n_rel, 6),
+            "F1": metrics.f1_at_k(rel, n_rel, 6), "HitRate": metrics.hit_rate_at_k(rel, 6),
+            "RR": metrics.reciprocal_rank_at_k(rel, 6),
+            "nDCG": metrics.ndcg_at_k(rk.gains("linear"), rk.ideal("linear", 6), 6),
+            "AP": metrics.average_precision_at_k(rel, n_rel, 6)}
+    for name, values in want.items():
+        np.testing.assert_array_equal(res.curve(name), values, err_msg=name)
