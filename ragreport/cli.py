@@ -260,13 +260,21 @@ def _run_names(args: argparse.Namespace, runs: list[Any]) -> None:
         raise RagReportError(f"run names must be distinct, got {final}; use --name")
 
 
+def _import_plotting() -> None:
+    """Import matplotlib's figure and SVG modules (run in a thread while inputs are read)."""
+    import contextlib
+
+    with contextlib.suppress(Exception):  # the real import later reports any problem
+        import matplotlib.backends.backend_svg
+        import matplotlib.figure
+        import matplotlib.ticker  # noqa: F401
+
+
 def _build_report(args: argparse.Namespace) -> Any:
-    import shlex
+    from concurrent.futures import ThreadPoolExecutor
 
     from .engine import evaluate
-    from .io import load_docs, load_qrels, load_queries, load_run
-    from .report import InputFile, build_report
-    from .targets import load_targets
+    from .report import build_report
 
     if args.example:
         _example_inputs(args)
@@ -274,8 +282,44 @@ def _build_report(args: argparse.Namespace) -> Any:
         raise RagReportError(f"{args.command} needs QRELS and at least one RUN (or --example)")
     if args.worst < 0:
         raise RagReportError(f"--worst must be >= 0, got {args.worst}")
+    hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragreport-hash")
+    try:
+        return _report_from(args, hashing, evaluate, build_report)
+    finally:
+        hashing.shutdown(wait=False, cancel_futures=True)
+
+
+def _report_from(args: argparse.Namespace, hashing: Any, evaluate: Any,
+                 build_report: Any) -> Any:
+    import shlex
+    import threading
+
+    from .io import load_docs, load_qrels, load_queries, load_run
+    from .report import InputFile
+    from .targets import load_targets
+
+    def shown_path(path: str) -> str | None:
+        # the embedded example's files are shown relative to the package, not this machine
+        from pathlib import Path
+
+        from .examples import EXAMPLE_DIR
+
+        p = Path(path).resolve()
+        if args.example and p.parent == EXAMPLE_DIR:
+            return f"ragreport/examples/pydoc/{p.name}"
+        return None
+
+    roles = [("qrels", args.qrels), *(("run", p) for p in args.runs),
+             *((role, path) for role, path in (("queries", args.queries), ("docs", args.docs),
+                                               ("targets", args.targets)) if path)]
+    hashes = [hashing.submit(InputFile.from_path, role, path, shown_path(path))
+              for role, path in roles]  # hashlib releases the GIL: overlaps the evaluation
     targets = load_targets(args.targets)
     qrels = load_qrels(args.qrels)
+    if args.html or not (args.markdown or args.json):
+        # the HTML report draws its plots with matplotlib: import it while the runs are
+        # parsed (pyarrow's reader runs without the GIL meanwhile)
+        threading.Thread(target=_import_plotting, name="ragreport-import", daemon=True).start()
     runs = [load_run(p) for p in args.runs]
     _run_names(args, runs)
     measures = args.measures
@@ -289,23 +333,7 @@ def _build_report(args: argparse.Namespace) -> Any:
         k_max = max([20, *(m.cutoff for m in wanted if m.cutoff)])
     kwargs = {**_eval_kwargs(args), "k_max": k_max}
     results = [evaluate(qrels, r, measures, **kwargs) for r in runs]
-    def shown_path(path: str) -> str | None:
-        # the embedded example's files are shown relative to the package, not this machine
-        from pathlib import Path
-
-        from .examples import EXAMPLE_DIR
-
-        p = Path(path).resolve()
-        if args.example and p.parent == EXAMPLE_DIR:
-            return f"ragreport/examples/pydoc/{p.name}"
-        return None
-
-    inputs = [InputFile.from_path("qrels", args.qrels, shown_path(args.qrels))]
-    inputs += [InputFile.from_path("run", p, shown_path(p)) for p in args.runs]
-    for role, path in (("queries", args.queries), ("docs", args.docs),
-                       ("targets", args.targets)):
-        if path:
-            inputs.append(InputFile.from_path(role, path, shown_path(path)))
+    inputs = [h.result() for h in hashes]
     argv = getattr(args, "argv", None) or []
     return build_report(
         results, targets, baseline=args.baseline,

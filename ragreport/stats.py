@@ -110,8 +110,9 @@ def bootstrap_ci(values: npt.ArrayLike, level: float = 0.95, resamples: int = 10
     for start in range(0, resamples, chunk):
         b = min(chunk, resamples - start)
         idx = rng.integers(0, n, size=(b, n))
-        weights = np.bincount((idx + (np.arange(b) * n)[:, None]).ravel(),
-                              minlength=b * n).reshape(b, n).astype(np.float64)
+        weights = np.empty((b, n))
+        for row in range(b):  # one small bincount per resample stays in cache
+            weights[row] = np.bincount(idx[row], minlength=n)
         means[start:start + b] = weights @ v / n
     alpha = (1.0 - level) / 2.0
     lower = np.quantile(means, alpha, axis=0)

@@ -491,18 +491,25 @@ def build_report(
         if m.has_curve and m.curve_key not in families and all(m.curve_key in r.curves
                                                                for r in results):
             families.append(m.curve_key)
+    # interval bands: the curves of a run share their resampled query sets, so they are
+    # bootstrapped together (one set of resamples for every family and K)
+    all_bands: dict[str, dict[Measure, tuple[list[float], list[float]]]] = {}
+    if info is not None:
+        from ..stats import bootstrap_ci
+
+        for r in results:
+            ci = bootstrap_ci(np.column_stack([r.curve(f)[:, :k_max] for f in families]),
+                              ci_level, curve_resamples, seed)
+            all_bands[r.run_name] = {
+                f: (ci.lower[i * k_max:(i + 1) * k_max].tolist(),
+                    ci.upper[i * k_max:(i + 1) * k_max].tolist())
+                for i, f in enumerate(families)}
     curves = []
     for fam in families:
         series = {r.run_name: [float(x) for x in r.mean_curve(fam)[:k_max]] for r in results}
         marks = [(t.measure.cutoff, t.threshold, f"{t.op} {t.threshold:g}") for t in targets
                  if t.measure.curve_key == fam]
-        bands: dict[str, tuple[list[float], list[float]]] = {}
-        if info is not None:
-            from ..stats import bootstrap_ci
-
-            for r in results:
-                ci = bootstrap_ci(r.curve(fam)[:, :k_max], ci_level, curve_resamples, seed)
-                bands[r.run_name] = (ci.lower.tolist(), ci.upper.tolist())
+        bands = {run: fams[fam] for run, fams in all_bands.items()}
         curves.append(Curve(str(fam), f"{FAMILIES[fam.name].title} ({fam})@K",
                             list(range(1, k_max + 1)), series, marks, bands))
 
