@@ -351,6 +351,34 @@ def _grouped_order(run: Run, groups: tuple[IntArray, IntArray] | None,
     return rows, rpos
 
 
+def _check_judged_once(qrels: Qrels, keys: IntArray) -> None:
+    """Raise naming the line when a (query, document) key appears twice in the qrels."""
+    first, later = _duplicate_pairs(keys)
+    if len(first):
+        i, j = int(first[0]), int(later[0])
+        _, line = qrels.where(j)
+        _, line0 = qrels.where(i)
+        where = f" (first at line {line0})" if line0 is not None else ""
+        raise InputError(f"document {qrels.doc_ids[j].as_py()!r} is judged twice for query "
+                         f"{qrels.query_ids[j].as_py()!r}{where}", qrels.source, line)
+
+
+def check_qrels(qrels: Qrels) -> None:
+    """Validate qrels on their own (each document judged once per query), as :func:`align`
+    does; for callers that then align subsets of them.
+
+    >>> from ragreport.io import load_qrels
+    >>> check_qrels(load_qrels({"q1": {"d1": 1, "d2": 0}}))
+    """
+    import pyarrow.compute as pc
+
+    q = pc.dictionary_encode(qrels.query_ids).indices.to_numpy(zero_copy_only=False)
+    d = pc.dictionary_encode(qrels.doc_ids)
+    n_docs = max(len(d.dictionary), 1)
+    keys = q.astype(np.int64) * n_docs + d.indices.to_numpy(zero_copy_only=False)
+    _check_judged_once(qrels, keys)
+
+
 def _duplicate_pairs(keys: IntArray) -> tuple[IntArray, IntArray]:
     """(first row, later row) for every key that appears more than once (first = earliest)."""
     order = np.argsort(keys, kind="stable")
@@ -395,14 +423,7 @@ def align(
     qkeys = qq * n_judged + qd
     del qd
 
-    first, later = _duplicate_pairs(qkeys)
-    if len(first):
-        i, j = int(first[0]), int(later[0])
-        _, line = qrels.where(j)
-        _, line0 = qrels.where(i)
-        where = f" (first at line {line0})" if line0 is not None else ""
-        raise InputError(f"document {qrels.doc_ids[j].as_py()!r} is judged twice for query "
-                         f"{qrels.query_ids[j].as_py()!r}{where}", qrels.source, line)
+    _check_judged_once(qrels, qkeys)
 
     keep = np.ones(n_run, dtype=bool)
     dropped = 0

@@ -108,6 +108,25 @@ def _batches(path: str, block_bytes: int) -> Iterator[tuple[Any, Any, np.ndarray
         stream.close()
 
 
+def _qrels_of(q: Any, query_ids: Any) -> Any:
+    """The rows of ``q`` judging one of ``query_ids`` (same source, same line numbers)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .data import Qrels, RowLines
+
+    sel = np.flatnonzero(np.asarray(pc.is_in(q.query_ids, value_set=query_ids)
+                                    .to_numpy(zero_copy_only=False), dtype=bool))
+    if q.lines is None:
+        lines = None
+    elif isinstance(q.lines, RowLines):
+        lines = sel + 1
+    else:
+        lines = np.asarray(q.lines)[sel]
+    take = pa.array(sel)
+    return Qrels(q.query_ids.take(take), q.doc_ids.take(take), q.source, lines, q.grades[sel])
+
+
 def _is_gzip(path: str) -> bool:
     with open(path, "rb") as fh:
         return fh.read(2) == b"\x1f\x8b"
@@ -137,6 +156,7 @@ def evaluate_stream(
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from .align import check_qrels
     from .data import Run
     from .engine import evaluate
     from .io import load_qrels
@@ -145,6 +165,7 @@ def evaluate_stream(
     if not os.path.isfile(path):
         raise InputError("no such file", path)
     q = load_qrels(qrels)
+    check_qrels(q)  # blocks see only their own judgments: check them all once here
     wanted = normalize_measures(measures)
     if k_max is None:
         k_max = max([20, *(m.cutoff for m in wanted if m.cutoff)])
@@ -182,7 +203,8 @@ def evaluate_stream(
             return
         sel = np.flatnonzero(in_qrels)
         run = Run(qid.take(pa.array(sel)), doc.take(pa.array(sel)), path, None, score[sel], name)
-        res = evaluate(q, run, wanted, k_max, **options)
+        # only this block's judgments: the per-block work does not grow with the whole qrels
+        res = evaluate(_qrels_of(q, pa.array(ids, pa.string())), run, wanted, k_max, **options)
         qids_out.extend(res.query_ids)
         for m in wanted:
             per_query[m].append(res.values(m))

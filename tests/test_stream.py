@@ -73,3 +73,16 @@ def test_ungrouped_run_is_refused(tmp_path: Path) -> None:
 def test_irregular_whitespace_is_refused_with_advice(conformance_dir: Path) -> None:
     with pytest.raises(InputError, match="evaluate it with evaluate"):
         evaluate_stream(conformance_dir / "qrels.test", conformance_dir / "results.test")
+
+
+def test_stream_reports_a_judgment_given_twice_even_for_a_query_not_in_the_run(
+        tmp_path: Path) -> None:
+    run = tmp_path / "r.run"
+    run.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n")
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("q1 0 d1 1\nq9 0 d5 1\nq9 0 d5 0\n")
+    with pytest.raises(InputError, match=r"q\.qrels:3: document 'd5' is judged twice for query "
+                                         r"'q9' \(first at line 2\)"):
+        evaluate_stream(qrels, run)
+    with pytest.raises(InputError, match=r"q\.qrels:3: document 'd5' is judged twice"):
+        evaluate(qrels, run)
