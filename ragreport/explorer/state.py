@@ -286,6 +286,9 @@ class ExplorerState:
         if not fams:
             raise RagReportError("the results hold no metric-vs-K curve")
         self.families: list[Measure] = fams
+        for r in runs:  # curves are computed on first use: pay here, not on a click
+            for fam in fams:
+                r.curves[fam]
 
         self._data: dict[int, _RunData] = {}
         self._hay: dict[int, Any] = {}
