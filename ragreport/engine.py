@@ -92,6 +92,11 @@ class LazyCurves(Mapping[Measure, FloatArray]):
     def __len__(self) -> int:
         return len(self._keys)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled (or deep-copied) as a plain dict of every curve: the compute function is
+        # a closure over the evaluation and does not travel
+        return (dict, (dict(self.items()),))
+
 
 CurveFn = Callable[[_Context, Measure, int], FloatArray]
 ScalarFn = Callable[[_Context, Measure], FloatArray]

@@ -249,3 +249,16 @@ def test_result_curves_equal_the_metric_functions() -> None:
             "AP": metrics.average_precision_at_k(rel, n_rel, 6)}
     for name, values in want.items():
         np.testing.assert_array_equal(res.curve(name), values, err_msg=name)
+
+
+def test_results_with_lazy_curves_pickle_and_copy() -> None:
+    import copy
+    import pickle
+
+    res = ragreport.evaluate({"q1": {"d1": 1}}, {"q1": ["d2", "d1"]}, ["P@2", "nDCG@2"], 3)
+    again = pickle.loads(pickle.dumps(res))
+    clone = copy.deepcopy(res)
+    for other in (again, clone):
+        assert other.means() == res.means()
+        for key in res.curves:
+            np.testing.assert_array_equal(other.curves[key], res.curves[key])
