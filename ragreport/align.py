@@ -2,12 +2,22 @@
 
 Steps, all vectorised over rows:
 
-1. Encode query ids and document ids of both inputs to integers (pyarrow hash encoding).
-2. Check duplicates (a (query, doc) pair twice in the qrels, or twice in the run).
-3. Choose the evaluated queries (in both inputs; ``complete=True`` adds qrels-only queries).
-4. Order each query's documents: score descending, ties by document id descending
-   (trec_eval), or as given; cut at ``max_depth``.
-5. Look up each retrieved document's grade (NaN when unjudged) into a (queries, depth) matrix.
+1. Encode query ids to integers: for a run grouped by query (as TREC runs are) only the
+   first id of each group is hashed.
+2. Fingerprint the run's document ids (64 bits, from pyarrow's buffers, after the prefix all
+   ids share) and find the judged ones through a small table of the judged ids'
+   fingerprints; every match is confirmed on the strings.
+3. Check duplicates (a (query, doc) pair twice in the qrels, or twice in the run): equal
+   fingerprints are the only candidates, and only then are strings compared.
+4. Choose the evaluated queries (in both inputs; ``complete=True`` adds qrels-only queries).
+5. Order each query's documents: score descending, ties by document id descending
+   (trec_eval), or as given; cut at ``max_depth``. A grouped run whose scores already
+   descend needs no sort, only its runs of tied scores are ordered; anything else takes one
+   Arrow multi-key sort.
+6. Look up the grades of the judged retrieved documents into a (queries, depth) matrix (NaN
+   when unjudged or beyond what was retrieved).
+
+Every shortcut gives exactly the general path's result (``tests/test_fastpaths.py``).
 """
 
 from __future__ import annotations
@@ -186,9 +196,9 @@ def _judged_index(doc_ids: Any, fp: npt.NDArray[np.uint64], judged: Any,
                   prefix: str) -> npt.NDArray[np.int32]:
     """Index of each run document among the judged ids, -1 when it is not judged.
 
-    Fingerprints find the candidates (a binary search in the few judged ones); the strings of
-    every candidate are then compared exactly. When two judged ids share a fingerprint the
-    lookup is done by hashing the strings instead.
+    Fingerprints find the candidates (a direct-mapped table of the few judged ones, looked up
+    block by block); the strings of every candidate are then compared exactly. When two
+    judged ids share a fingerprint the lookup is done by hashing the strings instead.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -288,7 +298,7 @@ def _tie_order(doc_ids: Any, tied: IntArray, starts_run: BoolArray,
         unresolved.append(big[np.unique(r_o[1:][same])])
 
     amb = np.concatenate(unresolved)
-    if len(amb):  # ids equal on 32 bytes after the prefix: compare the strings
+    if len(amb):  # ids equal on their 8 bytes after the prefix: compare the strings
         amb_len = lens[np.searchsorted(first, amb)]
         idx = np.repeat(amb - (np.cumsum(amb_len) - amb_len), amb_len) \
             + np.arange(int(amb_len.sum()))
@@ -309,7 +319,6 @@ def _grouped_order(run: Run, groups: tuple[IntArray, IntArray] | None,
     retriever writes them; only the runs of tied scores are then sorted, by document id
     descending (see :func:`_tie_order`).
     """
-
     if groups is None:
         return None
     starts, sizes = groups
