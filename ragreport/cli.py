@@ -261,7 +261,11 @@ def _run_names(args: argparse.Namespace, runs: list[Any]) -> None:
 
 
 def _import_plotting() -> None:
-    """Import matplotlib's figure and SVG modules (run in a thread while inputs are read)."""
+    """Import matplotlib's figure and SVG modules (in a thread while the runs are parsed).
+
+    Not a daemon thread: an interpreter that exits early (bad input) waits for the import to
+    finish instead of tearing it down half-way.
+    """
     import contextlib
 
     with contextlib.suppress(Exception):  # the real import later reports any problem
@@ -319,7 +323,7 @@ def _report_from(args: argparse.Namespace, hashing: Any, evaluate: Any,
     if args.html or not (args.markdown or args.json):
         # the HTML report draws its plots with matplotlib: import it while the runs are
         # parsed (pyarrow's reader runs without the GIL meanwhile)
-        threading.Thread(target=_import_plotting, name="ragreport-import", daemon=True).start()
+        threading.Thread(target=_import_plotting, name="ragreport-import").start()
     runs = [load_run(p) for p in args.runs]
     _run_names(args, runs)
     measures = args.measures
