@@ -261,6 +261,16 @@ def _maybe_duplicates(rq: npt.NDArray[np.int32], fp: npt.NDArray[np.uint64],
     return bool((fp[1:] == fp[:-1]).any())
 
 
+def _spans(starts: IntArray, lens: IntArray) -> tuple[IntArray, IntArray]:
+    """Every position of the spans ``[start, start + len)`` and the index of its span.
+
+    >>> [a.tolist() for a in _spans(np.array([2, 7]), np.array([3, 2]))]
+    [[2, 3, 4, 7, 8], [0, 0, 0, 1, 1]]
+    """
+    idx = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
+    return idx, np.repeat(np.arange(len(starts)), lens)
+
+
 def _tie_order(doc_ids: Any, tied: IntArray, starts_run: BoolArray,
                skip: int) -> IntArray:
     """Order of the tied rows: runs of ties kept in place, each by document id descending.
@@ -287,9 +297,7 @@ def _tie_order(doc_ids: Any, tied: IntArray, starts_run: BoolArray,
 
     big, big_len = first[lens > 2], lens[lens > 2]
     if len(big):
-        idx = np.repeat(big - (np.cumsum(big_len) - big_len), big_len) \
-            + np.arange(int(big_len.sum()))
-        rid = np.repeat(np.arange(len(big)), big_len)
+        idx, rid = _spans(big, big_len)
         key = order_keys(doc_ids, tied[idx], skip)
         o = np.lexsort((~key, rid))
         perm[idx] = idx[o]
@@ -299,10 +307,7 @@ def _tie_order(doc_ids: Any, tied: IntArray, starts_run: BoolArray,
 
     amb = np.concatenate(unresolved)
     if len(amb):  # ids equal on their 8 bytes after the prefix: compare the strings
-        amb_len = lens[np.searchsorted(first, amb)]
-        idx = np.repeat(amb - (np.cumsum(amb_len) - amb_len), amb_len) \
-            + np.arange(int(amb_len.sum()))
-        rid = np.repeat(np.arange(len(amb)), amb_len)
+        idx, rid = _spans(amb, lens[np.searchsorted(first, amb)])
         o = pc.sort_indices(pa.table({"r": rid, "d": doc_ids.take(pa.array(tied[idx]))}),
                             sort_keys=[("r", "ascending"), ("d", "descending")]).to_numpy()
         perm[idx] = idx[o]
@@ -336,10 +341,9 @@ def _grouped_order(run: Run, groups: tuple[IntArray, IntArray] | None,
     chosen = chosen[np.argsort(gpos[chosen], kind="stable")]
     c_sizes = sizes[chosen]
     c_offsets = np.cumsum(c_sizes) - c_sizes  # where each chosen group starts in the ranking
-    total = int(c_sizes.sum())
-    rows = np.arange(total, dtype=np.int64)
-    rows += np.repeat(starts[chosen] - c_offsets, c_sizes)
-    rpos = np.repeat(gpos[chosen].astype(np.int32), c_sizes)
+    rows, span = _spans(starts[chosen], c_sizes)
+    rpos = gpos[chosen].astype(np.int32)[span]
+    del span
     if tie is not None and tie.any():
         in_tie = np.zeros(n, dtype=bool)
         in_tie[:-1] = tie

@@ -277,9 +277,6 @@ def _import_plotting() -> None:
 def _build_report(args: argparse.Namespace) -> Any:
     from concurrent.futures import ThreadPoolExecutor
 
-    from .engine import evaluate
-    from .report import build_report
-
     if args.example:
         _example_inputs(args)
     if not args.qrels or not args.runs:
@@ -288,18 +285,19 @@ def _build_report(args: argparse.Namespace) -> Any:
         raise RagReportError(f"--worst must be >= 0, got {args.worst}")
     hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragreport-hash")
     try:
-        return _report_from(args, hashing, evaluate, build_report)
+        return _report_from(args, hashing)
     finally:
         hashing.shutdown(wait=False, cancel_futures=True)
 
 
-def _report_from(args: argparse.Namespace, hashing: Any, evaluate: Any,
-                 build_report: Any) -> Any:
+def _report_from(args: argparse.Namespace, hashing: Any) -> Any:
+    """Read, evaluate and build the report; ``hashing`` hashes the input files meanwhile."""
     import shlex
     import threading
 
+    from .engine import evaluate
     from .io import load_docs, load_qrels, load_queries, load_run
-    from .report import InputFile
+    from .report import InputFile, build_report
     from .targets import load_targets
 
     def shown_path(path: str) -> str | None:

@@ -250,4 +250,3 @@ def r_precision(rel: BoolArray, n_rel: IntArray) -> FloatArray:
     qi, pos = np.nonzero(rel)
     top = (pos < n_rel[qi]).astype(np.float64)
     return _safe_div(_row_sums(rel.shape[0], qi, top), n_rel)
-

@@ -52,7 +52,7 @@ def _trec_file(path: str, kind: str, fmt: str) -> tuple[Any, Any, Any, Any, str]
         return None  # read_bytes says what is wrong
     if fmt == "auto" and _sniff(head, path) != "trec":
         return None
-    return parse_trec_file(path, kind)
+    return parse_trec_file(path, kind, head)
 
 
 def _check_format(fmt: str) -> None:

@@ -104,8 +104,11 @@ def _normalize_ws(data: bytes) -> bytes:
     return _LEAD.sub(b"", data)
 
 
-def parse_trec_file(path: str, kind: str) -> tuple[Any, Any, np.ndarray, Any, str] | None:
+def parse_trec_file(path: str, kind: str,
+                    head: bytes) -> tuple[Any, Any, np.ndarray, Any, str] | None:
     """Fast path for a regular, uncompressed TREC file: pyarrow reads it from disk.
+
+    ``head`` is the file's first 64 KiB, already read by the caller to detect the format.
 
     The file is never held whole in memory, and every row is known to be on its own line
     (blank lines are parse errors here). Returns None (the caller then uses
@@ -118,11 +121,6 @@ def parse_trec_file(path: str, kind: str) -> tuple[Any, Any, np.ndarray, Any, st
     from ..data import RowLines
 
     columns, number = (RUN_COLUMNS, "score") if kind == "run" else (QRELS_COLUMNS, "grade")
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(65536)
-    except OSError:
-        return None
     if head[:2] == b"\x1f\x8b" or b"\x00" in head or not _HAS_DATA.search(head):
         return None
     delim = _guess_delimiter(head)
