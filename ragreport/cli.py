@@ -149,6 +149,9 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
                    help="significance level of the Holm-corrected tests (default 0.05)")
     p.add_argument("--no-stats", action="store_true",
                    help="skip confidence intervals and significance tests")
+    p.add_argument("--jobs", type=_positive, default=None, metavar="N",
+                   help="processes for the bootstrap and the plots (default: the CPUs, at "
+                        "most 4; 1: no worker process). The output does not depend on it")
 
 
 def _example_inputs(args: argparse.Namespace) -> None:
@@ -261,10 +264,10 @@ def _run_names(args: argparse.Namespace, runs: list[Any]) -> None:
 
 
 def _import_plotting() -> None:
-    """Import matplotlib's figure and SVG modules (in a thread while the runs are parsed).
+    """Import what the HTML report's plots need (run in a thread while the runs are parsed).
 
     Not a daemon thread: an interpreter that exits early (bad input) waits for the import to
-    finish instead of tearing it down half-way.
+    finish instead of finalizing under it.
     """
     import contextlib
 
@@ -274,7 +277,29 @@ def _import_plotting() -> None:
         import matplotlib.ticker  # noqa: F401
 
 
-def _build_report(args: argparse.Namespace) -> Any:
+#: What the worker processes import once, before their first task (see ragreport.parallel).
+_PLOT_PRELOAD = ("ragreport.report.plots", "ragreport.report.model", "ragreport.stats",
+                 "matplotlib.figure", "matplotlib.backends.backend_svg", "matplotlib.ticker")
+
+
+def _wants_html(args: argparse.Namespace) -> bool:
+    # report writes HTML by default; check writes only what it is asked for
+    return bool(args.html or (args.command == "report" and not (args.markdown or args.json)))
+
+
+def _workers(args: argparse.Namespace) -> Any:
+    """The worker processes of one report (not started yet: see ``_report_from``)."""
+    from .parallel import Workers, default_jobs
+
+    jobs = args.jobs if args.jobs is not None else default_jobs()
+    if not _wants_html(args):
+        return Workers(jobs, preload=("ragreport.stats",))
+    from .report.plots import warm_up
+
+    return Workers(jobs, preload=_PLOT_PRELOAD, warm_up=warm_up)
+
+
+def _build_report(args: argparse.Namespace, workers: Any) -> Any:
     from concurrent.futures import ThreadPoolExecutor
 
     if args.example:
@@ -285,13 +310,17 @@ def _build_report(args: argparse.Namespace) -> Any:
         raise RagReportError(f"--worst must be >= 0, got {args.worst}")
     hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragreport-hash")
     try:
-        return _report_from(args, hashing)
+        return _report_from(args, hashing, workers)
     finally:
         hashing.shutdown(wait=False, cancel_futures=True)
 
 
-def _report_from(args: argparse.Namespace, hashing: Any) -> Any:
-    """Read, evaluate and build the report; ``hashing`` hashes the input files meanwhile."""
+def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
+    """Read, evaluate and build the report; ``hashing`` hashes the input files meanwhile.
+
+    The worker processes start once the runs are read: they import matplotlib on the second
+    core while this one evaluates (the parse itself uses every core).
+    """
     import shlex
     import threading
 
@@ -316,10 +345,11 @@ def _report_from(args: argparse.Namespace, hashing: Any) -> Any:
                                                ("targets", args.targets)) if path)]
     hashes = [hashing.submit(InputFile.from_path, role, path, shown_path(path))
               for role, path in roles]  # hashlib releases the GIL: overlaps the evaluation
+    workers.start()
     targets = load_targets(args.targets)
     qrels = load_qrels(args.qrels)
-    if args.html or not (args.markdown or args.json):
-        # the HTML report draws its plots with matplotlib: import it while the runs are
+    if _wants_html(args) and workers.jobs == 1:
+        # no worker process draws the plots: import matplotlib here while the runs are
         # parsed (pyarrow's reader runs without the GIL meanwhile)
         threading.Thread(target=_import_plotting, name="ragreport-import").start()
     runs = [load_run(p) for p in args.runs]
@@ -345,13 +375,13 @@ def _report_from(args: argparse.Namespace, hashing: Any) -> Any:
         command="ragreport " + shlex.join(argv), inputs=inputs,
         worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
         stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
-        seed=args.seed, alpha=args.alpha, max_drop=args.max_drop,
+        seed=args.seed, alpha=args.alpha, max_drop=args.max_drop, workers=workers,
     )
 
 
-def _write_outputs(args: argparse.Namespace, report: Any) -> None:
+def _write_outputs(args: argparse.Namespace, report: Any, workers: Any) -> None:
     written = report.save(html=args.html, markdown=args.markdown, json=args.json,
-                          template_dir=args.template_dir)
+                          template_dir=args.template_dir, workers=workers)
     for path in written:
         sys.stderr.write(f"wrote {path}\n")
 
@@ -359,10 +389,11 @@ def _write_outputs(args: argparse.Namespace, report: Any) -> None:
 def _cmd_report(args: argparse.Namespace) -> int:
     from .report.terminal import render_terminal
 
-    report = _build_report(args)
-    if not (args.html or args.markdown or args.json):
-        args.html = "ragreport-report.html"
-    _write_outputs(args, report)
+    with _workers(args) as workers:
+        report = _build_report(args, workers)
+        if not (args.html or args.markdown or args.json):
+            args.html = "ragreport-report.html"
+        _write_outputs(args, report, workers)
     sys.stdout.write(render_terminal(report))
     return EXIT_OK
 
@@ -370,8 +401,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_check(args: argparse.Namespace) -> int:
     from .report.terminal import render_failures, render_terminal
 
-    report = _build_report(args)
-    _write_outputs(args, report)
+    with _workers(args) as workers:
+        report = _build_report(args, workers)
+        _write_outputs(args, report, workers)
     sys.stdout.write(render_terminal(report))
     if not report.all_passed:
         sys.stdout.write("\n" + render_failures(report))

@@ -9,6 +9,7 @@ import scipy.stats as ss
 from ragreport.errors import RagReportError
 from ragreport.stats import (
     bootstrap_ci,
+    bootstrap_cis,
     holm,
     paired_randomization_test,
     paired_t_test,
@@ -125,3 +126,68 @@ def test_holm() -> None:
     assert holm([0.01, 0.04, 0.03]).tolist() == pytest.approx([0.03, 0.06, 0.06])
     assert holm([0.5, 0.9]).tolist() == pytest.approx([1.0, 1.0])
     assert holm([]).tolist() == []
+
+
+def test_bootstrap_blocks_share_a_prefix_of_one_sequence() -> None:
+    """A block with fewer resamples uses the first ones of the longest block's sequence."""
+    rng = np.random.default_rng(7)
+    v = rng.random((300, 4))  # 4M // 300 = 13,333 resamples per generator block
+    w = rng.random((300, 2))
+    many, few = bootstrap_cis([(v, 20_000), (w, 1_000)], seed=11)
+    alone_few = bootstrap_ci(w, resamples=1_000, seed=11)
+    alone_many = bootstrap_ci(v, resamples=20_000, seed=11)
+    np.testing.assert_array_equal(few.lower, alone_few.lower)
+    np.testing.assert_array_equal(few.upper, alone_few.upper)
+    np.testing.assert_array_equal(many.lower, alone_many.lower)
+    assert few.resamples == 1_000 and many.resamples == 20_000
+    # 20,000 resamples span two generator blocks: not the first 13,333 repeated
+    assert not np.allclose(bootstrap_ci(v, resamples=13_333, seed=11).lower, many.lower)
+    with pytest.raises(RagReportError, match="same queries"):
+        bootstrap_cis([(v, 10), (w[:5], 10)])
+
+
+class _FakeWorkers:
+    """Splits the work like Workers.map but runs it here, recording the split."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.calls: list[int] = []
+
+    def map(self, fn, items):  # type: ignore[no-untyped-def]
+        items = list(items)
+        self.calls.append(len(items))
+        return [fn(x) for x in items]
+
+
+@pytest.mark.parametrize("jobs", [2, 3, 7])
+def test_bootstrap_does_not_depend_on_the_split(jobs: int) -> None:
+    v = np.random.default_rng(1).random((2_000, 3))  # 2,000 resamples per generator block
+    alone = bootstrap_cis([(v, 9_000), (v[:, :1], 2_500)], seed=2)
+    fake = _FakeWorkers(jobs)
+    split = bootstrap_cis([(v, 9_000), (v[:, :1], 2_500)], seed=2, workers=fake)
+    assert fake.calls == [min(jobs, 5)]  # 9,000 resamples = 5 generator blocks
+    for a, b in zip(alone, split, strict=True):
+        np.testing.assert_array_equal(a.lower, b.lower)
+        np.testing.assert_array_equal(a.upper, b.upper)
+
+
+def test_bootstrap_sums_are_exact_whatever_the_order() -> None:
+    """Resample means do not depend on how BLAS orders the additions (fixed-point sums)."""
+    from ragreport.stats import _fixed_point
+
+    rng = np.random.default_rng(4)
+    v = np.column_stack([rng.random(7_000), -rng.random(7_000) * 1e6, np.zeros(7_000)])
+    q, scale = _fixed_point(v)
+    assert np.all(q == np.rint(q)) and np.abs(q).max() <= 2.0 ** 40
+    np.testing.assert_allclose(q * scale, v, rtol=0, atol=4.6e-13 * 1e6)
+    assert np.abs(q[:, 0] * scale[0] - v[:, 0]).max() <= 2.0 ** -41
+    w = rng.integers(0, 4, size=(50, 7_000)).astype(np.float64)
+    forward = w @ q
+    backward = w[:, ::-1] @ q[::-1]  # another summation order
+    blocks = sum(w[:, i:i + 997] @ q[i:i + 997] for i in range(0, 7_000, 997))
+    np.testing.assert_array_equal(forward, backward)
+    np.testing.assert_array_equal(forward, blocks)
+    # a NaN makes its own column's interval NaN, not the others'
+    v[3, 1] = np.nan
+    ci = bootstrap_ci(v, resamples=200)
+    assert np.isnan(ci.lower[1]) and np.isfinite(ci.lower[0]) and ci.lower[2] == 0.0

@@ -22,10 +22,11 @@ True
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..targets import shown
@@ -41,6 +42,9 @@ from .model import (
     SummaryCell,
     WorstQueries,
 )
+
+if TYPE_CHECKING:
+    from ..parallel import Mapper
 
 __all__ = [
     "MAX_DETAILS_PER_RUN",
@@ -75,7 +79,8 @@ def default_template_dir() -> Path:
     return Path(ragreport.__file__).resolve().parent.parent / "templates"
 
 
-def render_html(report: Report, template_dir: str | os.PathLike[str] | None = None) -> str:
+def render_html(report: Report, template_dir: str | os.PathLike[str] | None = None, *,
+                workers: Mapper | None = None) -> str:
     """Render ``report`` as one self-contained HTML page.
 
     Parameters
@@ -84,6 +89,9 @@ def render_html(report: Report, template_dir: str | os.PathLike[str] | None = No
         The report data (see :func:`ragreport.report.build_report`).
     template_dir : path, optional
         A directory holding ``report.html.j2`` to use instead of the packaged template.
+    workers : Workers, optional
+        Worker processes that draw the plots (:mod:`ragreport.parallel`); the page is the
+        same byte for byte.
 
     Raises
     ------
@@ -116,7 +124,7 @@ def render_html(report: Report, template_dir: str | os.PathLike[str] | None = No
         auto_reload=False,
         cache_size=0,
     )
-    context = _context(report)
+    context = _context(report, workers)
     try:
         return env.get_template(TEMPLATE_NAME).render(**context)
     except jinja2.TemplateNotFound as exc:
@@ -198,10 +206,11 @@ class WorstView:
     omitted: int
 
 
-def _context(report: Report) -> dict[str, Any]:
+def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
     from markupsafe import Markup
 
-    from .plots import curve_svg, distribution_svg, run_style
+    from ..parallel import serial_map
+    from .plots import draw_plot, run_style
 
     runs = []
     for i, name in enumerate(report.runs):
@@ -210,11 +219,16 @@ def _context(report: Report) -> dict[str, Any]:
                             name == report.baseline))
     by_name = {r.name: r for r in runs}
 
+    # every plot is a pure function of its data: drawn by the workers when there are some
+    jobs: list[tuple[Curve | Distribution, Sequence[str], str]] = [
+        *((c, report.runs, f"rrc{i}") for i, c in enumerate(report.curves)),
+        *((d, report.runs, f"rrd{i}") for i, d in enumerate(report.distributions))]
+    svgs = (workers.map if workers is not None else serial_map)(draw_plot, jobs)
     curves = [PlotView(f"curve-{i}", c.title, _curve_caption(c, report.stats),
-                       Markup(curve_svg(c, report.runs, prefix=f"rrc{i}")))
+                       Markup(svgs[i]))
               for i, c in enumerate(report.curves)]
     dists = [PlotView(f"dist-{i}", d.measure, _dist_caption(d),
-                      Markup(distribution_svg(d, report.runs, prefix=f"rrd{i}")),
+                      Markup(svgs[len(report.curves) + i]),
                       [(r, _stats(d.values[r.name])) for r in runs if r.name in d.values])
              for i, d in enumerate(report.distributions)]
 

@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from ..errors import RagReportError
 from ..measures import FAMILIES, Measure, parse_measure
 from ..result import EvaluationResult
 from ..targets import DISPLAY_DIGITS, Target, check_targets, shown
+
+if TYPE_CHECKING:
+    from ..parallel import Mapper
 
 __all__ = [
     "Comparison",
@@ -274,11 +278,12 @@ class Report:
     def failed_checks(self) -> list[tuple[TargetRow, TargetCell]]:
         return [(t, c) for t in self.targets for c in t.cells if not c.passed]
 
-    def to_html(self, template_dir: str | os.PathLike[str] | None = None) -> str:
+    def to_html(self, template_dir: str | os.PathLike[str] | None = None, *,
+                workers: Mapper | None = None) -> str:
         """The self-contained HTML report (see :mod:`ragreport.report.html`)."""
         from .html import render_html
 
-        return render_html(self, template_dir=template_dir)
+        return render_html(self, template_dir=template_dir, workers=workers)
 
     def to_markdown(self, max_chars: int = 60_000) -> str:
         """GitHub-flavoured Markdown for pull-request comments (see :mod:`.markdown`)."""
@@ -295,8 +300,12 @@ class Report:
     def save(self, *, html: str | os.PathLike[str] | None = None,
              markdown: str | os.PathLike[str] | None = None,
              json: str | os.PathLike[str] | None = None,
-             template_dir: str | os.PathLike[str] | None = None) -> list[Path]:
-        """Write the chosen outputs atomically; refuses to overwrite an input file."""
+             template_dir: str | os.PathLike[str] | None = None,
+             workers: Mapper | None = None) -> list[Path]:
+        """Write the chosen outputs atomically; refuses to overwrite an input file.
+
+        ``workers`` (:mod:`ragreport.parallel`) draw the HTML report's plots.
+        """
         from ..fileio import write_atomic
 
         inputs = [f.path for f in self.inputs]
@@ -305,7 +314,8 @@ class Report:
             raise RagReportError("two outputs have the same path")
         written = []
         if html is not None:
-            written.append(write_atomic(html, self.to_html(template_dir), inputs))
+            written.append(write_atomic(html, self.to_html(template_dir, workers=workers),
+                                        inputs))
         if markdown is not None:
             written.append(write_atomic(markdown, self.to_markdown(), inputs))
         if json is not None:
@@ -387,6 +397,7 @@ def build_report(
     seed: int = 0,
     alpha: float = 0.05,
     max_drop: float | None = None,
+    workers: Mapper | None = None,
 ) -> Report:
     """Build the report data from one :class:`EvaluationResult` per run.
 
@@ -417,6 +428,9 @@ def build_report(
     max_drop : float, optional
         Fail (``Report.all_passed`` False) when a run's mean on a target measure is below the
         baseline's by more than this *and* the drop is significant.
+    workers : Workers, optional
+        Worker processes for the bootstrap (:mod:`ragreport.parallel`); the numbers do not
+        depend on them.
     """
     if not results:
         raise RagReportError("no run to report on")
@@ -446,15 +460,32 @@ def build_report(
 
     bounded = [m for m in measures if m.family.bounded]
     info = StatsInfo(ci_level, resamples, curve_resamples, seed, alpha) if stats else None
+    families = []
+    for m in [*measures, *(Measure(f) for f in ("P", "R", "nDCG", "RR"))]:
+        if m.has_curve and m.curve_key not in families and all(m.curve_key in r.curves
+                                                               for r in results):
+            families.append(m.curve_key)
+
+    # a run's summary intervals and its curves' bands share one sequence of resampled query
+    # sets (the bands use its first curve_resamples): every family and K of a run together
     cis: dict[str, dict[Measure, tuple[float, float]]] = {}
+    all_bands: dict[str, dict[Measure, tuple[list[float], list[float]]]] = {}
     if info is not None:
-        from ..stats import bootstrap_ci
+        from ..stats import bootstrap_cis
 
         for r in results:
-            ci = bootstrap_ci(np.column_stack([r.values(m) for m in bounded]), ci_level,
-                              resamples, seed)
+            blocks: list[tuple[Any, int]] = [
+                (_columns([r.values(m)[:, None] for m in bounded], r.n_queries), resamples),
+                (_columns([r.curve(f)[:, :k_max] for f in families], r.n_queries),
+                 curve_resamples)]
+            ci, band = bootstrap_cis(blocks, ci_level, seed, workers=workers)
             cis[r.run_name] = {m: (float(ci.lower[j]), float(ci.upper[j]))
                                for j, m in enumerate(bounded)}
+            if families:
+                all_bands[r.run_name] = {
+                    f: (band.lower[i * k_max:(i + 1) * k_max].tolist(),
+                        band.upper[i * k_max:(i + 1) * k_max].tolist())
+                    for i, f in enumerate(families)}
     if any(t.on == "ci_lower" for t in targets) and info is None:
         raise RagReportError("a target is on the confidence interval; do not disable stats")
     lower = {run: {m: lo for m, (lo, _) in c.items()} for run, c in cis.items()}
@@ -486,24 +517,6 @@ def build_report(
                                           p is not None and p < alpha))
         summary.append(SummaryRow(str(m), m.family.title, scells))
 
-    families = []
-    for m in [*measures, *(Measure(f) for f in ("P", "R", "nDCG", "RR"))]:
-        if m.has_curve and m.curve_key not in families and all(m.curve_key in r.curves
-                                                               for r in results):
-            families.append(m.curve_key)
-    # interval bands: the curves of a run share their resampled query sets, so they are
-    # bootstrapped together (one set of resamples for every family and K)
-    all_bands: dict[str, dict[Measure, tuple[list[float], list[float]]]] = {}
-    if info is not None:
-        from ..stats import bootstrap_ci
-
-        for r in results:
-            ci = bootstrap_ci(np.column_stack([r.curve(f)[:, :k_max] for f in families]),
-                              ci_level, curve_resamples, seed)
-            all_bands[r.run_name] = {
-                f: (ci.lower[i * k_max:(i + 1) * k_max].tolist(),
-                    ci.upper[i * k_max:(i + 1) * k_max].tolist())
-                for i, f in enumerate(families)}
     curves = []
     for fam in families:
         series = {r.run_name: [float(x) for x in r.mean_curve(fam)[:k_max]] for r in results}
@@ -574,6 +587,11 @@ def build_report(
         stats=info,
         drops=drops,
     )
+
+
+def _columns(parts: list[np.ndarray], n: int) -> np.ndarray:
+    """The (n, columns) matrix of ``parts`` side by side (n x 0 when there is none)."""
+    return np.hstack(parts) if parts else np.empty((n, 0))
 
 
 def _common(r: EvaluationResult, base: EvaluationResult) -> tuple[np.ndarray, np.ndarray]:

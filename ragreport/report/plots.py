@@ -39,7 +39,9 @@ __all__ = [
     "MARKERS",
     "curve_svg",
     "distribution_svg",
+    "draw_plot",
     "run_style",
+    "warm_up",
 ]
 
 #: Okabe–Ito colours, ordered for a white page (yellow and black last: poor on white).
@@ -189,6 +191,32 @@ def curve_svg(curve: Curve, runs: Sequence[str], *, prefix: str) -> str:
             fig.legend(loc="lower center", bbox_to_anchor=(0.5, 0.0), ncols=ncols,
                        frameon=False, labelcolor=_TEXT, handlelength=2.6, borderaxespad=0.2)
         return _to_svg(fig, prefix, f"{curve.family} at K = 1 to {ks[-1] if ks else 0}")
+
+
+def draw_plot(job: tuple[Curve | Distribution, Sequence[str], str]) -> str:
+    """The SVG of one ``(curve or distribution, runs, prefix)``: a picklable unit of work.
+
+    The report's pages hand these to :meth:`ragreport.parallel.Workers.map`.
+    """
+    from .model import Curve
+
+    plot, runs, prefix = job
+    if isinstance(plot, Curve):
+        return curve_svg(plot, runs, prefix=prefix)
+    return distribution_svg(plot, runs, prefix=prefix)
+
+
+def warm_up() -> None:
+    """Draw one small plot and drop it: loads fonts and fills matplotlib's caches.
+
+    A worker process runs this when it starts (:class:`ragreport.parallel.Workers`), while
+    the main process is still evaluating, so its first real plot costs no more than the next.
+    """
+    from .model import Curve, Distribution
+
+    draw_plot((Curve("P", "P@K", [1, 2], {"r": [0.5, 0.25]}, [(1, 0.4, "> 0.4")],
+                     {"r": ([0.4, 0.2], [0.6, 0.3])}), ["r"], "w"))
+    draw_plot((Distribution("P@1", {"r": [0.0, 1.0]}), ["r"], "w"))
 
 
 def _markevery(n: int) -> int:

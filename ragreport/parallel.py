@@ -1,0 +1,223 @@
+"""Worker processes for the report's CPU-bound steps: bootstrap resamples and plots.
+
+Everything the report does after the evaluation is single-threaded Python or numpy code that
+holds the GIL (matplotlib drawing, the bootstrap's ``bincount``), so threads cannot use a second
+core; processes can. :class:`Workers` is a small pool of them with one method, :meth:`map`,
+that gives exactly what the built-in ``map`` would give, in order. The callers make their
+results independent of the number of workers: the bootstrap seeds each block of resamples on
+its own (:func:`ragreport.stats.bootstrap_cis`), and each plot is a pure function of its data.
+So ``--jobs 1`` and ``--jobs 4`` write the same bytes.
+
+The processes come from a *forkserver* (on Linux and macOS; *spawn* elsewhere): one fresh
+interpreter imports the modules given as ``preload`` (matplotlib, for the HTML report) once,
+and each worker is forked from it, so the import is paid once, off the main process, while the
+main process reads and evaluates the runs. The pool starts in a background thread
+(:meth:`Workers.start`); :meth:`map` waits for it.
+
+Nothing here changes a result. If the pool cannot start or a worker dies, :meth:`map` does the
+work in the calling process instead; an exception raised by the work itself propagates, as it
+would without workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol, TypeVar
+
+from .errors import RagReportError
+
+__all__ = ["Mapper", "Workers", "default_jobs", "serial_map"]
+
+A = TypeVar("A")
+R = TypeVar("R")
+
+#: The most worker processes ``default_jobs`` proposes (the report has about 20 plots).
+MAX_DEFAULT_JOBS = 4
+
+
+class Mapper(Protocol):
+    """Anything with ``jobs`` and an ordered ``map`` (a :class:`Workers`, or none at all)."""
+
+    @property
+    def jobs(self) -> int: ...
+
+    def map(self, fn: Callable[[A], R], items: Iterable[A]) -> list[R]: ...
+
+
+def serial_map(fn: Callable[[A], R], items: Iterable[A]) -> list[R]:
+    """The built-in ``map``, as a list (what :meth:`Workers.map` must equal).
+
+    >>> serial_map(abs, [-1, 2])
+    [1, 2]
+    """
+    return [fn(x) for x in items]
+
+
+def default_jobs() -> int:
+    """Worker processes to use by default: the usable CPUs, at most ``MAX_DEFAULT_JOBS``.
+
+    One CPU gives 1, which means no worker process at all.
+    """
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_DEFAULT_JOBS, cpus))
+
+
+def _noop() -> None:
+    return None
+
+
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """Set the BLAS thread counts to 1 where unset, for processes started meanwhile."""
+    added = [k for k in _BLAS_THREADS if k not in os.environ]
+    for k in added:
+        os.environ[k] = "1"
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
+
+
+class Workers:
+    """A pool of ``jobs`` worker processes with an ordered :meth:`map`.
+
+    Parameters
+    ----------
+    jobs : int
+        Number of worker processes (>= 1). With 1, :meth:`map` runs in the calling process
+        and no process is started.
+    preload : sequence of str
+        Modules the workers import before their first task (once, in the forkserver).
+    warm_up : callable, optional
+        Run once by each worker when it starts (a picklable function; its result is
+        dropped), to pay first-use costs such as loading fonts before any real task.
+
+    Notes
+    -----
+    Each worker runs with one BLAS thread (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``
+    and ``MKL_NUM_THREADS`` set to 1 unless they are set already): the workers already
+    occupy the cores, and BLAS threads spinning beside them only slow them down.
+
+    As with any use of :mod:`multiprocessing`, each worker imports the main module of the
+    program again: a script that uses workers must guard its entry point with
+    ``if __name__ == "__main__":`` (the ``ragreport`` command does).
+
+    Examples
+    --------
+    >>> with Workers(1) as w:
+    ...     w.map(len, ["ab", "c"])
+    [2, 1]
+    """
+
+    def __init__(self, jobs: int, preload: Sequence[str] = (),
+                 warm_up: Callable[[], object] | None = None) -> None:
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+            raise RagReportError(f"jobs must be an integer >= 1, got {jobs!r}")
+        self._jobs = jobs
+        self._preload = list(preload)
+        self._warm_up = warm_up
+        self._executor: Any = None
+        self._broken = False
+        self._starter: threading.Thread | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+
+    @property
+    def jobs(self) -> int:
+        """How many processes share the work (1: the calling process alone)."""
+        return self._jobs if not self._broken else 1
+
+    def start(self) -> Workers:
+        """Start the processes in a background thread (returns at once); idempotent."""
+        with self._lock:
+            if self._jobs > 1 and self._starter is None and not (self._broken or self._closed):
+                # not a daemon: an interpreter that exits meanwhile waits for the start to end
+                # instead of finalizing under it (then close() or atexit stops the workers)
+                self._starter = threading.Thread(target=self._start, name="ragreport-workers")
+                self._starter.start()
+        return self
+
+    def _start(self) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        try:
+            methods = multiprocessing.get_all_start_methods()
+            method = "forkserver" if "forkserver" in methods else "spawn"
+            ctx = multiprocessing.get_context(method)
+            executor = ProcessPoolExecutor(max_workers=self._jobs, mp_context=ctx,
+                                           initializer=self._warm_up)
+            # one task per worker, all submitted before any can finish: every process starts
+            with _one_blas_thread():  # the environment new processes start with
+                if method == "forkserver":
+                    import multiprocessing.forkserver as fs
+
+                    if self._preload:
+                        ctx.set_forkserver_preload(self._preload)
+                    fs.ensure_running()  # returns at once; the workers fork from it
+                else:
+                    warm = [executor.submit(_noop) for _ in range(self._jobs)]
+            if method == "forkserver":  # blocks until the server has imported ``preload``
+                warm = [executor.submit(_noop) for _ in range(self._jobs)]
+            for f in warm:
+                f.result()
+        except Exception:  # no process can start here: work in the calling process
+            self._broken = True
+            return
+        with self._lock:
+            if not self._closed:
+                self._executor = executor
+                return
+        executor.shutdown(wait=False, cancel_futures=True)  # closed while starting
+
+    def _ready(self) -> Any:
+        """The executor once started, or None (one job, or it could not start)."""
+        if self._jobs <= 1 or self._broken or self._closed:
+            return None
+        self.start()
+        starter = self._starter
+        if starter is not None:
+            starter.join()
+        return None if self._broken else self._executor
+
+    def map(self, fn: Callable[[A], R], items: Iterable[A]) -> list[R]:
+        """``[fn(x) for x in items]``, computed by the workers; ``fn`` must be picklable.
+
+        An exception raised by ``fn`` propagates. If a worker dies (the pool breaks), the
+        remaining work is done here, and later calls no longer use processes.
+        """
+        work = list(items)
+        executor = self._ready() if len(work) > 1 else None
+        if executor is None:
+            return serial_map(fn, work)
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return list(executor.map(fn, work))
+        except BrokenProcessPool:
+            self._broken = True
+            return serial_map(fn, work)
+
+    def close(self) -> None:
+        """Stop the workers without waiting (queued tasks are cancelled); idempotent."""
+        with self._lock:
+            self._closed = True
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,150 @@
+"""Worker processes: same results as without them, in order, errors and dead workers handled."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import ragreport
+from ragreport.errors import RagReportError
+from ragreport.parallel import Workers, default_jobs, serial_map
+from ragreport.report import build_report
+from ragreport.report.html import render_html
+
+PARENT = os.getpid()
+
+
+def square_and_pid(x: int) -> tuple[int, int]:
+    return x * x, os.getpid()
+
+
+def fail_on_three(x: int) -> int:
+    if x == 3:
+        raise RagReportError(f"bad item {x}")
+    return x
+
+
+def die_in_a_worker(item: tuple[int, int]) -> int:
+    x, parent = item
+    if os.getpid() != parent:
+        os._exit(3)  # a worker killed mid-task (out of memory, say)
+    return -x
+
+
+@pytest.fixture(scope="module")
+def workers() -> Workers:  # type: ignore[misc]
+    w = Workers(2, preload=["ragreport.stats"]).start()
+    yield w
+    w.close()
+
+
+def test_map_is_ordered_and_uses_other_processes(workers: Workers) -> None:
+    got = workers.map(square_and_pid, range(40))
+    assert [v for v, _ in got] == [x * x for x in range(40)]
+    pids = {p for _, p in got}
+    assert PARENT not in pids and 1 <= len(pids) <= 2
+    assert workers.jobs == 2
+
+
+def test_exception_in_a_task_propagates(workers: Workers) -> None:
+    with pytest.raises(RagReportError, match="bad item 3"):
+        workers.map(fail_on_three, range(6))
+    assert workers.map(fail_on_three, [1, 2]) == [1, 2]  # the pool still works
+
+
+def test_a_dead_worker_falls_back_to_the_calling_process() -> None:
+    w = Workers(2)
+    try:
+        assert w.map(die_in_a_worker, [(x, PARENT) for x in (1, 2, 3)]) == [-1, -2, -3]
+        assert w.jobs == 1  # no process is used any more
+        assert w.map(square_and_pid, [2])[0] == (4, PARENT)
+    finally:
+        w.close()
+
+
+def test_one_job_starts_no_process() -> None:
+    with Workers(1) as w:
+        assert w.map(square_and_pid, [1, 2]) == [(1, PARENT), (4, PARENT)]
+        assert w._starter is None
+
+
+def test_closed_workers_compute_here() -> None:
+    w = Workers(2).start()
+    w.close()
+    assert w.map(square_and_pid, [3, 4]) == [(9, PARENT), (16, PARENT)]
+
+
+@pytest.mark.parametrize("jobs", [0, -1, 1.5, True, "2"])
+def test_jobs_must_be_a_positive_integer(jobs: object) -> None:
+    with pytest.raises(RagReportError, match="jobs must be an integer >= 1, got"):
+        Workers(jobs)  # type: ignore[arg-type]
+
+
+def test_default_jobs_is_bounded() -> None:
+    assert 1 <= default_jobs() <= 4
+    assert serial_map(str, [1, 2]) == ["1", "2"]
+
+
+def test_workers_do_not_change_the_report(workers: Workers) -> None:
+    """Bootstrap intervals and every plot's SVG are the same with and without workers."""
+    rng = np.random.default_rng(5)
+    qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(8)} for i in range(300)}
+    runs = [{q: {f"d{j}": float(rng.integers(0, 20)) for j in range(12)} for q in qrels}
+            for _ in range(2)]
+    results = [ragreport.evaluate(qrels, r, k_max=12, name=name)
+               for r, name in zip(runs, ["a", "b"], strict=True)]
+    kw = dict(resamples=30_000, curve_resamples=20_000, generated_at="2026-01-01T00:00:00Z")
+    alone = build_report(results, **kw)  # type: ignore[arg-type]
+    shared = build_report(results, workers=workers, **kw)  # type: ignore[arg-type]
+    # 30,000 resamples of 300 queries are 3 generator blocks: the workers really split them
+    assert alone.summary == shared.summary
+    assert [c.bands for c in alone.curves] == [c.bands for c in shared.curves]
+    assert alone.to_json() == shared.to_json()
+    assert render_html(alone) == render_html(shared, workers=workers) == alone.to_html(
+        workers=workers)
+
+
+def _console_script() -> str:
+    import shutil
+    import sys
+    from pathlib import Path
+
+    found = Path(sys.executable).with_name("ragreport")
+    if found.exists():
+        return str(found)
+    which = shutil.which("ragreport")
+    assert which is not None, "the ragreport console script is not installed"
+    return which
+
+
+def test_cli_jobs_give_the_same_files(tmp_path: os.PathLike[str]) -> None:
+    """The real command with worker processes writes what it writes without them."""
+    import subprocess
+    from pathlib import Path
+
+    out = Path(tmp_path)
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1767225600"}
+    pages = {}
+    for jobs in ("1", "3"):
+        proc = subprocess.run(
+            [_console_script(), "report", "--example", "--jobs", jobs,
+             "--html", str(out / f"r{jobs}.html"), "--json", str(out / f"r{jobs}.json")],
+            capture_output=True, text=True, env=env, cwd=out, timeout=300, check=False)
+        assert proc.returncode == 0, proc.stderr
+        pages[jobs] = [(out / f"r{jobs}.{ext}").read_text(encoding="utf-8")
+                       .replace(f"--jobs {jobs}", "--jobs N").replace(f"r{jobs}.", "rN.")
+                       for ext in ("html", "json")]
+    assert pages["1"] == pages["3"]
+    assert pages["1"][0].count("<svg") >= 18
+
+
+def test_cli_rejects_bad_jobs(capsys: pytest.CaptureFixture[str]) -> None:
+    from ragreport.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "--example", "--jobs", "0"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--jobs" in err and "0" in err and "Traceback" not in err
