@@ -151,28 +151,29 @@ class Workers:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        executor = None
         try:
-            methods = multiprocessing.get_all_start_methods()
-            method = "forkserver" if "forkserver" in methods else "spawn"
-            ctx = multiprocessing.get_context(method)
+            forkserver = "forkserver" in multiprocessing.get_all_start_methods()
+            ctx = multiprocessing.get_context("forkserver" if forkserver else "spawn")
             executor = ProcessPoolExecutor(max_workers=self._jobs, mp_context=ctx,
                                            initializer=self._warm_up)
-            # one task per worker, all submitted before any can finish: every process starts
-            with _one_blas_thread():  # the environment new processes start with
-                if method == "forkserver":
+            with _one_blas_thread():  # the environment the new processes start with
+                if forkserver:
                     import multiprocessing.forkserver as fs
 
                     if self._preload:
                         ctx.set_forkserver_preload(self._preload)
-                    fs.ensure_running()  # returns at once; the workers fork from it
-                else:
-                    warm = [executor.submit(_noop) for _ in range(self._jobs)]
-            if method == "forkserver":  # blocks until the server has imported ``preload``
+                    fs.ensure_running()  # returns at once; the workers are forked from it
+            # one task per worker, all submitted before any can finish: every process starts
+            # (with the forkserver, the first submit waits until it has imported ``preload``)
+            with _one_blas_thread() if not forkserver else contextlib.nullcontext():
                 warm = [executor.submit(_noop) for _ in range(self._jobs)]
             for f in warm:
                 f.result()
         except Exception:  # no process can start here: work in the calling process
             self._broken = True
+            if executor is not None:
+                executor.shutdown(wait=False, cancel_futures=True)
             return
         with self._lock:
             if not self._closed:
