@@ -342,3 +342,37 @@ def test_console_script_bad_input(tmp_path: Path) -> None:
     none = subprocess.run([_console_script()], capture_output=True, text=True, env=_env(),
                           check=False)
     assert none.returncode == 2
+
+
+def test_the_command_does_not_import_pandas(files: tuple[str, str], tmp_path: Path) -> None:
+    """pyarrow imports pandas when it is installed; the command tells it not to bother.
+
+    A stand-in ``pandas`` package records every import of it in a file.
+    """
+    fake = tmp_path / "site" / "pandas"
+    fake.mkdir(parents=True)
+    marker = tmp_path / "imported"
+    (fake / "__init__.py").write_text(f"open({str(marker)!r}, 'a').write('x')\n"
+                                      "raise ImportError('stand-in pandas')\n")
+    env = _env()
+    env["PYTHONPATH"] = str(fake.parent) + os.pathsep + env["PYTHONPATH"]
+    # control: pyarrow on its own does look for pandas
+    subprocess.run([sys.executable, "-c", "import pyarrow as pa; pa.array([1]).to_numpy()"],
+                   env=env, check=True)
+    assert marker.read_text().startswith("x")
+    marker.unlink()
+    for cmd in ([_console_script()], [sys.executable, "-m", "ragreport"]):
+        proc = subprocess.run([*cmd, "evaluate", *files, "-m", "RR", "--format", "json"],
+                              capture_output=True, text=True, env=env, check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["means"] == {"RR": 0.75}
+        report = subprocess.run([*cmd, "report", "--example", "--jobs", "1", "--json",
+                                 str(tmp_path / "r.json")], capture_output=True, text=True,
+                                env=env, cwd=tmp_path, check=False)
+        assert report.returncode == 0, report.stderr
+    assert not marker.exists()
+    # in someone else's process, main() leaves pyarrow's pandas interop alone
+    code = ("import sys, pyarrow as pa; from ragreport.cli import main; "
+            f"main(['evaluate', {files[0]!r}, {files[1]!r}, '-m', 'RR']); pa.array([1])")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
+    assert marker.read_text().startswith("x")
