@@ -353,8 +353,8 @@ def _build_report(args: argparse.Namespace, workers: Any) -> Any:
 def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     """Read, evaluate and build the report; ``hashing`` hashes the input files meanwhile.
 
-    The worker processes start once the runs are read: they import matplotlib on the second
-    core while this one evaluates (the parse itself uses every core).
+    The worker processes start once the runs are read (a bad file is reported without waiting
+    for them): they import matplotlib on the second core while this one evaluates.
     """
     import shlex
     import threading
@@ -381,7 +381,6 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     hashes = [hashing.submit(InputFile.from_path, role, path, shown_path(path))
               for role, path in roles]  # hashlib releases the GIL: overlaps the evaluation
     _skip_pandas_interop()
-    workers.start()
     targets = load_targets(args.targets)
     qrels = load_qrels(args.qrels)
     if _wants_html(args) and workers.jobs == 1:
@@ -389,6 +388,7 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
         # parsed (pyarrow's reader runs without the GIL meanwhile)
         threading.Thread(target=_import_plotting, name="ragreport-import").start()
     runs = [load_run(p) for p in args.runs]
+    workers.start()  # after the inputs are read: a bad file is reported without waiting
     _run_names(args, runs)
     measures = args.measures
     if measures is not None:
