@@ -11,7 +11,7 @@ So ``--jobs 1`` and ``--jobs 4`` write the same bytes.
 The processes come from a *forkserver* (on Linux and macOS; *spawn* elsewhere): one fresh
 interpreter imports the modules given as ``preload`` (matplotlib, for the HTML report) once,
 and each worker is forked from it, so the import is paid once, off the main process, while the
-main process reads and evaluates the runs. The pool starts in a background thread
+main process evaluates the runs. The pool starts in a background thread
 (:meth:`Workers.start`); :meth:`map` waits for it.
 
 Nothing here changes a result. If the pool cannot start or a worker dies, :meth:`map` does the
@@ -207,6 +207,9 @@ class Workers:
             return list(executor.map(fn, work))
         except BrokenProcessPool:
             self._broken = True
+            with self._lock:
+                self._executor = None
+            executor.shutdown(wait=False, cancel_futures=True)
             return serial_map(fn, work)
 
     def close(self) -> None:
