@@ -215,12 +215,15 @@ def compare(a: Path, b: Path, names: set[str] | None = None) -> tuple[float, str
 ISSUE_PARSE_S = 0.5
 
 
-def time_commands() -> dict[str, float]:
+def _ragreport_command() -> list[str]:
     script = Path(sysconfig.get_path("scripts")) / "ragreport"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "ragreport"]
+
+
+def time_commands() -> dict[str, float]:
     cmds = {"python -c pass (baseline)": [sys.executable, "-c", "pass"],
             "python -c 'import ragreport'": [sys.executable, "-c", "import ragreport"],
-            "ragreport --help": [str(script), "--help"] if script.exists()
-            else [sys.executable, "-m", "ragreport", "--help"]}
+            "ragreport --help": [*_ragreport_command(), "--help"]}
     out: dict[str, float] = {}
     for label, cmd in cmds.items():
         times = []
@@ -230,11 +233,6 @@ def time_commands() -> dict[str, float]:
             times.append(time.perf_counter() - t0)
         out[label] = statistics.median(times)
     return out
-
-
-def _ragreport_command() -> list[str]:
-    script = Path(sysconfig.get_path("scripts")) / "ragreport"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "ragreport"]
 
 
 def time_reports(files: DataFiles, repeat: int) -> dict[str, Any]:

@@ -298,6 +298,13 @@ def _run_names(args: argparse.Namespace, runs: list[Any]) -> None:
         raise RagReportError(f"run names must be distinct, got {final}; use --name")
 
 
+#: The matplotlib modules the HTML report's plots use.
+_MATPLOTLIB = ("matplotlib.figure", "matplotlib.backends.backend_svg", "matplotlib.ticker")
+#: What the worker processes import once, before their first task (see ragreport.parallel).
+_PLOT_PRELOAD = ("ragreport.report.plots", "ragreport.report.model", "ragreport.stats",
+                 *_MATPLOTLIB)
+
+
 def _import_plotting() -> None:
     """Import what the HTML report's plots need (run in a thread while the runs are parsed).
 
@@ -305,16 +312,11 @@ def _import_plotting() -> None:
     finish instead of finalizing under it.
     """
     import contextlib
+    import importlib
 
     with contextlib.suppress(Exception):  # the real import later reports any problem
-        import matplotlib.backends.backend_svg
-        import matplotlib.figure
-        import matplotlib.ticker  # noqa: F401
-
-
-#: What the worker processes import once, before their first task (see ragreport.parallel).
-_PLOT_PRELOAD = ("ragreport.report.plots", "ragreport.report.model", "ragreport.stats",
-                 "matplotlib.figure", "matplotlib.backends.backend_svg", "matplotlib.ticker")
+        for name in _MATPLOTLIB:
+            importlib.import_module(name)
 
 
 def _wants_html(args: argparse.Namespace) -> bool:

@@ -29,7 +29,7 @@ from typing import Any, Protocol, TypeVar
 
 from .errors import RagReportError
 
-__all__ = ["Mapper", "Workers", "default_jobs", "serial_map"]
+__all__ = ["Mapper", "Workers", "default_jobs", "map_with", "serial_map"]
 
 A = TypeVar("A")
 R = TypeVar("R")
@@ -54,6 +54,15 @@ def serial_map(fn: Callable[[A], R], items: Iterable[A]) -> list[R]:
     [1, 2]
     """
     return [fn(x) for x in items]
+
+
+def map_with(workers: Mapper | None, fn: Callable[[A], R], items: Iterable[A]) -> list[R]:
+    """``workers.map(fn, items)``, or :func:`serial_map` when there are no workers.
+
+    >>> map_with(None, abs, [-3])
+    [3]
+    """
+    return (workers.map if workers is not None else serial_map)(fn, items)
 
 
 def default_jobs() -> int:

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import RagReportError
-from .parallel import serial_map
+from .parallel import map_with
 
 if TYPE_CHECKING:
     from .parallel import Mapper
@@ -164,8 +164,7 @@ def bootstrap_cis(blocks: Sequence[tuple[npt.ArrayLike, int]], level: float = 0.
     bounds = [n_chunks * i // parts for i in range(parts + 1)]
     tasks = [([q for q, _ in fixed], counts, seed, bounds[i], bounds[i + 1])
              for i in range(parts)]
-    done = (workers.map if workers is not None and parts > 1 else serial_map)(
-        _resample_sums, tasks)
+    done = map_with(workers, _resample_sums, tasks)
     alpha = (1.0 - level) / 2.0
     out = []
     for j, (v, r) in enumerate(zip(vals, counts, strict=True)):

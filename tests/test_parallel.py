@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 import pytest
+from test_cli import _console_script
 
 import ragreport
 from ragreport.errors import RagReportError
@@ -104,19 +105,6 @@ def test_workers_do_not_change_the_report(workers: Workers) -> None:
     assert alone.to_json() == shared.to_json()
     assert render_html(alone) == render_html(shared, workers=workers) == alone.to_html(
         workers=workers)
-
-
-def _console_script() -> str:
-    import shutil
-    import sys
-    from pathlib import Path
-
-    found = Path(sys.executable).with_name("ragreport")
-    if found.exists():
-        return str(found)
-    which = shutil.which("ragreport")
-    assert which is not None, "the ragreport console script is not installed"
-    return which
 
 
 def test_cli_jobs_give_the_same_files(tmp_path: os.PathLike[str]) -> None:

@@ -209,7 +209,7 @@ class WorstView:
 def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
     from markupsafe import Markup
 
-    from ..parallel import serial_map
+    from ..parallel import map_with
     from .plots import draw_plot, run_style
 
     runs = []
@@ -223,7 +223,7 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
     jobs: list[tuple[Curve | Distribution, Sequence[str], str]] = [
         *((c, report.runs, f"rrc{i}") for i, c in enumerate(report.curves)),
         *((d, report.runs, f"rrd{i}") for i, d in enumerate(report.distributions))]
-    svgs = (workers.map if workers is not None else serial_map)(draw_plot, jobs)
+    svgs = map_with(workers, draw_plot, jobs)
     curves = [PlotView(f"curve-{i}", c.title, _curve_caption(c, report.stats),
                        Markup(svgs[i]))
               for i, c in enumerate(report.curves)]
