@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from hostile import QRELS, RUN, Case, run_case, trec_means
 
 
