@@ -97,15 +97,18 @@ class Run(_Rows):
     """A retriever's output: ``(query_id, doc_id, score)`` rows, in source order.
 
     ``has_scores`` is False for ranked lists given without scores; their scores are then
-    decreasing numbers that reproduce the given order.
+    decreasing numbers that reproduce the given order. ``empty_queries`` holds the ids of the
+    queries that the input lists with an empty result list (``{"q2": {}}``, a JSONL record
+    with ``"retrieved": []``): they have no row, yet they are evaluated queries that score 0.
     """
 
     scores: FloatArray = field(default_factory=lambda: np.zeros(0))
     name: str = "run"
     has_scores: bool = True
     query_texts: dict[str, str] = field(default_factory=dict)
+    empty_queries: tuple[str, ...] = ()
 
     def renamed(self, name: str) -> Run:
         """A copy of this run under another name."""
         return Run(self.query_ids, self.doc_ids, self.source, self.lines, self.scores, name,
-                   self.has_scores, self.query_texts)
+                   self.has_scores, self.query_texts, self.empty_queries)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import stat
+import sys
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +21,46 @@ PathLike = str | os.PathLike[str]
 
 _HAS_DATA = re.compile(rb"\S")
 _COMMENT = re.compile(rb"(?m)^#[^\n]*(?:\n|\Z)")
+
+
+@dataclass(frozen=True)
+class Source:
+    """An input that can be read only once (standard input, a pipe, a FIFO), held in memory.
+
+    ``name`` is what messages and reports show (``"<stdin>"`` for ``-``); ``data`` is every
+    byte read from it, still compressed if it was. Readers accept a :class:`Source` wherever
+    they accept a path. See :func:`materialize`.
+    """
+
+    name: str
+    data: bytes
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def materialize(path: PathLike) -> PathLike | Source:
+    """``path`` itself when it can be read more than once, else its bytes, read once.
+
+    ``-`` means standard input. A regular file (or a path that does not exist, which the
+    reader then reports) is returned unchanged; a FIFO, ``/dev/stdin`` or a process
+    substitution (``<(...)``) is read to its end here, so that format detection never eats
+    part of it and no reader opens it twice.
+    """
+    text = os.fspath(path)
+    if text == "-":
+        return Source("<stdin>", sys.stdin.buffer.read())
+    try:
+        mode = os.stat(text).st_mode
+    except OSError:
+        return path
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return path
+    try:
+        with open(text, "rb") as fh:
+            return Source(text, fh.read())
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", text) from None
 
 
 def read_bytes(path: PathLike) -> bytes:
