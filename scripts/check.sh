@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the tests need and runs the whole suite: ruff, mypy (strict), pytest
 # (unit, doctests, conformance, property, CLI, report, browser and notebook tests).
+# Runs with the python3 on PATH: the README runs it in a fresh virtual environment (as CI
+# does); a system interpreter works too. Extra arguments go to pytest.
 # Browser tests need Debian's chromium; installed here when missing (needs root or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +10,15 @@ if ! command -v chromium >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -q && $SUDO apt-get install -y -q chromium
 fi
-python -m pip install -q --disable-pip-version-check -e ".[test]"
-ruff check .
-mypy
-python -m pytest -p no:cacheprovider
+PYTHON=python3
+echo "check.sh: $($PYTHON -c 'import sys; print(sys.executable, sys.version.split()[0])')" \
+     "(virtual environment: ${VIRTUAL_ENV:-none})"
+$PYTHON -m pip install -q --disable-pip-version-check -e ".[test]"
+$PYTHON -m ruff check .
+$PYTHON -m mypy
+status=0
+$PYTHON -m pytest -p no:cacheprovider "$@" || status=$?
+if [ "$status" -eq 5 ]; then
+  echo "check.sh: pytest collected no test (exit 5): that is a failure" >&2
+fi
+exit "$status"
