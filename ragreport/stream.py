@@ -11,20 +11,27 @@ wrong number.
 from __future__ import annotations
 
 import gzip
+import io
 import os
+import re
+import sys
+import zlib
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from .errors import InputError, RagReportError
+from .io.common import Source, gzip_error, source_name, strip_bom, strip_comment_lines
 from .measures import Measure, normalize_measures
 from .metrics import FloatArray
 
 __all__ = ["StreamResult", "evaluate_stream"]
 
 BLOCK_BYTES = 32 << 20
+_HAS_DATA = re.compile(rb"\S")
 
 
 @dataclass
@@ -60,52 +67,135 @@ class StreamResult:
         return {str(m): self.mean(m) for m in self.measures}
 
 
-def _batches(path: str, block_bytes: int) -> Iterator[tuple[Any, Any, np.ndarray, str]]:
-    """(qids, docids, scores, tag) record batches of a TREC run file."""
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
+class _Prefixed(io.RawIOBase):
+    """A readable stream: bytes already taken from ``raw`` (to see the gzip magic), then the
+    rest of ``raw``. Lets a pipe be probed without losing what the probe read."""
 
-    from .io.trec import RUN_COLUMNS, _guess_delimiter
+    def __init__(self, head: bytes, raw: BinaryIO) -> None:
+        self._head = head
+        self._raw = raw
 
-    opener = gzip.open if _is_gzip(path) else open
-    with opener(path, "rb") as probe:
-        head = probe.read(65536)
-    if not head.strip():
-        raise InputError("the file is empty", path)
-    delim = _guess_delimiter(head)
-    if delim is None or head.startswith(b"#") or b"\n#" in head:
-        raise InputError("streaming needs a run with one space or one tab between fields and "
-                         "no comment lines; evaluate it with evaluate() instead", path)
-    types = {c: pa.string() for c in RUN_COLUMNS}
-    types["score"] = pa.float64()
-    stream = opener(path, "rb")
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if self._head:
+            n = min(len(view), len(self._head))
+            view[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        chunk = self._raw.read(len(view))
+        view[:len(chunk)] = chunk
+        return len(chunk)
+
+
+@contextmanager
+def _open_stream(src: str | Source) -> Iterator[BinaryIO]:
+    """The run's bytes as a sequential stream, gunzipped when they start with gzip's magic.
+
+    ``-`` is standard input; a FIFO or a pipe is read once, front to back, like a file. No
+    byte is lost to format detection: the bytes read to look at the start are given back.
+    """
+    name = source_name(src)
+    if isinstance(src, Source):
+        raw: BinaryIO = io.BytesIO(src.data)
+        own = True
+    elif src == "-":
+        raw, own = sys.stdin.buffer, False
+    else:
+        if os.path.isdir(src):
+            raise InputError("is a directory, not a file", name)
+        try:
+            raw, own = open(src, "rb"), True  # noqa: SIM115 (closed below)
+        except FileNotFoundError:
+            raise InputError("no such file", name) from None
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", name) from None
     try:
-        reader = pacsv.open_csv(
-            stream,
-            read_options=pacsv.ReadOptions(column_names=list(RUN_COLUMNS),
-                                           block_size=block_bytes),
-            parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
-                                             escape_char=False),
-            convert_options=pacsv.ConvertOptions(column_types=types, null_values=[],
-                                                 strings_can_be_null=False,
-                                                 include_columns=["qid", "docid", "score",
-                                                                  "tag"]),
-        )
-        while True:
-            try:
-                batch = reader.read_next_batch()
-            except StopIteration:
-                break
-            except (pa.ArrowInvalid, ValueError) as exc:
-                raise InputError(f"malformed line ({exc}); evaluate() names the exact line",
-                                 path) from None
-            scores = batch.column("score").to_numpy(zero_copy_only=False)
-            if not np.isfinite(scores).all():
-                raise InputError("a score is NaN or infinite; evaluate() names the line", path)
-            tag = batch.column("tag")[0].as_py() if batch.num_rows else ""
-            yield batch.column("qid"), batch.column("docid"), scores, tag
+        head = _read_exactly(raw, 2, name)
+        stream: BinaryIO = io.BufferedReader(_Prefixed(head, raw), 1 << 16)
+        if head == b"\x1f\x8b":
+            stream = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]
+        yield stream
     finally:
-        stream.close()
+        if own:
+            raw.close()
+
+
+def _read_exactly(raw: BinaryIO, n: int, name: str) -> bytes:
+    out = b""
+    try:
+        while len(out) < n:
+            chunk = raw.read(n - len(out))
+            if not chunk:
+                break
+            out += chunk
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", name) from None
+    return out
+
+
+def _blocks(stream: BinaryIO, name: str, block_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """(block, number of its first line): whole lines, about ``block_bytes`` each.
+
+    A line longer than a block (a 10 MB id) is gathered piece by piece and joined once, so
+    the work stays linear in its length. The UTF-8 byte order mark at the start is dropped.
+    """
+    carry: list[bytes] = []
+    line_no = 1
+    first = True
+    while True:
+        try:
+            chunk = stream.read(block_bytes)
+        except (OSError, EOFError, zlib.error) as exc:
+            if isinstance(exc, OSError) and not isinstance(exc, gzip.BadGzipFile) \
+                    and exc.strerror:
+                raise InputError(f"cannot read: {exc.strerror}", name) from None
+            raise gzip_error(exc, name) from None
+        if first:
+            chunk = strip_bom(chunk)
+            first = False
+        if not chunk:
+            break
+        cut = chunk.rfind(b"\n")
+        if cut == -1:
+            carry.append(chunk)
+            continue
+        block = b"".join([*carry, chunk[:cut + 1]])
+        carry = [chunk[cut + 1:]] if cut + 1 < len(chunk) else []
+        yield block, line_no
+        line_no += block.count(b"\n")
+    if carry:
+        yield b"".join(carry), line_no
+
+
+def _batches(src: str | Source, block_bytes: int) -> Iterator[tuple[Any, Any, np.ndarray, Any,
+                                                                     str]]:
+    """(qids, docids, scores, lines, tag) of each block of a TREC run, read in order.
+
+    Every block is parsed by the reader ``evaluate`` uses (:func:`ragreport.io.trec.parse_trec`),
+    so the same inputs are accepted and refused with the same messages, lines counted from
+    the start of the file.
+    """
+    from .io.trec import parse_trec
+
+    name = source_name(src)
+    seen_data = False
+    with _open_stream(src) as stream:
+        for block, first_line in _blocks(stream, name, block_bytes):
+            nul = block.find(b"\x00")
+            if nul != -1:
+                raise InputError("not a text file (binary data found)", name,
+                                 first_line + block.count(b"\n", 0, nul))
+            body, _ = strip_comment_lines(block)
+            if not _HAS_DATA.search(body):
+                continue  # blank or comment lines only
+            qid, doc, score, lines, tag = parse_trec(block, name, "run", first_line=first_line)
+            seen_data = True
+            yield qid, doc, score, np.asarray(lines, dtype=np.int64), tag
+    if not seen_data:
+        raise InputError("the file is empty", name)
 
 
 def _qrels_of(q: Any, query_ids: Any) -> Any:
@@ -127,19 +217,15 @@ def _qrels_of(q: Any, query_ids: Any) -> Any:
     return Qrels(q.query_ids.take(take), q.doc_ids.take(take), q.source, lines, q.grades[sel])
 
 
-def _is_gzip(path: str) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
-
-
 def evaluate_stream(
     qrels: Any,
-    run_path: str | os.PathLike[str],
+    run_path: str | os.PathLike[str] | Source,
     measures: str | Measure | Iterable[str | Measure] | None = None,
     k_max: int | None = None,
     *,
     block_bytes: int = BLOCK_BYTES,
     complete: bool = False,
+    fractional_grades: bool = False,
     **options: Any,
 ) -> StreamResult:
     """Evaluate a TREC run file grouped by query in bounded memory.
@@ -148,10 +234,16 @@ def evaluate_stream(
     file is parsed at a time. Returns per-query values of ``measures`` (in file order of the
     queries) and the mean curves of every family, equal to what ``evaluate`` gives.
 
+    The run is read once, front to back: ``-`` (standard input), a FIFO or a pipe work as a
+    file does, gzip included. Each block is parsed by the reader of ``evaluate``, so a file
+    is accepted or refused exactly as ``evaluate`` would (comments, irregular white space,
+    fields after the tag, a byte order mark, a bad score: same message, same line).
+
     Raises
     ------
     InputError
-        When a query's lines are not contiguous (the file is not grouped by query).
+        When a query's lines are not contiguous (the file is not grouped by query), or the
+        run or the qrels are malformed.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -161,10 +253,20 @@ def evaluate_stream(
     from .engine import evaluate
     from .io import load_qrels
 
-    path = str(run_path)
-    if not os.path.isfile(path):
-        raise InputError("no such file", path)
-    q = load_qrels(qrels)
+    if isinstance(block_bytes, bool) or not isinstance(block_bytes, int) or block_bytes < 1:
+        raise RagReportError(f"block_bytes must be an integer >= 1, got {block_bytes!r}")
+    src: str | Source = run_path if isinstance(run_path, Source) else os.fspath(run_path)
+    path = source_name(src)
+    if isinstance(src, str) and src != "-":
+        if not os.path.exists(src):
+            raise InputError("no such file", path)
+        if os.path.isdir(src):
+            raise InputError("is a directory, not a file", path)
+    if src == "-" and not isinstance(qrels, Source) and isinstance(qrels, (str, os.PathLike)) \
+            and os.fspath(qrels) == "-":
+        raise InputError("standard input ('-') can be only one of the inputs; the qrels and "
+                         "the run are both '-'")
+    q = load_qrels(qrels, fractional_grades=fractional_grades)
     check_qrels(q)  # blocks see only their own judgments: check them all once here
     wanted = normalize_measures(measures)
     if k_max is None:
@@ -179,10 +281,10 @@ def evaluate_stream(
     qids_out: list[str] = []
     counts = {"evaluated": 0, "run_only": 0, "qrels_only": 0, "no_relevant": 0,
               "empty_retrievals": 0, "duplicates_dropped": 0}
-    pending: tuple[Any, Any, np.ndarray] | None = None
+    pending: tuple[Any, Any, np.ndarray, np.ndarray] | None = None
     name = ""
 
-    def flush(qid: Any, doc: Any, score: np.ndarray) -> None:
+    def flush(qid: Any, doc: Any, score: np.ndarray, lines: np.ndarray) -> None:
         if len(qid) == 0:
             return
         # grouping check: each query id of this block forms one contiguous run
@@ -202,9 +304,11 @@ def evaluate_stream(
         if not in_qrels.any():
             return
         sel = np.flatnonzero(in_qrels)
-        run = Run(qid.take(pa.array(sel)), doc.take(pa.array(sel)), path, None, score[sel], name)
+        take = pa.array(sel)
+        run = Run(qid.take(take), doc.take(take), path, lines[sel], score[sel], name)
         # only this block's judgments: the per-block work does not grow with the whole qrels
-        res = evaluate(_qrels_of(q, pa.array(ids, pa.string())), run, wanted, k_max, **options)
+        res = evaluate(_qrels_of(q, pa.array(ids, pa.string())), run, wanted, k_max,
+                       fractional_grades=fractional_grades, **options)
         qids_out.extend(res.query_ids)
         for m in wanted:
             per_query[m].append(res.values(m))
@@ -213,19 +317,22 @@ def evaluate_stream(
         for k in ("evaluated", "no_relevant", "empty_retrievals", "duplicates_dropped"):
             counts[k] += int(getattr(res.counts, k))
 
-    for qid, doc, score, tag in _batches(path, block_bytes):
+    for qid, doc, score, lines, tag in _batches(src, block_bytes):
         name = name or tag
         if pending is not None:
             qid = pa.concat_arrays([pending[0], qid])
             doc = pa.concat_arrays([pending[1], doc])
             score = np.concatenate([pending[2], score])
+            lines = np.concatenate([pending[3], lines])
         if len(qid) == 0:
             continue
         last = qid[len(qid) - 1]
         same = np.asarray(pc.equal(qid, last).to_numpy(zero_copy_only=False), dtype=bool)
         tail_start = len(qid) - int(np.argmin(same[::-1])) if not same.all() else 0
-        flush(qid.slice(0, tail_start), doc.slice(0, tail_start), score[:tail_start])
-        pending = (qid.slice(tail_start), doc.slice(tail_start), score[tail_start:])
+        flush(qid.slice(0, tail_start), doc.slice(0, tail_start), score[:tail_start],
+              lines[:tail_start])
+        pending = (qid.slice(tail_start), doc.slice(tail_start), score[tail_start:],
+                   lines[tail_start:])
     if pending is not None:
         flush(*pending)
 

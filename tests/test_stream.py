@@ -70,9 +70,12 @@ def test_ungrouped_run_is_refused(tmp_path: Path) -> None:
     assert evaluate(qrels, run, ["P@1"]).mean("P@1") == 1.0
 
 
-def test_irregular_whitespace_is_refused_with_advice(conformance_dir: Path) -> None:
-    with pytest.raises(InputError, match="evaluate it with evaluate"):
-        evaluate_stream(conformance_dir / "qrels.test", conformance_dir / "results.test")
+@pytest.mark.parametrize("block", [1 << 12, 1 << 20])
+def test_irregular_whitespace_is_read_as_evaluate_reads_it(conformance_dir: Path,
+                                                           block: int) -> None:
+    q, r = conformance_dir / "qrels.test", conformance_dir / "results.test"
+    streamed = evaluate_stream(q, r, MEASURES, block_bytes=block)
+    assert streamed.means() == pytest.approx(evaluate(q, r, MEASURES).means(), abs=1e-12)
 
 
 def test_stream_reports_a_judgment_given_twice_even_for_a_query_not_in_the_run(

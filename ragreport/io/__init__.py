@@ -13,7 +13,7 @@ import numpy as np
 
 from ..data import Qrels, Run
 from ..errors import InputError
-from .common import read_bytes, strip_comment_lines
+from .common import Source, is_input, read_bytes, read_once, strip_bom, strip_comment_lines
 from .objects import Columns, from_jsonl, from_object
 
 __all__ = ["load_docs", "load_qrels", "load_queries", "load_run", "load_texts"]
@@ -21,29 +21,32 @@ __all__ = ["load_docs", "load_qrels", "load_queries", "load_run", "load_texts"]
 _FORMATS = ("auto", "trec", "beir", "jsonl", "json")
 
 
-def _is_path(obj: Any) -> bool:
-    return isinstance(obj, (str, Path)) or hasattr(obj, "__fspath__")
-
-
 def _sniff(data: bytes, path: str) -> str:
-    body, _ = strip_comment_lines(data[:65536])
+    """The format of a file from its first bytes: never from what an id looks like.
+
+    JSON starts with ``{`` or ``[``; a BEIR qrels TSV starts with its exact header line
+    (``query-id<TAB>corpus-id<TAB>score`` or a usual variant); anything else is TREC unless
+    the name ends in ``.json``/``.jsonl``.
+    """
+    from .trec import is_beir_header
+
+    body, _ = strip_comment_lines(strip_bom(data[:65536]))
     first = body.lstrip()[:1]
     if first in (b"{", b"["):
         return "jsonl"
-    header = body.lstrip().split(b"\n", 1)[0].lower()
-    if b"\t" in header and (b"query-id" in header or b"query_id" in header or b"qid" in header) \
-            and not header.split(b"\t")[-1].strip().replace(b".", b"").lstrip(b"-").isdigit():
+    if is_beir_header(body.lstrip(b"\r\n").split(b"\n", 1)[0]):
         return "beir"
     if path.endswith((".jsonl", ".json", ".jsonl.gz", ".json.gz")):
         return "jsonl"
     return "trec"
 
 
-def _trec_file(path: str, kind: str, fmt: str) -> tuple[Any, Any, Any, Any, str] | None:
+def _trec_file(path: str | Source, kind: str, fmt: str,
+               fractional: bool) -> tuple[Any, Any, Any, Any, str] | None:
     """The fast TREC reader's result for a plain TREC file, None for anything else."""
     from .trec import parse_trec_file
 
-    if fmt not in ("auto", "trec"):
+    if fmt not in ("auto", "trec") or isinstance(path, Source):
         return None
     try:
         with open(path, "rb") as fh:
@@ -52,7 +55,14 @@ def _trec_file(path: str, kind: str, fmt: str) -> tuple[Any, Any, Any, Any, str]
         return None  # read_bytes says what is wrong
     if fmt == "auto" and _sniff(head, path) != "trec":
         return None
-    return parse_trec_file(path, kind, head)
+    return parse_trec_file(path, kind, head, fractional)
+
+
+def _check_fractional(fractional_grades: Any) -> bool:
+    if not isinstance(fractional_grades, (bool, np.bool_)):
+        raise InputError("fractional_grades must be True or False, got "
+                         f"{fractional_grades!r}")
+    return bool(fractional_grades)
 
 
 def _check_format(fmt: str) -> None:
@@ -63,7 +73,7 @@ def _check_format(fmt: str) -> None:
 def _finish(cols: Columns, source: str, kind: str, file_lines: bool) -> tuple[Any, Any, Any, Any]:
     import pyarrow as pa
 
-    if not cols.qids:
+    if not cols.qids and not cols.empty:
         raise InputError(f"no {'retrieved documents' if kind == 'run' else 'judgments'} found",
                          source)
     lines = np.asarray(cols.lines, dtype=np.int64) if file_lines else None
@@ -71,18 +81,23 @@ def _finish(cols: Columns, source: str, kind: str, file_lines: bool) -> tuple[An
             np.asarray(cols.values, dtype=np.float64), lines)
 
 
-def load_qrels(qrels: Any, *, format: str = "auto") -> Qrels:
+def load_qrels(qrels: Any, *, format: str = "auto", fractional_grades: bool = False) -> Qrels:
     """Read relevance judgments from a path or a Python object.
 
     Parameters
     ----------
-    qrels : path, Qrels, dict, list or DataFrame
+    qrels : path, Source, Qrels, dict, list or DataFrame
         A TREC qrels file (``qid iter docid grade``, gzip or not), a BEIR qrels TSV (with a
         header), a JSONL file of records with ``relevant`` (list of ids, grade 1, or
         ``{doc_id: grade}``); or ``{qid: {doc_id: grade}}``, a list of seed-style dicts, or a
-        DataFrame with query id, doc id and grade columns.
+        DataFrame with query id, doc id and grade columns. ``-`` is standard input; a FIFO
+        or pipe is read once (so is a :class:`ragreport.io.common.Source`'s bytes).
     format : {"auto", "trec", "beir", "jsonl", "json"}
         Force a file format instead of detecting it.
+    fractional_grades : bool
+        By default grades in files are read as trec_eval reads them (C ``atol``): a plain
+        decimal number truncated toward zero (``1.7`` is 1); a grade in exponent notation
+        or with ``|grade| >= 2**53`` is an error. True keeps fractional grades as gains.
 
     Raises
     ------
@@ -96,33 +111,35 @@ def load_qrels(qrels: Any, *, format: str = "auto") -> Qrels:
     (2, [2.0, 0.0])
     """
     _check_format(format)
+    fractional = _check_fractional(fractional_grades)
     if isinstance(qrels, Qrels):
         return qrels
     if isinstance(qrels, Run):
         raise InputError("got a Run where qrels were expected")
-    if _is_path(qrels):
-        path = str(qrels)
-        fast = _trec_file(path, "qrels", format)
+    if is_input(qrels):
+        src = read_once(qrels)
+        path = str(src)
+        fast = _trec_file(src, "qrels", format, fractional)
         if fast is not None:
             return Qrels(fast[0], fast[1], path, fast[3], fast[2])
-        data = read_bytes(path)
+        data = read_bytes(src)
         fmt = _sniff(data, path) if format == "auto" else format
         if fmt == "trec":
             from .trec import parse_trec
 
-            qids, docs, grades, lines, _ = parse_trec(data, path, "qrels")
+            qids, docs, grades, lines, _ = parse_trec(data, path, "qrels", fractional=fractional)
             return Qrels(qids, docs, path, lines, grades)
         if fmt == "beir":
             from .trec import parse_beir_qrels
 
-            qids, docs, grades, lines = parse_beir_qrels(data, path)
+            qids, docs, grades, lines = parse_beir_qrels(data, path, fractional)
             return Qrels(qids, docs, path, lines, grades)
-        cols = from_jsonl(data, "qrels", path)
+        cols = from_jsonl(data, "qrels", path, fractional=fractional)
         qids, docs, grades, lines = _finish(cols, path, "qrels", True)
         return Qrels(qids, docs, path, lines if lines is not None and lines.all() else None,
                      grades)
     source = f"qrels ({type(qrels).__name__})"
-    cols = from_object(qrels, "qrels", source)
+    cols = from_object(qrels, "qrels", source, fractional=fractional)
     qids, docs, grades, _ = _finish(cols, source, "qrels", False)
     return Qrels(qids, docs, source, None, grades)
 
@@ -132,11 +149,14 @@ def load_run(run: Any, *, format: str = "auto", name: str | None = None) -> Run:
 
     Parameters
     ----------
-    run : path, Run, dict, list or DataFrame
+    run : path, Source, Run, dict, list or DataFrame
         A TREC run file (``qid Q0 docid rank score tag``; fields after the tag are ignored,
         ``#`` lines are comments; gzip or not), a JSONL file of records with ``retrieved`` (a
         ranked list of ids or ``{doc_id: score}``); or ``{qid: {doc_id: score}}``,
-        ``{qid: [doc_id, ...]}``, a list of seed-style dicts, or a DataFrame.
+        ``{qid: [doc_id, ...]}``, a list of seed-style dicts, or a DataFrame. ``-`` is
+        standard input; a FIFO or pipe is read once. Scores are plain decimal numbers
+        (``-1.5``, ``.5``, ``1E5``), finite as float64: ``nan``, ``inf``, ``1_000``, ``0x10``
+        or ``1e400`` are errors naming the line.
     format : {"auto", "trec", "jsonl", "json"}
         Force a file format instead of detecting it.
     name : str, optional
@@ -154,13 +174,14 @@ def load_run(run: Any, *, format: str = "auto", name: str | None = None) -> Run:
         return run.renamed(name) if name else run
     if isinstance(run, Qrels):
         raise InputError("got Qrels where a run was expected")
-    if _is_path(run):
-        path = str(run)
+    if is_input(run):
+        src = read_once(run)
+        path = str(src)
         stem = Path(path).name.split(".")[0] or path
-        fast = _trec_file(path, "run", format)
+        fast = _trec_file(src, "run", format, False)
         if fast is not None:
             return Run(fast[0], fast[1], path, fast[3], fast[2], name or fast[4] or stem)
-        data = read_bytes(path)
+        data = read_bytes(src)
         fmt = _sniff(data, path) if format == "auto" else format
         if fmt == "beir":
             raise InputError("looks like a BEIR qrels file, not a run", path)
@@ -172,17 +193,19 @@ def load_run(run: Any, *, format: str = "auto", name: str | None = None) -> Run:
         cols = from_jsonl(data, "run", path)
         qids, docs, scores, lines = _finish(cols, path, "run", True)
         return Run(qids, docs, path, lines if lines is not None and lines.all() else None,
-                   scores, name or stem, cols.has_scores, cols.texts)
+                   scores, name or stem, cols.has_scores, cols.texts, tuple(cols.empty))
     source = f"run ({type(run).__name__})"
     cols = from_object(run, "run", source)
     qids, docs, scores, _ = _finish(cols, source, "run", False)
-    return Run(qids, docs, source, None, scores, name or "run", cols.has_scores, cols.texts)
+    return Run(qids, docs, source, None, scores, name or "run", cols.has_scores, cols.texts,
+               tuple(cols.empty))
 
 
 def load_texts(texts: Any, *, what: str = "texts") -> dict[str, str]:
     """Read id -> text from a TSV (``id<TAB>text``; a BEIR header line is skipped), a JSONL
     file (``_id``/``id``/``query_id``/``doc_id`` and ``text``, with ``title`` prepended for
-    documents), or a dict.
+    documents), or a dict. A path may be ``-`` (standard input), a FIFO or a
+    :class:`ragreport.io.common.Source`; gzip is read, a UTF-8 byte order mark dropped.
 
     >>> load_texts({"q1": "what is a list"})
     {'q1': 'what is a list'}
@@ -191,12 +214,13 @@ def load_texts(texts: Any, *, what: str = "texts") -> dict[str, str]:
         return {}
     if isinstance(texts, dict):
         return {str(k): str(v) for k, v in texts.items()}
-    if not _is_path(texts):
+    if not is_input(texts):
         raise InputError(f"{what} must be a path or a dict, got {type(texts).__name__}")
-    path = str(texts)
-    data = read_bytes(path)
+    src = read_once(texts)
+    path = str(src)
+    data = read_bytes(src)
     try:
-        text = data.decode("utf-8-sig")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"not valid UTF-8 text ({exc.reason})", path,
                          data.count(b"\n", 0, exc.start) + 1) from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import re
 import stat
@@ -63,32 +64,146 @@ def materialize(path: PathLike) -> PathLike | Source:
         raise InputError(f"cannot read: {exc.strerror}", text) from None
 
 
-def read_bytes(path: PathLike) -> bytes:
-    """Read a file, gunzipping it when it starts with gzip's magic bytes.
+BOM = b"\xef\xbb\xbf"
+_GZIP_ERRORS = (OSError, EOFError, zlib.error)
 
-    Raises :class:`InputError` for a missing, unreadable, empty or binary file.
+
+def source_name(path: PathLike | Source) -> str:
+    """The name messages show for an input: ``<stdin>`` for ``-``."""
+    if isinstance(path, Source):
+        return path.name
+    text = os.fspath(path)
+    return "<stdin>" if text == "-" else text
+
+
+def is_input(obj: object) -> bool:
+    """True for what the readers take as a file: a path (str, ``os.PathLike``) or a Source."""
+    return isinstance(obj, (str, os.PathLike, Source)) or hasattr(obj, "__fspath__")
+
+
+def read_once(path: PathLike | Source) -> str | Source:
+    """A path that can be read twice, as a string, or a :class:`Source` holding its bytes.
+
+    ``-``, a FIFO, ``/dev/stdin`` or ``<(...)`` are read to their end here (see
+    :func:`materialize`); a regular file or a missing path stays a path.
     """
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError("no such file", str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a file", str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", str(path)) from None
+    if isinstance(path, Source):
+        return path
+    got = materialize(path)
+    return got if isinstance(got, Source) else os.fspath(got)
+
+
+def gzip_error(exc: BaseException, source: str, line: int | None = None) -> InputError:
+    """The one message for gzip data that cannot be decompressed (corrupt or truncated)."""
+    detail = str(exc) or type(exc).__name__
+    return InputError(f"corrupt gzip data ({detail})", source, line)
+
+
+def strip_bom(data: bytes) -> bytes:
+    """``data`` without a leading UTF-8 byte order mark (it never belongs to an id)."""
+    return data[3:] if data.startswith(BOM) else data
+
+
+def read_bytes(path: PathLike | Source) -> bytes:
+    """Read a file (or take a :class:`Source`'s bytes), gunzipping it when it starts with
+    gzip's magic bytes and dropping a UTF-8 byte order mark.
+
+    Raises :class:`InputError` for a missing, unreadable, empty or binary file, and for gzip
+    data that is corrupt or truncated.
+    """
+    name = source_name(path)
+    if isinstance(path, Source):
+        data = path.data
+    else:
+        try:
+            data = Path(path).read_bytes()
+        except FileNotFoundError:
+            raise InputError("no such file", name) from None
+        except IsADirectoryError:
+            raise InputError("is a directory, not a file", name) from None
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", name) from None
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"corrupt gzip data ({exc})", str(path)) from None
+        except _GZIP_ERRORS as exc:
+            raise gzip_error(exc, name) from None
+    data = strip_bom(data)
     if not _HAS_DATA.search(data):
-        raise InputError("the file is empty", str(path))
+        raise InputError("the file is empty", name)
     nul = data.find(b"\x00")
     if nul != -1:
         line = data.count(b"\n", 0, nul) + 1
-        raise InputError("not a text file (binary data found)", str(path), line)
+        raise InputError("not a text file (binary data found)", name, line)
     return data
+
+
+# ---- numbers -------------------------------------------------------------------------------
+
+#: A plain decimal number, optionally with an exponent (ASCII digits only).
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: The same without an exponent (what a grade may be when read as trec_eval reads it).
+_PLAIN = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)")
+#: The plain pattern for pyarrow's (RE2) vectorised check of grades.
+PLAIN_RE2 = "^" + _PLAIN.pattern + "$"
+#: Grades at or above this magnitude are refused (not every integer above is a float64).
+GRADE_LIMIT = float(2**53)
+
+
+class NumberError(ValueError):
+    """A score or grade that is not a number ragreport reads; the caller adds where it was."""
+
+
+def parse_score(text: str, what: str = "score") -> float:
+    """A score as written in a text file: a plain decimal number (exponent allowed), finite
+    as a float64. The messages are those of :func:`ragreport.io.objects.read_number`.
+
+    >>> parse_score("+1.5e2"), parse_score(".5")
+    (150.0, 0.5)
+    >>> parse_score("1_000")
+    Traceback (most recent call last):
+    ...
+    ragreport.io.common.NumberError: score '1_000' is not a plain decimal number
+    """
+    if _DECIMAL.fullmatch(text) is None:
+        try:
+            special = float(text)
+        except ValueError:
+            raise NumberError(f"{what} {_show(text)} is not a number") from None
+        raise NumberError(f"{what} {_show(text)} is not a finite number"
+                          if not math.isfinite(special)
+                          else f"{what} {_show(text)} is not a plain decimal number")
+    value = float(text)
+    if not math.isfinite(value):
+        raise NumberError(f"{what} {_show(text)} is not a finite number (too large for a "
+                          "float64)")
+    return value
+
+
+def parse_grade(text: str, fractional: bool = False) -> float:
+    """A grade as written in a text file, read as trec_eval reads it (C ``atol``): a plain
+    decimal number truncated toward zero; exponent notation is refused (``atol`` and the
+    value would disagree); ``|grade| >= 2**53`` is refused. With ``fractional`` the grade is
+    kept as it is (an exponent is then allowed).
+
+    >>> parse_grade("1.7"), parse_grade("-2.5"), parse_grade("1.7", fractional=True)
+    (1.0, -2.0, 1.7)
+    """
+    if not fractional and _PLAIN.fullmatch(text) is None and _DECIMAL.fullmatch(text):
+        raise NumberError(f"grade {_show(text)} is in exponent notation, which trec_eval "
+                          "reads as the digits before the 'e'; write the grade as a plain "
+                          "number")
+    value = parse_score(text, "grade")
+    if abs(value) >= GRADE_LIMIT:
+        raise NumberError(f"grade {_show(text)} is too large for a grade (|grade| must be "
+                          "below 2**53)")
+    return value if fractional else float(math.trunc(value))
+
+
+def _show(text: str) -> str:
+    """``repr`` of a value for a message, shortened (a 400-digit number, a 10 MB field)."""
+    shown = repr(text)
+    return shown if len(shown) <= 40 else f"{shown[:30]}... ({len(text)} characters)"
 
 
 def strip_comment_lines(data: bytes) -> tuple[bytes, bool]:

@@ -16,7 +16,17 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from .common import IntArray, data_line_numbers, strip_comment_lines
+from .common import (
+    BOM,
+    GRADE_LIMIT,
+    PLAIN_RE2,
+    IntArray,
+    NumberError,
+    data_line_numbers,
+    parse_grade,
+    parse_score,
+    strip_comment_lines,
+)
 
 RUN_COLUMNS = ("qid", "q0", "docid", "rank", "score", "tag")
 QRELS_COLUMNS = ("qid", "iter", "docid", "grade")
@@ -27,16 +37,19 @@ _LEAD = re.compile(rb"(?m)^ | $")
 
 
 def _arrow_read(source: Any, columns: tuple[str, ...], number: str, delimiter: str,
-                skip_empty: bool = True) -> Any:
+                skip_empty: bool = True, number_as_text: bool = False) -> Any:
     """Read the id columns and the number column with pyarrow (``source``: bytes or a path).
 
     With ``skip_empty=False`` a blank line is a parse error, so that every row is one line.
+    With ``number_as_text`` the number column is read as strings (checked by
+    :func:`_columns`). pyarrow's float parser takes exactly the plain decimal numbers (with
+    exponent) plus NaN and infinity spellings, which :func:`_columns` refuses as not finite.
     """
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     types = {c: pa.string() for c in columns}
-    types[number] = pa.float64()
+    types[number] = pa.string() if number_as_text else pa.float64()
     return pacsv.read_csv(
         io.BytesIO(source) if isinstance(source, bytes) else source,
         read_options=pacsv.ReadOptions(column_names=list(columns), block_size=1 << 26),
@@ -51,14 +64,50 @@ def _arrow_read(source: Any, columns: tuple[str, ...], number: str, delimiter: s
     )
 
 
-def _columns(table: Any, number: str) -> tuple[Any, Any, np.ndarray] | None:
-    """(qids, docids, values) as contiguous arrays, or None when a value is not finite.
+def _grades_as_text(kind: str, fractional: bool) -> bool:
+    """Whether the number column is read as text: grades read as trec_eval reads them."""
+    return kind == "qrels" and not fractional
+
+
+def _numbers(column: Any, kind: str, fractional: bool) -> np.ndarray | None:
+    """The number column as float64, or None when a value is not what the reader accepts.
+
+    Scores (and fractional grades) come parsed by pyarrow: only a non-finite value is left
+    to refuse. Grades read as trec_eval reads them come as text: one vectorised regular
+    expression checks them all (a plain decimal number, no exponent) before the cast, then
+    they are truncated toward zero. None sends the caller to the exact reader, which names
+    the line.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        if not pc.all(pc.match_substring_regex(column, PLAIN_RE2)).as_py():
+            return None
+        try:
+            column = pc.cast(column, pa.float64())
+        except (pa.ArrowInvalid, ValueError):
+            return None
+    values = np.ascontiguousarray(column.to_numpy(), dtype=np.float64)
+    if kind == "qrels":
+        if not (np.abs(values) < GRADE_LIMIT).all():  # NaN fails too
+            return None
+        if not fractional:
+            values = np.trunc(values) + 0.0  # atol: toward zero (+ 0.0: no negative zero)
+    elif not np.isfinite(values).all():
+        return None
+    return values
+
+
+def _columns(table: Any, number: str, kind: str = "run",
+             fractional: bool = False) -> tuple[Any, Any, np.ndarray] | None:
+    """(qids, docids, values) as contiguous arrays, or None when a value is refused.
 
     The table is consumed column by column so that each chunked column is freed as soon as
     its contiguous copy exists.
     """
-    values = np.ascontiguousarray(table.column(number).to_numpy(), dtype=np.float64)
-    if not np.isfinite(values).all():
+    values = _numbers(table.column(number), kind, fractional)
+    if values is None:
         return None
     cols = [table.column("qid"), table.column("docid")]
     del table
@@ -104,8 +153,8 @@ def _normalize_ws(data: bytes) -> bytes:
     return _LEAD.sub(b"", data)
 
 
-def parse_trec_file(path: str, kind: str,
-                    head: bytes) -> tuple[Any, Any, np.ndarray, Any, str] | None:
+def parse_trec_file(path: str, kind: str, head: bytes,
+                    fractional: bool = False) -> tuple[Any, Any, np.ndarray, Any, str] | None:
     """Fast path for a regular, uncompressed TREC file: pyarrow reads it from disk.
 
     ``head`` is the file's first 64 KiB, already read by the caller to detect the format.
@@ -113,27 +162,29 @@ def parse_trec_file(path: str, kind: str,
     The file is never held whole in memory, and every row is known to be on its own line
     (blank lines are parse errors here). Returns None (the caller then uses
     :func:`parse_trec` on the bytes, which names the line of any problem) for anything out
-    of the ordinary: gzip, comment lines, blank lines, irregular white space, binary data, a
-    value that is not a finite number, a line that does not parse.
+    of the ordinary: gzip, a byte order mark, comment lines, blank lines, irregular white
+    space, binary data, a value the reader refuses, a line that does not parse.
     """
     import pyarrow.compute as pc
 
     from ..data import RowLines
 
     columns, number = (RUN_COLUMNS, "score") if kind == "run" else (QRELS_COLUMNS, "grade")
-    if head[:2] == b"\x1f\x8b" or b"\x00" in head or not _HAS_DATA.search(head):
+    if head[:2] == b"\x1f\x8b" or head.startswith(BOM) or b"\x00" in head \
+            or not _HAS_DATA.search(head):
         return None
     delim = _guess_delimiter(head)
     if delim is None:
         return None
     try:
-        table = _arrow_read(path, columns, number, delim, skip_empty=False)
+        table = _arrow_read(path, columns, number, delim, skip_empty=False,
+                            number_as_text=_grades_as_text(kind, fractional))
     except Exception:  # any parse failure: the exact reader says what is wrong
         return None
     n_rows = table.num_rows
     if n_rows == 0 or pc.any(pc.starts_with(table.column("qid"), "#")).as_py():
         return None  # comment lines: the general reader drops them and numbers the lines
-    cols = _columns(table, number)
+    cols = _columns(table, number, kind, fractional)
     del table
     _release_arrow_memory()
     if cols is None:
@@ -142,26 +193,32 @@ def parse_trec_file(path: str, kind: str,
     return cols[0], cols[1], cols[2], RowLines(n_rows), tag
 
 
-def parse_trec(data: bytes, source: str, kind: str) -> tuple[Any, Any, np.ndarray, Any, str]:
-    """Parse a TREC run or qrels buffer.
+def parse_trec(data: bytes, source: str, kind: str, *, fractional: bool = False,
+               first_line: int = 1) -> tuple[Any, Any, np.ndarray, Any, str]:
+    """Parse a TREC run or qrels buffer (without a byte order mark: see ``read_bytes``).
+
+    ``first_line`` is the number of the buffer's first line in its file (a block of a
+    stream); errors and the returned line numbers count from it.
 
     Returns
     -------
     qids, docids : pyarrow string arrays
     values : float64 array (scores for a run, grades for qrels)
-    lines : 1-based source line of each row
+    lines : source line of each row
     tag : the run tag of the first row ("" for qrels)
     """
     columns, number = (RUN_COLUMNS, "score") if kind == "run" else (QRELS_COLUMNS, "grade")
     body, had_comments = strip_comment_lines(data)
     table = None
+    as_text = _grades_as_text(kind, fractional)
     if _HAS_DATA.search(body):
         delim = _guess_delimiter(body[:65536])
         attempts: list[tuple[bytes | None, str]] = [(body, delim)] if delim else []
         attempts.append((None, " "))
         for buf, d in attempts:
             try:
-                table = _arrow_read(_normalize_ws(body) if buf is None else buf, columns, number, d)
+                table = _arrow_read(_normalize_ws(body) if buf is None else buf, columns, number,
+                                    d, number_as_text=as_text)
                 break
             except Exception:  # any parse failure falls back to the exact reader
                 table = None
@@ -173,30 +230,32 @@ def parse_trec(data: bytes, source: str, kind: str) -> tuple[Any, Any, np.ndarra
         # number the data lines exactly so that error messages name the right line
         n_physical = body.count(b"\n") + (0 if body.endswith(b"\n") else 1)
         n_rows = table.num_rows
-        cols = _columns(table, number)
+        cols = _columns(table, number, kind, fractional)
         del table
         if cols is not None:
             lines: Any = data_line_numbers(data) if had_comments or n_physical != n_rows \
                 else RowLines(n_rows)
             if len(lines) == n_rows:
                 tag = _first_tag(body) if kind == "run" else ""
+                if first_line != 1:
+                    lines = np.asarray(lines, dtype=np.int64) + (first_line - 1)
                 return cols[0], cols[1], cols[2], lines, tag
-    return _parse_slow(data, source, kind)
+    return _parse_slow(data, source, kind, fractional, first_line)
 
 
-def _parse_slow(data: bytes, source: str, kind: str) -> tuple[Any, Any, np.ndarray, IntArray, str]:
+def _parse_slow(data: bytes, source: str, kind: str, fractional: bool = False,
+                first_line: int = 1) -> tuple[Any, Any, np.ndarray, IntArray, str]:
     """Line-by-line reader: exact error messages, and trec_eval's leniency (extra fields)."""
     import pyarrow as pa
 
     need = 6 if kind == "run" else 4
     layout = "qid Q0 docid rank score tag" if kind == "run" else "qid iter docid grade"
-    what = "score" if kind == "run" else "grade"
     qids: list[str] = []
     docs: list[str] = []
     vals: list[float] = []
     lines: list[int] = []
     tag = ""
-    for no, raw in enumerate(data.split(b"\n"), start=1):
+    for no, raw in enumerate(data.split(b"\n"), start=first_line):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -214,13 +273,11 @@ def _parse_slow(data: bytes, source: str, kind: str) -> tuple[Any, Any, np.ndarr
                 f"expected 4 fields ({layout}), got {len(fields)}"
                 + (" (is this a run file?)" if len(fields) == 6 else "")
                 + f": {line.strip()[:80]!r}", source, no)
-        raw_value = fields[4] if kind == "run" else fields[3]
         try:
-            value = float(raw_value)
-        except ValueError:
-            raise InputError(f"{what} {raw_value!r} is not a number", source, no) from None
-        if not np.isfinite(value):
-            raise InputError(f"{what} {raw_value!r} is not a finite number", source, no)
+            value = parse_score(fields[4]) if kind == "run" \
+                else parse_grade(fields[3], fractional)
+        except NumberError as exc:
+            raise InputError(str(exc), source, no) from None
         if kind == "run" and not tag:
             tag = fields[5]
         qids.append(fields[0])
@@ -233,7 +290,27 @@ def _parse_slow(data: bytes, source: str, kind: str) -> tuple[Any, Any, np.ndarr
             np.asarray(vals, dtype=np.float64), np.asarray(lines, dtype=np.int64), tag)
 
 
-def parse_beir_qrels(data: bytes, source: str) -> tuple[Any, Any, np.ndarray, IntArray]:
+#: Header names of a BEIR qrels TSV: query id, document id, grade (compared in lower case).
+BEIR_QUERY = (b"query-id", b"query_id", b"queryid", b"qid")
+BEIR_DOC = (b"corpus-id", b"corpus_id", b"corpusid", b"doc-id", b"doc_id", b"docid",
+            b"document-id", b"document_id", b"pid")
+BEIR_GRADE = (b"score", b"relevance", b"rel", b"grade", b"label")
+
+
+def is_beir_header(line: bytes) -> bool:
+    """Whether ``line`` is exactly a BEIR qrels header (``query-id<TAB>corpus-id<TAB>score``
+    or a usual variant of those three names); ids that merely look like names do not count.
+
+    >>> is_beir_header(b"query-id\tcorpus-id\tscore\r"), is_beir_header(b"qid1\t0\td1\t1")
+    (True, False)
+    """
+    fields = line.rstrip(b"\r\n").strip(b" ").lower().split(b"\t")
+    return len(fields) == 3 and fields[0].strip() in BEIR_QUERY \
+        and fields[1].strip() in BEIR_DOC and fields[2].strip() in BEIR_GRADE
+
+
+def parse_beir_qrels(data: bytes, source: str,
+                     fractional: bool = False) -> tuple[Any, Any, np.ndarray, IntArray]:
     """BEIR qrels TSV: a header line (``query-id corpus-id score``) then one judgment a line."""
     import pyarrow as pa
 
@@ -246,7 +323,8 @@ def parse_beir_qrels(data: bytes, source: str) -> tuple[Any, Any, np.ndarray, In
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(f"not valid UTF-8 text ({exc.reason})", source, no) from None
+            raise InputError(f"not valid UTF-8 text ({exc.reason} at column {exc.start + 1})",
+                             source, no) from None
         if not line.strip():
             continue
         fields = line.rstrip("\r").split("\t")
@@ -255,11 +333,9 @@ def parse_beir_qrels(data: bytes, source: str) -> tuple[Any, Any, np.ndarray, In
                 f"expected 3 tab-separated fields (query-id corpus-id score), got {len(fields)}",
                 source, no)
         try:
-            value = float(fields[2])
-        except ValueError:
-            raise InputError(f"grade {fields[2]!r} is not a number", source, no) from None
-        if not np.isfinite(value):
-            raise InputError(f"grade {fields[2]!r} is not a finite number", source, no)
+            value = parse_grade(fields[2].strip(), fractional)
+        except NumberError as exc:
+            raise InputError(str(exc), source, no) from None
         qids.append(fields[0].strip())
         docs.append(fields[1].strip())
         vals.append(value)
