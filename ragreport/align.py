@@ -10,6 +10,8 @@ Steps, all vectorised over rows:
 3. Check duplicates (a (query, doc) pair twice in the qrels, or twice in the run): equal
    fingerprints are the only candidates, and only then are strings compared.
 4. Choose the evaluated queries (in both inputs; ``complete=True`` adds qrels-only queries).
+   A query the run lists with an empty result (``Run.empty_queries``) is in the run: when
+   judged it is evaluated with no document retrieved, so it scores 0.
 5. Order each query's documents: score descending, ties by document id descending
    (trec_eval), or as given; cut at ``max_depth``. A grouped run whose scores already
    descend needs no sort, only its runs of tied scores are ordered; anything else takes one
@@ -405,6 +407,17 @@ def _duplicate_pairs(keys: IntArray) -> tuple[IntArray, IntArray]:
     return order[run_start], order[dup + 1]
 
 
+def _listed_ids(ids: list[str], more: list[str]) -> list[str]:
+    """``ids`` (already in listing order) with ``more`` merged in, in the same order."""
+    if not more:
+        return ids
+    import pyarrow as pa
+
+    both = ids + more
+    rank = _id_rank(pa.array(both, pa.string()))
+    return [both[i] for i in np.argsort(rank, kind="stable").tolist()]
+
+
 def align(
     qrels: Qrels,
     run: Run,
@@ -472,6 +485,16 @@ def align(
 
     in_run = np.bincount(rq, minlength=n_u) > 0
     in_qrels = np.bincount(qq, minlength=n_u) > 0
+    # queries the run lists with an empty result: evaluated (scoring 0) when judged; the
+    # others are run-only like any query the qrels do not know
+    empty_only: list[str] = []
+    if run.empty_queries:
+        e_ids = pa.array(list(dict.fromkeys(run.empty_queries)), pa.string())
+        e_code = np.asarray(pc.index_in(e_ids, value_set=q_dict).fill_null(-1)
+                            .to_numpy(zero_copy_only=False), dtype=np.int64)
+        in_run[e_code[e_code >= 0]] = True
+        empty_only = [q for q, c in zip(e_ids.to_pylist(), e_code.tolist(), strict=True)
+                      if c < 0]
     with np.errstate(invalid="ignore"):
         nrel_u = np.bincount(qq, weights=(qrels.grades >= rel_level).astype(np.float64),
                              minlength=n_u)
@@ -489,7 +512,8 @@ def align(
         evaluated &= ~no_rel
     if not evaluated.any():
         if not (in_qrels & in_run).any():
-            r_ex = ", ".join(repr(all_ids[i]) for i in np.flatnonzero(in_run)[:3])
+            r_ex = ", ".join(map(repr, ([all_ids[i] for i in np.flatnonzero(in_run)[:3]]
+                                        + empty_only)[:3]))
             q_ex = ", ".join(repr(all_ids[i]) for i in np.flatnonzero(in_qrels)[:3])
             raise InputError(f"the run ({run.source}) and the qrels ({qrels.source}) have no "
                              f"query in common (run has {r_ex}...; qrels have {q_ex}...)")
@@ -560,13 +584,13 @@ def align(
 
     counts = Counts(
         evaluated=n_q,
-        run_only=int((in_run & ~in_qrels).sum()),
+        run_only=int((in_run & ~in_qrels).sum()) + len(empty_only),
         qrels_only=int((in_qrels & ~in_run).sum()),
         no_relevant=int((evaluated & (nrel_u == 0)).sum()),
         empty_retrievals=int((sizes == 0).sum()),
         duplicates_dropped=dropped,
         skipped_no_relevant=skipped,
-        run_queries=int(in_run.sum()),
+        run_queries=int(in_run.sum()) + len(empty_only),
         qrels_queries=int(in_qrels.sum()),
     )
     return Ranking(
@@ -581,6 +605,7 @@ def align(
         counts=counts,
         run=run,
         qrels=qrels,
-        run_only_ids=[all_ids[i] for i in listed(in_run & ~in_qrels).tolist()],
+        run_only_ids=_listed_ids([all_ids[i] for i in listed(in_run & ~in_qrels).tolist()],
+                                 empty_only),
         qrels_only_ids=[all_ids[i] for i in listed(in_qrels & ~in_run).tolist()],
     )

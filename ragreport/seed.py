@@ -1,9 +1,10 @@
 """The seed tutorial's API (``RetrievalEvaluator``, ``evaluate_multiple_queries``), on the engine.
 
 Same names, arguments and semantics as the tutorial: lists are taken in the order given,
-``mrr`` has no cutoff, a query without relevant documents scores 0, and the batch mean counts
-every test case. The numbers come from :func:`ragreport.evaluate`, so they are the same numbers
-the reports show.
+``mrr`` has no cutoff, a query without relevant documents scores 0, an empty ``retrieved``
+list scores 0, and the batch mean counts every test case. A ``retrieved`` set is refused (it
+has no order); ``relevant`` may be any collection. The numbers come from
+:func:`ragreport.evaluate`, so they are the same numbers the reports show.
 
 >>> ev = RetrievalEvaluator(k=5)
 >>> {k: round(v, 3) for k, v in ev.evaluate_all([1, 3, 5, 7, 9, 11, 13], [3, 7, 12]).items()}
@@ -12,7 +13,7 @@ the reports show.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,18 @@ from .errors import RagReportError
 __all__ = ["RetrievalEvaluator", "evaluate_multiple_queries"]
 
 _KEYS = ("recall@k", "precision@k", "f1@k", "mrr", "ndcg@k")
+
+
+def _ids(value: Any, what: str, ranked: bool = False, case: int | None = None) -> list[Any]:
+    """The ids of a ``retrieved`` (ranked: a set has no order) or ``relevant`` collection."""
+    where = f"test case {case}: " if case is not None else ""
+    if ranked and isinstance(value, (set, frozenset)):
+        raise RagReportError(f"{where}{what} is a {type(value).__name__}, whose order is "
+                             "undefined; give a list, best first")
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise RagReportError(f"{where}{what} must be a list of ids, got "
+                             f"{type(value).__name__}")
+    return list(value)
 
 
 class RetrievalEvaluator:
@@ -48,13 +61,12 @@ class RetrievalEvaluator:
 
         n = len(cases)
         out = {key: np.zeros(n) for key in _KEYS}
+        # a case without relevant documents scores 0 (the tutorial) and stays out of the
+        # engine; an empty retrieved list goes in as an empty ranking, which scores 0 there
         qrels = {str(i): {str(d): 1 for d in rel} for i, (_, rel) in enumerate(cases) if rel}
-        run = {str(i): [str(d) for d in ret] for i, (ret, _) in enumerate(cases) if ret}
-        both = [i for i, (ret, rel) in enumerate(cases) if ret and rel]
-        if not both:
-            return out  # no case has both: every value is 0 (empty inputs score 0)
-        qrels = {str(i): qrels[str(i)] for i in both}
-        run = {str(i): run[str(i)] for i in both}
+        if not qrels:
+            return out
+        run = {str(i): [str(d) for d in ret] for i, (ret, _) in enumerate(cases)}
         res = evaluate(qrels, run, self._measures(), k_max=self.k, order="given",
                        duplicates="first")
         idx = np.array([int(q) for q in res.query_ids])
@@ -64,7 +76,8 @@ class RetrievalEvaluator:
 
     def _one(self, retrieved: Sequence[Hashable], relevant: Sequence[Hashable]
              ) -> dict[str, float]:
-        return {k: float(v[0]) for k, v in self._batch([(retrieved, relevant)]).items()}
+        pair = (_ids(retrieved, "retrieved", ranked=True), _ids(relevant, "relevant"))
+        return {k: float(v[0]) for k, v in self._batch([pair]).items()}
 
     def recall_at_k(self, retrieved: Sequence[Hashable], relevant: Sequence[Hashable]) -> float:
         """Recall@K: relevant documents in the top K / relevant documents (0 if none).
@@ -127,6 +140,7 @@ def evaluate_multiple_queries(evaluator: RetrievalEvaluator,
     for i, case in enumerate(test_cases):
         if not isinstance(case, Mapping) or "retrieved" not in case or "relevant" not in case:
             raise RagReportError(f"test case {i} must be a dict with 'retrieved' and 'relevant'")
-        pairs.append((list(case["retrieved"]), list(case["relevant"])))
+        pairs.append((_ids(case["retrieved"], "'retrieved'", ranked=True, case=i),
+                      _ids(case["relevant"], "'relevant'", case=i)))
     values = evaluator._batch(pairs)
     return {k: float(v.mean()) for k, v in values.items()}

@@ -1,18 +1,32 @@
 """Qrels and runs from Python objects and JSON: dict-of-dicts (pytrec_eval, ranx), ranked lists,
 the seed tutorial's list of ``{"query", "retrieved", "relevant"}`` dicts, JSONL records, and
-pandas DataFrames (when pandas is installed; it is not a dependency)."""
+pandas DataFrames (when pandas is installed; it is not a dependency).
+
+Every query is listed once: a query twice (two JSONL lines, a repeated key of a JSON object,
+two records with one ``query_id``, the keys ``1`` and ``"1"`` of one dict) is an error naming
+both places. A query listed with an empty result list is kept in :attr:`Columns.empty`: it is
+an evaluated query that scores 0. A ranked list must have an order, so a ``set`` is refused
+as a run's list (a set of relevant ids is fine). Numbers follow :func:`read_number`.
+"""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
+
+#: A plain decimal number as text (ASCII digits only; no ``_``, ``0x``, ``nan`` or ``inf``).
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+#: Grades at or beyond this magnitude are refused (integers stop being exact in a float64).
+GRADE_LIMIT = 2.0 ** 53
 
 
 @dataclass
@@ -25,77 +39,216 @@ class Columns:
     lines: list[int] = field(default_factory=list)
     has_scores: bool = True
     texts: dict[str, str] = field(default_factory=dict)
+    empty: list[str] = field(default_factory=list)
+    """Queries listed with an empty result list (runs only), in input order."""
+    seen: dict[str, str] = field(default_factory=dict)
+    """Query id -> where it was listed (``line 3``, ``record 0``, ``key 'q1'``)."""
 
 
-def _number(value: Any, what: str, source: str, line: int | None, qid: str, doc: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        if isinstance(value, str):
+class _Num(str):
+    """A JSON number literal kept as written: every float, and integers of 19 digits or more
+    (Python would build those at any size, or refuse past 4300 digits)."""
+
+    __slots__ = ()
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """A JSON object in which a key appears more than once: its (key, value) pairs in order."""
+
+    __slots__ = ()
+
+
+def _json_int(text: str) -> int | _Num:
+    return int(text) if len(text) <= 18 else _Num(text)
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any] | _Pairs:
+    d = dict(pairs)
+    return d if len(d) == len(pairs) else _Pairs(pairs)
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` keeping repeated keys (as :class:`_Pairs`) and number literals."""
+    return json.loads(text, object_pairs_hook=_pairs_hook, parse_float=_Num,
+                      parse_int=_json_int)
+
+
+def _show(value: Any) -> str:
+    """``repr`` of a value for a message, shortened (a huge integer has no usable repr)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
+        return f"(an integer of {int(value.bit_length() * 0.30103) + 1} digits)"
+    text = repr(str(value)) if isinstance(value, _Num) else repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+
+
+def read_number(value: Any, what: str = "score", fractional: bool = False) -> float:
+    """A score or grade given as a Python value, a numpy scalar, text or a JSON literal.
+
+    Text must be a plain decimal number (``[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?``) and
+    every value must be finite as a float64; ``True`` is not a number. A grade (``what ==
+    "grade"``) is read as trec_eval reads it (C ``atol``): truncated toward zero (``1.7`` -> 1);
+    a grade written with an exponent is refused, as ``atol`` and its value disagree. With
+    ``fractional=True`` a grade is kept as it is. ``|grade| >= 2**53`` is refused.
+
+    Raises ``ValueError`` with the reason (the caller names the place).
+
+    >>> read_number("1.7", "grade"), read_number(2.9, "grade", fractional=True)
+    (1.0, 2.9)
+    >>> read_number(np.float32(0.5)), read_number("-.5e1")
+    (0.5, -5.0)
+    >>> read_number("1_000")
+    Traceback (most recent call last):
+    ...
+    ValueError: is not a plain decimal number
+    """
+    grade = what == "grade"
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError("is not a number (a boolean)")
+    if isinstance(value, str):
+        text = value.strip()
+        if _DECIMAL.fullmatch(text) is None:
             try:
-                value = float(value)
+                f = float(text)
             except ValueError:
-                raise InputError(f"{what} {value!r} of document {doc!r} (query {qid!r}) "
-                                 "is not a number", source, line) from None
-        else:
-            raise InputError(f"{what} {value!r} of document {doc!r} (query {qid!r}) "
-                             "is not a number", source, line)
-    f = float(value)
+                raise ValueError("is not a number") from None
+            raise ValueError("is not a finite number" if not math.isfinite(f)
+                             else "is not a plain decimal number")
+        if grade and not fractional and _INTEGER.fullmatch(text) is None and \
+                ("e" in text or "E" in text):
+            raise ValueError("is in exponent notation, which trec_eval reads as the digits "
+                             "before the 'e'; write the grade as a plain number")
+        f = float(text)
+    elif isinstance(value, (int, np.integer)):
+        try:
+            f = float(value)
+        except OverflowError:
+            raise ValueError("is not a finite number (too large for a float64)") from None
+    elif isinstance(value, (float, np.floating)):
+        f = float(value)
+    else:
+        raise ValueError("is not a number")
     if not math.isfinite(f):
-        raise InputError(f"{what} {value!r} of document {doc!r} (query {qid!r}) "
-                         "is not a finite number", source, line)
+        raise ValueError("is not a finite number")
+    if grade:
+        if abs(f) >= GRADE_LIMIT:
+            raise ValueError("is too large for a grade (|grade| must be below 2**53)")
+        if not fractional:
+            f = float(math.trunc(f))
     return f
 
 
+def _number(value: Any, what: str, source: str, line: int | None, qid: str, doc: str,
+            fractional: bool = False) -> float:
+    try:
+        return read_number(value, what, fractional)
+    except ValueError as exc:
+        raise InputError(f"{what} {_show(value)} of document {doc!r} (query {qid!r}) {exc}",
+                         source, line) from None
+
+
 def _ident(value: Any, what: str, source: str, line: int | None) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int, np.integer)):
-        raise InputError(f"{what} must be a string or an integer, got {value!r}", source, line)
-    text = str(value)
+    if isinstance(value, _Num):
+        if _INTEGER.fullmatch(value) is None:
+            raise InputError(f"{what} must be a string or an integer, got {_show(value)}",
+                             source, line)
+        return str(value)
+    if isinstance(value, (_Pairs, bool, np.bool_)) or \
+            not isinstance(value, (str, int, np.integer)):
+        raise InputError(f"{what} must be a string or an integer, got {_show(value)}", source,
+                         line)
+    try:
+        text = str(value)
+    except ValueError:  # an integer past Python's 4300-digit limit
+        raise InputError(f"{what} must be a string or an integer of at most 4300 digits, got "
+                         f"{_show(value)}", source, line) from None
     if not text.strip():
         raise InputError(f"{what} is empty", source, line)
     return text
 
 
+def _repeated(pairs: _Pairs) -> str:
+    keys = [k for k, _ in pairs]
+    return next(k for i, k in enumerate(keys) if k in keys[:i])
+
+
+def _listed(cols: Columns, qid: str, place: str, source: str, line: int | None) -> None:
+    """Note that ``qid`` is listed at ``place``; raise if it was listed before."""
+    first = cols.seen.get(qid)
+    if first is not None:
+        where = f"on {place}" if first == place else f"({first} and {place})"
+        raise InputError(f"query {qid!r} is listed twice {where}; list each query once",
+                         source, line)
+    cols.seen[qid] = place
+
+
 def add_entries(cols: Columns, qid: str, entries: Any, kind: str, source: str,
-                line: int | None) -> None:
-    """Add one query's documents: a {doc: value} map or a ranked list of ids (or of dicts)."""
+                line: int | None, place: str | None = None, fractional: bool = False) -> None:
+    """Add one query's documents: a {doc: value} map or a ranked list of ids (or of dicts).
+
+    ``place`` (``line 3``, ``record 0``...) is where the query is listed, for the error that
+    names both places when it is listed twice. An empty list or map makes ``qid`` one of
+    :attr:`Columns.empty` (runs; for qrels an empty list judges nothing, as in pytrec_eval).
+    """
     what = "score" if kind == "run" else "grade"
-    if isinstance(entries, Mapping):
-        for doc, value in entries.items():
+    _listed(cols, qid, place or (f"line {line}" if line is not None else f"query {qid!r}"),
+            source, line)
+    n_before = len(cols.qids)
+    if isinstance(entries, (Mapping, _Pairs)):
+        pairs = entries.items() if isinstance(entries, Mapping) else entries
+        for doc, value in pairs:
             d = _ident(doc, "document id", source, line)
             cols.qids.append(qid)
             cols.docs.append(d)
-            cols.values.append(_number(value, what, source, line, qid, d))
+            cols.values.append(_number(value, what, source, line, qid, d, fractional))
             cols.lines.append(line or 0)
-        return
-    if isinstance(entries, (str, bytes)) or not isinstance(entries, Iterable):
-        raise InputError(f"documents of query {qid!r} must be a list of ids or a "
-                         f"{{doc_id: {what}}} map, got {type(entries).__name__}", source, line)
-    items = list(entries)
-    for pos, item in enumerate(items):
-        if isinstance(item, Mapping):
-            d = _ident(item.get("doc_id", item.get("id", item.get("_id"))), "document id",
-                       source, line)
-            value = item.get("score" if kind == "run" else "grade", item.get("relevance"))
-            if value is None:
-                value = (len(items) - pos) if kind == "run" else 1
+    else:
+        if isinstance(entries, (str, bytes)) or not isinstance(entries, Iterable):
+            raise InputError(f"documents of query {qid!r} must be a list of ids or a "
+                             f"{{doc_id: {what}}} map, got {type(entries).__name__}", source,
+                             line)
+        if kind == "run" and isinstance(entries, (set, frozenset)):
+            raise InputError(f"the ranked list of query {qid!r} is a {type(entries).__name__}, "
+                             "whose order is undefined; give a list (best first) or a "
+                             "{doc_id: score} map", source, line)
+        items = list(entries)
+        for pos, item in enumerate(items):
+            if isinstance(item, _Pairs):
+                raise InputError(f"a document entry of query {qid!r} has the field "
+                                 f"{_repeated(item)!r} twice", source, line)
+            if isinstance(item, Mapping):
+                d = _ident(item.get("doc_id", item.get("id", item.get("_id"))), "document id",
+                           source, line)
+                value = item.get("score" if kind == "run" else "grade", item.get("relevance"))
+                if value is None:
+                    value = (len(items) - pos) if kind == "run" else 1
+                    if kind == "run":
+                        cols.has_scores = False
+                cols.values.append(_number(value, what, source, line, qid, d, fractional))
+            else:
+                d = _ident(item, "document id", source, line)
                 if kind == "run":
                     cols.has_scores = False
-            cols.values.append(_number(value, what, source, line, qid, d))
-        else:
-            d = _ident(item, "document id", source, line)
-            if kind == "run":
-                cols.has_scores = False
-            cols.values.append(float(len(items) - pos) if kind == "run" else 1.0)
-        cols.qids.append(qid)
-        cols.docs.append(d)
-        cols.lines.append(line or 0)
+                cols.values.append(float(len(items) - pos) if kind == "run" else 1.0)
+            cols.qids.append(qid)
+            cols.docs.append(d)
+            cols.lines.append(line or 0)
+    if kind == "run" and len(cols.qids) == n_before:
+        cols.empty.append(qid)
 
 
 _RECORD_QID = ("query_id", "qid", "query-id", "id", "_id")
+_RECORD_KEYS = ("retrieved", "relevant", "results", "ranking", "docs", "qrels", "relevance",
+                "judgments", "query_id", "qid")
 
 
 def add_record(cols: Columns, record: Any, index: int, kind: str, source: str,
-               line: int | None) -> None:
-    """One JSONL record or seed dict: ``query_id``, ``query``, ``retrieved``, ``relevant``."""
+               line: int | None, place: str | None = None, fractional: bool = False) -> None:
+    """One JSONL record or seed dict: ``query_id``, ``query``, ``retrieved``, ``relevant``.
+
+    A record without an id is query ``index + 1``.
+    """
+    if isinstance(record, _Pairs):
+        raise InputError(f"a record has the field {_repeated(record)!r} twice", source, line)
     if not isinstance(record, Mapping):
         raise InputError(f"expected an object with 'retrieved' and/or 'relevant', got "
                          f"{type(record).__name__}", source, line)
@@ -113,67 +266,159 @@ def add_record(cols: Columns, record: Any, index: int, kind: str, source: str,
             raise InputError(f"record for query {qid!r} has no {key!r} field "
                              f"(keys: {', '.join(map(str, record))})", source, line)
         key = found
-    add_entries(cols, qid, record[key], kind, source, line)
+    add_entries(cols, qid, record[key], kind, source, line, place, fractional)
 
 
-def from_object(obj: Any, kind: str, source: str) -> Columns:
-    """Rows from a dict-of-dicts, dict of lists, list of records, or DataFrame."""
-    cols = Columns()
+def from_object(obj: Any, kind: str, source: str, *, fractional: bool = False,
+                lines: Callable[[int], int | None] | None = None) -> Columns:
+    """Rows from a dict-of-dicts, dict of lists, list of records, or DataFrame.
+
+    ``lines(i)``, when given (a JSON document), is the line of the top-level entry ``i``.
+    """
     if _is_dataframe(obj):
-        return _from_dataframe(obj, kind, source)
-    if isinstance(obj, Mapping):
-        for raw_qid, entries in obj.items():
-            qid = _ident(raw_qid, "query id", source, None)
-            add_entries(cols, qid, entries, kind, source, None)
+        return _from_dataframe(obj, kind, source, fractional)
+    cols = Columns()
+
+    def at(i: int, name: str, in_array: bool) -> tuple[str, int | None]:
+        line = lines(i) if lines is not None else None
+        if line is None:
+            return name, None
+        return (f"{name} (line {line})" if in_array else f"line {line}"), line
+
+    if isinstance(obj, (Mapping, _Pairs)):
+        pairs = obj.items() if isinstance(obj, Mapping) else obj
+        for i, (raw_qid, entries) in enumerate(pairs):
+            place, line = at(i, f"key {_show(raw_qid)}", False)
+            qid = _ident(raw_qid, "query id", source, line)
+            add_entries(cols, qid, entries, kind, source, line, place, fractional)
     elif isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)):
         for i, record in enumerate(obj):
-            add_record(cols, record, i, kind, source, None)
+            place, line = at(i, f"record {i}", True)
+            add_record(cols, record, i, kind, source, line, place, fractional)
     else:
         raise InputError(f"cannot read {kind} from a {type(obj).__name__}; give a path, a "
                          "{query: {doc: value}} dict, a list of records or a DataFrame", source)
     return cols
 
 
-def from_jsonl(data: bytes, kind: str, source: str) -> Columns:
-    """A JSONL file (one record per query) or a JSON document (list of records or a dict)."""
+def _looks_like_record(obj: Any) -> bool:
+    """A record (``query_id``, ``retrieved``...) rather than a ``{qid: documents}`` map."""
+    if isinstance(obj, _Pairs):
+        return any(k in _RECORD_KEYS for k, _ in obj)
+    return isinstance(obj, Mapping) and any(k in obj for k in _RECORD_KEYS)
+
+
+def _json_error(exc: Exception, source: str, line: int | None = None) -> InputError:
+    if isinstance(exc, json.JSONDecodeError):
+        col = f" (column {exc.colno})" if line is not None else ""
+        return InputError(f"invalid JSON: {exc.msg}{col}", source,
+                          line if line is not None else exc.lineno)
+    if isinstance(exc, RecursionError):
+        return InputError("invalid JSON: nested too deeply", source, line)
+    return InputError(f"invalid JSON: {exc}", source, line)
+
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_COLON = re.compile(r"\s*:")
+_NONBLANK = re.compile(r"\S")
+
+
+def _entry_lines(text: str) -> Callable[[int], int | None]:
+    """For a JSON document: the line of each entry of its top-level object (the line of the
+    key) or array (the line where the element starts), computed when first asked."""
+    cache: list[int] = []
+
+    def find() -> None:
+        depth = 0
+        top_is_array = False
+        for m in _TOKEN.finditer(text):
+            tok = m.group()
+            if tok in "{[":
+                if depth == 0:
+                    top_is_array = tok == "["
+                elif depth == 1 and top_is_array:
+                    cache.append(m.start())
+                depth += 1
+            elif tok in "}]":
+                depth -= 1
+            elif depth == 1 and (top_is_array or _COLON.match(text, m.end())):
+                cache.append(m.start())
+
+    def line(i: int) -> int | None:
+        if not cache:
+            find()
+        if i >= len(cache):
+            return None
+        return text.count("\n", 0, cache[i]) + 1
+
+    return line
+
+
+def from_jsonl(data: bytes, kind: str, source: str, *, fractional: bool = False) -> Columns:
+    """A JSONL file (one record per query) or a JSON document (list of records or a dict).
+
+    A text whose first value is followed by more values is JSONL; a text that is one JSON
+    value spread over several lines is a JSON document.
+    """
     text = _decode(data, source)
     stripped = text.lstrip()
-    if stripped.startswith("["):
+    first_nl = stripped.find("\n")
+    multi_line = first_nl >= 0 and _NONBLANK.search(stripped, first_nl) is not None
+    if stripped.startswith("[") or (stripped.startswith("{") and multi_line):
         try:
-            obj = json.loads(text)
+            obj = _loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", source, exc.lineno) from None
-        cols = from_object(obj, kind, source)
-        return cols
-    cols = Columns()
-    index = 0
-    lines = text.split("\n")
-    if stripped.startswith("{") and len([ln for ln in lines if ln.strip()]) > 1:
-        # a pretty-printed single JSON object spans several lines
-        first = next(ln for ln in lines if ln.strip()).strip()
-        if first == "{":
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", source, exc.lineno) from None
-            return from_object(obj, kind, source)
-    for no, line in enumerate(lines, start=1):
+            jsonl = stripped.startswith("{") and (exc.msg == "Extra data"
+                                                  or _first_line_parses(text))
+            if not jsonl:
+                raise _json_error(exc, source) from None
+            obj = None  # JSONL: several values, one per line (an error is on a later line)
+        except (ValueError, RecursionError) as exc:
+            raise _json_error(exc, source) from None
+        if obj is not None and not _looks_like_record(obj):
+            return from_object(obj, kind, source, fractional=fractional,
+                               lines=_entry_lines(text))
+        if obj is not None:
+            return _records_of_lines([(_first_line_no(text), obj)], kind, source, fractional)
+    return _records_of_lines(_jsonl_values(text, source), kind, source, fractional)
+
+
+def _first_line_no(text: str) -> int:
+    return next(no for no, ln in enumerate(text.split("\n"), start=1) if ln.strip())
+
+
+def _first_line_parses(text: str) -> bool:
+    first = text.split("\n")[_first_line_no(text) - 1]
+    try:
+        _loads(first)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _jsonl_values(text: str, source: str) -> Iterable[tuple[int, Any]]:
+    for no, line in enumerate(text.split("\n"), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", source,
-                             no) from None
-        if isinstance(record, Mapping) and not any(
-                k in record for k in ("retrieved", "relevant", "results", "ranking", "docs",
-                                      "qrels", "relevance", "judgments", "query_id", "qid")):
+            yield no, _loads(line)
+        except (ValueError, RecursionError) as exc:
+            raise _json_error(exc, source, no) from None
+
+
+def _records_of_lines(values: Iterable[tuple[int, Any]], kind: str, source: str,
+                      fractional: bool) -> Columns:
+    cols = Columns()
+    index = 0
+    for no, record in values:
+        if isinstance(record, (Mapping, _Pairs)) and not _looks_like_record(record):
             # a {qid: {doc: value}} map on one line
-            for raw_qid, entries in record.items():
+            pairs = record.items() if isinstance(record, Mapping) else record
+            for raw_qid, entries in pairs:
                 add_entries(cols, _ident(raw_qid, "query id", source, no), entries, kind,
-                            source, no)
+                            source, no, f"line {no}", fractional)
             continue
-        add_record(cols, record, index, kind, source, no)
+        add_record(cols, record, index, kind, source, no, f"line {no}", fractional)
         index += 1
     return cols
 
@@ -196,7 +441,7 @@ _DF_SCORE = ("score", "similarity")
 _DF_GRADE = ("relevance", "grade", "rel", "label", "score", "judgment")
 
 
-def _from_dataframe(df: Any, kind: str, source: str) -> Columns:
+def _from_dataframe(df: Any, kind: str, source: str, fractional: bool = False) -> Columns:
     names = [str(c) for c in df.columns]
 
     def pick(options: tuple[str, ...], what: str) -> str:
@@ -217,6 +462,6 @@ def _from_dataframe(df: Any, kind: str, source: str) -> Columns:
         doc = _ident(d, "document id", source, None)
         cols.qids.append(qid)
         cols.docs.append(doc)
-        cols.values.append(_number(v, what, source, None, qid, doc))
+        cols.values.append(_number(v, what, source, None, qid, doc, fractional))
         cols.lines.append(i + 1)
     return cols
