@@ -6,6 +6,7 @@ import difflib
 import importlib.util
 import re
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 from types import ModuleType
 
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 import ragreport
 from ragreport.errors import RagReportError
 from ragreport.report import InputFile, Report, build_report
-from ragreport.report.markdown import MARKER, escape_html, escape_md, render_markdown
+from ragreport.report.markdown import BREAK, MARKER, escape_html, escape_md, render_markdown
 from ragreport.targets import default_targets, parse_targets
 
 GOLD = Path(__file__).resolve().parent / "gold"
@@ -126,7 +127,7 @@ def test_layout(example_md: str, example: Report) -> None:
     assert positions == sorted(positions)
     assert example_md.endswith("</sub>\n")
     assert_tables_intact(example_md)
-    assert "truncated" not in example_md
+    assert "✂️ truncated" not in example_md
 
 
 def test_targets_table(example_md: str) -> None:
@@ -272,7 +273,7 @@ def assert_safe(md: str) -> None:
         "`[tool.ragreport.targets]`", "")) is None, "a code span could form"
     for line in md.split("\n"):
         if line.startswith("<details>"):
-            assert re.fullmatch(r"<details><summary>[^<>]*</summary>", line), line
+            assert re.fullmatch(r"<details><summary>(?:[^<>]|<!-- -->)*</summary>", line), line
     assert_tables_intact(md)
     html = html_of(md).lower()
     assert "<script" not in html and "<img" not in html and "javascript:" not in html.replace(
@@ -295,6 +296,111 @@ def test_hostile_strings_in_every_field() -> None:
     assert title.startswith("## &lt;script&gt;")
     # every run's column is there
     assert md.count("run0") >= 3
+
+
+# --- inert on GitHub: no mention, no issue reference, no link --------------------------------
+# GitHub finds these in the text nodes of the rendered page, after Markdown: a backslash or an
+# entity does not stop them (github/markup#1168, github/cmark-gfm#181). The patterns below are
+# stricter than GitHub's (any '#' before a digit counts, whatever precedes it).
+
+GITHUB_LIVE = [
+    ("mention", re.compile(r"(?:^|[^A-Za-z0-9_`])@[A-Za-z0-9]")),
+    ("commit", re.compile(r"@[0-9a-f]{7}", re.I)),
+    ("issue", re.compile(r"#[0-9]")),
+    ("GH-issue", re.compile(r"\bGH-[0-9]", re.I)),
+    ("url", re.compile(r"[a-z]+://|\bwww\.", re.I)),
+]
+
+MENTIONS = [
+    ("user", "@octocat"),
+    ("team", "@github/security-team"),
+    ("in-parens", "(@octocat)"),
+    ("after-unicode-letter", "é@octocat"),
+    ("backslash-escaped", "\\@octocat"),
+    ("entity", "&#64;octocat"),
+    ("double-at", "@@octocat"),
+    ("issue", "#123"),
+    ("issue-in-word", "fixes#123"),
+    ("issue-entity", "&#35;123"),
+    ("cross-repo", "owner/repo#123"),
+    ("GH", "GH-123"),
+    ("gh-lower", "see gh-7"),
+    ("commit", "owner/repo@0123abcd"),
+    ("issue-url", "https://github.com/owner/repo/issues/1"),
+    ("www", "www.github.com/owner/repo/pull/2"),
+    ("pipe-and-mention", "a|@b|#3"),
+]
+
+
+class _TextNodes(HTMLParser):
+    """The text nodes of rendered HTML, as GitHub's filters see them (comments split them)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.nodes: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.nodes.append(data)
+
+
+def text_nodes(html: str) -> list[str]:
+    parser = _TextNodes()
+    parser.feed(html)
+    parser.close()
+    return parser.nodes
+
+
+def live_references(md: str) -> list[tuple[str, str]]:
+    """(kind, text node) of every mention, issue reference or link GitHub could make."""
+    return [(kind, node) for node in text_nodes(html_of(md)) for kind, pat in GITHUB_LIVE
+            if pat.search(node)]
+
+
+def assert_inert(escaped: str) -> None:
+    """An escaped string, rendered, holds nothing GitHub would link (checked per text node)."""
+    html = mistune.create_markdown(escape=False, plugins=["table", "url"])(f"x {escaped} x")
+    assert isinstance(html, str)
+    assert [(k, n) for n in text_nodes(html) for k, p in GITHUB_LIVE if p.search(n)] == [], \
+        (escaped, html)
+
+
+@pytest.mark.parametrize(("kind", "text"), MENTIONS, ids=[k for k, _ in MENTIONS])
+def test_escaped_strings_are_inert_on_github(kind: str, text: str) -> None:
+    for escaped in (escape_md(text), escape_html(text)):
+        assert_inert(escaped)
+        # and the text reads the same once rendered (the comment is invisible)
+        html = mistune.create_markdown(escape=False)(escaped)
+        assert isinstance(html, str)
+        assert "".join(text_nodes(html)).strip() == text.replace("\\@", "@") or \
+            kind == "backslash-escaped"
+
+
+def test_own_names_stay_plain() -> None:
+    # '@' after a letter or digit is no mention: measure names keep their plain form
+    assert escape_md("nDCG@10") == "nDCG@10"
+    assert escape_md("a@b.example") == "a@b.example"
+    assert escape_md("C# and issue #x") == "C\\# and issue \\#x"
+    assert escape_md("P(rel=2)@5") == f"P(rel=2)@{BREAK}5"  # ')@5' would mention user '5'
+
+
+def test_report_with_mentions_in_every_field_is_inert() -> None:
+    names = [t for _, t in MENTIONS]
+    qrels = {f"{t} q{i}": {f"{t} d{i}": 1, "other": 0} for i, t in enumerate(names)}
+    run = {q: ["other", f"{names[i]} d{i}"] for i, q in enumerate(qrels)}
+    texts = {q: f"text {q}" for q in qrels}
+    results = [evaluate_named(qrels, run, f"{t} run{i}", ["P(rel=1)@1", "RR", "hits@2"])
+               for i, t in enumerate(names[:3])]
+    inputs = [InputFile("run", t, t, "0" * 64, 1) for t in names]
+    report = build_report(results, parse_targets({"P(rel=1)@1": 0.5, "hits@2": 1}),
+                          queries=texts, title=" ".join(names), command=" ".join(names),
+                          inputs=inputs, generated_at="2026-01-01T00:00:00Z")
+    for limit in (60_000, 2500):
+        md = report.to_markdown(max_chars=limit)
+        assert live_references(md) == []
+        assert_safe(md)
+    md = report.to_markdown()
+    assert f"@{BREAK}octocat" in md and f"\\#{BREAK}123" in md
+    assert MARKER in md.split("\n")[0]
 
 
 def test_hostile_strings_when_truncated() -> None:
@@ -325,13 +431,16 @@ def test_escape_functions() -> None:
 @given(st.text())
 def test_escape_md_property(text: str) -> None:
     out = escape_md(text)
+    assert_inert(out)
+    assert_inert(escape_html(text))
+    out = out.replace(BREAK, "")
     assert "\n" not in out and "\r" not in out
     assert UNESCAPED_PIPE.search(out) is None
     assert "<" not in out and ">" not in out
     assert re.search(r"(?<!\\)[`*_\[\]~]", out) is None
     # every backslash in the output starts one of our escapes
     assert re.search(r"\\(?![|`*_\[\]~#])", out) is None
-    html = escape_html(text)
+    html = escape_html(text).replace(BREAK, "")
     assert "<" not in html and ">" not in html and "\n" not in html
 
 
@@ -370,7 +479,7 @@ def test_default_worst_n_fits_untruncated() -> None:
     results, texts = big_results(10_000)
     md = build_report(results, queries=texts, stats=False,
                       generated_at="2026-01-01T00:00:00Z").to_markdown()
-    assert "truncated" not in md
+    assert "✂️ truncated" not in md
     assert len([x for x in md.split("\n") if x.startswith("| query-")]) == 40
 
 
@@ -380,7 +489,7 @@ def test_huge_query_texts_are_cut() -> None:
                           generated_at="2026-01-01T00:00:00Z")
     md = report.to_markdown()
     assert len(md) <= 60_000
-    assert "truncated" not in md  # query texts are always cut to a short cell
+    assert "✂️ truncated" not in md  # query texts are always cut to a short cell
     assert "x" * 81 not in md and "script" not in md
 
 

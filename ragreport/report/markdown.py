@@ -9,7 +9,10 @@ conventions (statistics included).
 Two guarantees:
 
 * **Every user string is escaped** for Markdown tables *and* HTML (see :func:`escape_md`), so a
-  run name, query id or query text cannot break a table, start a link or inject a tag.
+  run name, query id or query text cannot break a table, start a link or inject a tag, and it
+  is **inert on GitHub**: it never mentions a user or a team (``@user``, ``@org/team``), never
+  references an issue or pull request (``#123``, ``GH-123``, ``owner/repo#123``) and never
+  becomes a link (``https://github.com/o/r/issues/1``, ``www.example.com``).
 * **The document never exceeds** ``max_chars`` (counted in UTF-16 code units, which is never less
   than the number of characters, so it also holds for code points). When the full document is
   too long, the least important parts go first -- the confidence intervals (the bold
@@ -24,6 +27,7 @@ Two guarantees:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -31,7 +35,7 @@ from ..errors import RagReportError
 from ..targets import shown
 from .model import Report, RunHealth, SummaryCell, TargetCell, WorstQueries
 
-__all__ = ["MARKER", "MIN_CHARS", "escape_html", "escape_md", "render_markdown"]
+__all__ = ["BREAK", "MARKER", "MIN_CHARS", "escape_html", "escape_md", "render_markdown"]
 
 #: First line of every Markdown report: lets a CI job find its own comment.
 MARKER = "<!-- ragreport -->"
@@ -98,20 +102,51 @@ def _clip(text: str, limit: int | None) -> str:
     return flat[: max(limit - 1, 0)].rstrip() + "…"
 
 
+#: What splits a reference GitHub would make live. GitHub finds mentions, issue references and
+#: bare links in the *rendered* text (after Markdown), so a backslash or an entity (``\\@``,
+#: ``&#64;``) does not stop them (github/markup#1168, github/cmark-gfm#181); an empty HTML
+#: comment does: it is dropped from the page, but it splits the text node in two, so that
+#: neither half matches. Unlike a zero-width space it leaves no invisible character in text a
+#: reader copies from the page.
+BREAK = "<!-- -->"
+
+# positions (in the plain text) where BREAK goes: after an '@' that starts a name (at the
+# start or after a character that is not an ASCII letter, digit or '_', as GitHub reads
+# mentions: @user, @org/team, (x)@5; 'nDCG@10' and 'a@b' are no mention) or that precedes a
+# commit id (owner/repo@0123abc); after '#' before a digit (#123, owner/repo#123); after 'GH-'
+# before a digit; inside '://' and after 'www' (bare links: GitHub turns an issue URL into a
+# live reference)
+_LIVE = re.compile(r"(?<=@)(?<![A-Za-z0-9_]@)(?=\S)|(?<=@)(?=[0-9a-f]{7})|(?<=#)(?=[0-9])"
+                   r"|(?<=\bGH-)(?=[0-9])|(?<=:)(?=//)|(?<=\bwww)(?=\.)", re.I)
+
+
+def _inert(text: str, table: dict[int, str]) -> str:
+    """``text`` translated with ``table``, with :data:`BREAK` wherever GitHub would link."""
+    cuts = [m.start() for m in _LIVE.finditer(text)]
+    if not cuts:
+        return text.translate(table)
+    parts = [text[i:j] for i, j in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    return BREAK.join(p.translate(table) for p in parts)
+
+
 def escape_md(text: str, limit: int | None = None) -> str:
     """``text`` made safe for a Markdown table cell or paragraph (GitHub-flavoured).
 
     Newlines become spaces; ``|`` becomes ``\\|``; backticks, ``*``, ``_``, ``[``, ``]``, ``~``
     and ``#`` are backslash-escaped (no code span, emphasis or link can start); ``&``, ``<``,
-    ``>``, ``"`` and ``\\`` become HTML entities. With ``limit``, the text is first cut to that
-    many characters (an ellipsis marks the cut), so an escape is never cut in half.
+    ``>``, ``"`` and ``\\`` become HTML entities; an empty HTML comment (:data:`BREAK`) splits
+    what GitHub would make a mention, an issue reference or a link. With ``limit``, the text is
+    first cut to that many characters (an ellipsis marks the cut), so an escape is never cut
+    in half.
 
     >>> escape_md("[x](javascript:alert(1))")
     '\\\\[x\\\\](javascript:alert(1))'
     >>> escape_md("line one\\nline two", limit=12)
     'line one li…'
+    >>> escape_md("@octocat fixes #12")
+    '@<!-- -->octocat fixes \\\\#<!-- -->12'
     """
-    return _clip(text, limit).translate(_MD_TABLE)
+    return _inert(_clip(text, limit), _MD_TABLE)
 
 
 def escape_html(text: str, limit: int | None = None) -> str:
@@ -119,8 +154,10 @@ def escape_html(text: str, limit: int | None = None) -> str:
 
     >>> escape_html('"><img src=x>')
     '&quot;&gt;&lt;img src=x&gt;'
+    >>> escape_html("@org/team GH-7")
+    '@<!-- -->org/team GH-<!-- -->7'
     """
-    return _clip(text, limit).translate(_HTML_TABLE)
+    return _inert(_clip(text, limit), _HTML_TABLE)
 
 
 def _length(text: str) -> int:
