@@ -154,6 +154,7 @@ def evaluate(
     no_relevant: str = "zero",
     duplicates: str = "error",
     name: str | None = None,
+    fractional_grades: bool = False,
 ) -> EvaluationResult:
     """Evaluate a run against qrels: every measure, for every K from 1 to ``k_max``.
 
@@ -184,6 +185,10 @@ def evaluate(
         A document twice in one query of the run is an error, or its first occurrence is kept.
     name : str, optional
         Run name shown in reports.
+    fractional_grades : bool
+        Grades read from ``qrels`` are integers by default, as trec_eval reads them (``1.7``
+        is 1; a grade in exponent notation is an error); True keeps fractional grades as
+        gains (relevant when grade >= ``rel_level``). No effect on an already loaded Qrels.
 
     Returns
     -------
@@ -216,7 +221,10 @@ def evaluate(
         if too_big:
             raise MeasureError(f"k_max ({k_max}) is smaller than the cutoff of {too_big[0]}")
 
-    q = load_qrels(qrels)
+    if not isinstance(fractional_grades, (bool, np.bool_)):
+        raise RagReportError(f"fractional_grades must be True or False, got "
+                             f"{fractional_grades!r}")
+    q = load_qrels(qrels, fractional_grades=bool(fractional_grades))
     r = load_run(run, name=name)
     ranking = align(q, r, order=order, complete=bool(complete), max_depth=max_depth,
                     rel_level=rel_level, no_relevant=no_relevant, duplicates=duplicates)
@@ -236,7 +244,8 @@ def evaluate(
 
     conventions = Conventions(order=order, rel_level=rel_level, complete=bool(complete),
                               max_depth=max_depth, no_relevant=no_relevant,
-                              duplicates=duplicates, k_max=k_max)
+                              duplicates=duplicates, k_max=k_max,
+                              fractional_grades=bool(fractional_grades))
     texts = dict(r.query_texts)
     return EvaluationResult(
         run_name=r.name,

@@ -32,6 +32,7 @@ class Conventions:
     no_relevant: str
     duplicates: str
     k_max: int
+    fractional_grades: bool = False
 
     def describe(self) -> dict[str, str]:
         """Human-readable statement of each convention."""
@@ -40,11 +41,16 @@ class Conventions:
                       "rank column ignored") if self.order == "score"
             else "as listed in the run (order='given')",
             "relevant": f"grade >= {self.rel_level}; negative grades are judged-unknown",
+            "grades": "fractional grades kept as they are (--fractional-grades)"
+            if self.fractional_grades
+            else "integers, as trec_eval reads them (C atol): a grade of 1.7 counts as 1",
             "P@K denominator": "K, even when fewer than K documents were retrieved",
             "nDCG gain": "linear: gain = grade (trec_eval); log2(rank+1) discount; IDCG from "
                          "all judged documents of the query",
             "missing queries": "qrels queries missing from the run count as 0 (complete)"
             if self.complete else "only queries in both qrels and run are evaluated",
+            "empty result lists": "a judged query listed with no result scores 0 (empty "
+                                  "retrieval)",
             "no relevant document": {"zero": "query scores 0 (trec_eval)",
                                      "skip": "query left out",
                                      "raise": "error"}[self.no_relevant],
