@@ -106,6 +106,7 @@ _CURVES: dict[str, CurveFn] = {
     "R": lambda c, m, k: metrics.recall_at_k(c.rel(m), c.n_rel(m), k),
     "F1": lambda c, m, k: metrics.f1_at_k(c.rel(m), c.n_rel(m), k),
     "HitRate": lambda c, m, k: metrics.hit_rate_at_k(c.rel(m), k),
+    "Hits": lambda c, m, k: metrics.hits_at_k(c.rel(m), k),
     "RR": lambda c, m, k: metrics.reciprocal_rank_at_k(c.rel(m), k),
     "nDCG": lambda c, m, k: metrics.ndcg_at_k(c.gains(m), c.ideal(m, k), k),
     "AP": lambda c, m, k: metrics.average_precision_at_k(c.rel(m), c.n_rel(m), k),
@@ -119,6 +120,7 @@ _SCALARS: dict[str, ScalarFn] = {
     "NumRet": lambda c, m: c.ranking.n_ret.astype(np.float64),
     "NumRel": lambda c, m: c.n_rel(m).astype(np.float64),
     "NumRelRet": lambda c, m: c.rel(m).sum(axis=1).astype(np.float64),
+    "Hits": lambda c, m: c.rel(m).sum(axis=1).astype(np.float64),  # the whole ranking
 }
 
 _ORDERS = ("score", "given")

@@ -13,6 +13,14 @@ parameters. Its canonical string round-trips through :func:`parse_measure`::
     'P(rel=2)@5'
     >>> [str(m) for m in parse_measures("P.5,10")]
     ['P@5', 'P@10']
+
+Names are read as the peers read them, or refused: a bare trec_eval name that takes cutoffs
+(``P``, ``recall``, ``ndcg_cut``, ``map_cut``, ``success``) means trec_eval's default cutoffs,
+as ``trec_eval -m`` and ir_measures' ``parse_trec_measure`` read it; ranx's ``hits@k`` is the
+number of relevant documents in the top k (:data:`FAMILIES` ``Hits``), not the hit rate; a name
+that the peers read differently (ranx's bare ``precision`` is the precision of the whole
+ranking, nobody else's) is refused with a message naming the readings. A cutoff is a whole
+number from 1 to 2**53.
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ from .errors import MeasureError
 __all__ = [
     "DEFAULT_MEASURES",
     "FAMILIES",
+    "MAX_CUTOFF",
+    "TREC_DEFAULT_CUTOFFS",
     "TREC_DEFAULT_MEASURES",
     "Family",
     "Measure",
@@ -56,6 +66,10 @@ class Family:
         True when every value lies in [0, 1] (counts do not).
     definition : str
         One-line formula for the README and reports.
+    aggregate : str
+        How per-query values become one number in trec_eval's layout: ``"mean"`` (every
+        measure, counts such as ``Hits@K`` included, as ranx averages them) or ``"sum"``
+        (trec_eval's ``num_ret``, ``num_rel``, ``num_rel_ret``).
     """
 
     name: str
@@ -66,6 +80,7 @@ class Family:
     trec_uncut: str | None
     bounded: bool
     definition: str
+    aggregate: str = "mean"
 
 
 FAMILIES: dict[str, Family] = {
@@ -79,6 +94,9 @@ FAMILIES: dict[str, Family] = {
                "2·P@K·R@K / (P@K + R@K), 0 when both are 0"),
         Family("HitRate", "Hit rate", "required", ("rel",), "success_{k}", None, True,
                "1 if any relevant document is in the top K, else 0"),
+        Family("Hits", "Hits", "optional", ("rel",), "hits_{k}", "hits", False,
+               "number of relevant documents in the top K (whole ranking without K); "
+               "averaged over queries, as ranx does"),
         Family("RR", "Reciprocal rank", "optional", ("rel",), "recip_rank_{k}", "recip_rank", True,
                "1 / rank of the first relevant document (0 if none, or none in top K)"),
         Family("nDCG", "nDCG", "optional", ("gain",), "ndcg_cut_{k}", "ndcg", True,
@@ -88,20 +106,22 @@ FAMILIES: dict[str, Family] = {
         Family("Rprec", "R-precision", "none", ("rel",), "Rprec", "Rprec", True,
                "relevant in top R / R, R = relevant judged for the query"),
         Family("NumRet", "Retrieved", "none", (), "num_ret", "num_ret", False,
-               "number of documents retrieved (after max_depth)"),
+               "number of documents retrieved (after max_depth)", "sum"),
         Family("NumRel", "Relevant", "none", ("rel",), "num_rel", "num_rel", False,
-               "number of relevant documents judged"),
+               "number of relevant documents judged", "sum"),
         Family("NumRelRet", "Relevant retrieved", "none", ("rel",), "num_rel_ret",
-               "num_rel_ret", False, "number of relevant documents retrieved"),
+               "num_rel_ret", False, "number of relevant documents retrieved", "sum"),
     )
 }
 
-# lowercase alias -> canonical family (ranx, ir_measures, trec_eval and common spellings)
+# lowercase alias -> canonical family (ranx, ir_measures, trec_eval and common spellings).
+# ``hits`` is ranx's count of relevant documents in the top k, never the hit rate.
 _ALIASES: dict[str, str] = {
     "p": "P", "precision": "P", "prec": "P",
     "r": "R", "recall": "R",
     "f1": "F1", "f": "F1",
-    "hitrate": "HitRate", "hit_rate": "HitRate", "hits": "HitRate", "success": "HitRate",
+    "hitrate": "HitRate", "hit_rate": "HitRate", "success": "HitRate",
+    "hits": "Hits",
     "rr": "RR", "mrr": "RR", "recip_rank": "RR", "reciprocal_rank": "RR",
     "ndcg": "nDCG", "ndcg_cut": "nDCG",
     "ap": "AP", "map": "AP", "map_cut": "AP",
@@ -112,6 +132,31 @@ _ALIASES: dict[str, str] = {
 }
 
 _GAINS = ("linear", "exp")
+
+#: Largest cutoff (and ``rel`` level) accepted: every integer up to it is exact as a float64.
+MAX_CUTOFF = 2**53
+
+#: trec_eval's default cutoffs of the measures that take them, used for a bare name
+#: (``trec_eval -m P`` prints P_5 ... P_1000; ir_measures' ``parse_trec_measure`` agrees).
+#: Only these exact spellings expand: ``p`` or ``Success`` without a cutoff are refused.
+TREC_DEFAULT_CUTOFFS: dict[str, tuple[str, tuple[int, ...]]] = {
+    "P": ("P", (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+    "recall": ("R", (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+    "ndcg_cut": ("nDCG", (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+    "map_cut": ("AP", (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+    "success": ("HitRate", (1, 5, 10)),
+}
+
+# names without a cutoff that a peer reads as something ragreport does not mean by them:
+# refused, naming the readings (lowercase keys)
+_BARE_CLASHES: dict[str, str] = {
+    "precision": "ranx reads 'precision' without k as the precision of the whole ranking "
+                 "(relevant retrieved / retrieved, trec_eval's set_P); ir_measures' Precision "
+                 "needs a cutoff and trec_eval's P means P_5 ... P_1000",
+    "f1": "ranx reads 'f1' without k as F1 of the whole ranking; ragreport's F1 needs a cutoff",
+    "hit_rate": "ranx reads 'hit_rate' without k as 1 if any relevant document is retrieved "
+                "at all; trec_eval's success means success_1, success_5, success_10",
+}
 
 
 @dataclass(frozen=True, order=True)
@@ -153,8 +198,9 @@ class Measure:
         if self.cutoff is not None:
             if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int):
                 raise MeasureError(f"cutoff must be an integer, got {self.cutoff!r}")
-            if self.cutoff < 1:
-                raise MeasureError(f"cutoff must be >= 1, got {self.cutoff} in {self.name}")
+            if not 1 <= self.cutoff <= MAX_CUTOFF:
+                raise MeasureError(f"cutoff must be between 1 and 2**53, got "
+                                   f"{_short(str(self.cutoff))} in {self.name}")
             if fam.cutoff == "none":
                 raise MeasureError(f"{self.name} takes no cutoff, got {self.name}@{self.cutoff}")
         if self.rel is not None:
@@ -165,6 +211,8 @@ class Measure:
             if self.rel < 0:
                 raise MeasureError(f"rel must be >= 0 (negative grades are judged-unknown, "
                                    f"never relevant), got {self.rel}")
+            if self.rel > MAX_CUTOFF:
+                raise MeasureError(f"rel must be at most 2**53, got {_short(str(self.rel))}")
         if self.gain not in _GAINS:
             raise MeasureError(f"gain must be 'linear' or 'exp', got {self.gain!r}")
         if self.gain != "linear" and "gain" not in fam.params:
@@ -233,20 +281,32 @@ def _valid_text() -> str:
     )
     return (
         f"valid measures: {names}; parameters: P(rel=2)@5, nDCG(gain=exp)@10; "
-        "aliases such as ndcg@10, mrr, recall@5, hit_rate@5, map, Success@5, "
+        "aliases such as ndcg@10, mrr, recall@5, hit_rate@5, hits@3, map, Success@5, "
         "and trec_eval names with cutoff lists such as P.5,10 or ndcg_cut.10,20"
     )
 
 
+def _short(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters (a huge number or name is not echoed whole)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _quoted(text: str) -> str:
+    return repr(_short(text, 80))
+
+
+# no white space inside a name: 'P@ 5' and 'P @5' are refused, as trec_eval and ir_measures
+# refuse them (only white space around the whole name is ignored)
 _MEASURE_RE = re.compile(
-    r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_\-]*?)\s*(?:\((?P<params>[^)]*)\))?\s*"
-    r"(?:@\s*(?P<cutoff>[^\s]+))?\s*$"
+    r"^(?P<name>[A-Za-z][A-Za-z0-9_\-]*?)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>.*))?$",
+    re.S,
 )
 # the name may hold digits (trec_eval's printed name of F1@5 is ``F1_5``); it is matched lazily
 # so that a trailing ``_5`` or ``.5,10`` is read as the cutoff list
 _TREC_RE = re.compile(
-    r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_\-]*?)(?:[._](?P<cutoffs>[0-9][0-9.,]*))?\s*$"
+    r"^(?P<name>[A-Za-z][A-Za-z0-9_\-]*?)(?:[._](?P<cutoffs>[0-9][0-9.,]*))?$"
 )
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def _family_of(raw: str, text: str) -> str:
@@ -254,19 +314,28 @@ def _family_of(raw: str, text: str) -> str:
         return raw
     fam = _ALIASES.get(raw.lower())
     if fam is None:
-        raise MeasureError(f"unknown measure {text!r}; {_valid_text()}")
+        raise MeasureError(f"unknown measure {_quoted(text)}; {_valid_text()}")
     return fam
 
 
+def _whole(raw: str, what: str, text: str, low: int) -> int:
+    """A whole number from 0 to 2**53 written in ASCII digits, else a MeasureError."""
+    if not _DIGITS.fullmatch(raw):
+        raise MeasureError(f"{what} must be a whole number between {low} and 2**53, got "
+                           f"{_quoted(raw)} in {_quoted(text)}")
+    if len(raw.lstrip("0")) > len(str(MAX_CUTOFF)) or int(raw) > MAX_CUTOFF:
+        raise MeasureError(f"{what} must be between {low} and 2**53, got {_short(raw)} in "
+                           f"{_quoted(text)}")
+    return int(raw)
+
+
 def _parse_cutoff(raw: str, text: str) -> int:
-    try:
-        value = int(raw)
-    except ValueError:
-        raise MeasureError(
-            f"cutoff must be a whole number >= 1, got {raw!r} in {text!r}"
-        ) from None
+    if raw.startswith("-") and _DIGITS.fullmatch(raw[1:]):
+        raise MeasureError(f"cutoff must be between 1 and 2**53, got {_short(raw)} in "
+                           f"{_quoted(text)}")
+    value = _whole(raw, "cutoff", text, 1)
     if value < 1:
-        raise MeasureError(f"cutoff must be >= 1, got {value} in {text!r}")
+        raise MeasureError(f"cutoff must be between 1 and 2**53, got {value} in {_quoted(text)}")
     return value
 
 
@@ -276,33 +345,52 @@ def _parse_params(raw: str, text: str) -> tuple[int | None, str]:
     for part in filter(None, (p.strip() for p in raw.split(","))):
         key, sep, value = (s.strip() for s in part.partition("="))
         if not sep:
-            raise MeasureError(f"parameter must be key=value, got {part!r} in {text!r}")
+            raise MeasureError(f"parameter must be key=value, got {_quoted(part)} in "
+                               f"{_quoted(text)}")
         if key == "rel":
-            try:
-                rel = int(value)
-            except ValueError:
-                raise MeasureError(f"rel must be an integer, got {value!r} in {text!r}") from None
+            rel = _whole(value, "rel", text, 0)
         elif key == "gain":
             if value not in _GAINS:
-                raise MeasureError(f"gain must be 'linear' or 'exp', got {value!r} in {text!r}")
+                raise MeasureError(f"gain must be 'linear' or 'exp', got {_quoted(value)} in "
+                                   f"{_quoted(text)}")
             gain = value
         else:
-            raise MeasureError(f"unknown parameter {key!r} in {text!r}; valid: rel, gain")
+            raise MeasureError(f"unknown parameter {_quoted(key)} in {_quoted(text)}; "
+                               "valid: rel, gain")
     return rel, gain
+
+
+def _bare(name: str, fam: str, text: str) -> list[Measure]:
+    """A name without cutoff: trec_eval's default cutoffs, the whole ranking, or an error."""
+    if name in TREC_DEFAULT_CUTOFFS:
+        family, cuts = TREC_DEFAULT_CUTOFFS[name]
+        return [Measure(family, k) for k in cuts]
+    clash = _BARE_CLASHES.get(name.lower())
+    if clash is not None:
+        raise MeasureError(f"{_quoted(text)} is ambiguous without a cutoff: {clash}; "
+                           f"give a cutoff, e.g. {fam}@10")
+    if FAMILIES[fam].cutoff == "required":
+        trec = next((t for t, (f, _) in TREC_DEFAULT_CUTOFFS.items() if f == fam), None)
+        hint = f", or {trec!r} for trec_eval's default cutoffs" if trec else ""
+        raise MeasureError(f"{fam} needs a cutoff, e.g. {fam}@5{hint} (got {_quoted(text)})")
+    return [Measure(fam)]
 
 
 def parse_measures(text: str | Measure) -> list[Measure]:
     """Parse one measure name, which may expand to several (trec_eval cutoff lists).
 
     Accepts canonical names (``nDCG@10``, ``P(rel=2)@5``), lowercase ranx names (``ndcg@10``,
-    ``mrr``, ``hit_rate@5``, ``map``), ir_measures names (``Success@5``) and trec_eval names,
-    with cutoff lists (``P.5,10``, ``ndcg_cut.10,20``, ``recip_rank``) or as printed
-    (``P_5``, ``ndcg_cut_10``).
+    ``mrr``, ``hit_rate@5``, ``hits@3``, ``map``), ir_measures names (``Success@5``) and
+    trec_eval names, with cutoff lists (``P.5,10``, ``ndcg_cut.10,20``, ``recip_rank``), as
+    printed (``P_5``, ``ndcg_cut_10``) or bare (``P``, ``recall``, ``ndcg_cut``, ``map_cut``,
+    ``success``: trec_eval's default cutoffs, see :data:`TREC_DEFAULT_CUTOFFS`).
 
     Raises
     ------
     MeasureError
-        For an unknown family, a malformed cutoff or parameter; the message lists what is valid.
+        For an unknown family, a malformed cutoff or parameter, a cutoff outside 1..2**53,
+        or a name the peers read differently; the message says what was received and what is
+        valid.
 
     Examples
     --------
@@ -310,33 +398,40 @@ def parse_measures(text: str | Measure) -> list[Measure]:
     ['nDCG@10', 'nDCG@20']
     >>> [str(m) for m in parse_measures("success_5")]
     ['HitRate@5']
+    >>> [str(m) for m in parse_measures("success")]
+    ['HitRate@1', 'HitRate@5', 'HitRate@10']
+    >>> [str(m) for m in parse_measures("hits@3")]
+    ['Hits@3']
     """
     if isinstance(text, Measure):
         return [text]
     if not isinstance(text, str) or not text.strip():
         raise MeasureError(f"a measure name must be a non-empty string, got {text!r}")
-    m = _MEASURE_RE.match(text)
+    body = text.strip()
+    m = _MEASURE_RE.match(body)
     if m and (m.group("cutoff") is not None or m.group("params") is not None
               or _is_family_name(m.group("name"))):
         fam = _family_of(m.group("name"), text)
         rel, gain = _parse_params(m.group("params") or "", text)
-        cutoff = _parse_cutoff(m.group("cutoff"), text) if m.group("cutoff") is not None else None
-        if cutoff is None and FAMILIES[fam].cutoff == "required":
-            raise MeasureError(f"{fam} needs a cutoff, e.g. {fam}@5 (got {text!r})")
-        return [Measure(fam, cutoff, rel, gain)]
-    t = _TREC_RE.match(text)
+        if m.group("cutoff") is None:
+            if m.group("params") is None:
+                return _bare(m.group("name"), fam, text)
+            if FAMILIES[fam].cutoff == "required":
+                raise MeasureError(f"{fam} needs a cutoff, e.g. {fam}@5 (got {_quoted(text)})")
+            return [Measure(fam, None, rel, gain)]
+        return [Measure(fam, _parse_cutoff(m.group("cutoff"), text), rel, gain)]
+    t = _TREC_RE.match(body)
     if t:
         fam = _family_of(t.group("name"), text)
         raw_cuts = t.group("cutoffs")
         if raw_cuts is None:
-            if FAMILIES[fam].cutoff == "required":
-                raise MeasureError(f"{fam} needs a cutoff, e.g. {fam}@5 (got {text!r})")
-            return [Measure(fam)]
-        cuts = [c for c in raw_cuts.split(",") if c]
-        if not cuts:
-            raise MeasureError(f"empty cutoff list in {text!r}")
+            return _bare(t.group("name"), fam, text)
+        cuts = raw_cuts.split(",")
+        if any(not c for c in cuts):
+            raise MeasureError(f"empty cutoff in the list {_quoted(raw_cuts)} of "
+                               f"{_quoted(text)}")
         return [Measure(fam, _parse_cutoff(c, text)) for c in cuts]
-    raise MeasureError(f"malformed measure {text!r}; {_valid_text()}")
+    raise MeasureError(f"malformed measure {_quoted(text)}; {_valid_text()}")
 
 
 def _is_family_name(name: str) -> bool:
@@ -353,7 +448,9 @@ def parse_measure(text: str | Measure) -> Measure:
     """
     found = parse_measures(text)
     if len(found) != 1:
-        raise MeasureError(f"expected one measure, {text!r} names {len(found)}")
+        names = ", ".join(str(m) for m in found[:3]) + (", ..." if len(found) > 3 else "")
+        raise MeasureError(f"expected one measure, {_quoted(str(text))} names {len(found)} "
+                           f"({names})")
     return found[0]
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "dcg_at_k",
     "f1_at_k",
     "hit_rate_at_k",
+    "hits_at_k",
     "ndcg",
     "ndcg_at_k",
     "precision_at_k",
@@ -129,6 +130,16 @@ def hit_rate_at_k(rel: BoolArray, k_max: int) -> FloatArray:
     [[0.0, 1.0, 1.0]]
     """
     return (_hits(rel, k_max) > 0).astype(np.float64)
+
+
+def hits_at_k(rel: BoolArray, k_max: int) -> FloatArray:
+    """Hits@K (ranx ``hits@k``) = number of relevant documents in the top K (a count, not a
+    rate; ranx and ragreport average it over queries).
+
+    >>> hits_at_k(np.array([[False, True, True]]), 4).tolist()
+    [[0.0, 1.0, 2.0, 2.0]]
+    """
+    return _hits(rel, k_max)
 
 
 def _first_rank(rel: BoolArray) -> FloatArray:
