@@ -1,25 +1,49 @@
 """Command-line interface: ``ragreport evaluate`` (and the report commands).
 
-Exit codes: :data:`EXIT_OK` (0), :data:`EXIT_TARGET_FAILED` (1, ``check`` only),
-:data:`EXIT_BAD_INPUT` (2: bad input, options or configuration; one line on stderr, no
-traceback).
+Exit codes (each means one thing):
+
+- :data:`EXIT_OK` (0): done; for ``check``, every check passed.
+- :data:`EXIT_TARGET_FAILED` (1): ``check`` only: a target or a ``--max-drop`` check failed.
+- :data:`EXIT_BAD_INPUT` (2): anything else: bad input, option or configuration, a missing or
+  unreadable file, an output that cannot be written, an internal error. One line on stderr
+  (``ragreport: error: ...``), no traceback (``--debug`` prints it).
+- :data:`EXIT_INTERRUPTED` (130): Ctrl-C (SIGINT); :data:`EXIT_TERMINATED` (143): SIGTERM.
+  One line on stderr; no output file is replaced and no temporary file is left.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
+import os
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import __version__
 from .errors import RagReportError
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_TARGET_FAILED", "main"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TARGET_FAILED",
+           "EXIT_TERMINATED", "main", "run"]
 
+#: Done (for ``check``: every check passed).
 EXIT_OK = 0
+#: ``check`` only: a target or a drop check failed (never an error).
 EXIT_TARGET_FAILED = 1
+#: Anything else went wrong: bad input or option, unreadable file, I/O error, internal error.
 EXIT_BAD_INPUT = 2
+#: Interrupted (Ctrl-C, SIGINT): 128 + 2.
+EXIT_INTERRUPTED = 130
+#: Terminated (SIGTERM): 128 + 15.
+EXIT_TERMINATED = 143
+
+#: Upper bounds of the numeric options (so memory and time stay bounded by the input).
+MAX_RESAMPLES = 1_000_000
+MAX_INT = 2**31 - 1
+MAX_SEED = 2**63 - 1
+MAX_GRADE = 2**53
 
 
 #: True when this process is the ``ragreport`` command itself (see :func:`run`).
@@ -57,26 +81,64 @@ def _skip_pandas_interop() -> None:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # one readable line, exit 2
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n"
-                                  f"(see '{self.prog} --help')\n")
+    def error(self, message: str) -> Any:  # one line on stderr, exit 2
+        command = self.prog.split(" ", 1)
+        helping = f"see '{self.prog} --help'"
+        text = f"{command[1]}: {message}" if len(command) > 1 else message
+        self.exit(EXIT_BAD_INPUT, f"ragreport: error: {_one_line(text)} ({helping})\n")
 
 
-def _positive(text: str) -> int:
-    try:
+_INT = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _integer_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number (ASCII digits) within ``[low, high]``."""
+
+    def parse(text: str) -> int:
+        if not _INT.fullmatch(text.strip()) or len(text) > 40:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
         value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"must be >= {low}, got {value}" if value < low else
+                f"must be at most {high}, got {value}")
+        return value
+
+    return parse
 
 
-def _integer(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+def _number_in(low: float, high: float, *, low_open: bool = False, high_open: bool = False
+               ) -> Callable[[str], float]:
+    """An argparse type: a finite decimal number within the given bounds (nan/inf refused)."""
+    lo_text = f"> {low:g}" if low_open else f">= {low:g}"
+    hi_text = f"< {high:g}" if high_open else f"<= {high:g}"
+
+    def parse(text: str) -> float:
+        if not _DECIMAL.fullmatch(text.strip()):
+            raise argparse.ArgumentTypeError(f"expected a decimal number, got {text!r}")
+        value = float(text)
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        if value < low or (low_open and value == low) or value > high or (
+                high_open and value == high):
+            raise argparse.ArgumentTypeError(f"must be {lo_text} and {hi_text}, got {text}")
+        return value
+
+    return parse
+
+
+def _max_jobs() -> int:
+    from .parallel import max_jobs
+
+    return max_jobs()
+
+
+def _jobs(text: str) -> int:
+    return _integer_in(1, _max_jobs())(text)
+
+
+_positive = _integer_in(1, MAX_INT)
 
 
 def _add_inputs(p: argparse.ArgumentParser, many_runs: bool) -> None:
@@ -88,12 +150,13 @@ def _add_inputs(p: argparse.ArgumentParser, many_runs: bool) -> None:
     p.add_argument("-m", "--measure", action="append", default=None, dest="measures",
                    metavar="MEASURES",
                    help="measure(s), repeatable; e.g. nDCG@10, 'P@5', mrr, P.5,10 (trec_eval)")
-    p.add_argument("--k-max", type=_positive, default=None, help="largest K of the curves")
+    p.add_argument("--k-max", type=_positive, default=None, metavar="K",
+                   help="largest K of the curves")
     p.add_argument("-c", "--complete", action="store_true",
                    help="qrels queries missing from the run count as 0 (trec_eval -c)")
-    p.add_argument("-M", "--max-depth", type=_positive, default=None,
+    p.add_argument("-M", "--max-depth", type=_integer_in(1, 2**62), default=None,
                    help="only the first N results per query count (trec_eval -M)")
-    p.add_argument("-l", "--rel-level", type=_integer, default=1,
+    p.add_argument("-l", "--rel-level", type=_integer_in(-MAX_GRADE, MAX_GRADE), default=1,
                    help="minimum grade that counts as relevant (trec_eval -l; default 1)")
     p.add_argument("--order", choices=("score", "given"), default="score",
                    help="score: by score, ties by doc id descending (trec_eval); given: as listed")
@@ -102,6 +165,21 @@ def _add_inputs(p: argparse.ArgumentParser, many_runs: bool) -> None:
     p.add_argument("--keep-first-duplicate", action="store_true",
                    help="keep the first occurrence of a document repeated in a query "
                         "(default: error)")
+    _add_common(p)
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    """Options every command has: ``--fractional-grades`` and ``--debug``."""
+    p.add_argument("--fractional-grades", action="store_true",
+                   help="keep fractional grades as gains (default: grades are read as "
+                        "trec_eval reads them, truncated to whole numbers)")
+    _add_debug(p)
+
+
+def _add_debug(p: argparse.ArgumentParser) -> None:
+    # SUPPRESS: a command's parser leaves the global --debug alone when not given again
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="on an error, also print the traceback")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -109,6 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ragreport",
                      description="Retrieval metrics (trec_eval-exact) for every K, with reports.")
     parser.add_argument("--version", action="version", version=f"ragreport {__version__}")
+    parser.add_argument("--debug", action="store_true", default=False,
+                        help="on an error, also print the traceback")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     ev = sub.add_parser("evaluate", help="compute measures for one run",
@@ -145,6 +225,11 @@ def _add_notebook_parser(sub: Any) -> None:
     nb.add_argument("--docs", default=None, metavar="FILE", help="document texts (TSV or JSONL)")
     nb.add_argument("--name", action="append", default=None, dest="names", metavar="NAME",
                     help="run name, repeatable, in the order of the runs")
+    nb.add_argument("-m", "--measure", action="append", default=None, dest="measures",
+                    metavar="MEASURES", help="measure(s) of the summary, repeatable")
+    nb.add_argument("--worst-measure", default=None, metavar="MEASURE",
+                    help="measure ranking the worst queries (default nDCG@10)")
+    _add_common(nb)
 
 
 def _add_report_options(p: argparse.ArgumentParser) -> None:
@@ -158,9 +243,12 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
                    help="run the others are compared with (default: the first)")
     p.add_argument("--queries", default=None, metavar="FILE", help="query texts (TSV or JSONL)")
     p.add_argument("--docs", default=None, metavar="FILE", help="document texts (TSV or JSONL)")
-    p.add_argument("--html", default=None, metavar="PATH", help="write the HTML report here")
-    p.add_argument("--markdown", default=None, metavar="PATH", help="write Markdown here")
-    p.add_argument("--json", default=None, metavar="PATH", help="write JSON here")
+    p.add_argument("--html", default=None, metavar="PATH",
+                   help="write the HTML report here ('-': standard output)")
+    p.add_argument("--markdown", default=None, metavar="PATH",
+                   help="write Markdown here ('-': standard output)")
+    p.add_argument("--json", default=None, metavar="PATH",
+                   help="write JSON here ('-': standard output)")
     p.add_argument("--per-query", action="store_true", help="put per-query values in the JSON")
     p.add_argument("--title", default="Retrieval evaluation", help="report title")
     p.add_argument("--template-dir", default=None, metavar="DIR",
@@ -169,21 +257,26 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
                    help="time shown in the report (default: $SOURCE_DATE_EPOCH, else now)")
     p.add_argument("--worst-measure", default=None, metavar="MEASURE",
                    help="measure ranking the worst queries (default: the first target's)")
-    p.add_argument("--worst", type=int, default=20, metavar="N",
+    p.add_argument("--worst", type=_integer_in(0, MAX_INT), default=20, metavar="N",
                    help="worst queries detailed per run (default 20)")
-    p.add_argument("--max-drop", type=float, default=None, metavar="D",
-                   help="fail when a run is below the baseline by more than D on a target "
-                        "measure and the drop is significant")
-    p.add_argument("--ci-level", type=float, default=0.95, metavar="L",
+    p.add_argument("--max-drop", type=_number_in(0.0, 1.0, high_open=True), default=None,
+                   metavar="D",
+                   help="fail when a run is below the baseline by more than D (0 <= D < 1) "
+                        "on a target measure and the drop is significant")
+    p.add_argument("--ci-level", type=_number_in(0.0, 1.0, low_open=True, high_open=True),
+                   default=0.95, metavar="L",
                    help="confidence level of the bootstrap intervals (default 0.95)")
-    p.add_argument("--resamples", type=_positive, default=10_000, metavar="N",
+    p.add_argument("--resamples", type=_integer_in(1, MAX_RESAMPLES), default=10_000,
+                   metavar="N",
                    help="bootstrap resamples and randomization-test samples (default 10000)")
-    p.add_argument("--seed", type=_integer, default=0, help="random seed (default 0)")
-    p.add_argument("--alpha", type=float, default=0.05,
+    p.add_argument("--seed", type=_integer_in(0, MAX_SEED), default=0,
+                   help="random seed (default 0)")
+    p.add_argument("--alpha", type=_number_in(0.0, 1.0, low_open=True, high_open=True),
+                   default=0.05,
                    help="significance level of the Holm-corrected tests (default 0.05)")
     p.add_argument("--no-stats", action="store_true",
                    help="skip confidence intervals and significance tests")
-    p.add_argument("--jobs", type=_positive, default=None, metavar="N",
+    p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                    help="processes for the bootstrap and the plots (default: the CPUs, at "
                         "most 4; 1: no worker process). The output does not depend on it")
 
@@ -201,7 +294,7 @@ def _example_inputs(args: argparse.Namespace) -> None:
 
 
 def _eval_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    return {
+    kwargs = {
         "k_max": args.k_max,
         "complete": args.complete,
         "max_depth": args.max_depth,
@@ -210,6 +303,55 @@ def _eval_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "no_relevant": args.no_relevant,
         "duplicates": "first" if args.keep_first_duplicate else "error",
     }
+    kwargs.update(_fractional(args))
+    return kwargs
+
+
+def _fractional(args: argparse.Namespace) -> dict[str, Any]:
+    """``fractional_grades=True`` when asked for (the keyword is passed only then)."""
+    return {"fractional_grades": True} if getattr(args, "fractional_grades", False) else {}
+
+
+def _supports(fn: Callable[..., Any], keyword: str) -> bool:
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return keyword in params or any(p.kind is inspect.Parameter.VAR_KEYWORD
+                                    for p in params.values())
+
+
+def _need_fractional(args: argparse.Namespace, *fns: Callable[..., Any]) -> None:
+    if _fractional(args) and not all(_supports(fn, "fractional_grades") for fn in fns):
+        raise RagReportError(f"--fractional-grades is not available for {args.command} in "
+                             "this version")
+
+
+def _materialize(args: argparse.Namespace, attrs: Sequence[str]) -> None:
+    """Read every input that can be read only once (``-``, a FIFO, /dev/stdin) into memory.
+
+    ``-`` (standard input) may stand for one input only.
+    """
+    from .io.common import materialize
+
+    dashes = [a for a in attrs for v in _as_list(getattr(args, a, None)) if v == "-"]
+    if len(dashes) > 1:
+        raise RagReportError("standard input ('-') can be read for one input only, got it "
+                             f"for {len(dashes)} inputs")
+    for a in attrs:
+        value = getattr(args, a, None)
+        if isinstance(value, list):
+            setattr(args, a, [materialize(v) for v in value])
+        elif value is not None:
+            setattr(args, a, materialize(value))
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -228,6 +370,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         measures = list(TREC_DEFAULT_MEASURES)
     if args.stream:
         return _stream_evaluate(args, measures)
+    _need_fractional(args, evaluate)
+    _materialize(args, ("qrels", "runs"))
     result = evaluate(args.qrels, args.runs, measures, **_eval_kwargs(args))
     if args.format == "trec":
         out = format_trec(result, per_query=args.per_query)
@@ -237,7 +381,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         out = format_table(result)
         if args.per_query:
             out += "\n" + _per_query_table(result)
-    sys.stdout.write(out)
+    _write_stdout(out)
     return EXIT_OK
 
 
@@ -248,6 +392,10 @@ def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
 
     if args.per_query:
         raise RagReportError("--stream prints means only; drop -q")
+    if args.qrels == "-" and args.runs == "-":
+        raise RagReportError("standard input ('-') can be read for one input only, got it "
+                             "for 2 inputs")
+    _need_fractional(args, evaluate_stream)
     res = evaluate_stream(args.qrels, args.runs, measures, **_eval_kwargs(args))
     if args.format == "json":
         out = json.dumps({"schema": "ragreport.evaluate/1", "run": res.run_name,
@@ -263,17 +411,28 @@ def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
         out += f"queries evaluated: {res.n_queries}; " + "; ".join(
             f"{k.replace('_', ' ')}: {v}" for k, v in res.counts.items() if k != "evaluated")
         out += "\n"
-    sys.stdout.write(out)
+    _write_stdout(out)
     return EXIT_OK
 
 
+def _write_stdout(text: str) -> None:
+    """Write ``text`` to standard output; undecodable bytes of a name are shown escaped."""
+    try:
+        sys.stdout.write(text)
+    except UnicodeEncodeError:
+        sys.stdout.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
 def _per_query_table(result: Any) -> str:
+    from .textout import terminal_safe
+
     names = [str(m) for m in result.measures]
     cols = [result.values(m) for m in result.measures]
-    width = max([len("query"), *(len(q) for q in result.query_ids)])
+    ids = [terminal_safe(q) for q in result.query_ids]  # no control character, no ::command
+    width = max([len("query"), *(len(q) for q in ids)])
     head = f"{'query':<{width}}  " + "  ".join(f"{n:>9}" for n in names)
     rows = [head]
-    for i, q in enumerate(result.query_ids):
+    for i, q in enumerate(ids):
         rows.append(f"{q:<{width}}  " + "  ".join(f"{float(c[i]):>9.4f}" for c in cols))
     return "\n".join(rows) + "\n"
 
@@ -336,20 +495,75 @@ def _workers(args: argparse.Namespace) -> Any:
     return Workers(jobs, preload=_PLOT_PRELOAD, warm_up=warm_up)
 
 
-def _build_report(args: argparse.Namespace, workers: Any) -> Any:
-    from concurrent.futures import ThreadPoolExecutor
+def _escaped(text: str) -> str:
+    """Command-line text with undecodable bytes (``surrogateescape``) shown as ``\\xff``."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _outputs(args: argparse.Namespace) -> list[str]:
+    return [p for p in (args.html, args.markdown, args.json) if p is not None]
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Everything about the options that can be checked before any input is read."""
+    from .report.model import generated_at_from_env
 
     if args.example:
         _example_inputs(args)
     if not args.qrels or not args.runs:
         raise RagReportError(f"{args.command} needs QRELS and at least one RUN (or --example)")
-    if args.worst < 0:
-        raise RagReportError(f"--worst must be >= 0, got {args.worst}")
+    args.title = _escaped(args.title)
+    args.names = [_escaped(n) for n in args.names] if args.names else args.names
+    args.generated_at = generated_at_from_env(args.generated_at)  # a bad time: before any work
+    if args.max_drop is not None and args.no_stats:
+        raise RagReportError("--max-drop needs the significance tests; drop --no-stats")
+    outs = _outputs(args)
+    if sum(p == "-" for p in outs) > 1:
+        raise RagReportError("standard output ('-') can be used for one output only")
+    inputs = [p for p in (args.qrels, *args.runs, args.queries, args.docs, args.targets)
+              if p is not None and p != "-"]
+    from .fileio import check_outputs
+
+    check_outputs(outs, inputs)  # a missing folder or an input as output: before any work
+    if args.template_dir is not None and _wants_html(args):
+        from pathlib import Path
+
+        from .report.html import TEMPLATE_NAME
+
+        where = Path(args.template_dir)
+        if not where.is_dir():
+            raise RagReportError(f"template directory not found: {_escaped(str(where))}")
+        if not (where / TEMPLATE_NAME).is_file():
+            raise RagReportError(f"template not found: {_escaped(str(where / TEMPLATE_NAME))}")
+
+
+def _build_report(args: argparse.Namespace, workers: Any) -> Any:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .engine import evaluate
+    from .io import load_qrels
+
+    _need_fractional(args, evaluate, load_qrels)
+    _materialize(args, ("qrels", "runs", "queries", "docs", "targets"))
+    from .io.common import Source
+
+    if isinstance(args.targets, Source):
+        raise RagReportError(f"--targets must be a regular file, got {args.targets.name}")
     hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragreport-hash")
     try:
         return _report_from(args, hashing, workers)
     finally:
         hashing.shutdown(wait=False, cancel_futures=True)
+
+
+def _input_file(role: str, path: Any, display: str | None) -> Any:
+    """The report's record of one input (hashed in a thread); never raises."""
+    from .report import InputFile
+
+    try:
+        return InputFile.from_path(role, path, display)
+    except OSError as exc:  # the reader reports it (or it changed meanwhile)
+        return exc
 
 
 def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
@@ -363,15 +577,18 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
 
     from .engine import evaluate
     from .io import load_docs, load_qrels, load_queries, load_run
-    from .report import InputFile, build_report
+    from .report import build_report
     from .targets import load_targets
 
-    def shown_path(path: str) -> str | None:
+    def shown_path(path: Any) -> str | None:
         # the embedded example's files are shown relative to the package, not this machine
         from pathlib import Path
 
         from .examples import EXAMPLE_DIR
+        from .io.common import Source
 
+        if isinstance(path, Source):
+            return None
         p = Path(path).resolve()
         if args.example and p.parent == EXAMPLE_DIR:
             return f"ragreport/examples/pydoc/{p.name}"
@@ -380,74 +597,99 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     roles = [("qrels", args.qrels), *(("run", p) for p in args.runs),
              *((role, path) for role, path in (("queries", args.queries), ("docs", args.docs),
                                                ("targets", args.targets)) if path)]
-    hashes = [hashing.submit(InputFile.from_path, role, path, shown_path(path))
+    hashes = [hashing.submit(_input_file, role, path, shown_path(path))
               for role, path in roles]  # hashlib releases the GIL: overlaps the evaluation
     _skip_pandas_interop()
     targets = load_targets(args.targets)
-    qrels = load_qrels(args.qrels)
+    qrels = load_qrels(args.qrels, **_fractional(args))
     if _wants_html(args) and workers.jobs == 1:
         # no worker process draws the plots: import matplotlib here while the runs are
         # parsed (pyarrow's reader runs without the GIL meanwhile)
         threading.Thread(target=_import_plotting, name="ragreport-import").start()
     runs = [load_run(p) for p in args.runs]
+    queries = load_queries(args.queries) if args.queries else None
+    docs = load_docs(args.docs) if args.docs else None
     workers.start()  # after the inputs are read: a bad file is reported without waiting
     _run_names(args, runs)
-    measures = args.measures
-    if measures is not None:
-        from .measures import normalize_measures
+    from .measures import normalize_measures
 
-        measures = normalize_measures(measures)
+    # the summary measures (the defaults when none is given), then every target's measure:
+    # each is computed, so a target may name any measure the command accepts ("nDCG",
+    # "P(rel=2)@5", "hits@3"), not only those the summary happens to compute
+    measures = normalize_measures(args.measures)
     k_max = args.k_max
-    wanted = [*(measures or []), *(t.measure for t in targets)]
+    wanted = list(dict.fromkeys([*measures, *(t.measure for t in targets)]))
     if k_max is None:
         k_max = max([20, *(m.cutoff for m in wanted if m.cutoff)])
     kwargs = {**_eval_kwargs(args), "k_max": k_max}
-    results = [evaluate(qrels, r, measures, **kwargs) for r in runs]
-    inputs = [h.result() for h in hashes]
+    results = [evaluate(qrels, r, wanted, **kwargs) for r in runs]
+    inputs = []
+    for (_, path), h in zip(roles, hashes, strict=True):
+        got = h.result()
+        if isinstance(got, OSError):
+            raise RagReportError(f"cannot read {_escaped(str(path))}: {got.strerror}")
+        inputs.append(got)
     argv = getattr(args, "argv", None) or []
     return build_report(
         results, targets, baseline=args.baseline,
-        queries=load_queries(args.queries) if args.queries else None,
-        docs=load_docs(args.docs) if args.docs else None,
+        queries=queries, docs=docs,
         title=args.title, generated_at=args.generated_at,
-        command="ragreport " + shlex.join(argv), inputs=inputs,
+        command=_escaped("ragreport " + shlex.join(argv)), inputs=inputs,
         worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
         stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
         seed=args.seed, alpha=args.alpha, max_drop=args.max_drop, workers=workers,
     )
 
 
+def _to_stdout(args: argparse.Namespace) -> bool:
+    """Whether one of the outputs is standard output (then the summary goes to stderr)."""
+    from .fileio import is_stdout
+
+    return any(is_stdout(p) for p in _outputs(args))
+
+
 def _write_outputs(args: argparse.Namespace, report: Any, workers: Any) -> None:
     written = report.save(html=args.html, markdown=args.markdown, json=args.json,
                           template_dir=args.template_dir, workers=workers)
     for path in written:
-        sys.stderr.write(f"wrote {path}\n")
+        if str(path) != "-":
+            sys.stderr.write(f"wrote {_escaped(str(path))}\n")
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from .report.terminal import render_terminal
 
+    if not (args.html or args.markdown or args.json):
+        args.html = "ragreport-report.html"
+    _check_options(args)
     with _workers(args) as workers:
         report = _build_report(args, workers)
-        if not (args.html or args.markdown or args.json):
-            args.html = "ragreport-report.html"
         _write_outputs(args, report, workers)
-    sys.stdout.write(render_terminal(report))
+    summary = render_terminal(report)
+    if _to_stdout(args):
+        sys.stderr.write(summary)
+    else:
+        _write_stdout(summary)
     return EXIT_OK
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from .report.terminal import render_failures, render_terminal
 
+    _check_options(args)
     with _workers(args) as workers:
         report = _build_report(args, workers)
         _write_outputs(args, report, workers)
-    sys.stdout.write(render_terminal(report))
+    text = render_terminal(report)
     if not report.all_passed:
-        sys.stdout.write("\n" + render_failures(report))
-        return EXIT_TARGET_FAILED
-    sys.stdout.write("\nall targets passed\n")
-    return EXIT_OK
+        text += "\n" + render_failures(report)
+    else:
+        text += "\nall targets passed\n"
+    if _to_stdout(args):
+        sys.stderr.write(text)
+    else:
+        _write_stdout(text)
+    return EXIT_OK if report.all_passed else EXIT_TARGET_FAILED
 
 
 def _cmd_notebook(args: argparse.Namespace) -> int:
@@ -457,42 +699,144 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
         raise RagReportError("--example takes no QRELS or RUN arguments")
     if not args.example and (not args.qrels or not args.runs):
         raise RagReportError("notebook needs QRELS and at least one RUN (or --example)")
+    _need_fractional(args, write_analysis_notebook)
     written = write_analysis_notebook(
         None if args.example else args.qrels, [] if args.example else args.runs,
         args.output, html_path=args.html, queries=args.queries, docs=args.docs,
-        names=args.names, example=args.example)
+        names=args.names, example=args.example, measures=args.measures,
+        worst_measure=args.worst_measure, **_fractional(args))
     for path in written:
-        sys.stderr.write(f"wrote {path}\n")
+        sys.stderr.write(f"wrote {_escaped(str(path))}\n")
     return EXIT_OK
 
 
-_COMMANDS = {"evaluate": _cmd_evaluate, "report": _cmd_report, "check": _cmd_check}
-_COMMANDS["notebook"] = _cmd_notebook
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "evaluate": _cmd_evaluate, "report": _cmd_report, "check": _cmd_check,
+    "notebook": _cmd_notebook}
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (raised in the main thread by the ``ragreport`` command's handler)."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated
 
 
 def run() -> int:
     """Entry point of the ``ragreport`` command and ``python -m ragreport``: :func:`main`,
-    in a process of its own."""
+    in a process of its own.
+
+    There, SIGTERM is handled like Ctrl-C (one line, no output replaced, exit 143), text
+    that cannot be encoded is written escaped, and a thread's unexpected error never prints
+    a traceback (``--debug`` does).
+    """
+    import signal
+    import threading
+
     global _OWN_PROCESS
     _OWN_PROCESS = True
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+    debug = "--debug" in sys.argv[1:]
+    if not debug:
+        threading.excepthook = _quiet_thread_error
+    with contextlib.suppress(ValueError, OSError):  # not the main thread
+        signal.signal(signal.SIGTERM, _on_sigterm)
     return main()
 
 
+def _quiet_thread_error(args: Any) -> None:
+    """A background thread's error: the main thread reports what it causes, in one line."""
+    return None
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: line breaks become spaces, other control characters escaped."""
+    flat = " ".join(_escaped(text).splitlines())
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], flat)
+
+
+def _say(line: str) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(_one_line(line) + "\n")
+        sys.stderr.flush()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)
-    if args.command is None:
-        parser.print_help()
-        return EXIT_BAD_INPUT
+    """Run the CLI; returns the exit code (never raises, never exits).
+
+    Any error is one line on stderr and :data:`EXIT_BAD_INPUT`; ``--debug`` also prints the
+    traceback. Ctrl-C gives :data:`EXIT_INTERRUPTED`, SIGTERM :data:`EXIT_TERMINATED`.
+    """
+    raw = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in raw
     try:
-        return _COMMANDS[args.command](args)
-    except RagReportError as exc:
-        sys.stderr.write(f"ragreport: error: {exc}\n")
+        return _main(raw)
+    except SystemExit as exc:  # argparse: --help, --version, or its (one-line) error
+        code = exc.code
+        if code is None or isinstance(code, int):
+            return int(code or 0)
+        _say(f"ragreport: error: {code}")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        sys.stderr.write("ragreport: interrupted\n")
-        return 130
-    except BrokenPipeError:
+        _traceback(debug)
+        _say("ragreport: interrupted")
+        return EXIT_INTERRUPTED
+    except Terminated:
+        _traceback(debug)
+        _say("ragreport: terminated")
+        return EXIT_TERMINATED
+    except RagReportError as exc:
+        _traceback(debug)
+        _say(f"ragreport: error: {exc}")
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:  # the reader of our output has gone (``| head``)
+        _quiet_stdout()
         return EXIT_OK
+    except MemoryError:
+        _traceback(debug)
+        _say("ragreport: error: out of memory")
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        _traceback(debug)
+        where = f"{_escaped(str(exc.filename))}: " if exc.filename is not None else ""
+        _say(f"ragreport: error: {where}{exc.strerror or exc}")
+        return EXIT_BAD_INPUT
+    except Exception as exc:
+        _traceback(debug)
+        _say(f"ragreport: error: internal error (a bug in ragreport {__version__}; please "
+             f"report it, with the traceback --debug prints): {type(exc).__name__}: {exc}")
+        return EXIT_BAD_INPUT
+
+
+def _traceback(debug: bool) -> None:
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null so the final flush cannot fail."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _main(argv: list[str]) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.argv = argv
+    if args.command is None:
+        parser.print_help()
+        _say("ragreport: error: a command is required: evaluate, report, check or notebook")
+        return EXIT_BAD_INPUT
+    return _COMMANDS[args.command](args)

@@ -23,19 +23,24 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
 from .errors import RagReportError
 
-__all__ = ["Mapper", "Workers", "default_jobs", "map_with", "serial_map"]
+__all__ = ["Mapper", "Workers", "default_jobs", "map_with", "max_jobs", "serial_map"]
 
 A = TypeVar("A")
 R = TypeVar("R")
 
 #: The most worker processes ``default_jobs`` proposes (the report has about 20 plots).
 MAX_DEFAULT_JOBS = 4
+#: The most worker processes ever started, whatever the machine (see :func:`max_jobs`).
+MAX_JOBS = 64
+#: Seconds between two looks of a worker's watchdog at the process that started it.
+WATCHDOG_PERIOD = 0.25
 
 
 class Mapper(Protocol):
@@ -65,16 +70,90 @@ def map_with(workers: Mapper | None, fn: Callable[[A], R], items: Iterable[A]) -
     return (workers.map if workers is not None else serial_map)(fn, items)
 
 
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
 def default_jobs() -> int:
     """Worker processes to use by default: the usable CPUs, at most ``MAX_DEFAULT_JOBS``.
 
     One CPU gives 1, which means no worker process at all.
     """
+    return max(1, min(MAX_DEFAULT_JOBS, _cpus()))
+
+
+def max_jobs() -> int:
+    """The most worker processes a user may ask for: 4 per usable CPU, at most ``MAX_JOBS``.
+
+    Each worker holds its own interpreter (and matplotlib for the HTML report), so memory grows
+    with their number; more workers than 4 per CPU only wait for each other.
+    """
+    return max(MAX_DEFAULT_JOBS, min(MAX_JOBS, 4 * _cpus()))
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has exited (a zombie waiting to be reaped counts as exited)."""
     try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not on Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(MAX_DEFAULT_JOBS, cpus))
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # exists, owned by someone else (the pid was reused)
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[1].split()[0]
+        return state in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False  # no /proc: os.kill said it exists
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent (the forkserver) exits."""
+    import ctypes
+    import signal
+
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+def _watch(owner: int, parent: int) -> None:
+    """A worker's watchdog: exit at once when the main process or the parent has gone."""
+    import time
+
+    while True:
+        if os.getppid() != parent or _gone(owner):
+            os._exit(0)
+        time.sleep(WATCHDOG_PERIOD)
+
+
+def _init_worker(owner: int, warm_up: Callable[[], object] | None) -> None:
+    """Run first in each worker process.
+
+    - Ctrl-C reaches the whole process group: the workers ignore it and leave the main
+      process to stop them (no traceback of theirs ever reaches the terminal).
+    - A worker must never outlive the command: on Linux it dies with its parent (the
+      forkserver, which exits when the main process does), and a watchdog thread polls the
+      main process (``owner``) and the parent, exiting as soon as either has gone (a SIGKILL
+      of the main process runs no cleanup).
+    - ``warm_up`` errors are dropped (the real work reports any problem).
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+    if parent != owner and sys.platform.startswith("linux"):
+        _die_with_parent()  # forked by the forkserver's main thread, which lives as long as it
+    if os.getppid() != parent or _gone(owner):
+        os._exit(0)
+    threading.Thread(target=_watch, args=(owner, parent), name="ragreport-watchdog",
+                     daemon=True).start()
+    if warm_up is not None:
+        with contextlib.suppress(Exception):
+            warm_up()
 
 
 def _noop() -> None:
@@ -95,6 +174,33 @@ def _one_blas_thread() -> Iterator[None]:
     finally:
         for k in added:
             os.environ.pop(k, None)
+
+
+@contextlib.contextmanager
+def _no_sigint_here() -> Iterator[None]:
+    """Block SIGINT in this (starter) thread, so the processes it starts begin with it blocked.
+
+    A Ctrl-C reaches the whole process group: without this, a forkserver still importing its
+    preload, or a worker before its initializer, would print a ``KeyboardInterrupt``
+    traceback. The mask is inherited across ``fork`` and ``exec``; the forkserver then
+    ignores SIGINT and the workers do (:func:`_init_worker`). The main thread, which
+    handles Ctrl-C, is not affected. The resource tracker is started first: its own start
+    unblocks these signals in the calling thread.
+    """
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    with contextlib.suppress(Exception):
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 class Workers:
@@ -130,8 +236,8 @@ class Workers:
 
     def __init__(self, jobs: int, preload: Sequence[str] = (),
                  warm_up: Callable[[], object] | None = None) -> None:
-        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-            raise RagReportError(f"jobs must be an integer >= 1, got {jobs!r}")
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= max_jobs():
+            raise RagReportError(f"jobs must be an integer from 1 to {max_jobs()}, got {jobs!r}")
         self._jobs = jobs
         self._preload = list(preload)
         self._warm_up = warm_up
@@ -139,6 +245,7 @@ class Workers:
         self._broken = False
         self._starter: threading.Thread | None = None
         self._closed = False
+        self._starting: Any = None  # the executor while it starts
         self._lock = threading.Lock()
 
     @property
@@ -157,6 +264,10 @@ class Workers:
         return self
 
     def _start(self) -> None:
+        with _no_sigint_here():
+            self._start_pool()
+
+    def _start_pool(self) -> None:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
@@ -164,8 +275,13 @@ class Workers:
         try:
             forkserver = "forkserver" in multiprocessing.get_all_start_methods()
             ctx = multiprocessing.get_context("forkserver" if forkserver else "spawn")
-            executor = ProcessPoolExecutor(max_workers=self._jobs, mp_context=ctx,
-                                           initializer=self._warm_up)
+            with self._lock:
+                if self._closed:
+                    return
+                executor = ProcessPoolExecutor(max_workers=self._jobs, mp_context=ctx,
+                                               initializer=_init_worker,
+                                               initargs=(os.getpid(), self._warm_up))
+                self._starting = executor
             with _one_blas_thread():  # the environment the new processes start with
                 if forkserver:
                     import multiprocessing.forkserver as fs
@@ -184,6 +300,9 @@ class Workers:
             if executor is not None:
                 executor.shutdown(wait=False, cancel_futures=True)
             return
+        finally:
+            with self._lock:
+                self._starting = None
         with self._lock:
             if not self._closed:
                 self._executor = executor
@@ -221,16 +340,33 @@ class Workers:
             executor.shutdown(wait=False, cancel_futures=True)
             return serial_map(fn, work)
 
-    def close(self) -> None:
-        """Stop the workers without waiting (queued tasks are cancelled); idempotent."""
+    def close(self, *, terminate: bool = False) -> None:
+        """Stop the workers without waiting (queued tasks are cancelled); idempotent.
+
+        With ``terminate``, the worker processes are also stopped at once (SIGTERM), even in
+        the middle of a task: for an error or an interrupt, when their work is of no use.
+        """
         with self._lock:
             self._closed = True
             executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+            starting = self._starting
+        for ex in (executor, starting):
+            if ex is None:
+                continue
+            if terminate:
+                _terminate(ex)
+            ex.shutdown(wait=False, cancel_futures=True)
 
     def __enter__(self) -> Workers:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.close(terminate=exc_type is not None)
+
+
+def _terminate(executor: Any) -> None:
+    """Stop the processes of a ``ProcessPoolExecutor`` at once (quietly: SIGTERM)."""
+    processes = getattr(executor, "_processes", None) or {}
+    for p in list(processes.values()):
+        with contextlib.suppress(Exception):
+            p.terminate()

@@ -247,31 +247,30 @@ def test_keep_first_duplicate(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_unknown_option_and_no_command(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(["evaluate", "--bogus"])
-    assert info.value.code == EXIT_BAD_INPUT
-    assert capsys.readouterr().err.startswith("ragreport: error: unrecognized arguments: --bogus\n")
-    code, out, _ = _run([], capsys)
+    code, _, err = _run(["evaluate", "--bogus"], capsys)
+    assert code == EXIT_BAD_INPUT
+    assert err == ("ragreport: error: unrecognized arguments: --bogus "
+                   "(see 'ragreport --help')\n")
+    code, out, err = _run([], capsys)
     assert code == EXIT_BAD_INPUT
     assert "usage: ragreport" in out
+    assert err == ("ragreport: error: a command is required: evaluate, report, check or "
+                   "notebook\n")
 
 
 @pytest.mark.parametrize("flag", ["--help", "--version"])
 def test_help_and_version_exit_0(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as info:
-        main([flag])
-    assert info.value.code == 0
-    out = capsys.readouterr().out
+    code, out, _ = _run([flag], capsys)
+    assert code == 0
     assert ("usage: ragreport" in out) if flag == "--help" else (
         out == f"ragreport {ragreport.__version__}\n")
 
 
 def test_evaluate_help(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(["evaluate", "--help"])
-    assert info.value.code == 0
-    out = capsys.readouterr().out
-    for option in ("--format", "--k-max", "--order", "-M", "-l", "-c", "-q", "--example"):
+    code, out, _ = _run(["evaluate", "--help"], capsys)
+    assert code == 0
+    for option in ("--format", "--k-max", "--order", "-M", "-l", "-c", "-q", "--example",
+                   "--fractional-grades", "--debug"):
         assert option in out
 
 

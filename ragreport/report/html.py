@@ -124,18 +124,43 @@ def render_html(report: Report, template_dir: str | os.PathLike[str] | None = No
         auto_reload=False,
         cache_size=0,
     )
+    try:  # compiled before the plots are drawn: a broken template fails at once
+        template = env.get_template(TEMPLATE_NAME)
+    except Exception as exc:
+        raise _template_error(exc, main, search) from None
     context = _context(report, workers)
     try:
-        return env.get_template(TEMPLATE_NAME).render(**context)
-    except jinja2.TemplateNotFound as exc:
-        raise ConfigError(f"template not found: {exc.name} (searched {', '.join(search)})"
-                          ) from None
-    except jinja2.TemplateSyntaxError as exc:
-        raise ConfigError(f"{exc.filename or exc.name}:{exc.lineno}: template error: "
-                          f"{exc.message}") from None
-    except jinja2.UndefinedError as exc:
-        raise ConfigError(f"{main / TEMPLATE_NAME}: template uses an unknown name: {exc}"
-                          ) from None
+        return template.render(**context)
+    except Exception as exc:
+        raise _template_error(exc, main, search) from None
+
+
+def _template_error(exc: Exception, main: Path, search: Sequence[str]) -> Exception:
+    """The one-line error for a template that fails (a custom template may do anything).
+
+    Returns ``exc`` itself when it is not the template's doing.
+    """
+    import jinja2
+
+    where = main / TEMPLATE_NAME
+    if isinstance(exc, jinja2.TemplateNotFound):
+        return ConfigError(f"template not found: {exc.name} (searched {', '.join(search)})")
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return ConfigError(f"{exc.filename or exc.name}:{exc.lineno}: template error: "
+                           f"{exc.message}")
+    if isinstance(exc, jinja2.UndefinedError):
+        return ConfigError(f"{where}: template uses an unknown name: {exc}")
+    if isinstance(exc, UnicodeDecodeError):
+        return ConfigError(f"{where}: a template is not UTF-8 text ({exc.reason} at byte "
+                           f"{exc.start})")
+    if isinstance(exc, OSError):
+        return ConfigError(f"{where}: cannot read a template: {exc.strerror or exc}")
+    if isinstance(exc, ConfigError):
+        return exc
+    if isinstance(exc, (jinja2.TemplateError, ArithmeticError, LookupError, TypeError,
+                        ValueError, AttributeError, RecursionError)):
+        return ConfigError(f"{where}: the template failed: {type(exc).__name__}: {exc}")
+    return exc
 
 
 # -- the view data the template reads (everything explicit, nothing global) --------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ import numpy as np
 from .. import __version__
 from ..diagnose import FAILURE_KINDS, failure_kinds
 from ..errors import RagReportError
+from ..io.common import Source
 from ..measures import FAMILIES, Measure, parse_measure
 from ..result import EvaluationResult
 from ..targets import DISPLAY_DIGITS, Target, check_targets, shown
@@ -60,17 +62,30 @@ class InputFile:
     size: int
 
     @classmethod
-    def from_path(cls, role: str, path: str | os.PathLike[str],
+    def from_path(cls, role: str, path: str | os.PathLike[str] | Source,
                   display: str | None = None) -> InputFile:
-        """Hash a file; ``display`` replaces the path shown (e.g. package-relative)."""
-        p = Path(path)
+        """Hash an input; ``display`` replaces the path shown (e.g. package-relative).
+
+        A :class:`~ragreport.io.common.Source` (standard input, a FIFO, read once) is hashed
+        from the bytes it holds: the path is never opened again. Undecodable bytes of a file
+        name are shown escaped (``\\xff``).
+        """
+        from ..fileio import shown_path
+
         h = hashlib.sha256()
         size = 0
+        if isinstance(path, Source):
+            h.update(path.data)
+            size = len(path.data)
+            name = shown_path(path.name)
+            return cls(role, name, display or name, h.hexdigest(), size)
+        p = Path(path)
         with p.open("rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
                 size += len(chunk)
-        return cls(role, p.name, display or str(path), h.hexdigest(), size)
+        return cls(role, shown_path(p.name), display or shown_path(path), h.hexdigest(),
+                   size)
 
 
 @dataclass(frozen=True)
@@ -302,51 +317,83 @@ class Report:
              json: str | os.PathLike[str] | None = None,
              template_dir: str | os.PathLike[str] | None = None,
              workers: Mapper | None = None) -> list[Path]:
-        """Write the chosen outputs atomically; refuses to overwrite an input file.
+        """Write the chosen outputs, all of them or none; refuses to overwrite an input file.
 
-        ``workers`` (:mod:`ragreport.parallel`) draw the HTML report's plots.
+        Every output is rendered first, then written to a temporary file beside its
+        destination, and only when all of them are written are they renamed into place
+        (see :func:`ragreport.fileio.write_outputs`): a failure (a template error, a NaN
+        the JSON cannot hold, a missing or read-only folder, a full disk) replaces no
+        existing file. ``-`` is standard output (for one output); a symbolic link is
+        written through. ``workers`` (:mod:`ragreport.parallel`) draw the HTML report's
+        plots.
         """
-        from ..fileio import write_atomic
+        from ..fileio import write_outputs
 
         inputs = [f.path for f in self.inputs]
-        outs = [p for p in (html, markdown, json) if p is not None]
-        if len({str(Path(p).resolve()) for p in outs}) != len(outs):
-            raise RagReportError("two outputs have the same path")
-        written = []
-        if html is not None:
-            written.append(write_atomic(html, self.to_html(template_dir, workers=workers),
-                                        inputs))
-        if markdown is not None:
-            written.append(write_atomic(markdown, self.to_markdown(), inputs))
-        if json is not None:
-            written.append(write_atomic(json, self.to_json(), inputs))
-        return written
+        # the cheap outputs are rendered first: their errors come before the plots are drawn
+        json_text = self.to_json() if json is not None else ""
+        markdown_text = self.to_markdown() if markdown is not None else ""
+        html_text = self.to_html(template_dir, workers=workers) if html is not None else ""
+        rendered = [(path, text) for path, text in ((html, html_text),
+                                                    (markdown, markdown_text),
+                                                    (json, json_text)) if path is not None]
+        return [Path(p) for p in write_outputs(rendered, inputs)]
+
+
+_EPOCH = re.compile(r"[+-]?[0-9]{1,4000}")
+
+
+def _utc_text(t: _dt.datetime, what: str, given: object) -> str:
+    try:
+        u = (t if t.tzinfo else t.replace(tzinfo=_dt.timezone.utc)).astimezone(
+            _dt.timezone.utc)
+    except (OverflowError, ValueError):
+        raise RagReportError(f"{what} is out of range (years 1 to 9999 in UTC), got "
+                             f"{given!r}") from None
+    return f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}Z"
 
 
 def generated_at_from_env(when: str | _dt.datetime | None = None) -> str:
     """ISO time for the report: ``when``, else ``SOURCE_DATE_EPOCH``, else now (UTC).
 
+    ``when`` is an ISO 8601 date or date and time (a time without an offset is UTC).
+    ``SOURCE_DATE_EPOCH`` is whole seconds since 1970 (negative: before), as ``date +%s``
+    prints them. Either must fall within the years 1 to 9999 once in UTC.
+
+    Raises
+    ------
+    RagReportError
+        ``when`` or ``SOURCE_DATE_EPOCH`` is not such a time (the message says what it got).
+
     >>> generated_at_from_env("2026-01-02T03:04:05Z")
     '2026-01-02T03:04:05Z'
+    >>> generated_at_from_env("9999-12-31")
+    '9999-12-31T00:00:00Z'
     """
     if isinstance(when, _dt.datetime):
-        t = when if when.tzinfo else when.replace(tzinfo=_dt.timezone.utc)
-        return t.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return _utc_text(when, "generated-at", when.isoformat())
+    if when is not None and not isinstance(when, str):
+        raise RagReportError(f"generated-at must be an ISO date/time, got {when!r}")
     if when:
         try:
             parsed = _dt.datetime.fromisoformat(when.replace("Z", "+00:00"))
-        except ValueError:
-            raise RagReportError(f"generated-at must be an ISO date/time, got {when!r}") from None
-        return generated_at_from_env(parsed)
+        except (ValueError, OverflowError):
+            raise RagReportError("generated-at must be an ISO date/time (years 1 to 9999), "
+                                 f"got {when!r}") from None
+        return _utc_text(parsed, "generated-at", when)
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch:
+        if not _EPOCH.fullmatch(epoch.strip()):
+            raise RagReportError(f"SOURCE_DATE_EPOCH must be whole seconds since 1970, got "
+                                 f"{epoch!r}")
         try:
-            t = _dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc)
-        except ValueError:
-            raise RagReportError(f"SOURCE_DATE_EPOCH must be whole seconds, got {epoch!r}"
-                                 ) from None
-        return t.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            t = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(
+                seconds=int(epoch))
+        except (OverflowError, ValueError):
+            raise RagReportError("SOURCE_DATE_EPOCH is out of range (years 1 to 9999), got "
+                                 f"{epoch!r}") from None
+        return _utc_text(t, "SOURCE_DATE_EPOCH", epoch)
+    return _utc_text(_dt.datetime.now(_dt.timezone.utc), "the clock", "now")
 
 
 def _signed(x: float) -> str:
@@ -446,6 +493,8 @@ def build_report(
     if isinstance(worst_n, bool) or not isinstance(worst_n, int) or worst_n < 0:
         raise RagReportError(f"worst_n must be an integer >= 0, got {worst_n!r}")
     base = results[names.index(base_name)]
+    # the curves' width: every run's curves stop at its deepest ranking (at least 20) and at
+    # what its input holds; measures at larger cutoffs come from the whole rankings
     k_max = min(r.k_max for r in results)
 
     # measures: the union of the summary measures, then the targets' measures
@@ -453,9 +502,6 @@ def build_report(
     for r in results:
         measures += [m for m in r.measures if m not in measures]
     measures += [t.measure for t in targets if t.measure not in measures]
-    for m in measures:
-        if m.cutoff is not None and m.cutoff > k_max:
-            raise RagReportError(f"{m} needs k_max >= {m.cutoff} (k_max is {k_max})")
     means = {r.run_name: {m: r.mean(m) for m in measures} for r in results}
 
     bounded = [m for m in measures if m.family.bounded]
@@ -689,7 +735,7 @@ def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Map
         rows = [RankRow(d.rank, d.doc_id, "" if d.score is None else f"{d.score:g}",
                         _grade_text(d.grade), d.relevant, d.grade is not None, d.rank <= k,
                         _snippet(docs.get(d.doc_id)))
-                for d in r.ranked_list(q, limit=max(RANK_ROWS, k))]
+                for d in r.ranked_list(q, limit=max(RANK_ROWS, min(k, 1000)))]
         missing = [(d, f"{g:g}", _snippet(docs.get(d))) for d, g in r.missing_relevant(q)]
         details.append(QueryDetail(q, texts.get(q, ""), r.run_name, float(values[i]),
                                    shown(float(values[i])), FAILURE_KINDS[int(kinds[i])],
