@@ -31,6 +31,8 @@ from .metrics import FloatArray
 __all__ = ["StreamResult", "evaluate_stream"]
 
 BLOCK_BYTES = 32 << 20
+#: Largest K of the streamed mean curves (whatever ``k_max`` is asked for).
+STREAM_CURVE_K = 100
 _HAS_DATA = re.compile(rb"\S")
 
 
@@ -188,10 +190,12 @@ def _batches(src: str | Source, block_bytes: int) -> Iterator[tuple[Any, Any, np
             if nul != -1:
                 raise InputError("not a text file (binary data found)", name,
                                  first_line + block.count(b"\n", 0, nul))
-            body, _ = strip_comment_lines(block)
-            if not _HAS_DATA.search(body):
+            if not _HAS_DATA.search(strip_comment_lines(block)[0]):
                 continue  # blank or comment lines only
-            qid, doc, score, lines, tag = parse_trec(block, name, "run", first_line=first_line)
+            # pyarrow parses blocks of 16 MiB or more in parallel (a longer line is read by
+            # the exact reader)
+            qid, doc, score, lines, tag = parse_trec(block, name, "run", first_line=first_line,
+                                                     block_size=max(16 << 20, len(block) // 4))
             seen_data = True
             yield qid, doc, score, np.asarray(lines, dtype=np.int64), tag
     if not seen_data:
@@ -232,7 +236,8 @@ def evaluate_stream(
 
     Parameters are those of :func:`ragreport.evaluate`; ``block_bytes`` sets how much of the
     file is parsed at a time. Returns per-query values of ``measures`` (in file order of the
-    queries) and the mean curves of every family, equal to what ``evaluate`` gives.
+    queries) and the mean curves of every family for K = 1..min(k_max, STREAM_CURVE_K) (the
+    result's ``k_max``), equal to what ``evaluate`` gives. Measures at any cutoff are exact.
 
     The run is read once, front to back: ``-`` (standard input), a FIFO or a pipe work as a
     file does, gzip included. Each block is parsed by the reader of ``evaluate``, so a file
@@ -271,6 +276,10 @@ def evaluate_stream(
     wanted = normalize_measures(measures)
     if k_max is None:
         k_max = max([20, *(m.cutoff for m in wanted if m.cutoff)])
+    # every block's curves have this width (their sums are added up): at most
+    # STREAM_CURVE_K, so memory follows the block, not k_max; larger cutoffs are computed
+    # from each block's rankings
+    width = min(k_max, STREAM_CURVE_K)
     if complete and any(not m.family.bounded for m in wanted):
         raise RagReportError("complete=True in streaming mode supports rate measures only, "
                              "not counts")
@@ -292,10 +301,15 @@ def evaluate_stream(
         starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
         ids = qid.take(pa.array(starts)).to_pylist()
         if len(set(ids)) != len(ids) or not done.isdisjoint(ids):
-            again = next(i for i in ids if i in done or ids.count(i) > 1)
-            raise InputError(f"the run is not grouped by query: query {again!r} appears again "
-                             "after other queries; sort it by query (e.g. sort -s -k1,1) or "
-                             "use evaluate(), which reads it whole", path)
+            seen: set[str] = set()
+            at = 0
+            while ids[at] not in done and ids[at] not in seen:
+                seen.add(ids[at])
+                at += 1
+            raise InputError(f"the run is not grouped by query: query {ids[at]!r} appears "
+                             "again after other queries; sort it by query (e.g. sort -s -k1,1) "
+                             "or use evaluate(), which reads it whole", path,
+                             int(lines[starts[at]]))
         done.update(ids)
         mask = pc.is_in(qid, value_set=judged_ids)
         in_qrels = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
@@ -308,7 +322,7 @@ def evaluate_stream(
         run = Run(qid.take(take), doc.take(take), path, lines[sel], score[sel], name)
         # only this block's judgments: the per-block work does not grow with the whole qrels
         res = evaluate(_qrels_of(q, pa.array(ids, pa.string())), run, wanted, k_max,
-                       fractional_grades=fractional_grades, **options)
+                       fractional_grades=fractional_grades, _curve_width=width, **options)
         qids_out.extend(res.query_ids)
         for m in wanted:
             per_query[m].append(res.values(m))
@@ -349,12 +363,12 @@ def evaluate_stream(
         counts["evaluated"] += len(missing)
         counts["empty_retrievals"] += len(missing)
         for f in CURVE_FAMILIES:
-            curve_sums.setdefault(Measure(f), np.zeros(k_max))
+            curve_sums.setdefault(Measure(f), np.zeros(width))
     if not qids_out:
         raise InputError(f"the run ({path}) and the qrels have no query in common")
     n = len(qids_out)
     values = {m: np.concatenate(per_query[m]) for m in wanted}
     curves = {k: np.asarray(v, dtype=np.float64) / n for k, v in curve_sums.items()}
     return StreamResult(name or os.path.basename(path), qids_out, tuple(wanted), values, curves,
-                        k_max, counts)
+                        width, counts)
 

@@ -64,7 +64,8 @@ def test_ungrouped_run_is_refused(tmp_path: Path) -> None:
     qrels.write_text("a 0 d1 1\nb 0 d1 1\n")
     run = tmp_path / "run.txt"
     run.write_text("a Q0 d1 1 1.0 t\nb Q0 d1 1 1.0 t\na Q0 d2 2 0.5 t\n")
-    with pytest.raises(InputError, match=r"not grouped by query: query 'a' appears again"):
+    with pytest.raises(InputError, match=r"run\.txt:3: the run is not grouped by query: "
+                                         r"query 'a' appears again"):
         evaluate_stream(qrels, run, ["P@1"])
     # the same file is fine for evaluate(), which reads it whole
     assert evaluate(qrels, run, ["P@1"]).mean("P@1") == 1.0

@@ -208,7 +208,8 @@ def _show(text: str) -> str:
 
 def strip_comment_lines(data: bytes) -> tuple[bytes, bool]:
     """Remove lines starting with ``#``; also says whether there were any."""
-    if data.startswith(b"#") or b"\n#" in data:
+    # b"#" is found with memchr; only a buffer holding one is searched for a line starting so
+    if b"#" in data and (data.startswith(b"#") or b"\n#" in data):
         return _COMMENT.sub(b"", data), True
     return data, False
 

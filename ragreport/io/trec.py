@@ -37,10 +37,12 @@ _LEAD = re.compile(rb"(?m)^ | $")
 
 
 def _arrow_read(source: Any, columns: tuple[str, ...], number: str, delimiter: str,
-                skip_empty: bool = True, number_as_text: bool = False) -> Any:
+                skip_empty: bool = True, number_as_text: bool = False,
+                block_size: int = 1 << 26) -> Any:
     """Read the id columns and the number column with pyarrow (``source``: bytes or a path).
 
     With ``skip_empty=False`` a blank line is a parse error, so that every row is one line.
+    ``block_size`` is pyarrow's unit of parallel work (a line longer than it does not parse).
     With ``number_as_text`` the number column is read as strings (checked by
     :func:`_columns`). pyarrow's float parser takes exactly the plain decimal numbers (with
     exponent) plus NaN and infinity spellings, which :func:`_columns` refuses as not finite.
@@ -52,7 +54,7 @@ def _arrow_read(source: Any, columns: tuple[str, ...], number: str, delimiter: s
     types[number] = pa.string() if number_as_text else pa.float64()
     return pacsv.read_csv(
         io.BytesIO(source) if isinstance(source, bytes) else source,
-        read_options=pacsv.ReadOptions(column_names=list(columns), block_size=1 << 26),
+        read_options=pacsv.ReadOptions(column_names=list(columns), block_size=block_size),
         parse_options=pacsv.ParseOptions(
             delimiter=delimiter, quote_char=False, escape_char=False,
             ignore_empty_lines=skip_empty,
@@ -128,10 +130,16 @@ def _release_arrow_memory() -> None:
 
 def _first_tag(body: bytes) -> str:
     """The tag (sixth field) of the first data line, "" when there is none."""
-    for line in body.split(b"\n", 64)[:64]:
+    start = 0
+    for _ in range(64):  # lines are cut one by one: the buffer is never split whole
+        end = body.find(b"\n", start)
+        line = body[start:] if end == -1 else body[start:end]
         fields = line.split()
         if fields and not fields[0].startswith(b"#"):
             return fields[5].decode("utf-8", "replace") if len(fields) > 5 else ""
+        if end == -1:
+            break
+        start = end + 1
     return ""
 
 
@@ -194,11 +202,13 @@ def parse_trec_file(path: str, kind: str, head: bytes,
 
 
 def parse_trec(data: bytes, source: str, kind: str, *, fractional: bool = False,
-               first_line: int = 1) -> tuple[Any, Any, np.ndarray, Any, str]:
+               first_line: int = 1, block_size: int = 1 << 26,
+               ) -> tuple[Any, Any, np.ndarray, Any, str]:
     """Parse a TREC run or qrels buffer (without a byte order mark: see ``read_bytes``).
 
     ``first_line`` is the number of the buffer's first line in its file (a block of a
-    stream); errors and the returned line numbers count from it.
+    stream); errors and the returned line numbers count from it. ``block_size``: see
+    :func:`_arrow_read` (a file whose line is longer is read by the exact reader).
 
     Returns
     -------
@@ -218,7 +228,7 @@ def parse_trec(data: bytes, source: str, kind: str, *, fractional: bool = False,
         for buf, d in attempts:
             try:
                 table = _arrow_read(_normalize_ws(body) if buf is None else buf, columns, number,
-                                    d, number_as_text=as_text)
+                                    d, number_as_text=as_text, block_size=block_size)
                 break
             except Exception:  # any parse failure falls back to the exact reader
                 table = None
