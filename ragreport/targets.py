@@ -7,6 +7,7 @@ report shows it* (rounded to :data:`DISPLAY_DIGITS` decimals) so that a report c
 
 from __future__ import annotations
 
+import math
 import operator
 import os
 import re
@@ -123,21 +124,42 @@ def _parse_one(key: str, value: Any, source: str) -> Target:
         raise ConfigError(f"{source}: target {key!r}: expected a number or a string such as "
                           f"'> 0.85', got {value!r}")
     if isinstance(value, (int, float)):
-        threshold = float(value)
+        threshold = _finite(value, key, source)
     elif isinstance(value, str):
         m = _SPEC.match(value)
         if not m:
             raise ConfigError(f"{source}: target {key!r}: expected a number or a string such as "
-                              f"'> 0.85' or '>= 0.5', got {value!r}")
+                              f"'> 0.85' or '>= 0.5', got {_short(value)!r}")
         op = m.group(1) or op
-        threshold = float(m.group(2))
+        threshold = _finite(m.group(2), key, source)
     else:
         raise ConfigError(f"{source}: target {key!r}: expected a number or a string such as "
                           f"'> 0.85', got {type(value).__name__}")
     if measure.family.bounded and not 0.0 <= threshold <= 1.0:
         raise ConfigError(f"{source}: target {key!r}: threshold must be between 0 and 1, got "
                           f"{threshold:g}")
+    if on == "ci_lower" and not measure.family.bounded:
+        raise ConfigError(f"{source}: target {key!r}: on = \"ci_lower\" needs a confidence "
+                          f"interval, which is computed for measures between 0 and 1 only, not "
+                          f"for the count {measure}")
     return Target(measure, op, threshold, source, key, on)
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _finite(value: Any, key: str, source: str) -> float:
+    """A threshold as a finite float (NaN would switch the check off, inf is no target)."""
+    try:
+        threshold = float(value)
+    except OverflowError:  # an integer beyond float64 (TOML integers are unbounded here)
+        threshold = math.inf
+    if not math.isfinite(threshold):
+        shown_value = _short(str(value))
+        raise ConfigError(f"{source}: target {key!r}: threshold must be a finite number, got "
+                          f"{shown_value}")
+    return threshold
 
 
 _TABLE_OPS = {"min": ">=", "gt": ">", "max": "<=", "lt": "<"}
@@ -160,8 +182,8 @@ def _parse_table(key: str, table: Mapping[str, Any], source: str) -> tuple[Any, 
     value = table[bounds[0]]
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise ConfigError(f"{source}: target {key!r}: {bounds[0]} must be a number, got "
-                          f"{value!r}")
-    return value, _TABLE_OPS[bounds[0]], str(on)
+                          f"{_short(repr(value))}")
+    return _finite(value, key, source), _TABLE_OPS[bounds[0]], str(on)
 
 
 def parse_targets(table: Mapping[str, Any], source: str = "targets") -> list[Target]:
@@ -208,6 +230,16 @@ def _load_toml(path: Path) -> dict[str, Any]:
     return data
 
 
+def _nested(data: Mapping[str, Any], *keys: str) -> Any:
+    """``data[k1][k2]...``, or None where a level is missing or is not a table."""
+    node: Any = data
+    for k in keys:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(k)
+    return node
+
+
 def load_targets(path: str | os.PathLike[str] | None = None,
                  cwd: str | os.PathLike[str] | None = None) -> list[Target]:
     """Targets from ``path``, else ``[tool.ragreport.targets]`` in ``cwd/pyproject.toml``, else
@@ -219,8 +251,7 @@ def load_targets(path: str | os.PathLike[str] | None = None,
     if path is not None:
         p = Path(path)
         data = _load_toml(p)
-        table = data.get("tool", {}).get("ragreport", {}).get("targets") \
-            if isinstance(data.get("tool"), dict) else None
+        table = _nested(data, "tool", "ragreport", "targets")
         if table is None:
             table = data.get("targets", data)
         return parse_targets(table, str(p))
@@ -228,8 +259,7 @@ def load_targets(path: str | os.PathLike[str] | None = None,
     pyproject = base / "pyproject.toml"
     if pyproject.is_file():
         data = _load_toml(pyproject)
-        tool = data.get("tool", {})
-        table = tool.get("ragreport", {}).get("targets") if isinstance(tool, dict) else None
+        table = _nested(data, "tool", "ragreport", "targets")
         if table is not None:
             return parse_targets(table, f"{pyproject} [tool.ragreport.targets]")
     rr = base / "ragreport.toml"

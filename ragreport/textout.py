@@ -1,8 +1,14 @@
-"""Plain-text outputs of ``ragreport evaluate``: trec_eval's layout and a readable table."""
+"""Plain-text outputs of ``ragreport evaluate``: trec_eval's layout and a readable table.
+
+Every user string printed to a terminal (query ids, run names, titles) goes through
+:func:`terminal_safe` first, so that it can neither drive the terminal (escape sequences,
+carriage returns, bidirectional overrides) nor be read by a CI runner as a workflow command.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -10,7 +16,50 @@ from .measures import Measure
 from .metrics import FloatArray
 from .result import EvaluationResult
 
-__all__ = ["format_json", "format_table", "format_trec"]
+__all__ = ["format_json", "format_table", "format_trec", "terminal_safe"]
+
+# C0 and C1 controls, DEL, the bidirectional controls (LRM, RLM, ALM, embeddings, overrides,
+# isolates), the line and paragraph separators, the byte order mark and lone surrogates (a
+# file name that is not UTF-8): each is written as a Python-style escape
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                     "\u2066-\u2069\ufeff\ud800-\udfff]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    c = m.group(0)
+    if c in _NAMED:
+        return _NAMED[c]
+    n = ord(c)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` made inert for a terminal and for a CI log: printable as it is, never a command.
+
+    * control characters (C0, DEL, C1: ESC sequences, ``\\r``, ``\\b``, NUL...), the
+      bidirectional controls (U+202E...), U+2028/U+2029, U+FEFF and lone surrogates are shown
+      as escapes (``\\x1b``, ``\\r``, ``\\u202e``);
+    * GitHub Actions' workflow commands: text whose first non-blank characters are ``::``
+      (``::error::``, ``::add-mask::``, read at the start of a line) has its first colon shown
+      as ``\\x3a``, and ``##[`` (the legacy form, read anywhere in a line) is shown as
+      ``#\\x23[``.
+
+    Anything else, backslashes included, is unchanged, so ordinary ids print as they are.
+
+    >>> terminal_safe("q1"), terminal_safe("a\\x1b[31mb\\r")
+    ('q1', 'a\\\\x1b[31mb\\\\r')
+    >>> terminal_safe("::error::x"), terminal_safe("a ##[error]b")
+    ('\\\\x3a:error::x', 'a #\\\\x23[error]b')
+    """
+    if _UNSAFE.search(text) is not None:
+        text = _UNSAFE.sub(_escape_char, text)
+    if "##[" in text:
+        text = text.replace("##[", "#\\x23[")
+    body = text.lstrip()
+    if body.startswith("::"):
+        text = text[: len(text) - len(body)] + "\\x3a" + body[1:]
+    return text
 
 EVALUATE_SCHEMA = "ragreport.evaluate/1"
 
@@ -33,7 +82,7 @@ class PerQueryValues(Protocol):
 
 
 def _trec_value(m: Measure, value: float) -> str:
-    if not m.family.bounded:
+    if m.family.aggregate == "sum":
         return str(round(value))
     return f"{value:.4f}"
 
@@ -41,9 +90,11 @@ def _trec_value(m: Measure, value: float) -> str:
 def format_trec(result: PerQueryValues, per_query: bool = False) -> str:
     """trec_eval's output: ``measure<pad>\\tqid\\tvalue``, per-query blocks, then ``all``.
 
-    Counts (``num_ret``, ``num_rel``, ``num_rel_ret``) are integers and sum over queries in the
-    ``all`` block; other values are means with 4 decimals. Query ids are in trec_eval's
-    (byte-wise) order.
+    trec_eval's counts (``num_ret``, ``num_rel``, ``num_rel_ret``) are integers and sum over
+    queries in the ``all`` block; other values (``hits_K`` included: ranx averages it) are
+    means with 4 decimals. Query ids are in trec_eval's (byte-wise) order; an id or run name
+    that holds a control character or a workflow command is shown escaped
+    (:func:`terminal_safe`), any other is printed as it is.
     """
     lines: list[str] = []
     measures = list(result.measures)
@@ -51,13 +102,14 @@ def format_trec(result: PerQueryValues, per_query: bool = False) -> str:
         cols = {m: result.values(m) for m in measures}
         order = sorted(range(result.n_queries), key=lambda i: result.query_ids[i])
         for i in order:
-            q = result.query_ids[i]
+            q = terminal_safe(result.query_ids[i])
             for m in measures:
                 lines.append(f"{m.trec_name:<22}\t{q}\t{_trec_value(m, float(cols[m][i]))}")
-    lines.append(f"{'runid':<22}\tall\t{result.run_name}")
+    lines.append(f"{'runid':<22}\tall\t{terminal_safe(result.run_name)}")
     lines.append(f"{'num_q':<22}\tall\t{result.n_queries}")
     for m in measures:
-        v = float(result.values(m).sum()) if not m.family.bounded else result.mean(m)
+        v = (float(result.values(m).sum()) if m.family.aggregate == "sum"
+             else result.mean(m))
         lines.append(f"{m.trec_name:<22}\tall\t{_trec_value(m, v)}")
     return "\n".join(lines) + "\n"
 
@@ -67,7 +119,7 @@ def format_table(result: EvaluationResult) -> str:
     means = result.means()
     width = max(len(k) for k in means)
     c = result.counts
-    rows = [f"{'measure':<{width}}  {result.run_name}"]
+    rows = [f"{'measure':<{width}}  {terminal_safe(result.run_name)}"]
     rows += [f"{k:<{width}}  {v:.4f}" for k, v in means.items()]
     rows.append("")
     rows.append(f"queries evaluated: {c.evaluated}; run-only (ignored): {c.run_only}; "

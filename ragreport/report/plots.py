@@ -16,6 +16,9 @@ none``). The SVG is then made fit to sit inside an HTML page:
 
 matplotlib escapes the text it writes (run names in legends), so user strings cannot inject
 markup; :func:`_check_svg` double-checks that the result holds no script or event handler.
+Every text is shown as written: mathtext is off (``text.parse_math``), so ``$x$`` or
+``$\\undefined$`` in a run name is text, never parsed; a run name that starts with ``_``
+(which matplotlib would leave out of an automatic legend) is in the legend.
 Matplotlib is imported lazily, inside the functions.
 """
 
@@ -150,6 +153,8 @@ def curve_svg(curve: Curve, runs: Sequence[str], *, prefix: str) -> str:
         _style_axes(ax)
         ks = list(curve.ks)
         top = 1.0
+        handles: list[Any] = []
+        labels: list[str] = []
         for i, run in enumerate(runs):
             ys = curve.series.get(run)
             if ys is None:
@@ -165,9 +170,11 @@ def curve_svg(curve: Curve, runs: Sequence[str], *, prefix: str) -> str:
                     i % len(_RUN_SENTINELS)], alpha=BAND_ALPHA, linewidth=0, zorder=1,
                     gid=f"{_BAND_GID}{i}")
                 top = max(top, *hi[:n]) if n else top
-            ax.plot(ks[: len(ys)], ys, color=_RUN_SENTINELS[i % len(_RUN_SENTINELS)],
-                    linestyle=st["linestyle"], marker=st["marker"],
-                    markevery=_markevery(len(ys)), label=_legend_label(run), zorder=3)
+            (line,) = ax.plot(ks[: len(ys)], ys, color=_RUN_SENTINELS[i % len(_RUN_SENTINELS)],
+                              linestyle=st["linestyle"], marker=st["marker"],
+                              markevery=_markevery(len(ys)), zorder=3)
+            handles.append(line)
+            labels.append(_legend_label(run))
         for k, threshold, label in curve.targets:
             ax.axhline(threshold, color=_TARGET, linestyle=(0, (4, 3)), linewidth=0.9,
                        alpha=0.75, zorder=2)
@@ -187,9 +194,12 @@ def curve_svg(curve: Curve, runs: Sequence[str], *, prefix: str) -> str:
         ax.xaxis.set_major_locator(MaxNLocator(nbins=12, integer=True, min_n_ticks=1))
         ax.set_xlabel("K (cutoff)")
         ax.set_ylabel(f"mean {curve.family}@K")
-        if runs:
-            fig.legend(loc="lower center", bbox_to_anchor=(0.5, 0.0), ncols=ncols,
-                       frameon=False, labelcolor=_TEXT, handlelength=2.6, borderaxespad=0.2)
+        if handles:
+            # handles and labels given explicitly: matplotlib leaves out of an automatic legend
+            # every artist whose label starts with '_', which is a legal run name
+            fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.0),
+                       ncols=ncols, frameon=False, labelcolor=_TEXT, handlelength=2.6,
+                       borderaxespad=0.2)
         return _to_svg(fig, prefix, f"{curve.family} at K = 1 to {ks[-1] if ks else 0}")
 
 
@@ -250,8 +260,7 @@ def distribution_svg(dist: Distribution, runs: Sequence[str], *, prefix: str,
             share = counts / max(1, len(vals)) * 100.0
             left = edges[:-1] + (1.0 / bins) * 0.08 + slot * width
             colour = _RUN_SENTINELS[i % len(_RUN_SENTINELS)]
-            ax.bar(left, share, width=width, align="edge", color=colour, linewidth=0,
-                   label=_legend_label(run), zorder=3)
+            ax.bar(left, share, width=width, align="edge", color=colour, linewidth=0, zorder=3)
             if len(vals):
                 ax.axvline(float(vals.mean()), color=colour, linewidth=1.4,
                            linestyle=(0, (4, 2)), zorder=4)

@@ -1,13 +1,20 @@
-"""Plain-text rendering of a report for the terminal (``ragreport check`` / ``report``)."""
+"""Plain-text rendering of a report for the terminal (``ragreport check`` / ``report``).
+
+Every user string (title, run names, measure names, messages that quote them) goes through
+:func:`ragreport.textout.terminal_safe`: no control character reaches the terminal and no line
+can be read by a CI runner as a workflow command.
+"""
 
 from __future__ import annotations
 
+from ..textout import terminal_safe
 from .model import Report
 
 __all__ = ["render_failures", "render_terminal"]
 
 
 def _table(rows: list[list[str]]) -> list[str]:
+    rows = [[terminal_safe(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = []
     for j, r in enumerate(rows):
@@ -19,7 +26,7 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 def render_terminal(report: Report) -> str:
     """Targets table (with PASS/FAIL words) and the summary table, as aligned text."""
-    lines = [f"{report.title}: {len(report.runs)} run(s), "
+    lines = [f"{terminal_safe(report.title)}: {len(report.runs)} run(s), "
              f"{report.health[0].evaluated if report.health else 0} queries evaluated"]
     if report.targets:
         rows = [["measure", "target", *(f"{r}" for r in report.runs), "result"]]
@@ -31,7 +38,7 @@ def render_terminal(report: Report) -> str:
     rows = [["measure", *report.runs]]
     for s in report.summary:
         rows.append([s.measure, *(f"{c.shown} {c.delta_text}".rstrip() for c in s.cells)])
-    lines += ["", f"Summary (baseline: {report.baseline})", *_table(rows)]
+    lines += ["", f"Summary (baseline: {terminal_safe(report.baseline)})", *_table(rows)]
     if report.stats is not None:
         lines += ["", "Intervals and tests: " + report.stats.describe()]
         rows = [["measure", *report.runs]]
@@ -45,7 +52,8 @@ def render_terminal(report: Report) -> str:
         lines += _table(rows)
     if report.drops:
         lines += ["", f"Drop checks (max drop {report.drops[0].max_drop:g})"]
-        lines += [("FAIL " if d.failed else "ok   ") + d.message for d in report.drops]
+        lines += [("FAIL " if d.failed else "ok   ") + terminal_safe(d.message)
+                  for d in report.drops]
     return "\n".join(lines) + "\n"
 
 
@@ -53,9 +61,9 @@ def render_failures(report: Report) -> str:
     """One line per failed target check (measure, value, target, run) and per failed
     ``--max-drop`` check (measure, drop, its interval, p-value)."""
     lines = [
-        f"FAILED {t.measure}: {'CI lower bound ' if c.on == 'ci_lower' else ''}{c.shown} is "
-        f"not {t.op} {t.threshold_text} (run {c.run!r})\n"
+        f"FAILED {terminal_safe(t.measure)}: {'CI lower bound ' if c.on == 'ci_lower' else ''}"
+        f"{c.shown} is not {t.op} {t.threshold_text} (run {terminal_safe(repr(c.run))})\n"
         for t, c in report.failed_checks
     ]
-    lines += [f"FAILED drop {d.message}\n" for d in report.drops if d.failed]
+    lines += [f"FAILED drop {terminal_safe(d.message)}\n" for d in report.drops if d.failed]
     return "".join(lines)
