@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import os
 import random
+import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +20,7 @@ import ragreport
 from ragreport.data import Qrels, Run
 from ragreport.errors import InputError, MeasureError, RagReportError
 from ragreport.io import trec as trec_io
+from ragreport.io.common import Source, materialize
 
 RUN_LINES = "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\nq2 Q0 d3 1 0.5 tag\n"
 QRELS_LINES = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n"
@@ -509,3 +514,238 @@ def test_trec_qrels_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     np.testing.assert_array_equal(fast[2], slow[2])
     np.testing.assert_array_equal(fast[3], slow[3])
     assert fast[3][0] == 2
+
+
+# ---- inputs read once: Source, "-", FIFOs (issue 12) ----------------------------------------
+
+def _fifo(tmp_path: Path, name: str, data: bytes) -> tuple[Path, threading.Thread]:
+    """A FIFO and the thread that writes ``data`` into it once a reader opens it."""
+    path = tmp_path / name
+    os.mkfifo(path)
+
+    def write() -> None:
+        with open(path, "wb") as fh:  # blocks until the reader opens the FIFO
+            fh.write(data)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return path, thread
+
+
+def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+#: more than the 64 KiB format detection looks at, so that nothing may be lost to it
+PADDED_RUN = "# padding\n" * 8000 + RUN_LINES
+PADDED_LINES = [8001, 8002, 8003]
+
+
+def test_loaders_take_a_source() -> None:
+    run = ragreport.load_run(Source("<run>", gzip.compress(RUN_LINES.encode())))
+    assert _rows(run) == EXPECTED_RUN and run.source == "<run>" and run.name == "tag"
+    qrels = ragreport.load_qrels(Source("<q>", QRELS_LINES.encode()))
+    assert _rows(qrels) == EXPECTED_QRELS and _lines(qrels) == [1, 2, 3]
+    assert ragreport.load_queries(Source("<t>", b"q1\tone\n")) == {"q1": "one"}
+    with pytest.raises(InputError, match=r"^<run>:2: score 'x' is not a number$"):
+        ragreport.load_run(Source("<run>", (RUN_OK + "q1 Q0 d2 2 x t\n").encode()))
+    with pytest.raises(InputError, match=r"^<q>: the file is empty$"):
+        ragreport.load_qrels(Source("<q>", b""))
+
+
+def test_dash_is_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    _stdin(monkeypatch, PADDED_RUN.encode())
+    run = ragreport.load_run("-")
+    assert _rows(run) == EXPECTED_RUN and _lines(run) == PADDED_LINES
+    assert run.source == "<stdin>"
+    _stdin(monkeypatch, gzip.compress(QRELS_LINES.encode()))
+    assert _rows(ragreport.load_qrels("-")) == EXPECTED_QRELS
+    _stdin(monkeypatch, b"q1 Q0 d1 1 1_000 t\n")
+    with pytest.raises(InputError, match=r"^<stdin>:1: score '1_000' is not a plain decimal"):
+        ragreport.load_run("-")
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_fifo_is_read_once_and_whole(tmp_path: Path, gz: bool) -> None:
+    data = PADDED_RUN.encode()
+    path, thread = _fifo(tmp_path, "run.fifo", gzip.compress(data) if gz else data)
+    run = ragreport.load_run(path)
+    thread.join(10)
+    assert _rows(run) == EXPECTED_RUN and _lines(run) == PADDED_LINES
+    assert run.source == str(path)
+    path, thread = _fifo(tmp_path, "q.fifo", QRELS_LINES.encode())
+    assert _rows(ragreport.load_qrels(path)) == EXPECTED_QRELS
+    path, thread = _fifo(tmp_path, "t.fifo", b"\xef\xbb\xbfq1\tone\n")
+    assert ragreport.load_docs(path) == {"q1": "one"}
+
+
+def test_materialized_input_evaluates_like_the_file(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    q = _write(tmp_path, "a.qrels", QRELS_LINES)
+    r = _write(tmp_path, "a.run", RUN_LINES)
+    _stdin(monkeypatch, RUN_LINES.encode())
+    src = materialize("-")
+    assert isinstance(src, Source)
+    assert ragreport.evaluate(q, src, ["P@2", "RR"]).means() == \
+        ragreport.evaluate(q, r, ["P@2", "RR"]).means()
+    assert materialize(r) == r  # a regular file stays a path
+
+
+# ---- the byte order mark never becomes part of an id ----------------------------------------
+
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("plain.run", BOM + RUN_LINES.encode()),                              # fast path
+        ("irregular.run", BOM + RUN_LINES.replace(" ", "  ").encode()),       # pyarrow on bytes
+        ("comment.run", BOM + b"# c\n" + RUN_LINES.encode()),                 # comment first
+        ("extra.run", BOM + RUN_LINES.replace("tag\n", "tag x\n").encode()),  # exact reader
+        ("bom.run.gz", gzip.compress(BOM + RUN_LINES.encode())),              # gzip
+        ("tab.run", BOM + RUN_LINES.replace(" ", "\t").encode()),
+    ],
+)
+def test_bom_is_dropped_from_runs(tmp_path: Path, name: str, data: bytes) -> None:
+    run = ragreport.load_run(_write(tmp_path, name, data))
+    assert _rows(run) == EXPECTED_RUN
+    assert run.name == "tag"
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("plain.qrels", BOM + QRELS_LINES.encode()),
+        ("slow.qrels", BOM + QRELS_LINES.replace("\nq2", "\n\tq2").encode()),
+        ("q.qrels.gz", gzip.compress(BOM + QRELS_LINES.encode())),
+        ("beir.tsv", BOM + b"query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\nq2\td3\t2\n"),
+        ("q.jsonl", BOM + b'{"query_id": "q1", "relevant": {"d1": 1, "d2": 0}}\n'
+                          b'{"query_id": "q2", "relevant": {"d3": 2}}\n'),
+    ],
+)
+def test_bom_is_dropped_from_qrels(tmp_path: Path, name: str, data: bytes) -> None:
+    assert _rows(ragreport.load_qrels(_write(tmp_path, name, data))) == EXPECTED_QRELS
+
+
+@pytest.mark.parametrize("data", [BOM + b"q1\tone\nq2\ttwo\n",
+                                  BOM + b'{"_id": "q1", "text": "one"}\n{"_id": "q2", '
+                                        b'"text": "two"}\n',
+                                  gzip.compress(BOM + b"id\ttext\nq1\tone\nq2\ttwo\n")])
+def test_bom_is_dropped_from_texts(tmp_path: Path, data: bytes) -> None:
+    assert ragreport.load_queries(_write(tmp_path, "t.txt", data)) == {"q1": "one", "q2": "two"}
+
+
+# ---- numbers: plain decimals, finite; grades as trec_eval reads them -------------------------
+
+def _as_run(score: str, layout: str) -> str:
+    line = f"q1 Q0 d2 2 {score} tag\n"
+    text = RUN_OK + line
+    return {"plain": text, "tab": text.replace(" ", "\t"), "irregular": text.replace(" ", "  "),
+            "extra": text.replace("tag\n", "tag more\n")}[layout]
+
+
+BAD_SCORES = [
+    ("1_000", "is not a plain decimal number"),
+    ("0x10", "is not a number"),
+    ("nan", "is not a finite number"),
+    ("-Infinity", "is not a finite number"),
+    ("1e400", "is not a finite number (too large for a float64)"),
+    ("1" * 400, "is not a finite number (too large for a float64)"),
+    ("1e", "is not a number"),
+    ("\u0661", "is not a plain decimal number"),  # an Arabic-Indic digit: float() takes it
+]
+
+
+@pytest.mark.parametrize("layout", ["plain", "tab", "irregular", "extra"])
+@pytest.mark.parametrize(("score", "reason"), BAD_SCORES, ids=[s[:8] for s, _ in BAD_SCORES])
+def test_bad_scores_name_the_line_on_every_path(tmp_path: Path, layout: str, score: str,
+                                                reason: str) -> None:
+    p = _write(tmp_path, "r.run", _as_run(score, layout))
+    shown = repr(score) if len(score) < 30 else repr(score)[:30] + "... (400 characters)"
+    for src in (p, _write(tmp_path, "r.run.gz", gzip.compress(p.read_bytes()))):
+        with pytest.raises(InputError) as info:
+            ragreport.load_run(src)
+        assert str(info.value) == f"{src}:2: score {shown} {reason}"
+
+
+@pytest.mark.parametrize("score,value", [("+1", 1.0), (".5", 0.5), ("1E5", 1e5), ("-2.", -2.0),
+                                         ("1e-400", 0.0), ("007", 7.0), ("+.5e+1", 5.0)])
+@pytest.mark.parametrize("layout", ["plain", "irregular", "extra"])
+def test_plain_decimal_scores_are_read(tmp_path: Path, score: str, value: float,
+                                       layout: str) -> None:
+    run = ragreport.load_run(_write(tmp_path, "r.run", _as_run(score, layout)))
+    assert run.scores.tolist() == [2.5, value]
+
+
+@pytest.mark.parametrize("layout", ["plain", "irregular", "beir"])
+def test_grades_are_read_as_trec_eval_reads_them(tmp_path: Path, layout: str) -> None:
+    grades = ["1.7", "-2.5", "2.0", "-0.5", "3", "+1.99"]
+    if layout == "beir":
+        text = "query-id\tcorpus-id\tscore\n" + "".join(
+            f"q1\td{i}\t{g}\n" for i, g in enumerate(grades))
+    else:
+        sep = " " if layout == "plain" else " \t "
+        text = "".join(f"q1{sep}0{sep}d{i}{sep}{g}\n" for i, g in enumerate(grades))
+    p = _write(tmp_path, "q.txt", text)
+    assert ragreport.load_qrels(p).grades.tolist() == [1.0, -2.0, 2.0, 0.0, 3.0, 1.0]
+    assert ragreport.load_qrels(p, fractional_grades=True).grades.tolist() == \
+        [1.7, -2.5, 2.0, -0.5, 3.0, 1.99]
+
+
+BAD_GRADES = [
+    ("1e3", False, "grade '1e3' is in exponent notation, which trec_eval reads as the digits "
+                   "before the 'e'; write the grade as a plain number"),
+    (str(2**53), False, "grade '9007199254740992' is too large for a grade (|grade| must be "
+                        "below 2**53)"),
+    ("-1e16", True, "grade '-1e16' is too large for a grade (|grade| must be below 2**53)"),
+    ("NaN", True, "grade 'NaN' is not a finite number"),
+    ("1_0", False, "grade '1_0' is not a plain decimal number"),
+    ("0x1", True, "grade '0x1' is not a number"),
+]
+
+
+@pytest.mark.parametrize("layout", ["plain", "irregular", "beir", "gz"])
+@pytest.mark.parametrize(("grade", "fractional", "message"), BAD_GRADES,
+                         ids=[g for g, _, _ in BAD_GRADES])
+def test_bad_grades_name_the_line(tmp_path: Path, layout: str, grade: str, fractional: bool,
+                                  message: str) -> None:
+    if layout == "beir":
+        text, line = f"query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t{grade}\n", 3
+    else:
+        text, line = f"q1 0 d1 1\nq1 0 d2 {grade}\n", 2
+        text = text.replace(" ", " \t ") if layout == "irregular" else text
+    data = gzip.compress(text.encode()) if layout == "gz" else text.encode()
+    p = _write(tmp_path, "q.txt", data)
+    with pytest.raises(InputError) as info:
+        ragreport.load_qrels(p, fractional_grades=fractional)
+    assert str(info.value) == f"{p}:{line}: {message}"
+
+
+def test_fractional_grades_must_be_a_bool(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"^fractional_grades must be True or False, got 'yes'"):
+        ragreport.load_qrels(_write(tmp_path, "q.txt", QRELS_LINES), fractional_grades="yes")
+
+
+# ---- format detection never depends on what an id looks like --------------------------------
+
+@pytest.mark.parametrize("qid", ["qid", "query_id", "query-id", "QID7", "qid\u00e9"])
+def test_tab_trec_files_with_header_like_ids_are_trec(tmp_path: Path, qid: str) -> None:
+    run = ragreport.load_run(_write(tmp_path, "r.run", f"{qid}\tQ0\td1\t1\t2.5\ttag\n"
+                                                       f"{qid}\tQ0\td2\t2\t1.5\ttag\n"))
+    assert run.query_ids.to_pylist() == [qid, qid] and run.scores.tolist() == [2.5, 1.5]
+    qrels = ragreport.load_qrels(_write(tmp_path, "q.txt", f"{qid}\t0\td1\t1\n{qid}\t0\td2\t0\n"))
+    assert qrels.query_ids.to_pylist() == [qid, qid] and qrels.grades.tolist() == [1.0, 0.0]
+    # a 3-field tab file whose first id looks like a header name is no BEIR header either
+    with pytest.raises(InputError, match=r"q3\.txt:1: expected 4 fields"):
+        ragreport.load_qrels(_write(tmp_path, "q3.txt", f"{qid}\td1\t1\n"))
+
+
+@pytest.mark.parametrize("header", ["query-id\tcorpus-id\tscore", "query_id\tcorpus_id\tscore",
+                                    "qid\tdocid\trelevance", "Query-ID\tDoc-ID\tScore\r",
+                                    "query-id\tcorpus-id\tlabel"])
+def test_beir_is_recognised_by_its_exact_header(tmp_path: Path, header: str) -> None:
+    p = _write(tmp_path, "q.tsv", f"{header}\nq1\td1\t1\nq1\td2\t0\nq2\td3\t2\n")
+    assert _rows(ragreport.load_qrels(p)) == EXPECTED_QRELS
+    with pytest.raises(InputError, match="looks like a BEIR qrels file, not a run"):
+        ragreport.load_run(p)
