@@ -78,10 +78,61 @@ def test_spec_forms(spec: object, op: str, threshold: float) -> None:
     ({"R@5": [0.5]}, r"t.toml: target 'R@5': expected a number or a string"),
     ({"R@5": 1.5}, r"t.toml: target 'R@5': threshold must be between 0 and 1, got 1.5"),
     ({"R@5": 0.5, "recall@5": 0.6}, r"targets 'R@5' and 'recall@5' name the same measure"),
+    # thresholds: finite numbers only (NaN would switch the check off)
+    ({"R@5": float("nan")}, r"t.toml: target 'R@5': threshold must be a finite number, got nan"),
+    ({"R@5": float("inf")}, r"target 'R@5': threshold must be a finite number, got inf"),
+    ({"hits@3": float("nan")}, r"target 'hits@3': threshold must be a finite number, got nan"),
+    ({"hits@3": float("-inf")}, r"target 'hits@3': threshold must be a finite number, got -inf"),
+    ({"hits@3": 10**400}, r"target 'hits@3': threshold must be a finite number, got 1000"),
+    ({"hits@3": "> 1e400"}, r"target 'hits@3': threshold must be a finite number, got 1e400"),
+    ({"R@5": "> nan"}, r"target 'R@5': expected a number or a string such as '> 0.85'"),
+    ({"R@5": "> inf"}, r"target 'R@5': expected a number or a string such as '> 0.85'"),
+    ({"R@5": {"min": float("nan")}}, r"target 'R@5': threshold must be a finite number"),
+    ({"R@5": {"min": True}}, r"target 'R@5': min must be a number, got True"),
+    ({"R@5": "x" * 500}, r"got 'x{59}…'$"),
+    # measures: every name the CLI refuses is a configuration error naming the key
+    ({"P@0": 0.5}, r"t.toml: target 'P@0': cutoff must be between 1 and 2\*\*53, got 0"),
+    ({"P@10^23": 0.5}, r"target 'P@10\^23': cutoff must be a whole number between 1 and 2"),
+    ({"P": 0.5}, r"target 'P': expected one measure, 'P' names 9 \(P@5, P@10, P@15, \.\.\.\)"),
+    ({"precision": 0.5}, r"target 'precision': 'precision' is ambiguous without a cutoff"),
+    # a count has no confidence interval
+    ({"hits@3": {"min": 1, "on": "ci_lower"}},
+     r"target 'hits@3': on = \"ci_lower\" needs a confidence interval"),
 ])
 def test_bad_targets(table: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         parse_targets(table, "t.toml")
+
+
+@pytest.mark.parametrize(("key", "spec", "expected"), [
+    ("nDCG", 0.5, "nDCG >= 0.5"),
+    ("P(rel=2)@5", 0.3, "P(rel=2)@5 >= 0.3"),
+    ("nDCG(gain=exp)@10", "> 0.2", "nDCG(gain=exp)@10 > 0.2"),
+    ("AP@5", 0.1, "AP@5 >= 0.1"),
+    ("hits@3", 2, "Hits@3 >= 2"),          # a count: any finite threshold
+    ("hits", "< 7.5", "Hits < 7.5"),
+    ("map_cut_5", 0.1, "AP@5 >= 0.1"),
+    ("NumRet", {"min": 3}, "NumRet >= 3"),
+])
+def test_any_measure_is_a_target(key: str, spec: object, expected: str) -> None:
+    (t,) = parse_targets({key: spec}, "t.toml")
+    assert str(t) == expected
+
+
+@pytest.mark.parametrize("toml", ['tool = "x"\n', '[tool]\nragreport = 3\n',
+                                  '[tool.ragreport]\ntargets = 3\n'])
+def test_pyproject_odd_tool_tables(tmp_path: Path, toml: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(toml)
+    if "targets = 3" in toml:
+        with pytest.raises(ConfigError, match=r"pyproject.toml \[tool.ragreport.targets\]: "
+                                               r"targets must be a table"):
+            load_targets(cwd=tmp_path)
+    else:  # no [tool.ragreport.targets] table: the defaults
+        assert len(load_targets(cwd=tmp_path)) == 5
+    other = tmp_path / "gate.toml"
+    other.write_text(toml)
+    with pytest.raises(ConfigError, match=r"gate.toml"):
+        load_targets(other)
 
 
 def test_sources_in_order(tmp_path: Path) -> None:
