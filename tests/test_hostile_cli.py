@@ -1,0 +1,371 @@
+"""Hostile-input catalogue: the CLI's exit codes and options, all-or-nothing outputs, signals
+and worker processes (issue 12, sections 2 and 3).
+
+Every row runs the real command (``python -m ragreport``) in a fresh folder; see
+``tests/hostile.py`` for what every row asserts (exit code, one stderr line, no traceback,
+existing files unchanged, no temporary file, no process left). The signal tests at the end
+start the command themselves, wait until its worker processes run, and signal it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostile import QRELS, RUN, Case, CaseResult, leftover_processes, run_case, trec_means
+
+# the inputs most rows start from; T passes on them (so ``check`` exits 0), F fails
+BASE = {"q.txt": QRELS, "r.txt": RUN}
+T = '[targets]\n"RR" = 0.1\n'
+F = '[targets]\n"RR" = 0.99\n'
+CHECK = ["check", "q.txt", "r.txt", "--targets", "t.toml", "--no-stats", "--jobs", "1"]
+WITH_T = {**BASE, "t.toml": T}
+# three existing outputs that a failing command must leave alone
+OLD = {"a.html": "old html", "b.md": "old markdown", "c.json": '{"old": true}'}
+OUTS = ["--html", "a.html", "--markdown", "b.md", "--json", "c.json"]
+XFF = b"\xff".decode("utf-8", "surrogateescape")  # one undecodable byte of argv
+
+
+def _json(res: CaseResult, name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((res.tmp / name).read_text(encoding="utf-8"))
+    return data
+
+
+def _is_json(name: str) -> Callable[[CaseResult], None]:
+    def check(res: CaseResult) -> None:
+        _json(res, name)
+
+    return check
+
+
+def _symlink(link: str, target: str) -> Callable[[Path], None]:
+    def setup(tmp: Path) -> None:
+        (tmp / link).symlink_to(target)
+
+    return setup
+
+
+def _write(name: bytes, text: str) -> Callable[[Path], None]:
+    """Create a file whose name is raw bytes (not UTF-8)."""
+
+    def setup(tmp: Path) -> None:
+        (tmp / os.fsdecode(name)).write_text(text)
+
+    return setup
+
+
+def _fifo(name: str, data: bytes) -> Callable[[Path], None]:
+    """A FIFO fed ``data`` by a thread once the command opens it."""
+
+    def setup(tmp: Path) -> None:
+        path = tmp / name
+        os.mkfifo(path)
+
+        def feed() -> None:
+            with open(path, "wb") as fh:
+                fh.write(data)
+
+        threading.Thread(target=feed, daemon=True).start()
+
+    return setup
+
+
+def _template(body: str | bytes) -> dict[str, str | bytes]:
+    return {"tpl/report.html.j2": body}
+
+
+def _expected_rr() -> float:
+    # RR: q1 d1 relevant at 1 -> 1; q2 d5 no, then d8 (tie, id descending) relevant -> 1/2;
+    # q3 d6 no, d7 yes -> 1/2
+    return (1 + 0.5 + 0.5) / 3
+
+
+def _check_rr(res: CaseResult) -> None:
+    assert trec_means(res.stdout)["recip_rank"] == pytest.approx(_expected_rr(), abs=5e-5)
+
+
+def _check_generated(when: str) -> Callable[[CaseResult], None]:
+    def check(res: CaseResult) -> None:
+        assert _json(res, "out.json")["generated_at"] == when
+
+    return check
+
+
+def _check_symlink_through(res: CaseResult) -> None:
+    link = res.tmp / "link.md"
+    assert link.is_symlink()
+    assert os.readlink(link) == "real/t.md"
+    assert (res.tmp / "real" / "t.md").read_text(encoding="utf-8").startswith(
+        "<!-- ragreport -->")
+
+
+def _check_mode(name: str, mode: int) -> Callable[[CaseResult], None]:
+    def check(res: CaseResult) -> None:
+        assert stat.S_IMODE((res.tmp / name).stat().st_mode) == mode
+        assert (res.tmp / name).read_text(encoding="utf-8") != "old"
+
+    return check
+
+
+def _chmod(name: str, mode: int) -> Callable[[Path], None]:
+    def setup(tmp: Path) -> None:
+        (tmp / name).chmod(mode)
+
+    return setup
+
+
+def _check_stdin_hash(res: CaseResult) -> None:
+    doc = _json(res, "out.json")
+    inputs = doc["inputs"]
+    assert isinstance(inputs, list)
+    qrels = inputs[0]
+    assert qrels["sha256"] == hashlib.sha256(QRELS.encode()).hexdigest()
+    assert qrels["size"] == len(QRELS.encode())
+
+
+def _check_escaped(res: CaseResult) -> None:
+    doc = _json(res, "out.json")
+    assert doc["title"] == "caf\\xff"
+    assert doc["runs"] == ["run\\xff"]
+
+
+CASES = [
+    # ---- exit codes: 1 only for a failed check, 2 for every error -----------------------------
+    Case("check-passes", CHECK, WITH_T, exit=0, stdout="all targets passed"),
+    Case("check-fails-exit-1", CHECK, {**BASE, "t.toml": F}, exit=1, stdout="RR"),
+    Case("queries-typo-is-2-not-1", [*CHECK, "--queries", "qeuries.tsv"], WITH_T,
+         stderr=r"^ragreport: error: .*qeuries\.tsv"),
+    Case("docs-missing", [*CHECK, "--docs", "nodocs.jsonl"], WITH_T, stderr=r"nodocs\.jsonl"),
+    Case("targets-missing", ["check", "q.txt", "r.txt", "--targets", "nope.toml"], BASE,
+         stderr=r"nope\.toml"),
+    Case("qrels-missing", ["evaluate", "missing.txt", "r.txt"], BASE, stderr=r"missing\.txt"),
+    Case("qrels-is-a-folder", ["evaluate", "d", "r.txt"], {**BASE, "d/x": "x"},
+         stderr=r"ragreport: error: d"),
+    Case("unknown-option-one-line", ["evaluate", "q.txt", "r.txt", "--nope"], BASE,
+         stderr=r"^ragreport: error: unrecognized arguments: --nope"),
+    Case("unknown-command", ["evaluat", "q.txt"], BASE, stderr=r"^ragreport: error: .*evaluat"),
+    Case("no-command", [], {}, stderr=r"a command is required"),
+    Case("bad-choice-one-line", ["evaluate", "q.txt", "r.txt", "--order", "random"], BASE,
+         stderr=r"^ragreport: error: evaluate: argument --order: invalid choice"),
+    Case("debug-prints-the-traceback", ["--debug", "evaluate", "missing.txt", "r.txt"], BASE,
+         stderr=r"Traceback[\s\S]*ragreport: error: missing\.txt"),
+    Case("debug-per-command", ["evaluate", "missing.txt", "r.txt", "--debug"], BASE,
+         stderr=r"Traceback[\s\S]*ragreport: error: missing\.txt"),
+    # ---- numeric options: what was received, nan/inf refused, nothing silently switched off --
+    *(Case(f"option-{opt.strip('-')}-{val}", [*CHECK, opt, val], WITH_T,
+           stderr=rf"argument {opt}(/--[a-z-]+)?: .*{re.escape(val)}")
+      for opt, val in [
+          ("--alpha", "nan"), ("--alpha", "-1"), ("--alpha", "0"), ("--alpha", "1"),
+          ("--alpha", "inf"), ("--max-drop", "nan"), ("--max-drop", "inf"),
+          ("--max-drop", "-0.1"), ("--max-drop", "1"), ("--ci-level", "1"),
+          ("--ci-level", "nan"), ("--seed", "-1"), ("--seed", str(2**64)), ("--seed", "1.5"),
+          ("--resamples", "0"), ("--resamples", "10000000000"), ("--resamples", "1_000"),
+          ("--jobs", "0"), ("--jobs", "100000"), ("--worst", "-1"), ("--k-max", "0"),
+          ("--k-max", "1e3"), ("-M", "0"), ("-l", "1.5"), ("-l", str(2**60)),
+          ("--k-max", "٣")]),
+    # ---- unusual but valid values ----------------------------------------------------------
+    Case("generated-at-year-9999", [*CHECK, "--json", "out.json", "--generated-at",
+                                    "9999-12-31T23:59:59Z"], WITH_T, exit=0,
+         check=_check_generated("9999-12-31T23:59:59Z")),
+    Case("generated-at-year-10000", [*CHECK, "--generated-at", "+10000-01-01"], WITH_T,
+         stderr=r"generated-at must be an ISO date/time .*'\+10000-01-01'"),
+    Case("generated-at-overflows-utc", [*CHECK, "--generated-at", "9999-12-31T23:00:00-05:00"],
+         WITH_T, stderr=r"generated-at is out of range"),
+    Case("epoch-1e20", CHECK, WITH_T, env={"SOURCE_DATE_EPOCH": "1e20"},
+         stderr=r"SOURCE_DATE_EPOCH must be whole seconds since 1970, got '1e20'"),
+    Case("epoch-huge", CHECK, WITH_T, env={"SOURCE_DATE_EPOCH": "9" * 30},
+         stderr=r"SOURCE_DATE_EPOCH is out of range"),
+    Case("epoch-fraction", CHECK, WITH_T, env={"SOURCE_DATE_EPOCH": "1.5"},
+         stderr=r"SOURCE_DATE_EPOCH must be whole seconds"),
+    Case("epoch-negative", [*CHECK, "--json", "out.json"], WITH_T, exit=0,
+         env={"SOURCE_DATE_EPOCH": "-1"}, check=_check_generated("1969-12-31T23:59:59Z")),
+    Case("title-and-name-not-utf8", [*CHECK, "--json", "out.json", "--title", f"caf{XFF}",
+                                     "--name", f"run{XFF}"], WITH_T, exit=0,
+         check=_check_escaped),
+    Case("input-name-not-utf8", ["evaluate", "q.txt", f"r{XFF}.txt", "-m", "RR", "--format",
+                                 "trec"], {"q.txt": QRELS}, exit=0,
+         setup=_write(b"r\xff.txt", RUN), check=_check_rr),
+    Case("missing-input-name-not-utf8", ["evaluate", "q.txt", f"r{XFF}.txt"], {"q.txt": QRELS},
+         stderr=r"r\\(xff|udcff)\.txt"),
+    Case("output-name-not-utf8", [*CHECK, "--json", f"o{XFF}.json"], WITH_T, exit=0,
+         check=lambda res: json.loads((res.tmp / os.fsdecode(b"o\xff.json")).read_bytes())),
+    Case("template-syntax-error", [*CHECK, "--html", "x.html", "--template-dir", "tpl"],
+         {**WITH_T, **_template("{% if %}")}, stderr=r"tpl/report\.html\.j2:1: template error"),
+    Case("template-undefined-name", [*CHECK, "--html", "x.html", "--template-dir", "tpl"],
+         {**WITH_T, **_template("{{ nope }}")}, stderr=r"tpl/report\.html\.j2: .*'nope'"),
+    Case("template-missing-include", [*CHECK, "--html", "x.html", "--template-dir", "tpl"],
+         {**WITH_T, **_template('{% include "gone.j2" %}')}, stderr=r"template not found: gone"),
+    Case("template-raises", [*CHECK, "--html", "x.html", "--template-dir", "tpl"],
+         {**WITH_T, **_template("{{ 1 // 0 }}")},
+         stderr=r"tpl/report\.html\.j2: the template failed: ZeroDivisionError"),
+    Case("template-not-utf8", [*CHECK, "--html", "x.html", "--template-dir", "tpl"],
+         {**WITH_T, **_template(b"\xff\xfe{{ x }}")}, stderr=r"not UTF-8"),
+    Case("template-dir-missing", [*CHECK, "--html", "x.html", "--template-dir", "nodir"],
+         WITH_T, stderr=r"template directory not found: nodir"),
+    # ---- all or nothing: a failure replaces no existing output -----------------------------
+    Case("outputs-missing-folder", [*CHECK, "--html", "a.html", "--markdown", "b.md", "--json",
+                                    "nodir/c.json"], {**WITH_T, **OLD},
+         stderr=r"cannot write nodir/c\.json: folder nodir does not exist"),
+    Case("outputs-disk-full", [*CHECK, *OUTS[:4], "--json", "full.json"], {**WITH_T, **OLD},
+         setup=_symlink("full.json", "/dev/full"), stderr=r"cannot write full\.json: No space"),
+    Case("outputs-template-error", [*CHECK, *OUTS, "--template-dir", "tpl"],
+         {**WITH_T, **OLD, **_template("{{ nope }}")}, stderr=r"'nope'"),
+    Case("outputs-one-is-an-input", [*CHECK, *OUTS[:4], "--json", "r.txt"], {**WITH_T, **OLD},
+         stderr=r"refusing to write r\.txt: it is one of the inputs"),
+    Case("outputs-one-is-a-folder", [*CHECK, *OUTS[:4], "--json", "d"],
+         {**WITH_T, **OLD, "d/x": "x"}, stderr=r"cannot write d: it is a directory"),
+    Case("outputs-same-file-twice", [*CHECK, "--markdown", "b.md", "--json", "b.md"],
+         {**WITH_T, **OLD}, stderr=r"same"),
+    Case("outputs-two-on-stdout", [*CHECK, "--markdown", "-", "--json", "-"], WITH_T,
+         stderr=r"standard output \('-'\) can be used for one output only"),
+    Case("outputs-check-failure-still-writes", [*CHECK, "--json", "c.json"],
+         {**BASE, "t.toml": F, "c.json": "old"}, exit=1, unchanged=["q.txt", "r.txt"],
+         check=_is_json("c.json")),
+    # ---- '-' and symlinks: written through ------------------------------------------------
+    Case("markdown-to-dev-stdout", [*CHECK, "--markdown", "/dev/stdout"], WITH_T, exit=0,
+         stdout=r"<!-- ragreport -->"),
+    Case("json-to-dash", [*CHECK, "--json", "-"], WITH_T, exit=0,
+         check=lambda res: json.loads(res.stdout)),
+    Case("symlink-written-through", [*CHECK, "--markdown", "link.md"],
+         {**WITH_T, "real/t.md": "old"}, exit=0, unchanged=["q.txt", "r.txt"],
+         setup=_symlink("link.md", "real/t.md"), check=_check_symlink_through),
+    Case("existing-mode-kept", [*CHECK, "--markdown", "b.md"], {**WITH_T, "b.md": "old"},
+         exit=0, unchanged=[], setup=_chmod("b.md", 0o600), check=_check_mode("b.md", 0o600)),
+    # ---- inputs read once: '-', FIFOs, /dev/stdin -----------------------------------------
+    Case("run-from-stdin", ["evaluate", "q.txt", "-", "-m", "RR", "--format", "trec"],
+         {"q.txt": QRELS}, stdin=RUN.encode(), exit=0, check=_check_rr),
+    Case("run-from-dev-stdin", ["evaluate", "q.txt", "/dev/stdin", "-m", "RR", "--format",
+                                "trec"], {"q.txt": QRELS}, stdin=RUN.encode(), exit=0,
+         check=_check_rr),
+    Case("run-from-fifo", ["evaluate", "q.txt", "fifo", "-m", "RR", "--format", "trec"],
+         {"q.txt": QRELS}, setup=_fifo("fifo", RUN.encode()), exit=0, check=_check_rr),
+    Case("report-qrels-from-stdin-hashed", ["check", "-", "r.txt", "--targets", "t.toml",
+                                            "--no-stats", "--jobs", "1", "--json", "out.json"],
+         {"r.txt": RUN, "t.toml": T}, stdin=QRELS.encode(), exit=0, check=_check_stdin_hash),
+    Case("report-run-from-fifo", [*CHECK[:2], "fifo", *CHECK[3:], "--json", "out.json"],
+         {"q.txt": QRELS, "t.toml": T}, setup=_fifo("fifo", RUN.encode()), exit=0,
+         check=_is_json("out.json")),
+    Case("stdin-for-two-inputs", ["evaluate", "-", "-"], {}, stdin=QRELS.encode(),
+         stderr=r"standard input \('-'\) can be read for one input only"),
+    Case("stdin-for-two-report-inputs", ["check", "q.txt", "-", "-", "--no-stats"], BASE,
+         stdin=RUN.encode(), stderr=r"one input only"),
+    # ---- worker processes ------------------------------------------------------------------
+    Case("error-while-the-pool-starts", ["report", "q.txt", "r.txt", "--jobs", "2",
+                                         "--baseline", "nope", "--html", "x.html"], BASE,
+         stderr=r"^ragreport: error: baseline 'nope' is not one of the runs"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_hostile(case: Case, tmp_path: Path) -> None:
+    run_case(case, tmp_path)
+
+
+def test_catalogue_is_large_enough() -> None:
+    assert len(CASES) >= 30
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+# ---- signals: Ctrl-C, SIGTERM, SIGKILL while the workers run ---------------------------------
+
+def _big_inputs(tmp: Path) -> None:
+    """Inputs that keep ``report --jobs 2`` busy for a few seconds (bootstrap and plots)."""
+    import random
+
+    rng = random.Random(1)
+    q: list[str] = []
+    runs: dict[str, list[str]] = {"a.txt": [], "b.txt": []}
+    for i in range(1500):
+        q += [f"q{i} 0 d{rng.randrange(100)}x{j} {rng.randrange(3)}\n" for j in range(10)]
+        for name, lines in runs.items():
+            docs = rng.sample(range(100), 50)
+            lines += [f"q{i} Q0 d{d}x{k % 10} {k + 1} {60 - k} {name[0]}\n"
+                      for k, d in enumerate(docs)]
+    (tmp / "q.txt").write_text("".join(q))
+    for name, lines in runs.items():
+        (tmp / name).write_text("".join(lines))
+    for name in OLD:
+        (tmp / name).write_text(OLD[name])
+
+
+def _start_busy(tmp: Path, token: str) -> subprocess.Popen[bytes]:
+    _big_inputs(tmp)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGREPORT_")}
+    env.update({"RAGREPORT_HOSTILE_TOKEN": token, "MPLBACKEND": "Agg"})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragreport", "report", "q.txt", "a.txt", "b.txt", "--jobs", "2",
+         "--resamples", "100000", *OUTS], cwd=tmp, env=env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    # wait until the workers run: the command, its forkserver and two workers (at least)
+    while len(leftover_processes(token)) < 4:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the workers never started"
+        time.sleep(0.05)
+    time.sleep(0.3)
+    assert proc.poll() is None, "the command ended before it could be interrupted"
+    return proc
+
+
+def _no_leftovers(tmp: Path, token: str) -> None:
+    deadline = time.monotonic() + 5
+    while (left := leftover_processes(token)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert left == []
+    assert [p.name for p in tmp.iterdir() if p.name.endswith(".tmp")] == []
+    for name, text in OLD.items():
+        assert (tmp / name).read_text() == text
+
+
+@pytest.mark.parametrize(("how", "code", "line"), [
+    ("sigint-group", 130, "ragreport: interrupted"),
+    ("sigint-main", 130, "ragreport: interrupted"),
+    ("sigterm-main", 143, "ragreport: terminated"),
+    ("sigterm-group", 143, "ragreport: terminated"),
+])
+def test_interrupt_mid_work(tmp_path: Path, how: str, code: int, line: str) -> None:
+    """Ctrl-C (to the whole process group, as a terminal sends it, or to the command alone)
+    and SIGTERM: one line, the exit code, no traceback of any process, no output replaced,
+    no temporary file, no process left."""
+    token = uuid.uuid4().hex
+    proc = _start_busy(tmp_path, token)
+    sig = signal.SIGINT if how.startswith("sigint") else signal.SIGTERM
+    if how.endswith("group"):
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    text = err.decode("utf-8", "replace")
+    assert proc.returncode == code, text
+    assert text.splitlines() == [line], text
+    _no_leftovers(tmp_path, token)
+
+
+def test_sigkill_leaves_no_process(tmp_path: Path) -> None:
+    """SIGKILL of the command runs no cleanup: its workers, the forkserver and the resource
+    tracker must notice it has gone, and exit."""
+    token = uuid.uuid4().hex
+    proc = _start_busy(tmp_path, token)
+    started = time.monotonic()
+    proc.kill()
+    proc.wait(timeout=10)
+    deadline = started + 5
+    while (left := leftover_processes(token)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert left == [], left
+    proc.communicate(timeout=10)
+    for name, text in OLD.items():
+        assert (tmp_path / name).read_text() == text
