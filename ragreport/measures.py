@@ -200,7 +200,7 @@ class Measure:
                 raise MeasureError(f"cutoff must be an integer, got {self.cutoff!r}")
             if not 1 <= self.cutoff <= MAX_CUTOFF:
                 raise MeasureError(f"cutoff must be between 1 and 2**53, got "
-                                   f"{_short(str(self.cutoff))} in {self.name}")
+                                   f"{_int_text(self.cutoff)} in {self.name}")
             if fam.cutoff == "none":
                 raise MeasureError(f"{self.name} takes no cutoff, got {self.name}@{self.cutoff}")
         if self.rel is not None:
@@ -212,7 +212,7 @@ class Measure:
                 raise MeasureError(f"rel must be >= 0 (negative grades are judged-unknown, "
                                    f"never relevant), got {self.rel}")
             if self.rel > MAX_CUTOFF:
-                raise MeasureError(f"rel must be at most 2**53, got {_short(str(self.rel))}")
+                raise MeasureError(f"rel must be at most 2**53, got {_int_text(self.rel)}")
         if self.gain not in _GAINS:
             raise MeasureError(f"gain must be 'linear' or 'exp', got {self.gain!r}")
         if self.gain != "linear" and "gain" not in fam.params:
@@ -289,6 +289,14 @@ def _valid_text() -> str:
 def _short(text: str, limit: int = 40) -> str:
     """``text`` cut to ``limit`` characters (a huge number or name is not echoed whole)."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _int_text(n: int) -> str:
+    """An integer as text, cut like :func:`_short` (never ``str()`` of a 5,000-digit one)."""
+    if abs(n).bit_length() > 256:
+        sign = "a negative" if n < 0 else "an"
+        return f"{sign} integer of about {int(abs(n).bit_length() * 0.30103)} digits"
+    return _short(str(n))
 
 
 def _quoted(text: str) -> str:
