@@ -13,7 +13,7 @@ has no order); ``relevant`` may be any collection. The numbers come from
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -74,12 +74,12 @@ class RetrievalEvaluator:
             out[key][idx] = res.values(m)
         return out
 
-    def _one(self, retrieved: Sequence[Hashable], relevant: Sequence[Hashable]
+    def _one(self, retrieved: Sequence[Hashable], relevant: Collection[Hashable]
              ) -> dict[str, float]:
         pair = (_ids(retrieved, "retrieved", ranked=True), _ids(relevant, "relevant"))
         return {k: float(v[0]) for k, v in self._batch([pair]).items()}
 
-    def recall_at_k(self, retrieved: Sequence[Hashable], relevant: Sequence[Hashable]) -> float:
+    def recall_at_k(self, retrieved: Sequence[Hashable], relevant: Collection[Hashable]) -> float:
         """Recall@K: relevant documents in the top K / relevant documents (0 if none).
 
         >>> RetrievalEvaluator(k=5).recall_at_k([1, 2, 3, 4, 5], [3, 6, 9])  # doctest: +ELLIPSIS
@@ -87,20 +87,20 @@ class RetrievalEvaluator:
         """
         return self._one(retrieved, relevant)["recall@k"]
 
-    def precision_at_k(self, retrieved: Sequence[Hashable], relevant: Sequence[Hashable]
+    def precision_at_k(self, retrieved: Sequence[Hashable], relevant: Collection[Hashable]
                        ) -> float:
         """Precision@K: relevant documents in the top K / K."""
         return self._one(retrieved, relevant)["precision@k"]
 
-    def f1_at_k(self, retrieved: Sequence[Hashable], relevant: Sequence[Hashable]) -> float:
+    def f1_at_k(self, retrieved: Sequence[Hashable], relevant: Collection[Hashable]) -> float:
         """F1@K: harmonic mean of Precision@K and Recall@K (0 when both are 0)."""
         return self._one(retrieved, relevant)["f1@k"]
 
-    def mrr(self, retrieved: Sequence[Hashable], relevant: Sequence[Hashable]) -> float:
+    def mrr(self, retrieved: Sequence[Hashable], relevant: Collection[Hashable]) -> float:
         """Reciprocal rank of the first relevant document in the whole list (0 if none)."""
         return self._one(retrieved, relevant)["mrr"]
 
-    def ndcg_at_k(self, retrieved: Sequence[Hashable], relevant: Sequence[Hashable]) -> float:
+    def ndcg_at_k(self, retrieved: Sequence[Hashable], relevant: Collection[Hashable]) -> float:
         """nDCG@K with binary relevance.
 
         >>> round(RetrievalEvaluator(k=5).ndcg_at_k([1, 3, 5, 7, 9], [3, 7]), 3)
@@ -108,7 +108,7 @@ class RetrievalEvaluator:
         """
         return self._one(retrieved, relevant)["ndcg@k"]
 
-    def evaluate_all(self, retrieved: Sequence[Hashable], relevant: Sequence[Hashable]
+    def evaluate_all(self, retrieved: Sequence[Hashable], relevant: Collection[Hashable]
                      ) -> dict[str, float]:
         """All five metrics: keys ``recall@k precision@k f1@k mrr ndcg@k``."""
         return self._one(retrieved, relevant)

@@ -67,18 +67,27 @@ def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any] | _Pairs:
     return d if len(d) == len(pairs) else _Pairs(pairs)
 
 
-def _loads(text: str) -> Any:
-    """``json.loads`` keeping repeated keys (as :class:`_Pairs`) and number literals."""
-    return json.loads(text, object_pairs_hook=_pairs_hook, parse_float=_Num,
-                      parse_int=_json_int)
+def _loads(text: str, literal_floats: bool = False) -> Any:
+    """``json.loads`` keeping repeated keys (as :class:`_Pairs`) and long integers as
+    written; floats too with ``literal_floats`` (for grades, where ``1e3`` is refused)."""
+    return json.loads(text, object_pairs_hook=_pairs_hook,
+                      parse_float=_Num if literal_floats else None, parse_int=_json_int)
 
 
 def _show(value: Any) -> str:
     """``repr`` of a value for a message, shortened (a huge integer has no usable repr)."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
-        return f"(an integer of {int(value.bit_length() * 0.30103) + 1} digits)"
-    text = repr(str(value)) if isinstance(value, _Num) else repr(value)
-    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+        return f"(an integer of {len(str(value)) if value.bit_length() < 14000 else 'over 4000'}" \
+            " digits)"
+    if isinstance(value, _Num):  # a JSON number, shown as written
+        digits = value.lstrip("+-")
+        if _INTEGER.fullmatch(value) and len(digits) > 30:
+            return f"(an integer of {len(digits)} digits)"
+        return str(value) if len(value) <= 40 else f"{value[:30]}... ({len(value)} characters)"
+    if isinstance(value, str) and len(value) > 40:
+        return f"{value[:30]!r}... ({len(value)} characters)"
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:50]}... ({len(text)} characters)"
 
 
 def read_number(value: Any, what: str = "score", fractional: bool = False) -> float:
@@ -194,13 +203,17 @@ def add_entries(cols: Columns, qid: str, entries: Any, kind: str, source: str,
             source, line)
     n_before = len(cols.qids)
     if isinstance(entries, (Mapping, _Pairs)):
-        pairs = entries.items() if isinstance(entries, Mapping) else entries
-        for doc, value in pairs:
-            d = _ident(doc, "document id", source, line)
-            cols.qids.append(qid)
-            cols.docs.append(d)
-            cols.values.append(_number(value, what, source, line, qid, d, fractional))
-            cols.lines.append(line or 0)
+        if isinstance(entries, Mapping):
+            keys, vals = list(entries.keys()), list(entries.values())
+        else:
+            keys, vals = [k for k, _ in entries], [v for _, v in entries]
+        fast = _fast_ids(keys)
+        values = _fast_values(vals, what, fractional) if fast is not None else None
+        if fast is None or values is None:  # one by one, to name what is wrong
+            fast = [_ident(k, "document id", source, line) for k in keys]
+            values = [_number(v, what, source, line, qid, d, fractional)
+                      for d, v in zip(fast, vals, strict=True)]
+        _extend(cols, qid, fast, values, line)
     else:
         if isinstance(entries, (str, bytes)) or not isinstance(entries, Iterable):
             raise InputError(f"documents of query {qid!r} must be a list of ids or a "
@@ -211,29 +224,89 @@ def add_entries(cols: Columns, qid: str, entries: Any, kind: str, source: str,
                              "whose order is undefined; give a list (best first) or a "
                              "{doc_id: score} map", source, line)
         items = list(entries)
-        for pos, item in enumerate(items):
-            if isinstance(item, _Pairs):
-                raise InputError(f"a document entry of query {qid!r} has the field "
-                                 f"{_repeated(item)!r} twice", source, line)
-            if isinstance(item, Mapping):
-                d = _ident(item.get("doc_id", item.get("id", item.get("_id"))), "document id",
-                           source, line)
-                value = item.get("score" if kind == "run" else "grade", item.get("relevance"))
-                if value is None:
-                    value = (len(items) - pos) if kind == "run" else 1
-                    if kind == "run":
-                        cols.has_scores = False
-                cols.values.append(_number(value, what, source, line, qid, d, fractional))
-            else:
-                d = _ident(item, "document id", source, line)
-                if kind == "run":
-                    cols.has_scores = False
-                cols.values.append(float(len(items) - pos) if kind == "run" else 1.0)
-            cols.qids.append(qid)
-            cols.docs.append(d)
-            cols.lines.append(line or 0)
+        docs = _fast_ids(items)
+        if docs is not None:  # plain ids: ranks as scores (runs), grade 1 (qrels)
+            if kind == "run" and docs:
+                cols.has_scores = False
+            n = len(docs)
+            _extend(cols, qid, docs, [float(n - i) for i in range(n)] if kind == "run"
+                    else [1.0] * n, line)
+        else:
+            _add_items(cols, qid, items, kind, what, source, line, fractional)
     if kind == "run" and len(cols.qids) == n_before:
         cols.empty.append(qid)
+
+
+def _extend(cols: Columns, qid: str, docs: list[str], values: list[float],
+            line: int | None) -> None:
+    n = len(docs)
+    cols.qids.extend([qid] * n)
+    cols.docs.extend(docs)
+    cols.values.extend(values)
+    cols.lines.extend([line or 0] * n)
+
+
+def _add_items(cols: Columns, qid: str, items: list[Any], kind: str, what: str, source: str,
+               line: int | None, fractional: bool) -> None:
+    """A ranked list one item at a time: ids, or dicts with an id and a score or grade."""
+    for pos, item in enumerate(items):
+        if isinstance(item, _Pairs):
+            raise InputError(f"a document entry of query {qid!r} has the field "
+                             f"{_repeated(item)!r} twice", source, line)
+        if isinstance(item, Mapping):
+            d = _ident(item.get("doc_id", item.get("id", item.get("_id"))), "document id",
+                       source, line)
+            value = item.get("score" if kind == "run" else "grade", item.get("relevance"))
+            if value is None:
+                value = (len(items) - pos) if kind == "run" else 1
+                if kind == "run":
+                    cols.has_scores = False
+            cols.values.append(_number(value, what, source, line, qid, d, fractional))
+        else:
+            d = _ident(item, "document id", source, line)
+            if kind == "run":
+                cols.has_scores = False
+            cols.values.append(float(len(items) - pos) if kind == "run" else 1.0)
+        cols.qids.append(qid)
+        cols.docs.append(d)
+        cols.lines.append(line or 0)
+
+
+def _fast_ids(ids: list[Any]) -> list[str] | None:
+    """``ids`` as text when every one is a non-blank ``str`` (or every one a plain ``int``),
+    checked without a Python loop; None when they must be checked one by one."""
+    types = set(map(type, ids))
+    if types == {str}:
+        return None if "" in ids or any(map(str.isspace, ids)) else ids
+    if types == {int}:
+        try:
+            return list(map(str, ids))
+        except ValueError:  # past Python's 4300-digit limit
+            return None
+    return [] if not ids else None
+
+
+_PLAIN = frozenset({float, int})
+
+
+def _fast_values(values: list[Any], what: str, fractional: bool) -> list[float] | None:
+    """``values`` read as :func:`read_number` reads them, for plain Python floats and ints,
+    checked at once; None when they must be read one by one (or one is wrong)."""
+    if not set(map(type, values)) <= _PLAIN:
+        return None
+    try:
+        arr = np.array(values, dtype=np.float64)
+    except OverflowError:
+        return None
+    if not np.isfinite(arr).all():
+        return None
+    if what == "grade":
+        if not (np.abs(arr) < GRADE_LIMIT).all():
+            return None
+        if not fractional:
+            arr = np.trunc(arr) + 0.0  # + 0.0: no negative zero
+    out: list[float] = arr.tolist()
+    return out
 
 
 _RECORD_QID = ("query_id", "qid", "query-id", "id", "_id")
@@ -361,12 +434,13 @@ def from_jsonl(data: bytes, kind: str, source: str, *, fractional: bool = False)
     value spread over several lines is a JSON document.
     """
     text = _decode(data, source)
+    literal = kind == "qrels" and not fractional  # grades: see how each was written
     stripped = text.lstrip()
     first_nl = stripped.find("\n")
     multi_line = first_nl >= 0 and _NONBLANK.search(stripped, first_nl) is not None
     if stripped.startswith("[") or (stripped.startswith("{") and multi_line):
         try:
-            obj = _loads(text)
+            obj = _loads(text, literal)
         except json.JSONDecodeError as exc:
             jsonl = stripped.startswith("{") and (exc.msg == "Extra data"
                                                   or _first_line_parses(text))
@@ -376,11 +450,16 @@ def from_jsonl(data: bytes, kind: str, source: str, *, fractional: bool = False)
         except (ValueError, RecursionError) as exc:
             raise _json_error(exc, source) from None
         if obj is not None and not _looks_like_record(obj):
-            return from_object(obj, kind, source, fractional=fractional,
-                               lines=_entry_lines(text))
+            try:
+                return from_object(obj, kind, source, fractional=fractional)
+            except InputError:
+                # say where: read again knowing the line of each entry (found only now, as
+                # it takes a pass over the whole text); the same error is raised with it
+                from_object(obj, kind, source, fractional=fractional, lines=_entry_lines(text))
+                raise
         if obj is not None:
             return _records_of_lines([(_first_line_no(text), obj)], kind, source, fractional)
-    return _records_of_lines(_jsonl_values(text, source), kind, source, fractional)
+    return _records_of_lines(_jsonl_values(text, source, literal), kind, source, fractional)
 
 
 def _first_line_no(text: str) -> int:
@@ -396,12 +475,12 @@ def _first_line_parses(text: str) -> bool:
     return True
 
 
-def _jsonl_values(text: str, source: str) -> Iterable[tuple[int, Any]]:
+def _jsonl_values(text: str, source: str, literal: bool) -> Iterable[tuple[int, Any]]:
     for no, line in enumerate(text.split("\n"), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            yield no, _loads(line)
+            yield no, _loads(line, literal)
         except (ValueError, RecursionError) as exc:
             raise _json_error(exc, source, no) from None
 
