@@ -63,7 +63,8 @@ def common_prefix(arr: Any) -> str:
 
     if len(arr) == 0:
         return ""
-    sample = arr.take(pa.array(np.linspace(0, len(arr) - 1, 257).astype(np.int64)))
+    # distinct rows only: a short array must not copy its (possibly 10 MB) strings 257 times
+    sample = arr.take(pa.array(np.unique(np.linspace(0, len(arr) - 1, 257).astype(np.int64))))
     guess = _shared(sample.to_pylist())
     if not guess or pc.all(pc.starts_with(arr, guess)).as_py():
         return guess

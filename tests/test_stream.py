@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import gzip
+import io
+import os
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +16,7 @@ import pytest
 
 from ragreport import evaluate
 from ragreport.errors import InputError
+from ragreport.io.common import Source
 from ragreport.measures import Measure
 from ragreport.stream import evaluate_stream
 
@@ -90,3 +97,153 @@ def test_stream_reports_a_judgment_given_twice_even_for_a_query_not_in_the_run(
         evaluate_stream(qrels, run)
     with pytest.raises(InputError, match=r"q\.qrels:3: document 'd5' is judged twice"):
         evaluate(qrels, run)
+
+
+# ---- read once, front to back: "-", FIFOs, pipes, gzip (issue 12) ---------------------------
+
+RUN_TEXT = "q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq2 Q0 d3 1 1.0 t\nq2 Q0 d9 2 0.5 t\n"
+QRELS_TEXT = "q1 0 d2 1\nq2 0 d3 2\nq2 0 d4 1\n"
+SMALL = ["P@1", "RR", "nDCG@2"]
+
+
+def _small(tmp_path: Path) -> tuple[Path, Path]:
+    q, r = tmp_path / "q.txt", tmp_path / "r.txt"
+    q.write_text(QRELS_TEXT)
+    r.write_text(RUN_TEXT)
+    return q, r
+
+
+def _fifo(tmp_path: Path, data: bytes) -> tuple[Path, threading.Thread]:
+    path = tmp_path / "run.fifo"
+    os.mkfifo(path)
+
+    def write() -> None:
+        with open(path, "wb") as fh:
+            fh.write(data)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return path, thread
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("block", [64, 1 << 20])
+def test_fifo_is_read_once_in_order(tmp_path: Path, gz: bool, block: int) -> None:
+    q, r = _small(tmp_path)
+    data = ("# pad\n" * 20000 + RUN_TEXT).encode()  # > 64 KiB before the first line
+    fifo, thread = _fifo(tmp_path, gzip.compress(data) if gz else data)
+    got = evaluate_stream(q, fifo, SMALL, block_bytes=block)
+    thread.join(10)
+    assert got.means() == evaluate(q, r, SMALL).means()
+    assert got.run_name == "t"
+
+
+def test_dash_reads_standard_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    q, r = _small(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(
+        gzip.compress(b"\xef\xbb\xbf" + RUN_TEXT.encode()))))
+    assert evaluate_stream(q, "-", SMALL, block_bytes=16).means() == \
+        evaluate(q, r, SMALL).means()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"q1 Q0 d1 1 x t\n")))
+    with pytest.raises(InputError, match=r"^<stdin>:1: score 'x' is not a number$"):
+        evaluate_stream(q, "-", SMALL)
+    with pytest.raises(InputError, match=r"standard input \('-'\) can be only one"):
+        evaluate_stream("-", "-", SMALL)
+
+
+def test_source_and_fractional_grades(tmp_path: Path) -> None:
+    q, r = _small(tmp_path)
+    src = Source("<mem>", RUN_TEXT.encode())
+    assert evaluate_stream(q, src, SMALL).means() == evaluate(q, r, SMALL).means()
+    frac = tmp_path / "frac.txt"
+    frac.write_text(QRELS_TEXT.replace("q2 0 d3 2", "q2 0 d3 2.5"))
+    a = evaluate_stream(frac, r, ["nDCG@2"], fractional_grades=True)
+    b = evaluate(frac, r, ["nDCG@2"], fractional_grades=True)
+    assert a.means() == pytest.approx(b.means(), abs=1e-12)
+    assert a.means() != evaluate_stream(frac, r, ["nDCG@2"]).means()  # 2.5 read as 2
+
+
+def test_stdin_through_the_command(tmp_path: Path) -> None:
+    q, r = _small(tmp_path)
+    out = subprocess.run([sys.executable, "-m", "ragreport", "evaluate", "--stream", str(q), "-",
+                          "-m", "P@1", "-m", "RR"], input=gzip.compress(r.read_bytes()),
+                         capture_output=True, check=False, timeout=120)
+    assert out.returncode == 0, out.stderr
+    full = evaluate(q, r, ["P@1", "RR"])
+    assert f"P@1  {full.mean('P@1'):.4f}" in out.stdout.decode()
+
+
+# ---- the same errors as the normal reader, lines counted across blocks ----------------------
+
+def _lines(n: int) -> list[str]:
+    return [f"q{i // 10} Q0 d{i} {i % 10 + 1} {100 - i % 10} t\n" for i in range(n)]
+
+
+def _field(lines: list[str], row: int, field: int, value: str) -> None:
+    fields = lines[row].split(" ")
+    fields[field] = value
+    lines[row] = " ".join(fields)
+
+
+BROKEN = {
+    "bad-score": lambda ls: _field(ls, 150, 4, "1_000"),
+    "nan": lambda ls: _field(ls, 151, 4, "nan"),
+    "too-few-fields": lambda ls: ls.__setitem__(152, "q15 Q0 d152 3 98\n"),
+    "invalid-utf8": lambda ls: ls.__setitem__(153, "q15 Q0 d\udcff 4 97 t\n"),
+    "binary": lambda ls: ls.__setitem__(154, "q15 Q0 d\x00 5 96 t\n"),
+}
+
+
+@pytest.mark.parametrize("block", [100, 4096, 1 << 20])
+@pytest.mark.parametrize("what", list(BROKEN))
+def test_errors_equal_the_normal_readers(tmp_path: Path, what: str, block: int) -> None:
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("q1 0 d12 1\n")
+    lines = _lines(300)
+    lines.insert(40, "# a comment\n\n")
+    BROKEN[what](lines)
+    data = "".join(lines).encode("utf-8", "surrogateescape")
+    for name, content in (("r.txt", data), ("r.txt.gz", gzip.compress(data))):
+        run = tmp_path / name
+        run.write_bytes(content)
+        with pytest.raises(InputError) as normal:
+            evaluate(qrels, run)
+        with pytest.raises(InputError) as streamed:
+            evaluate_stream(qrels, run, block_bytes=block)
+        assert str(streamed.value) == str(normal.value)
+        assert streamed.value.line == normal.value.line is not None
+
+
+@pytest.mark.parametrize("cut", [10, 200, 1000])
+def test_truncated_gzip_is_the_same_error(tmp_path: Path, cut: int) -> None:
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("q1 0 d12 1\n")
+    run = tmp_path / "r.txt.gz"
+    run.write_bytes(gzip.compress("".join(_lines(3000)).encode())[:cut])
+    with pytest.raises(InputError) as normal:
+        evaluate(qrels, run)
+    with pytest.raises(InputError) as streamed:
+        evaluate_stream(qrels, run, block_bytes=512)
+    assert str(streamed.value) == str(normal.value)
+    assert str(normal.value).startswith(f"{run}: corrupt gzip data (")
+
+
+def test_a_line_longer_than_a_block_is_read_in_linear_time(tmp_path: Path) -> None:
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d3 1\n")
+    long_id = "x" * (10 << 20)
+    run = tmp_path / "r.txt"
+    run.write_text(f"q1 Q0 {long_id} 1 2 t\nq1 Q0 d1 2 1 t\nq2 Q0 d3 1 1 t\n")
+    start = time.perf_counter()
+    got = evaluate_stream(qrels, run, ["P@2", "RR"], block_bytes=4096)
+    assert time.perf_counter() - start < 20  # 2,560 pieces of 4 KiB: joined once
+    assert got.means() == evaluate(qrels, run, ["P@2", "RR"]).means() == {"P@2": 0.5,
+                                                                          "RR": 0.75}
+
+
+def test_fields_after_the_tag_and_irregular_space_as_evaluate(tmp_path: Path) -> None:
+    q, r = _small(tmp_path)
+    odd = tmp_path / "odd.txt"
+    odd.write_text(RUN_TEXT.replace(" t\n", "\tt extra 1\n").replace(" Q0 ", "  Q0\t"))
+    assert evaluate_stream(q, odd, SMALL, block_bytes=32).means() == \
+        evaluate(q, r, SMALL).means()
