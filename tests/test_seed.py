@@ -88,3 +88,29 @@ def test_bad_test_cases() -> None:
         evaluate_multiple_queries(RetrievalEvaluator(), [{"retrieved": [1]}])
     with pytest.raises(RagReportError, match="empty"):
         evaluate_multiple_queries(RetrievalEvaluator(), [])
+
+
+def test_an_empty_retrieved_list_counts_like_evaluate_counts_it() -> None:
+    """An empty ``retrieved`` list scores 0 and stays in the mean, in the seed API and in
+    :func:`ragreport.evaluate` alike (it is an evaluated query there, an empty retrieval)."""
+    import ragreport
+
+    cases = [{**c, "query_id": str(i)} for i, c in enumerate(TEST_CASES)]
+    cases[1] = {**cases[1], "retrieved": []}
+    avg = evaluate_multiple_queries(RetrievalEvaluator(k=5), cases)
+    r = ragreport.evaluate(cases, cases, ["R@5", "P@5", "F1@5", "RR", "nDCG@5"], order="given")
+    assert r.counts.evaluated == 3 and r.counts.empty_retrievals == 1
+    assert list(avg.values()) == pytest.approx(list(r.means().values()), abs=1e-15)
+    # the tutorial's first and third cases, and a zero
+    assert avg["precision@k"] == pytest.approx((0.4 + 0 + 0.4) / 3)
+
+
+@pytest.mark.parametrize("retrieved", [{1, 3}, frozenset({1})], ids=["set", "frozenset"])
+def test_a_retrieved_set_is_refused(retrieved: object) -> None:
+    ev = RetrievalEvaluator(k=5)
+    with pytest.raises(RagReportError, match="whose order is undefined; give a list"):
+        ev.mrr(retrieved, [1])  # type: ignore[arg-type]
+    with pytest.raises(RagReportError, match=r"^test case 0: 'retrieved' is a"):
+        evaluate_multiple_queries(ev, [{"retrieved": retrieved, "relevant": [1]}])
+    # relevant documents have no order: a set is fine
+    assert ev.mrr([2, 1], {1, 3}) == 0.5
