@@ -16,7 +16,7 @@ from .measures import Measure
 from .metrics import FloatArray
 from .result import EvaluationResult
 
-__all__ = ["format_json", "format_table", "format_trec", "terminal_safe"]
+__all__ = ["format_json", "format_table", "format_trec", "json_text", "terminal_safe"]
 
 # C0 and C1 controls, DEL, the bidirectional controls (LRM, RLM, ALM, embeddings, overrides,
 # isolates), the line and paragraph separators, the byte order mark and lone surrogates (a
@@ -137,6 +137,28 @@ def evaluate_json(result: EvaluationResult, per_query: bool = False) -> dict[str
     return data
 
 
+# inside a JSON string, what json.dumps(ensure_ascii=False) leaves raw but a terminal or a CI
+# runner would act on: written as \uXXXX escapes, which decode to the same text
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                          "\u2066-\u2069\ufeff\ud800-\udfff]|(?<=##)\\[")
+
+
+def json_text(data: Any) -> str:
+    """``data`` as indented JSON (UTF-8 text, 2 spaces, a final newline) that is inert in a
+    terminal and in a CI log, and decodes to exactly ``data``.
+
+    ``json.dumps`` already escapes C0 controls; C1 controls, DEL, bidirectional controls,
+    separators, U+FEFF and lone surrogates are written as ``\\uXXXX``, and the ``[`` of ``##[``
+    (a GitHub Actions workflow command wherever it is in a line) as ``\\u005b``. JSON keys
+    and values never start a line, so ``::command::`` cannot either.
+
+    >>> json_text({"q ##[error]x\\u202e": 1})
+    '{\\n  "q ##\\\\u005berror]x\\\\u202e": 1\\n}\\n'
+    """
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text) + "\n"
+
+
 def format_json(result: EvaluationResult, per_query: bool = False) -> str:
-    """``evaluate_json`` serialised with 2-space indentation."""
-    return json.dumps(evaluate_json(result, per_query), indent=2, ensure_ascii=False) + "\n"
+    """``evaluate_json`` serialised with 2-space indentation (see :func:`json_text`)."""
+    return json_text(evaluate_json(result, per_query))

@@ -8,6 +8,7 @@ or a hand count for ranx's ``hits@k``); user text is printed inert.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
@@ -115,6 +116,14 @@ def escaped_ids(*expected: str) -> Callable[[CaseResult], None]:
             assert text in r.stdout, text
 
     return check
+
+
+def json_exact(r: CaseResult) -> None:
+    no_control_bytes(r)
+    assert "\u202e" not in r.stdout and "\\u202e" in r.stdout
+    data = json.loads(r.stdout)
+    assert sorted(data["per_query"]) == sorted(["q\u202eevil", "q\x1b[31mred", "::error::boom"])
+    assert data["run"] == "##[error]tag"
 
 
 def html_legend(*names: str) -> Callable[[CaseResult], None]:
@@ -231,6 +240,10 @@ CASES = [
                                 "trec"],
          {"q.txt": BIDI_QRELS, "r.txt": BIDI_RUN.replace(" tag", " ##[error]tag")}, exit=0,
          check=escaped_ids("\tq\\u202eevil\t1.0000", "\tq\\x1b[31mred\t", "#\\x23[error]tag")),
+    Case("ids-json-exact-and-inert", [*EVAL[:1], "q.txt", "r.txt", "-m", "P@1", "-q",
+                                      "--format", "json"],
+         {"q.txt": BIDI_QRELS, "r.txt": BIDI_RUN.replace(" tag", " ##[error]tag")}, exit=0,
+         check=json_exact),
     Case("ids-escaped-jsonl", [*EVAL[:1], "q.jsonl", "r.jsonl", "-m", "P@1", "-q"],
          {"q.jsonl": JSONL_QRELS, "r.jsonl": JSONL_RUN}, exit=0,
          check=escaped_ids("q1\\r\\x85x\\x00\\x08", "  \\x3a:add-mask::secret",
