@@ -749,3 +749,18 @@ def test_beir_is_recognised_by_its_exact_header(tmp_path: Path, header: str) -> 
     assert _rows(ragreport.load_qrels(p)) == EXPECTED_QRELS
     with pytest.raises(InputError, match="looks like a BEIR qrels file, not a run"):
         ragreport.load_run(p)
+
+
+@pytest.mark.parametrize("qid", ["{q1}", "[q1]", "[", "{"])
+def test_trec_ids_starting_like_json_are_trec(tmp_path: Path, qid: str) -> None:
+    run = ragreport.load_run(_write(tmp_path, "r.run", f"{qid} Q0 d1 1 -1 t\n{qid} Q0 d2 2 -2 t\n"))
+    assert run.query_ids.to_pylist() == [qid, qid] and run.scores.tolist() == [-1.0, -2.0]
+    qrels = ragreport.load_qrels(_write(tmp_path, "q.txt", f"{qid}\t0\td1\t1\n"))
+    assert qrels.query_ids.to_pylist() == [qid]
+
+
+def test_a_beir_header_must_be_the_first_line(tmp_path: Path) -> None:
+    p = _write(tmp_path, "q.tsv", "# judged\nquery-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    with pytest.raises(InputError, match=r"q\.tsv:2: expected 4 fields \(qid iter docid grade\), "
+                                         r"got 3: 'query-id\\tcorpus-id\\tscore'"):
+        ragreport.load_qrels(p)

@@ -24,21 +24,47 @@ _FORMATS = ("auto", "trec", "beir", "jsonl", "json")
 def _sniff(data: bytes, path: str) -> str:
     """The format of a file from its first bytes: never from what an id looks like.
 
-    JSON starts with ``{`` or ``[``; a BEIR qrels TSV starts with its exact header line
-    (``query-id<TAB>corpus-id<TAB>score`` or a usual variant); anything else is TREC unless
-    the name ends in ``.json``/``.jsonl``.
+    A BEIR qrels TSV starts with its exact header line (``query-id<TAB>corpus-id<TAB>score``
+    or a usual variant); JSON starts with ``{`` or ``[`` (unless that first line is not JSON
+    but a TREC line whose id starts so); anything else is TREC unless the name ends in
+    ``.json``/``.jsonl``.
     """
     from .trec import is_beir_header
 
-    body, _ = strip_comment_lines(strip_bom(data[:65536]))
-    first = body.lstrip()[:1]
-    if first in (b"{", b"["):
-        return "jsonl"
-    if is_beir_header(body.lstrip(b"\r\n").split(b"\n", 1)[0]):
+    text = strip_bom(data[:65536])
+    if is_beir_header(text.split(b"\n", 1)[0]):
         return "beir"
+    body, _ = strip_comment_lines(text)
+    body = body.lstrip()
+    if body[:1] in (b"{", b"["):
+        line = body.split(b"\n", 1)[0]
+        return "trec" if not _is_json(line) and _is_trec_line(line) else "jsonl"
     if path.endswith((".jsonl", ".json", ".jsonl.gz", ".json.gz")):
         return "jsonl"
     return "trec"
+
+
+def _is_json(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_trec_line(line: bytes) -> bool:
+    """Whether a line reads as a TREC qrels (4 fields) or run (6 or more) line."""
+    from .common import parse_score
+
+    fields = line.split()
+    value = fields[3] if len(fields) == 4 else fields[4] if len(fields) >= 6 else None
+    if value is None:
+        return False
+    try:
+        parse_score(value.decode("utf-8", "replace"))
+    except ValueError:
+        return False
+    return True
 
 
 def _trec_file(path: str | Source, kind: str, fmt: str,
