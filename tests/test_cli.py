@@ -375,3 +375,188 @@ def test_the_command_does_not_import_pandas(files: tuple[str, str], tmp_path: Pa
             f"main(['evaluate', {files[0]!r}, {files[1]!r}, '-m', 'RR']); pa.array([1])")
     subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
     assert marker.read_text().startswith("x")
+
+
+# ---- one meaning per exit code; errors are one line --------------------------------------------
+
+def _boom(exc: BaseException) -> object:
+    def command(args: object) -> int:
+        raise exc
+
+    return command
+
+
+@pytest.mark.parametrize(("exc", "code", "line"), [
+    (ZeroDivisionError("division by zero"), 2,
+     r"^ragreport: error: internal error \(a bug in ragreport .*--debug.*\): "
+     r"ZeroDivisionError: division by zero$"),
+    (KeyError("x"), 2, r"^ragreport: error: internal error .*KeyError"),
+    (PermissionError(13, "Permission denied", "some/file"), 2,
+     r"^ragreport: error: some/file: Permission denied$"),
+    (MemoryError(), 2, r"^ragreport: error: out of memory$"),
+    (KeyboardInterrupt(), 130, r"^ragreport: interrupted$"),
+    (ragreport.errors.RagReportError("bad\nthing\x1b[31m"), 2,
+     r"^ragreport: error: bad thing\\x1b\[31m$"),
+])
+def test_any_exception_is_one_line_and_never_exit_1(
+        files: tuple[str, str], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch, exc: BaseException, code: int, line: str) -> None:
+    import re
+
+    from ragreport import cli
+
+    monkeypatch.setitem(cli._COMMANDS, "evaluate", _boom(exc))
+    got, _, err = _run(["evaluate", *files], capsys)
+    assert got == code
+    assert len(err.splitlines()) == 1 and re.search(line, err.rstrip("\n")), err
+    assert "Traceback" not in err
+    # --debug (global or the command's) adds the traceback before the line
+    for argv in (["--debug", "evaluate", *files], ["evaluate", *files, "--debug"]):
+        got, _, err = _run(argv, capsys)
+        assert got == code
+        assert err.startswith("Traceback (most recent call last):")
+        assert re.search(line, err.splitlines()[-1]), err
+
+
+def test_exit_constants() -> None:
+    from ragreport import cli
+
+    assert (cli.EXIT_OK, cli.EXIT_TARGET_FAILED, cli.EXIT_BAD_INPUT, cli.EXIT_INTERRUPTED,
+            cli.EXIT_TERMINATED) == (0, 1, 2, 130, 143)
+
+
+def test_main_never_raises_system_exit(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--nope"], ["evaluate", "--k-max", "nan"], ["report", "--jobs"]):
+        code, _, err = _run(argv, capsys)
+        assert code == EXIT_BAD_INPUT
+        assert len(err.splitlines()) == 1 and err.startswith("ragreport: error: "), err
+
+
+@pytest.mark.parametrize(("option", "value", "says"), [
+    ("--alpha", "nan", "expected a decimal number, got 'nan'"),
+    ("--alpha", "1e-400", "must be > 0 and < 1, got 1e-400"),
+    ("--max-drop", "inf", "expected a decimal number, got 'inf'"),
+    ("--max-drop", "1.5", "must be >= 0 and < 1, got 1.5"),
+    ("--ci-level", "0", "must be > 0 and < 1, got 0"),
+    ("--seed", "-3", "must be >= 0, got -3"),
+    ("--resamples", "2000000", "must be at most 1000000, got 2000000"),
+    ("--worst", "x", "expected a whole number, got 'x'"),
+    ("--k-max", " 0x10", "expected a whole number, got ' 0x10'"),
+])
+def test_numeric_options_say_what_they_got(files: tuple[str, str],
+                                           capsys: pytest.CaptureFixture[str], option: str,
+                                           value: str, says: str) -> None:
+    code, _, err = _run(["check", *files, option, value], capsys)
+    assert code == EXIT_BAD_INPUT
+    assert says in err and option in err and len(err.splitlines()) == 1, err
+
+
+def test_fractional_grades_option(files: tuple[str, str],
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Passed to the library as ``fractional_grades=True`` (refused with one line where the
+    library does not take it)."""
+    from ragreport.cli import _supports
+    from ragreport.engine import evaluate
+
+    code, _, err = _run(["evaluate", *files, "-m", "RR", "--fractional-grades"], capsys)
+    if _supports(evaluate, "fractional_grades"):
+        assert code == EXIT_OK, err
+    else:
+        assert code == EXIT_BAD_INPUT
+        assert err == ("ragreport: error: --fractional-grades is not available for evaluate "
+                       "in this version\n")
+
+
+# ---- outputs: all or nothing ------------------------------------------------------------------
+
+def test_write_outputs_all_or_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder that cannot take a temporary file (read-only, full): nothing replaced."""
+    import tempfile
+
+    from ragreport import fileio
+    from ragreport.errors import RagReportError
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    for p in (tmp_path / "a.md", ro / "b.json"):
+        p.write_text("old")
+    real = tempfile.mkstemp
+
+    def mkstemp(*args: object, dir: str | os.PathLike[str] | None = None,
+                **kw: object) -> tuple[int, str]:
+        if dir is not None and Path(dir) == ro:
+            raise PermissionError(13, "Permission denied")
+        return real(*args, dir=dir, **kw)  # type: ignore[call-overload,no-any-return]
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    with pytest.raises(RagReportError, match=r"cannot write .*b\.json: Permission denied"):
+        fileio.write_outputs([(tmp_path / "a.md", "new"), (ro / "b.json", "new")])
+    assert (tmp_path / "a.md").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.md", "b.json", "ro"]
+
+
+def test_write_outputs_rename_only_after_every_write(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragreport import fileio
+    from ragreport.errors import RagReportError
+
+    order: list[str] = []
+    real = os.replace
+
+    def replace(a: str, b: str) -> None:
+        order.append("rename")
+        real(a, b)
+
+    monkeypatch.setattr(os, "replace", replace)
+    (tmp_path / "full").symlink_to("/dev/full")
+    with pytest.raises(RagReportError, match="No space left"):
+        fileio.write_outputs([(tmp_path / "a.md", "new"), (tmp_path / "full", "x")])
+    assert order == []  # the device is written before anything is renamed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full"]
+
+
+def test_new_files_respect_the_umask_and_old_ones_keep_their_mode(tmp_path: Path) -> None:
+    import stat
+
+    from ragreport.fileio import write_outputs
+
+    old = tmp_path / "old.md"
+    old.write_text("old")
+    old.chmod(0o640)
+    mask = os.umask(0o027)
+    try:
+        write_outputs([(tmp_path / "new.md", "n"), (old, "o")])
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE((tmp_path / "new.md").stat().st_mode) == 0o640
+    assert stat.S_IMODE(old.stat().st_mode) == 0o640
+    assert old.read_text() == "o"
+
+
+def test_dash_is_stdout_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ragreport.errors import RagReportError
+    from ragreport.fileio import write_outputs
+
+    assert write_outputs([("-", "to stdout\n"), (tmp_path / "f", "file")]) == [
+        "-", str(tmp_path / "f")]
+    assert capsys.readouterr().out == "to stdout\n"
+    with pytest.raises(RagReportError, match="one output only"):
+        write_outputs([("-", "a"), ("-", "b")])
+
+
+def test_threads_never_print_a_traceback(files: tuple[str, str], tmp_path: Path) -> None:
+    """The ``ragreport`` command silences a background thread's unexpected error (the main
+    thread reports what it causes); ``--debug`` shows it."""
+    code = ("import sys, threading; from ragreport import cli; "
+            "orig = cli.main\n"
+            "def main(argv=None):\n"
+            "    t = threading.Thread(target=lambda: 1 / 0); t.start(); t.join()\n"
+            "    return orig(argv)\n"
+            "cli.main = main; sys.argv = ['ragreport'] + sys.argv[1:]; "
+            "raise SystemExit(cli.run())\n")
+    for extra, shown in (([], False), (["--debug"], True)):
+        proc = subprocess.run([sys.executable, "-c", code, "evaluate", *files, "-m", "RR",
+                               *extra], capture_output=True, text=True, env=_env(),
+                              check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert ("ZeroDivisionError" in proc.stderr) is shown, proc.stderr

@@ -519,3 +519,28 @@ def test_strict_undefined_and_syntax_errors(tmp_path: Path) -> None:
     (tmp_path / "report.html.j2").write_text("{% if %}", encoding="utf-8")
     with pytest.raises(ConfigError, match=re.escape("report.html.j2:1")):
         render_html(hostile_report(), template_dir=tmp_path)
+
+
+@pytest.mark.parametrize(("body", "says"), [
+    ("{{ 1 // 0 }}", "the template failed: ZeroDivisionError"),
+    ("{{ x.y.z }}", "unknown name"),
+    ('{% include "gone.j2" %}', "template not found: gone.j2"),
+    (b"\xff{{ x }}", "not UTF-8"),
+    ('{{ "a" + 1 }}', "the template failed: TypeError"),
+])
+def test_a_failing_template_is_one_config_error(tmp_path: Path, body: str | bytes,
+                                                says: str) -> None:
+    page = tmp_path / "report.html.j2"
+    page.write_bytes(body.encode() if isinstance(body, str) else body)
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        render_html(hostile_report(), template_dir=tmp_path)
+
+
+def test_a_broken_template_fails_before_the_plots(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragreport.report import html as html_module
+
+    (tmp_path / "report.html.j2").write_text("{% if %}", encoding="utf-8")
+    monkeypatch.setattr(html_module, "_context", lambda *a, **k: pytest.fail("plots drawn"))
+    with pytest.raises(ConfigError, match="template error"):
+        render_html(hostile_report(), template_dir=tmp_path)

@@ -194,3 +194,36 @@ def test_undefined_p_value_is_null() -> None:
     assert s["delta"] == 0.0
     assert s["t_p_value"] is None or isinstance(s["t_p_value"], float)
     json.dumps(d, allow_nan=False)
+
+
+def test_nan_replaces_no_output(example: Report, tmp_path: Path) -> None:
+    """save() renders every output before it writes any: a NaN the JSON cannot hold leaves
+    the existing Markdown and JSON files as they were, and no temporary file."""
+    row = example.summary[0]
+    broken = dataclasses.replace(example, summary=[dataclasses.replace(row, cells=[
+        dataclasses.replace(row.cells[0], value=math.nan), *row.cells[1:]]),
+        *example.summary[1:]])
+    md, js = tmp_path / "r.md", tmp_path / "r.json"
+    md.write_text("old md")
+    js.write_text("old json")
+    with pytest.raises(RagReportError, match="NaN"):
+        broken.save(markdown=md, json=js)
+    assert md.read_text() == "old md" and js.read_text() == "old json"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.md"]
+    assert example.save(markdown=md, json=js) == [md, js]
+    assert js.read_text(encoding="utf-8") == example.to_json()
+
+
+def test_input_file_from_a_source_hashes_its_bytes() -> None:
+    """An input read once (stdin, a FIFO) is hashed from the bytes read, never reopened."""
+    import hashlib
+
+    from ragreport.io.common import Source
+    from ragreport.report import InputFile
+
+    data = b"q1 0 d1 1\n"
+    f = InputFile.from_path("qrels", Source("/no/such/fifo", data))
+    assert (f.sha256, f.size, f.path) == (hashlib.sha256(data).hexdigest(), len(data),
+                                          "/no/such/fifo")
+    odd = InputFile.from_path("run", Source(b"r\xff".decode("utf-8", "surrogateescape"), data))
+    assert odd.name == odd.path == "r\\xff"
