@@ -262,3 +262,67 @@ def test_results_with_lazy_curves_pickle_and_copy() -> None:
         assert other.means() == res.means()
         for key in res.curves:
             np.testing.assert_array_equal(other.curves[key], res.curves[key])
+
+
+# ---- numbers and the byte order mark on the pyarrow paths (issue 12) ------------------------
+
+def _no_exact_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragreport.io import trec
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("fell back to the line-by-line reader")
+
+    monkeypatch.setattr(trec, "_parse_slow", refuse)
+
+
+@pytest.mark.parametrize("sep", [" ", "\t"])
+def test_odd_but_plain_scores_stay_on_the_fast_path(tmp_path: Path, sep: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "".join(f"q1{sep}Q0{sep}d{i}{sep}{i + 1}{sep}{s}{sep}t\n"
+                   for i, s in enumerate(["+1", ".5", "1E5", "-2.", "1e-400", "007"]))
+    _no_exact_reader(monkeypatch)
+    run = load_run(_file(tmp_path, text))
+    assert isinstance(run.lines, RowLines)
+    assert run.scores.tolist() == [1.0, 0.5, 1e5, -2.0, 0.0, 7.0]
+
+
+def test_grades_are_truncated_on_the_fast_path(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(1)
+    grades = [rng.choice(["1.7", "-2.5", "2.0", "-0.5", "3", "+1.99", ".9", "4."])
+              for _ in range(2000)]
+    text = "".join(f"q{i % 7} 0 d{i} {g}\n" for i, g in enumerate(grades))
+    p = _file(tmp_path, text, "q.txt")
+    _no_exact_reader(monkeypatch)
+    got = load_qrels(p)
+    assert isinstance(got.lines, RowLines)
+    assert got.grades.tolist() == [float(int(float(g))) for g in grades]
+    assert not np.signbit(got.grades[got.grades == 0]).any()  # -0.5 is 0, not -0
+    frac = load_qrels(p, fractional_grades=True)
+    assert frac.grades.tolist() == [float(g) for g in grades]
+
+
+@pytest.mark.parametrize(("grade", "fractional", "message"), [
+    ("1e2", False, "grade '1e2' is in exponent notation"),
+    ("nan", True, "grade 'nan' is not a finite number"),
+    ("9007199254740993", False, "grade '9007199254740993' is too large for a grade"),
+    ("1e16", True, "grade '1e16' is too large for a grade"),
+])
+def test_a_refused_grade_deep_in_a_plain_file_names_its_line(tmp_path: Path, grade: str,
+                                                            fractional: bool,
+                                                            message: str) -> None:
+    lines = [f"q{i % 9} 0 d{i} {i % 3}\n" for i in range(3000)]
+    lines[2499] = f"q1 0 dx {grade}\n"
+    p = _file(tmp_path, "".join(lines), "q.txt")
+    with pytest.raises(InputError) as info:
+        load_qrels(p, fractional_grades=fractional)
+    assert str(info.value).startswith(f"{p}:2500: {message}")
+
+
+def test_bom_file_is_read_by_pyarrow_without_the_bom(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    p = tmp_path / "r.run"
+    p.write_bytes(b"\xef\xbb\xbf" + RUN.encode())
+    _no_exact_reader(monkeypatch)
+    run = load_run(p)
+    assert run.query_ids.to_pylist()[0] == "q1" and run.lines.tolist() == [1, 2, 3]
