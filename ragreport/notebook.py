@@ -14,13 +14,19 @@ nbformat, nbclient, nbconvert and matplotlib are imported inside the functions t
 
 from __future__ import annotations
 
+import asyncio
+import atexit
+import contextlib
 import html
 import importlib
 import io
+import logging
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -137,10 +143,11 @@ def curves_figure(results: EvaluationResult | Sequence[EvaluationResult],
     markers = ("o", "s", "^", "D")
     for n, fam in enumerate(fams):
         ax = fig.add_subplot(nrows, cols, n + 1)
+        lines = []
         for j, r in enumerate(rs):
             c = r.mean_curve(fam)
-            ax.plot(range(1, len(c) + 1), c, linestyle=styles[j % 4], marker=markers[j % 4],
-                    markersize=3, label=r.run_name)
+            lines += ax.plot(range(1, len(c) + 1), c, linestyle=styles[j % 4],
+                             marker=markers[j % 4], markersize=3)
         for t in ts:
             if t.measure.name == fam:
                 if t.measure.cutoff is not None:
@@ -148,14 +155,18 @@ def curves_figure(results: EvaluationResult | Sequence[EvaluationResult],
                             markersize=8, linestyle="none")
                     ax.annotate(f"target {t.op} {t.threshold:g}",
                                 (t.measure.cutoff, t.threshold), fontsize=8,
-                                textcoords="offset points", xytext=(4, 4))
+                                textcoords="offset points", xytext=(4, 4), parse_math=False)
                 else:
                     ax.axhline(t.threshold, color="black", linestyle=":", linewidth=1)
-        ax.set_title(f"{fam}@K")
+        ax.set_title(f"{fam}@K", parse_math=False)
         ax.set_xlabel("K")
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        # run names shown as given: handles and labels passed explicitly, so a name starting
+        # with "_" is listed (an automatic legend leaves it out), and never read as mathtext
+        legend = ax.legend(lines, [r.run_name for r in rs], fontsize=8)
+        for text in legend.get_texts():
+            text.set_parse_math(False)
     fig.tight_layout()
     return Figure(fig, "mean " + ", ".join(fams) + " vs K")
 
@@ -183,33 +194,60 @@ def worst_queries_table(result: EvaluationResult, measure: str = "nDCG@10", n: i
                  f"Worst {len(rows)} of {result.n_queries} queries of {result.run_name} by {m}")
 
 
-# ---- generation --------------------------------------------------------------------------
-def _path_code(path: str | os.PathLike[str], nb_dir: Path) -> str:
-    """A path as code: relative to the notebook folder when inside it, else absolute."""
-    p = Path(path).resolve()
-    try:
-        rel = p.relative_to(nb_dir.resolve())
-    except ValueError:
-        return f"Path({str(p)!r})"
-    return f"Path({rel.as_posix()!r})"
+# ---- inputs, checked before any kernel starts ----------------------------------------------
+#: The measure of the worst-queries tables when none is given.
+WORST_MEASURE = "nDCG@10"
 
 
-def _run_names(runs: Sequence[str | os.PathLike[str]], names: Sequence[str] | None
-               ) -> list[str | None]:
+@dataclass(frozen=True)
+class _Plan:
+    """What the notebook loads, every piece of it already read and evaluated once here."""
+
+    qrels: Path
+    runs: dict[str, Path]            # run name -> file, in the order given
+    queries: Path | None
+    docs: Path | None
+    measures: list[str] | None       # canonical names; None: ragreport's default measures
+    worst_measure: str
+    k_max: int
+    example: bool
+    fractional_grades: bool
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
+def _shown(path: str | os.PathLike[str]) -> str:
+    """A path as text for a message: undecodable bytes and control characters escaped."""
+    from .fileio import shown_path
+
+    return _printable(shown_path(path))
+
+
+def _input_file(path: str | os.PathLike[str]) -> Path:
+    if os.fspath(path) == "-":
+        raise RagReportError("the notebook reads its inputs by path, each time it runs: "
+                             "standard input ('-') cannot be one")
+    p = Path(path)
+    if not p.exists():
+        raise RagReportError(f"{_shown(path)}: no such file")
+    if not p.is_file():
+        raise RagReportError(f"{_shown(path)}: not a regular file (the notebook reads its "
+                             "inputs again each time it runs)")
+    return p
+
+
+def _run_names(runs: Sequence[Any], paths: Sequence[Path], names: Sequence[str] | None
+               ) -> list[str]:
     """Distinct run names: the given ones, else the TREC tag, else the file name."""
-    from .io import load_run
-
     given = list(names or [])
     if len(given) > len(runs):
         raise RagReportError(f"{len(given)} names given for {len(runs)} run(s)")
-    out: list[str] = []
-    for i, path in enumerate(runs):
-        if i < len(given):
-            out.append(given[i])
-        else:
-            out.append(load_run(path).name)
-    stems = [Path(p).name.split(".")[0] for p in runs]
-    final: list[str | None] = []
+    out = [given[i] if i < len(given) else r.name for i, r in enumerate(runs)]
+    stems = [p.name.split(".")[0] for p in paths]
+    final: list[str] = []
     for i, name in enumerate(out):
         if i >= len(given) and out.count(name) > 1:
             name = stems[i] if stems.count(stems[i]) == 1 else f"{stems[i]}-{i + 1}"
@@ -219,55 +257,171 @@ def _run_names(runs: Sequence[str | os.PathLike[str]], names: Sequence[str] | No
     return final
 
 
-def build_analysis_notebook(qrels: str | os.PathLike[str] | None,
-                            runs: Sequence[str | os.PathLike[str]], nb_dir: Path, *,
-                            queries: str | os.PathLike[str] | None = None,
-                            docs: str | os.PathLike[str] | None = None,
-                            names: Sequence[str] | None = None, example: bool = False,
-                            measure: str = "nDCG@10") -> Any:
-    """The analysis notebook (an nbformat node), not executed."""
+def _prepare(qrels: str | os.PathLike[str] | None, runs: Sequence[str | os.PathLike[str]], *,
+             queries: str | os.PathLike[str] | None, docs: str | os.PathLike[str] | None,
+             names: Sequence[str] | None, example: bool,
+             measures: Sequence[str] | None, worst_measure: str | None,
+             fractional_grades: bool) -> _Plan:
+    """Read and evaluate every input as the notebook will, so that it cannot fail on them.
+
+    Raises the readers' own errors (file and line), before any kernel starts.
+    """
+    from .engine import evaluate
+    from .io import load_docs, load_qrels, load_queries, load_run
+    from .measures import normalize_measures, parse_measure
+
+    if example:
+        from .examples import example_files
+
+        if qrels is not None or runs:
+            raise RagReportError("the example takes no qrels or runs")
+        files = example_files()
+        qrels, runs = files.qrels, list(files.runs)
+        queries = queries if queries is not None else files.queries
+        docs = docs if docs is not None else files.docs
+    elif qrels is None or not runs:
+        raise RagReportError("an analysis notebook needs qrels and at least one run "
+                             "(or the example)")
+    qrels_path = _input_file(qrels)
+    run_paths = [_input_file(p) for p in runs]
+    queries_path = _input_file(queries) if queries is not None else None
+    docs_path = _input_file(docs) if docs is not None else None
+    wanted = normalize_measures(list(measures)) if measures else None
+    worst = parse_measure(worst_measure if worst_measure is not None else WORST_MEASURE)
+    k_max = max([20, *(m.cutoff for m in [*(wanted or []), worst] if m.cutoff)])
+    qrels_data = load_qrels(qrels_path, fractional_grades=fractional_grades)
+    loaded = [load_run(p) for p in run_paths]
+    run_names = _run_names(loaded, run_paths, names)
+    for name, run in zip(run_names, loaded, strict=True):
+        evaluate(qrels_data, run.renamed(name), wanted, k_max,
+                 fractional_grades=fractional_grades).values(worst)
+    if queries_path is not None:
+        load_queries(queries_path)
+    if docs_path is not None:
+        load_docs(docs_path)
+    return _Plan(qrels_path, dict(zip(run_names, run_paths, strict=True)), queries_path,
+                 docs_path, [str(m) for m in wanted] if wanted else None, str(worst), k_max,
+                 example, fractional_grades)
+
+
+def _check_outputs(out: Path, html_path: str | os.PathLike[str] | None,
+                   inputs: Sequence[Path]) -> None:
+    """The outputs can be written: checked before any kernel starts (and again when written)."""
+    from .fileio import check_outputs
+
+    if out.suffix != ".ipynb":
+        raise RagReportError(f"the notebook path must end in .ipynb, got {_shown(out)}")
+    check_outputs([out, *([html_path] if html_path is not None else [])], inputs)
+
+
+def _quiet_log() -> logging.Logger:
+    """A logger for jupyter_client and nbclient that prints nothing (errors are raised)."""
+    log = logging.getLogger("ragreport.notebook")
+    log.propagate = False
+    if not log.handlers:
+        log.addHandler(logging.NullHandler())
+    return log
+
+
+def _modules() -> tuple[Any, Any, Any]:
+    """nbformat, nbclient and jupyter_client's kernel specs, or a pointer to install them."""
+    try:
+        return (importlib.import_module("nbformat"), importlib.import_module("nbclient"),
+                importlib.import_module("jupyter_client.kernelspec"))
+    except ImportError as exc:
+        raise RagReportError(f"running a notebook needs {exc.name or 'nbclient'}: "
+                             "pip install nbclient ipykernel") from None
+
+
+def _kernel_spec(kernelspec: Any, kernel_name: str) -> Any:
+    """The installed kernel spec of ``kernel_name``, or a pointer to install one."""
+    manager = kernelspec.KernelSpecManager(log=_quiet_log())
+    try:
+        return manager.get_kernel_spec(kernel_name)
+    except kernelspec.NoSuchKernel:
+        hint = ("pip install ipykernel" if kernel_name == "python3"
+                else "'jupyter kernelspec list' shows the installed ones")
+        raise RagReportError(f"no Jupyter kernel named {_shown(kernel_name)} is installed; "
+                             f"{hint}") from None
+
+
+# ---- generation --------------------------------------------------------------------------
+def _path_code(path: Path, nb_dir: Path) -> str:
+    """A path as code: relative to the notebook folder when inside it, else absolute."""
+    p = path.resolve()
+    try:
+        rel = p.relative_to(nb_dir.resolve())
+    except ValueError:
+        return f"Path({str(p)!r})"
+    return f"Path({rel.as_posix()!r})"
+
+
+def _setup_code(plan: _Plan, nb_dir: Path) -> str:
+    """The first code cell: imports and inputs. Every value from the user is a ``repr``."""
+    head = ("from pathlib import Path\n\nimport ragreport\n"
+            + ("from ragreport.examples import example_files\n" if plan.example else "")
+            + "from ragreport.notebook import (curves_figure, summary_table, targets_table,\n"
+              "                                worst_queries_table)\n\n")
+    if plan.example:
+        from .examples import example_files
+
+        files = example_files()
+
+        def code(p: Path | None) -> str:
+            if p is None:
+                return "None"
+            if p == files.qrels:
+                return "files.qrels"
+            if p in files.runs:
+                return f"files.runs[{files.runs.index(p)}]"
+            if p in (files.queries, files.docs):
+                return "files.queries" if p == files.queries else "files.docs"
+            return _path_code(p, nb_dir)
+
+        head += "files = example_files()  # the embedded example shipped with ragreport\n"
+    else:
+        def code(p: Path | None) -> str:
+            return "None" if p is None else _path_code(p, nb_dir)
+
+        head += "# paths are relative to this notebook's folder when they are inside it\n"
+    runs = "".join(f"    {name!r}: {code(p)},\n" for name, p in plan.runs.items())
+    return (head + f"QRELS = {code(plan.qrels)}\n"
+            f"RUNS = {{\n{runs}}}\n"
+            f"QUERIES = {code(plan.queries)}\n"
+            f"DOCS = {code(plan.docs)}\n"
+            f"MEASURES = {plan.measures!r}"
+            + ("  # ragreport's default measures\n" if plan.measures is None else "\n")
+            + f"K_MAX = {plan.k_max!r}\n"
+            f"WORST_MEASURE = {plan.worst_measure!r}\n"
+            f"FRACTIONAL_GRADES = {plan.fractional_grades!r}"
+            + ("  # keep fractional grades as gains\n" if plan.fractional_grades else
+               "  # grades read as trec_eval reads them (whole numbers)\n"))
+
+
+def _notebook(plan: _Plan, nb_dir: Path) -> Any:
+    """The analysis notebook (an nbformat node), not executed.
+
+    No Markdown cell holds text from the user (a file or run name could be read as a link or
+    as HTML): names and paths are in the code, as Python literals, and in the outputs, which
+    are escaped.
+    """
     from . import __version__
 
     nbformat: Any = importlib.import_module("nbformat")
     v4: Any = nbformat.v4
     md, code = v4.new_markdown_cell, v4.new_code_cell
-    if example:
-        if qrels is not None or runs:
-            raise RagReportError("example=True takes no qrels or runs")
-        setup = ("from pathlib import Path\n\nimport ragreport\n"
-                 "from ragreport.examples import example_files\n"
-                 "from ragreport.notebook import (curves_figure, summary_table, targets_table,\n"
-                 "                                worst_queries_table)\n\n"
-                 "files = example_files()  # the embedded example shipped with ragreport\n"
-                 "QRELS = files.qrels\n"
-                 "RUNS = {\"bm25\": files.runs[0], \"tfidf\": files.runs[1]}\n"
-                 "QUERIES = files.queries\nDOCS = files.docs")
-        inputs = "the embedded example (Python documentation passages, BM25 and TF-IDF runs)"
-    else:
-        if qrels is None or not runs:
-            raise RagReportError("an analysis notebook needs qrels and at least one run "
-                                 "(or example=True)")
-        for p in [qrels, *runs, *(x for x in (queries, docs) if x is not None)]:
-            if not Path(p).is_file():
-                raise RagReportError(f"{p}: no such file")
-        run_names = _run_names(runs, names)
-        run_lines = "".join(f"    {n!r}: {_path_code(p, nb_dir)},\n"
-                            for n, p in zip(run_names, runs, strict=True))
-        setup = ("from pathlib import Path\n\nimport ragreport\n"
-                 "from ragreport.notebook import (curves_figure, summary_table, targets_table,\n"
-                 "                                worst_queries_table)\n\n"
-                 "# paths are relative to this notebook's folder when they are inside it\n"
-                 f"QRELS = {_path_code(qrels, nb_dir)}\n"
-                 f"RUNS = {{\n{run_lines}}}\n"
-                 f"QUERIES = {_path_code(queries, nb_dir) if queries else None}\n"
-                 f"DOCS = {_path_code(docs, nb_dir) if docs else None}")
-        inputs = ", ".join(html.escape(Path(p).name) for p in [qrels, *runs])
+    inputs = ("the embedded example (Python documentation passages, BM25 and TF-IDF runs), "
+              "loaded in the first code cell" if plan.example else
+              "the files named in the first code cell")
     cells = [
-        md(f"# Retrieval analysis\n\nInputs: {inputs}.\n\nGenerated by ragreport {__version__}"
-           " (`ragreport notebook`). Rerun it with *Run All*; it needs only `ragreport`."),
-        code(setup),
-        code("qrels = ragreport.load_qrels(QRELS)\n"
-             "results = [ragreport.evaluate(qrels, ragreport.load_run(path, name=name))\n"
+        md(f"# Retrieval analysis\n\nInputs: {inputs}.\n\nGenerated by ragreport "
+           f"{__version__} (`ragreport notebook`). Rerun it with *Run All*; it needs only "
+           "`ragreport`."),
+        code(_setup_code(plan, nb_dir)),
+        code("qrels = ragreport.load_qrels(QRELS, fractional_grades=FRACTIONAL_GRADES)\n"
+             "results = [ragreport.evaluate(qrels, ragreport.load_run(path, name=name),\n"
+             "                              MEASURES, K_MAX,\n"
+             "                              fractional_grades=FRACTIONAL_GRADES)\n"
              "           for name, path in RUNS.items()]\n"
              "queries = ragreport.load_queries(QUERIES) if QUERIES else {}\n"
              "docs = ragreport.load_docs(DOCS) if DOCS else {}\n"
@@ -277,14 +431,14 @@ def build_analysis_notebook(qrels: str | os.PathLike[str] | None,
         code("targets_table(results)  # the seed tutorial's typical targets"),
         md("## Metric vs K\n\nMean over queries for K = 1..K_max; targets are marked with ×."),
         code("curves_figure(results, families=(\"P\", \"R\", \"nDCG\", \"RR\"))"),
-        md(f"## Worst queries\n\nThe queries with the lowest {measure}, with why they fail."),
+        md("## Worst queries\n\nThe queries with the lowest `WORST_MEASURE`, with why they "
+           "fail."),
+        code("for r in results:\n"
+             "    display(worst_queries_table(r, WORST_MEASURE, n=15, queries=queries))"),
+        md("## Explore interactively\n\nIn a live notebook, "
+           "`ragreport.Explorer(results, queries=queries, docs=docs)` shows every "
+           "query's ranking, the cut at K and the A/B comparison (ipywidgets)."),
     ]
-    cells.append(code(f"MEASURE = {measure!r}\n"
-                      "for r in results:\n"
-                      "    display(worst_queries_table(r, MEASURE, n=15, queries=queries))"))
-    cells.append(md("## Explore interactively\n\nIn a live notebook, "
-                    "`ragreport.Explorer(results, queries=queries, docs=docs)` shows every "
-                    "query's ranking, the cut at K and the A/B comparison (ipywidgets)."))
     nb = v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
@@ -292,6 +446,26 @@ def build_analysis_notebook(qrels: str | os.PathLike[str] | None,
     nbformat.validate(nb)
     return nb
 
+
+def build_analysis_notebook(qrels: str | os.PathLike[str] | None,
+                            runs: Sequence[str | os.PathLike[str]], nb_dir: Path, *,
+                            queries: str | os.PathLike[str] | None = None,
+                            docs: str | os.PathLike[str] | None = None,
+                            names: Sequence[str] | None = None, example: bool = False,
+                            measures: Sequence[str] | None = None,
+                            worst_measure: str | None = None,
+                            fractional_grades: bool = False) -> Any:
+    """The analysis notebook (an nbformat node), not executed; its inputs read and checked.
+
+    Raises
+    ------
+    RagReportError
+        An input is missing, malformed or cannot be evaluated as asked.
+    """
+    return _notebook(_prepare(qrels, runs, queries=queries, docs=docs, names=names,
+                              example=example, measures=measures,
+                              worst_measure=worst_measure,
+                              fractional_grades=fractional_grades), nb_dir)
 
 _OFFLINE_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
 {%- block html_head_js -%}{%- endblock html_head_js -%}
@@ -327,6 +501,90 @@ def export_html(nb: Any) -> str:
     return str(_REMOTE_LOAD.sub("", body))
 
 
+def _one_line(text: str, limit: int = 300) -> str:
+    """Text of an error as one short line (ANSI colours dropped, whitespace collapsed)."""
+    line = _printable(" ".join(re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text).split()))
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def _cell_label(nb: Any, index: int | None) -> str:
+    if index is None:
+        return "the notebook"
+    first = next((ln for ln in str(nb.cells[index].source).splitlines() if ln.strip()), "")
+    return f"cell {index + 1} ({_one_line(first, 60)})"
+
+
+def _execute(nb: Any, nb_dir: Path, spec: Any, kernel_name: str, timeout: int) -> None:
+    """Run every cell in a kernel started in ``nb_dir``; stop the kernel whatever happens.
+
+    A failing cell, a kernel that does not start or dies, a cell that does not finish within
+    ``timeout`` seconds: a :class:`RagReportError` naming the cell. Ctrl-C stops the kernel
+    before ``KeyboardInterrupt`` goes on.
+    """
+    nbclient: Any = importlib.import_module("nbclient")
+    exceptions: Any = importlib.import_module("nbclient.exceptions")
+    current: list[int] = []
+
+    def on_cell_start(cell: Any, cell_index: int) -> None:
+        current.append(cell_index)
+
+    client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name=kernel_name,
+                                     resources={"metadata": {"path": str(nb_dir)}},
+                                     log=_quiet_log(), on_cell_start=on_cell_start,
+                                     shutdown_kernel="immediate")
+    # nbclient would take SIGINT and SIGTERM for itself (stop the kernel, then fail on); it
+    # leaves them alone when the loop refuses them: Ctrl-C raises KeyboardInterrupt here
+    loop: Any = importlib.import_module("jupyter_core.utils").ensure_event_loop()
+    loop.add_signal_handler = _refuse_signal_handler
+    try:
+        # the kernel's own output (start-up warnings) would garble the one-line errors
+        client.execute(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except exceptions.CellExecutionError as exc:
+        failed = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                       and any(o.get("output_type") == "error" for o in c.get("outputs", []))),
+                      current[-1] if current else None)
+        what = _one_line(f"{exc.ename}: {exc.evalue}" if exc.ename else str(exc))
+        hint = ""
+        if exc.ename == "ModuleNotFoundError" and exc.evalue == "No module named 'ragreport'":
+            hint = (f" (the Jupyter kernel {kernel_name} runs {_one_line(spec.argv[0])}: "
+                    "install ragreport there)")
+        raise RagReportError(f"the analysis notebook failed in {_cell_label(nb, failed)}: "
+                             f"{what}{hint}") from None
+    except exceptions.CellTimeoutError:
+        where = _cell_label(nb, current[-1] if current else None)
+        raise RagReportError(f"{where} did not finish within {timeout} s") from None
+    except exceptions.DeadKernelError:
+        where = _cell_label(nb, current[-1] if current else None)
+        raise RagReportError(f"the Jupyter kernel {kernel_name} died while running "
+                             f"{where}") from None
+    except (OSError, RuntimeError) as exc:  # the kernel did not start
+        raise RagReportError(f"the Jupyter kernel {kernel_name} did not start: "
+                             f"{_one_line(str(exc) or type(exc).__name__)}") from None
+    except BaseException:  # Ctrl-C, SIGTERM: the kernel is stopped before this goes on
+        _cancel_pending(loop)
+        raise
+    finally:
+        del loop.add_signal_handler
+        if client.km is None:
+            # the kernel is gone; when it failed to start, nbclient leaves its exit-time
+            # clean-up registered, which would fail (and print a traceback) at exit
+            atexit.unregister(client._cleanup_kernel)
+
+
+def _refuse_signal_handler(*args: Any) -> None:
+    raise RuntimeError("ragreport handles SIGINT and SIGTERM itself")
+
+
+def _cancel_pending(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what an interrupt left pending: nbclient's own clean-up stops the kernel."""
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        with contextlib.suppress(BaseException):
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+
+
 def write_analysis_notebook(
     qrels: str | os.PathLike[str] | None,
     runs: Sequence[str | os.PathLike[str]],
@@ -337,35 +595,47 @@ def write_analysis_notebook(
     names: Sequence[str] | None = None,
     example: bool = False,
     *,
+    measures: Sequence[str] | None = None,
+    worst_measure: str | None = None,
+    fractional_grades: bool = False,
     timeout: int = 120,
     kernel_name: str = "python3",
-) -> list[Path]:
+) -> list[str]:
     """Generate, execute and write the analysis notebook (and its offline HTML export).
 
-    The notebook is executed in its own folder, so relative paths work for whoever reruns
-    it. Both files are written atomically; returns the paths written.
+    Everything that can be checked is checked before a kernel starts: the inputs are read and
+    evaluated as the notebook will (the readers' errors, with file and line), the measures and
+    names, the outputs' folders, and that a Jupyter kernel named ``kernel_name`` is installed.
+    The notebook is executed in its own folder, so relative paths work for whoever reruns it.
+    Both files are written, or neither (``html_path`` ``-``: standard output). Returns the
+    paths written.
+
+    Raises
+    ------
+    RagReportError
+        A bad input or option, no such kernel, a cell that fails (named), an output that
+        cannot be written.
     """
-    from .fileio import write_atomic
+    from .fileio import write_outputs
 
     out = Path(out_path)
-    if out.suffix != ".ipynb":
-        raise RagReportError(f"the notebook path must end in .ipynb, got {out}")
+    plan = _prepare(qrels, runs, queries=queries, docs=docs, names=names, example=example,
+                    measures=measures, worst_measure=worst_measure,
+                    fractional_grades=fractional_grades)
+    inputs = [p for p in (plan.qrels, *plan.runs.values(), plan.queries, plan.docs)
+              if p is not None]
+    _check_outputs(out, html_path, inputs)
+    nbformat, _, kernelspec = _modules()
+    spec = _kernel_spec(kernelspec, kernel_name)
     nb_dir = (out.parent if str(out.parent) else Path(".")).resolve()
-    if not nb_dir.is_dir():
-        raise RagReportError(f"cannot write {out}: folder {nb_dir} does not exist")
-    inputs = [p for p in (qrels, *runs, queries, docs) if p is not None]
-    nb = build_analysis_notebook(qrels, runs, nb_dir, queries=queries, docs=docs, names=names,
-                                 example=example)
-    nbformat: Any = importlib.import_module("nbformat")
-    nbclient: Any = importlib.import_module("nbclient")
-    cell_error: Any = importlib.import_module("nbclient.exceptions").CellExecutionError
-    client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name=kernel_name,
-                            resources={"metadata": {"path": str(nb_dir)}})
-    try:
-        client.execute()
-    except cell_error as exc:
-        raise RagReportError(f"the analysis notebook failed to run: {exc}") from None
-    written = [write_atomic(out, nbformat.writes(nb) + "\n", inputs)]
+    nb = _notebook(plan, nb_dir)
+    _execute(nb, nb_dir, spec, kernel_name, timeout)
+    outputs: list[tuple[str | os.PathLike[str], str]] = [(out, nbformat.writes(nb) + "\n")]
     if html_path is not None:
-        written.append(write_atomic(html_path, export_html(nb), [*inputs, out]))
-    return written
+        try:
+            page = export_html(nb)
+        except Exception as exc:  # nbconvert's template machinery: any failure, one line
+            raise RagReportError(f"cannot export the notebook to HTML: "
+                                 f"{_one_line(f'{type(exc).__name__}: {exc}')}") from None
+        outputs.append((html_path, page))
+    return write_outputs(outputs, inputs)

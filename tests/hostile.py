@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import re
 import resource
+import site
 import subprocess
 import sys
 import time
@@ -36,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Case", "CaseResult", "leftover_processes", "run_case", "run_ragreport"]
+__all__ = ["Case", "CaseResult", "leftover_processes", "outer_site_dirs", "run_case",
+           "run_ragreport"]
 
 #: A small, valid pair of inputs the catalogue starts from (3 queries, graded, one tie).
 QRELS = ("q1 0 d1 1\nq1 0 d2 2\nq1 0 d4 0\n"
@@ -83,6 +85,9 @@ class Case:
         ``check(result)`` for anything else (numbers, files written).
     setup : callable, optional
         ``setup(tmp)`` run after the files are created (symlinks, FIFOs, permissions).
+    python : str, optional
+        The interpreter that runs ``-m ragreport`` (``{tmp}`` allowed, e.g. a virtual
+        environment made by ``setup``); default: the one running the tests.
     """
 
     id: str
@@ -98,6 +103,7 @@ class Case:
     timeout: float = 120.0
     check: Callable[[CaseResult], None] | None = None
     setup: Callable[[Path], None] | None = None
+    python: str | None = None
 
 
 @dataclass
@@ -145,17 +151,30 @@ def leftover_processes(token: str) -> list[str]:
     return found
 
 
+def outer_site_dirs() -> list[str]:
+    """The site directories the interpreter running the tests imports installed packages from.
+
+    A virtual environment's own ``site-packages`` (and the base interpreter's ones when it was
+    made with ``--system-site-packages``), else the system's and the user's.
+    """
+    dirs = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
+
+
 def run_ragreport(argv: Sequence[str], tmp: Path, *, stdin: bytes | None = None,
                   env: Mapping[str, str] | None = None, timeout: float = 120.0,
-                  max_memory_mib: int | None = None,
-                  token: str | None = None) -> subprocess.CompletedProcess[bytes]:
+                  max_memory_mib: int | None = None, token: str | None = None,
+                  python: str | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run ``python -m ragreport ARGV`` in ``tmp`` (the ``ragreport`` command, as installed)."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("RAGREPORT_")}
     full_env.update({k: _fill(v, tmp) for k, v in (env or {}).items()})
     full_env[_TOKEN_VAR] = token or uuid.uuid4().hex
     full_env.setdefault("MPLBACKEND", "Agg")
     return subprocess.run(
-        [sys.executable, "-m", "ragreport", *(_fill(a, tmp) for a in argv)],
+        [_fill(python, tmp) if python else sys.executable, "-m", "ragreport",
+         *(_fill(a, tmp) for a in argv)],
         cwd=tmp, input=stdin if stdin is not None else b"", capture_output=True,
         env=full_env, timeout=timeout, preexec_fn=_limit(max_memory_mib), check=False,
     )
@@ -190,7 +209,7 @@ def run_case(case: Case, tmp: Path) -> CaseResult:
     before = _snapshot(tmp, watched)
     token = uuid.uuid4().hex
     proc = run_ragreport(case.argv, tmp, stdin=case.stdin, env=case.env, timeout=case.timeout,
-                         max_memory_mib=case.max_memory_mib, token=token)
+                         max_memory_mib=case.max_memory_mib, token=token, python=case.python)
     result = CaseResult(proc.returncode, proc.stdout.decode("utf-8", "replace"),
                         proc.stderr.decode("utf-8", "replace"), tmp)
     where = f"[{case.id}] exit {result.code}\n--- stderr\n{result.stderr}\n--- stdout\n" \

@@ -133,3 +133,87 @@ def test_cli_notebook_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert main(["notebook", str(tmp_path / "nope.txt"), str(tmp_path / "nope2.txt"),
                  "-o", str(tmp_path / "x.ipynb")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_setup_cell_holds_names_and_paths_as_literals(tmp_path: Path) -> None:
+    """Names and paths reach the generated code only as Python literals, whatever they hold."""
+    import ast
+
+    from hostile import QRELS, RUN
+
+    from ragreport.notebook import build_analysis_notebook
+
+    odd = ["it's \"quoted\"\\", "line\nbreak ''' \"\"\" #", "\u202eevil\u0000", "{RUNS}"]
+    files = [tmp_path / "q'rels\n.txt", *(tmp_path / f"run {i} '.txt" for i in range(5))]
+    files[0].write_text(QRELS, encoding="utf-8")
+    for f in files[1:]:
+        f.write_text(RUN, encoding="utf-8")
+    nb = build_analysis_notebook(files[0], files[1:], tmp_path, names=odd,
+                                 worst_measure="P@3", measures=["ndcg@10", "P.5"])
+    setup = nb.cells[1].source
+    tree = ast.parse(setup)  # valid Python
+    assigned = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                for t in node.targets if isinstance(t, ast.Name)}
+    runs = assigned["RUNS"]
+    assert isinstance(runs, ast.Dict)
+    assert [ast.literal_eval(k) for k in runs.keys if k is not None] == [*odd, "tag"]
+    paths = [ast.literal_eval(v.args[0]) for v in runs.values if isinstance(v, ast.Call)]
+    assert paths == [f.name for f in files[1:]]
+    assert ast.literal_eval(assigned["MEASURES"]) == ["nDCG@10", "P@5"]
+    assert ast.literal_eval(assigned["WORST_MEASURE"]) == "P@3"
+    markdown = "".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert not any(text in markdown for text in (*odd, "q'rels", "run 0"))
+
+
+def test_curves_legend_shows_names_as_given() -> None:
+    """A name starting with "_" is in the legend; a name between dollars is not mathtext."""
+    import ragreport
+    from ragreport.examples import example_files
+    from ragreport.notebook import curves_figure
+
+    f = example_files()
+    qrels = ragreport.load_qrels(f.qrels)
+    names = ["$\\undefined$", "_hidden"]
+    results = [ragreport.evaluate(qrels, ragreport.load_run(p, name=n))
+               for p, n in zip(f.runs, names, strict=True)]
+    fig = curves_figure(results)
+    assert fig._repr_png_()[:8] == b"\x89PNG\r\n\x1a\n"  # drawn: no mathtext error
+    for ax in fig.figure.axes:
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == names
+
+
+def test_ctrl_c_stops_the_kernel(tmp_path: Path) -> None:
+    """SIGINT while the notebook runs: one line, exit 130, no kernel left, nothing written."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    from hostile import leftover_processes
+
+    token = uuid.uuid4().hex
+    env = {**os.environ, "RAGREPORT_HOSTILE_TOKEN": token}
+    proc = subprocess.Popen([sys.executable, "-m", "ragreport", "notebook", "--example",
+                             "-o", "nb.ipynb", "--html", "nb.html"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not any("ipykernel" in c for c in leftover_processes(token)):
+            assert proc.poll() is None and time.monotonic() < deadline, "no kernel started"
+            time.sleep(0.05)
+        time.sleep(0.5)  # the kernel is running the cells
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err.decode().splitlines() == ["ragreport: interrupted"]
+    deadline = time.monotonic() + 5
+    while (left := leftover_processes(token)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert left == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -13,27 +13,15 @@ downloaded.
 from __future__ import annotations
 
 import os
-import site
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from hostile import outer_site_dirs
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def outer_site_dirs() -> list[str]:
-    """The site directories this interpreter imports installed packages from.
-
-    A virtual environment's own ``site-packages`` (and the base interpreter's ones when it was
-    made with ``--system-site-packages``), else the system's and the user's.
-    """
-    dirs = list(site.getsitepackages())
-    if site.ENABLE_USER_SITE:
-        dirs.append(site.getusersitepackages())
-    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
 
 
 def isolated_env() -> dict[str, str]:
