@@ -89,3 +89,36 @@ def test_significance_is_reproducible_with_the_seed(tmp_path: Path) -> None:
     assert (c1.ci_lower, c1.ci_upper, c1.p_value) == (c2.ci_lower, c2.ci_upper, c2.p_value)
     assert c1.p_value is not None and c1.p_value < 0.05 and c1.significant
     assert one.stats is not None and "Holm" in one.stats.describe()
+
+
+@pytest.mark.parametrize(("option", "value", "says"), [
+    ("alpha", -1.0, "alpha must be a number > 0 and < 1, got -1.0"),
+    ("alpha", float("nan"), "alpha must be a number > 0 and < 1, got nan"),
+    ("alpha", True, "alpha must be a number > 0 and < 1, got True"),
+    ("ci_level", 1.0, "ci_level must be a number > 0 and < 1, got 1.0"),
+    ("max_drop", float("nan"), "max_drop must be a number >= 0 and < 1, got nan"),
+    ("max_drop", 1.0, "max_drop must be a number >= 0 and < 1, got 1.0"),
+    ("max_drop", -0.5, "max_drop must be a number >= 0 and < 1, got -0.5"),
+    ("resamples", 0, "resamples must be an integer from 1 to 1000000, got 0"),
+    ("resamples", 10**8, "resamples must be an integer from 1 to 1000000, got 100000000"),
+    ("curve_resamples", 2.0, "curve_resamples must be an integer from 1 to 1000000, got 2.0"),
+    ("seed", -1, "seed must be an integer from 0 to 2**63 - 1, got -1"),
+    ("seed", 2**63, "seed must be an integer from 0 to 2**63 - 1"),
+])
+def test_build_report_refuses_options_that_switch_checks_off(option: str, value: object,
+                                                             says: str) -> None:
+    """Validated before any work, in the Python API as on the command line."""
+    import re
+
+    from ragreport.errors import RagReportError
+
+    r = evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["RR"], name="r")
+    with pytest.raises(RagReportError, match=re.escape(says)):
+        build_report([r], **{option: value})  # type: ignore[arg-type]
+
+
+def test_cli_and_api_resample_bounds_agree() -> None:
+    from ragreport import cli
+    from ragreport.report import model
+
+    assert cli.MAX_RESAMPLES == model.MAX_RESAMPLES
