@@ -182,8 +182,10 @@ def test_curves_legend_shows_names_as_given() -> None:
         assert [t.get_text() for t in ax.get_legend().get_texts()] == names
 
 
-def test_ctrl_c_stops_the_kernel(tmp_path: Path) -> None:
-    """SIGINT while the notebook runs: one line, exit 130, no kernel left, nothing written."""
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGKILL"])
+def test_interrupt_stops_the_kernel(signame: str, tmp_path: Path) -> None:
+    """Ctrl-C while the notebook runs: one line, exit 130, no kernel left, nothing written.
+    SIGKILL of the command: the kernel notices its parent is gone and exits too."""
     import os
     import signal
     import subprocess
@@ -204,14 +206,17 @@ def test_ctrl_c_stops_the_kernel(tmp_path: Path) -> None:
             assert proc.poll() is None and time.monotonic() < deadline, "no kernel started"
             time.sleep(0.05)
         time.sleep(0.5)  # the kernel is running the cells
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(getattr(signal, signame))
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 130, err
-    assert err.decode().splitlines() == ["ragreport: interrupted"]
+    if signame == "SIGINT":
+        assert proc.returncode == 130, err
+        assert err.decode().splitlines() == ["ragreport: interrupted"]
+    else:
+        assert proc.returncode == -signal.SIGKILL
     deadline = time.monotonic() + 5
     while (left := leftover_processes(token)) and time.monotonic() < deadline:
         time.sleep(0.05)
