@@ -591,3 +591,17 @@ def test_drop_failure_in_status() -> None:
     md = report.to_markdown()
     assert md.split("\n")[3] == "❌ **1 significant drop beyond 0.1**"
     assert "| bad | RR | −0.6667 |" in md and "❌ fail |" in md
+
+
+def test_breaks_count_toward_the_length_cap() -> None:
+    # '@@@…' and '#1#1…' grow the most once made inert: the cap still holds at the minimum
+    qrels = {f"@{i}#{i}": {"d": 1} for i in range(300)}
+    run = {q: ["d"] for q in qrels}
+    results = [evaluate_named(qrels, run, "@" * 200 + str(i), ["P@1"]) for i in range(3)]
+    report = build_report(results, parse_targets({"P@1": 0.5}), title="@" * 300 + "#1" * 300,
+                          queries={q: "@x #1 " * 50 for q in qrels}, stats=False,
+                          generated_at="2026-01-01T00:00:00Z")
+    for limit in (1000, 1200, 3000, 20_000):
+        md = report.to_markdown(max_chars=limit)
+        assert len(md) <= limit
+        assert live_references(md) == []
