@@ -340,3 +340,30 @@ def test_hits_counts_by_hand_and_differs_from_hit_rate() -> None:
     # a cutoff past the end of every ranking counts the whole ranking
     assert ragreport.evaluate(qrels, run, ["hits@100000"], order="given").per_query(
         "Hits@100000") == {"q1": 2.0, "q2": 0.0}
+
+
+def ranx_map_at_k(relevant: dict[str, int], ranking: list[str], k: int, rel_lvl: int) -> float:
+    """ranx 0.3's ``_average_precision`` (ranx/metrics/average_precision.py), transcribed:
+    the precision at each relevant rank within k, summed, divided by ALL the relevant judged
+    documents (not min(k, relevant)): trec_eval's map_cut_k."""
+    rel = {d for d, g in relevant.items() if g >= rel_lvl}
+    if not rel:
+        return 0.0
+    if k == 0 or k > len(ranking):
+        k = len(ranking)
+    hits = [d in rel for d in ranking[:k]]
+    return sum(sum(hits[: r + 1]) / (r + 1) for r in range(k) if hits[r]) / len(rel)
+
+
+@settings(max_examples=60, deadline=None)
+@given(hits_cases(), st.integers(1, 12))
+def test_ranx_map_at_k_is_ap_at_k(case: tuple[dict[str, dict[str, int]], dict[str, list[str]]],
+                                  k: int) -> None:
+    import ragreport
+
+    qrels, run = case
+    assert [str(m) for m in parse_measures(f"map@{k}")] == [f"AP@{k}"]
+    r = ragreport.evaluate(qrels, run, [f"map@{k}"], order="given", complete=True)
+    for i, q in enumerate(r.query_ids):
+        assert r.values(f"AP@{k}")[i] == pytest.approx(
+            ranx_map_at_k(qrels[q], run.get(q, []), k, 1), abs=1e-15)
