@@ -417,6 +417,8 @@ def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
 
 def _write_stdout(text: str) -> None:
     """Write ``text`` to standard output; undecodable bytes of a name are shown escaped."""
+    if sys.stdout is None:
+        raise RagReportError("cannot write the output: standard output is closed")
     try:
         sys.stdout.write(text)
     except UnicodeEncodeError:
@@ -763,9 +765,9 @@ def _one_line(text: str) -> str:
 
 
 def _say(line: str) -> None:
-    with contextlib.suppress(OSError, ValueError):
+    with contextlib.suppress(Exception):  # stdout may be closed (None) or a broken pipe
         sys.stdout.flush()
-    with contextlib.suppress(OSError, ValueError):
+    with contextlib.suppress(Exception):
         sys.stderr.write(_one_line(line) + "\n")
         sys.stderr.flush()
 

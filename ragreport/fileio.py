@@ -200,7 +200,11 @@ def write_outputs(outputs: Sequence[tuple[PathLike, str | bytes]],
                 raise RagReportError(f"cannot write {p.shown}: {exc.strerror}") from None
         for p in plans:  # 2. what cannot be renamed into: written directly
             if p.kind == "stdout":
-                _write_stdout(p.data)
+                try:
+                    _write_stdout(p.data)
+                except OSError as exc:  # a broken pipe: the other outputs are not written
+                    raise RagReportError(f"cannot write to standard output: "
+                                         f"{exc.strerror or exc}") from None
             elif p.kind == "stream":
                 try:
                     with open(p.target, "wb") as fh:
@@ -223,6 +227,8 @@ def write_outputs(outputs: Sequence[tuple[PathLike, str | bytes]],
 
 def _write_stdout(data: bytes) -> None:
     out = sys.stdout
+    if out is None:
+        raise RagReportError("cannot write to standard output: it is closed")
     out.flush()
     buffer = getattr(out, "buffer", None)
     if buffer is not None:

@@ -560,3 +560,14 @@ def test_threads_never_print_a_traceback(files: tuple[str, str], tmp_path: Path)
                               check=False)
         assert proc.returncode == 0, proc.stderr
         assert ("ZeroDivisionError" in proc.stderr) is shown, proc.stderr
+
+
+def test_closed_stdout_is_an_error_not_a_crash(files: tuple[str, str], tmp_path: Path) -> None:
+    for argv in (["evaluate", *files], ["check", *files, "--no-stats", "--jobs", "1",
+                                        "--json", "-"]):
+        proc = subprocess.run([sys.executable, "-m", "ragreport", *argv], stdout=None,
+                              stderr=subprocess.PIPE, text=True, env=_env(), cwd=tmp_path,
+                              check=False, preexec_fn=lambda: os.close(1))
+        assert proc.returncode == EXIT_BAD_INPUT, proc.stderr
+        assert proc.stderr.splitlines()[-1].startswith("ragreport: error: "), proc.stderr
+        assert "standard output" in proc.stderr and "Traceback" not in proc.stderr
