@@ -412,3 +412,21 @@ def test_fractional_grades_through_evaluate_and_conventions() -> None:
     assert f.to_dict()["conventions"]["fractional_grades"] is True
     with pytest.raises(RagReportError, match="fractional_grades must be True or False"):
         ragreport.evaluate(qrels, run, ["P@3"], fractional_grades="yes")  # type: ignore[arg-type]
+
+
+def test_errors_in_a_json_document_name_the_line_of_the_entry(tmp_path: Path) -> None:
+    p = _write(tmp_path, "r.json", '[\n {"query_id": "q1", "retrieved": ["a"]},\n'
+               ' "q2",\n {"query_id": "q3", "retrieved": []}\n]\n')
+    with pytest.raises(InputError) as info:
+        ragreport.load_run(p)
+    assert str(info.value) == (f"{p}:3: expected an object with 'retrieved' and/or 'relevant', "
+                               "got str")
+    p = _write(tmp_path, "q.json", '{\n "q1": {"a": 1},\n "q2": {"a": 2,\n   "b": true}\n}\n')
+    with pytest.raises(InputError) as info:
+        ragreport.load_qrels(p)
+    # the line where the query's entry starts
+    assert str(info.value) == (f"{p}:3: grade True of document 'b' (query 'q2') is not a "
+                               "number (a boolean)")
+    # the same documents read without an error: no line lookup, same rows
+    p = _write(tmp_path, "ok.json", '{\n "q1": {"a": 1},\n "q2": {"a": 2,\n   "b": 0}\n}\n')
+    assert ragreport.load_qrels(p).grades.tolist() == [1.0, 2.0, 0.0]

@@ -391,7 +391,8 @@ def _json_error(exc: Exception, source: str, line: int | None = None) -> InputEr
     return InputError(f"invalid JSON: {exc}", source, line)
 
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]|-?[0-9][-+.eE0-9]*|true|false|null|NaN|'
+                    r"-?Infinity")
 _COLON = re.compile(r"\s*:")
 _NONBLANK = re.compile(r"\S")
 
@@ -414,7 +415,7 @@ def _entry_lines(text: str) -> Callable[[int], int | None]:
                 depth += 1
             elif tok in "}]":
                 depth -= 1
-            elif depth == 1 and (top_is_array or _COLON.match(text, m.end())):
+            elif depth == 1 and (top_is_array or (tok[0] == '"' and _COLON.match(text, m.end()))):
                 cache.append(m.start())
 
     def line(i: int) -> int | None:
