@@ -128,6 +128,9 @@ BEIR = "query-id\tcorpus-id\tscore\n" + "".join(
     "\t".join(line.split()[i] for i in (0, 2, 3)) + "\n" for line in QRELS.splitlines())
 EXTRA = RUN.replace(" tag\n", " tag extra 1 2\n")
 RUN_FIELDS = "qid Q0 docid rank score tag"
+SHORT_LONG_ID = f"q1 Q0 {LONG_ID} 1 2 tag\nq1 Q0 d1 2 1 tag\n"
+JSONISH = RUN.replace("q1 ", "{q1} ").replace("q2 ", "[q2] ")
+JSONISH_QRELS = QRELS.replace("q1 ", "{q1} ").replace("q2 ", "[q2] ")
 
 CASES = [
     # ---- legal odd inputs: pytrec_eval's numbers, with and without --stream --------------
@@ -189,6 +192,23 @@ CASES = [
     Case("10mb-id-stream", ["evaluate", "--stream", "q.txt", "r.txt", *MEASURES],
          {"q.txt": QRELS, "r.txt": RUN_LONG_ID}, exit=0,
          check=same_as_pytrec_eval(QRELS, RUN_LONG_ID)),
+    Case("10mb-id-short-run", ["evaluate", "q.txt", "r.txt", *MEASURES],
+         {"q.txt": QRELS, "r.txt": SHORT_LONG_ID}, exit=0,
+         check=same_as_pytrec_eval(QRELS, SHORT_LONG_ID)),
+    Case("10mb-id-short-run-stream", ["evaluate", "--stream", "q.txt", "r.txt", *MEASURES],
+         {"q.txt": QRELS, "r.txt": SHORT_LONG_ID}, exit=0,
+         check=same_as_pytrec_eval(QRELS, SHORT_LONG_ID)),
+    Case("json-like-trec-ids", ["evaluate", "q.txt", "r.txt", *MEASURES],
+         {"q.txt": JSONISH_QRELS, "r.txt": JSONISH}, exit=0,
+         check=same_as_pytrec_eval(JSONISH_QRELS, JSONISH)),
+    Case("dev-stdin-run", ["evaluate", "q.txt", "/dev/stdin", *MEASURES], {"q.txt": QRELS},
+         stdin=("# padding\n" * 8000).encode() + RUN_B, exit=0, check=same_as_pytrec_eval()),
+    Case("dev-stdin-run-stream", ["evaluate", "--stream", "q.txt", "/dev/stdin", *MEASURES],
+         {"q.txt": QRELS}, stdin=gzip.compress(RUN_B), exit=0, check=same_as_pytrec_eval()),
+    Case("report-json-fifo-run", ["report", "q.txt", "r.fifo", "--json", "out.json",
+                                  "--no-stats"],
+         {"q.txt": QRELS}, setup=fifo("r.fifo", gzip.compress(RUN_B)), exit=0,
+         check=lambda res: _report_has(res, "r.fifo")),
     Case("report-json-stdin-run", ["report", "q.txt", "-", "--json", "out.json", "--no-stats"],
          {"q.txt": QRELS}, stdin=BOM + RUN_B, exit=0,
          check=lambda res: _report_has(res, "<stdin>")),
