@@ -111,7 +111,22 @@ CASES = [
                              "--no-stats"],
          {"q.txt": TREC_QRELS, "r.jsonl": jsonl(RECORDS_EMPTY_LIST)}, exit=0,
          check=lambda res: _report_names_empty(res.tmp / "out.md")),
+    Case("empty-jsonl-on-stdin", [*EVAL, "q.txt", "-"], {"q.txt": TREC_QRELS},
+         stdin=jsonl(RECORDS_EMPTY_MAP).encode(), exit=0,
+         check=like_pytrec_eval(QRELS, RUN, num_q=3)),
+    # the gate sees the zero: RR = (1 + 0 + 1/2) / 3 = 0.5 (0.75 if the empty query were dropped)
+    Case("empty-query-fails-the-gate", ["check", "q.txt", "r.jsonl", "--targets", "t.toml",
+                                        "--no-stats"],
+         {"q.txt": TREC_QRELS, "r.jsonl": jsonl(RECORDS_EMPTY_LIST),
+          "t.toml": '[tool.ragreport.targets]\n"RR" = 0.7\n'}, exit=1, stdout=r"FAIL"),
+    Case("empty-query-passes-a-lower-gate", ["check", "q.txt", "r.jsonl", "--targets",
+                                             "t.toml", "--no-stats"],
+         {"q.txt": TREC_QRELS, "r.jsonl": jsonl(RECORDS_EMPTY_LIST),
+          "t.toml": '[tool.ragreport.targets]\n"RR" = 0.5\n'}, exit=0),
     # ---- a query listed twice: an error naming both places --------------------------------------
+    Case("dup-query-jsonl-on-stdin", ["evaluate", "q.txt", "-"], {"q.txt": TREC_QRELS},
+         stdin=b'{"query_id": "q3", "retrieved": []}\n{"query_id": "q3", "retrieved": ["d7"]}\n',
+         stderr=r"<stdin>:2: query 'q3' is listed twice \(line 1 and line 2\)"),
     Case("dup-query-jsonl-run", ["evaluate", "q.txt", "r.jsonl"],
          {"q.txt": TREC_QRELS, "r.jsonl": '{"query_id": "q1", "retrieved": ["d1"]}\n\n'
                                           '{"query_id": "q1", "retrieved": []}\n'},
