@@ -58,14 +58,16 @@ class Counts:
 
 @dataclass(frozen=True, eq=False)
 class Ranking:
-    """A run ordered per query and joined to the qrels.
+    """A run ordered per query and joined to the qrels, kept in sparse (ragged) form.
 
-    ``grades[q, i]`` is the grade of the document at rank ``i + 1`` of query ``q``; NaN when it
-    is unjudged or when fewer than ``i + 1`` documents were retrieved (``n_ret[q]``).
+    ``ret_grades[ret_offsets[q] + i]`` is the grade of the document at rank ``i + 1`` of query
+    ``q`` (NaN when it is unjudged); query ``q`` retrieved ``n_ret[q]`` documents. Memory is
+    proportional to the input: nothing is sized by the deepest ranking times the number of
+    queries unless asked for with a width (:meth:`relevance`, :meth:`gains`).
     """
 
     query_ids: list[str]
-    grades: FloatArray
+    ret_grades: FloatArray
     n_ret: IntArray
     run_rows: IntArray
     ret_offsets: IntArray
@@ -84,7 +86,28 @@ class Ranking:
 
     @property
     def depth(self) -> int:
-        return int(self.grades.shape[1])
+        """Length of the deepest ranking (at least 1)."""
+        return max(int(self.n_ret.max()) if len(self.n_ret) else 0, 1)
+
+    @property
+    def grades(self) -> FloatArray:
+        """(queries, depth) grades by rank, NaN when unjudged or beyond the ranking.
+
+        Dense: O(queries x deepest ranking) memory; the engine never uses it.
+        """
+        return self._dense(self.ret_grades, self.depth, np.nan)
+
+    def _positions(self) -> tuple[IntArray, IntArray]:
+        """(query, 0-based rank) of every ranked row, in ranking order."""
+        qi = np.repeat(np.arange(self.n_queries), self.n_ret)
+        return qi, np.arange(len(qi)) - self.ret_offsets[:-1][qi]
+
+    def _dense(self, flat: npt.NDArray[Any], width: int, fill: Any) -> npt.NDArray[Any]:
+        out = np.full((self.n_queries, width), fill, dtype=flat.dtype)
+        qi, pos = self._positions()
+        keep = pos < width
+        out[qi[keep], pos[keep]] = flat[keep]
+        return out
 
     def n_relevant(self, rel_level: float) -> IntArray:
         """Relevant documents judged per query (grade >= rel_level)."""
@@ -92,15 +115,62 @@ class Ranking:
         w = (self.qrels_grades >= rel_level).astype(np.float64)
         return np.bincount(qidx, weights=w, minlength=self.n_queries).astype(np.int64)
 
-    def relevance(self, rel_level: float) -> BoolArray:
-        """(queries, depth) bool: is the document at each rank relevant."""
+    def relevant_ranks(self, rel_level: float) -> tuple[IntArray, IntArray]:
+        """(query, 0-based rank) of every relevant retrieved document, by query then rank."""
         with np.errstate(invalid="ignore"):
-            return self.grades >= rel_level
+            rows = np.flatnonzero(self.ret_grades >= rel_level)
+        qi = (np.searchsorted(self.ret_offsets, rows, side="right") - 1).astype(np.int64)
+        return qi, rows - self.ret_offsets[qi]
 
-    def gains(self, gain: str) -> FloatArray:
-        """(queries, depth) gains: positive grades (linear) or 2^grade - 1 (exp), else 0."""
-        g = np.where(self.grades > 0, self.grades, 0.0)
-        return np.exp2(g) - 1.0 if gain == "exp" else g
+    def relevance(self, rel_level: float, width: int | None = None) -> BoolArray:
+        """(queries, width) bool: is the document at each rank relevant (default width: the
+        deepest ranking)."""
+        qi, pos = self.relevant_ranks(rel_level)
+        w = self.depth if width is None else max(int(width), 1)
+        out = np.zeros((self.n_queries, w), dtype=bool)
+        keep = pos < w
+        out[qi[keep], pos[keep]] = True
+        return out
+
+    def gain_shift(self, gain: str) -> FloatArray:
+        """Per-query power-of-two scale of the gains (see :func:`ragreport.metrics.gain_of`)."""
+        from .metrics import gain_shift
+
+        return gain_shift(self.qrels_grades, self.qrels_offsets, gain)
+
+    def gain_ranks(self, gain: str) -> tuple[IntArray, IntArray, FloatArray]:
+        """(query, 0-based rank, gain) of every retrieved document with a non-zero gain."""
+        from .metrics import gain_of
+
+        with np.errstate(invalid="ignore"):
+            rows = np.flatnonzero(self.ret_grades > 0)
+        qi = (np.searchsorted(self.ret_offsets, rows, side="right") - 1).astype(np.int64)
+        g = gain_of(self.ret_grades[rows], self.gain_shift(gain)[qi], gain)
+        return qi, rows - self.ret_offsets[qi], g
+
+    def gains(self, gain: str, width: int | None = None) -> FloatArray:
+        """(queries, width) gains by rank: the positive grades (linear) or 2^grade - 1 (exp)
+        scaled per query as :meth:`gain_shift` says, else 0 (default width: the deepest
+        ranking)."""
+        qi, pos, g = self.gain_ranks(gain)
+        w = self.depth if width is None else max(int(width), 1)
+        out = np.zeros((self.n_queries, w))
+        keep = pos < w
+        out[qi[keep], pos[keep]] = g[keep]
+        return out
+
+    def ideal_ranks(self, gain: str) -> tuple[IntArray, IntArray, FloatArray]:
+        """(query, 0-based ideal rank, gain) of every judged document with a positive grade:
+        each query's judged gains best first."""
+        sizes = np.diff(self.qrels_offsets)
+        qidx = np.repeat(np.arange(self.n_queries), sizes)
+        pos = np.arange(len(self.qrels_grades)) - np.repeat(self.qrels_offsets[:-1], sizes)
+        keep = np.flatnonzero(self.qrels_grades > 0)
+        qi = qidx[keep].astype(np.int64)
+        from .metrics import gain_of
+
+        g = gain_of(self.qrels_grades[keep], self.gain_shift(gain)[qi], gain)
+        return qi, pos[keep].astype(np.int64), g
 
     def ideal(self, gain: str, k: int | None = None) -> FloatArray:
         """(queries, k) judged gains best first, zero-padded (all of them when k is None)."""
@@ -108,13 +178,9 @@ class Ranking:
         width = int(sizes.max()) if len(sizes) and k is None else (k or 0)
         width = max(width, 1)
         out = np.zeros((self.n_queries, width))
-        qidx = np.repeat(np.arange(self.n_queries), sizes)
-        pos = np.arange(len(self.qrels_grades)) - np.repeat(self.qrels_offsets[:-1], sizes)
+        qi, pos, g = self.ideal_ranks(gain)
         keep = pos < width
-        g = np.where(self.qrels_grades > 0, self.qrels_grades, 0.0)
-        if gain == "exp":
-            g = np.exp2(g) - 1.0
-        out[qidx[keep], pos[keep]] = g[keep]
+        out[qi[keep], pos[keep]] = g[keep]
         return out
 
     def query_index(self, qid: str) -> int:
@@ -560,9 +626,9 @@ def align(
         sizes = np.bincount(rpos, minlength=n_q)
         offsets = np.concatenate(([0], np.cumsum(sizes)))
 
-    # grades of retrieved documents: only judged rows are looked up; the rest stay NaN
-    depth = max(int(sizes.max()) if n_q else 0, 1)
-    grades = np.full((n_q, depth), np.nan)
+    # grades of retrieved documents, in ranking order: only judged rows are looked up; the
+    # rest stay NaN (a flat array: memory proportional to the input, whatever the depths)
+    ret_grades = np.full(len(rows), np.nan)
     hit = np.flatnonzero(rd[rows] >= 0)
     if len(hit) and len(qkeys):
         hrows = rows[hit]
@@ -571,8 +637,7 @@ def align(
         q_sorted = qkeys[q_order]
         look = np.minimum(np.searchsorted(q_sorted, hkeys), len(q_sorted) - 1)
         found = q_sorted[look] == hkeys
-        hq = rpos[hit]
-        grades[hq[found], (hit - offsets[hq])[found]] = qrels.grades[q_order[look[found]]]
+        ret_grades[hit[found]] = qrels.grades[q_order[look[found]]]
     del rd
 
     # qrels rows of evaluated queries, best grade first
@@ -595,7 +660,7 @@ def align(
     )
     return Ranking(
         query_ids=qids,
-        grades=grades,
+        ret_grades=ret_grades,
         n_ret=sizes.astype(np.int64),
         run_rows=rows.astype(np.int64),
         ret_offsets=offsets.astype(np.int64),

@@ -15,7 +15,7 @@ from .measures import Measure, normalize_measures
 from .metrics import BoolArray, FloatArray, IntArray
 from .result import Conventions, EvaluationResult
 
-__all__ = ["CURVE_FAMILIES", "LazyCurves", "evaluate"]
+__all__ = ["CURVE_FAMILIES", "LazyCurves", "curve_width", "cutoff_values", "evaluate"]
 
 #: Families computed for every K = 1..k_max in every evaluation (at default parameters).
 CURVE_FAMILIES: tuple[str, ...] = ("P", "R", "F1", "HitRate", "RR", "nDCG", "AP")
@@ -23,24 +23,68 @@ _ALWAYS_SCALAR: tuple[str, ...] = ("RR", "AP", "Rprec")
 DEFAULT_K_MAX = 20
 
 
+#: Curves may always be this wide (cells = queries x width, at most about 8 MB each).
+CURVE_CELLS = 1 << 20
+
+
+def curve_width(k_max: int, ranking: Ranking) -> int:
+    """Width of the metric-vs-K curves: ``min(k_max, max(20, min(depth, budget // queries)))``.
+
+    ``depth`` is the deepest ranking and ``budget`` is ``max(2**20, retrieved rows + judged
+    rows)``: curves are never wider than the deepest ranking (past it every measure is
+    constant or a closed form of the whole ranking, computed from sparse forms when asked
+    for), nor than the input allows (one query 200,000 deep among 5,000 short ones does not
+    make 5,000 x 200,000 curves); a width of 20 (or ``k_max``, if smaller) is always kept.
+    For ``k_max`` up to 20, or rankings at least ``k_max`` deep, it is ``k_max``.
+
+    >>> from ragreport.align import align
+    >>> from ragreport.io import load_qrels, load_run
+    >>> rk = align(load_qrels({"q": {"a": 1}}), load_run({"q": ["a", "b"]}))
+    >>> curve_width(10**9, rk), curve_width(5, rk)
+    (20, 5)
+    """
+    budget = max(CURVE_CELLS, len(ranking.run_rows) + len(ranking.qrels_rows))
+    per_query = budget // max(ranking.n_queries, 1)
+    return min(k_max, max(DEFAULT_K_MAX, min(ranking.depth, per_query)))
+
+
+Ranks = tuple[IntArray, IntArray]
+GainRanks = tuple[IntArray, IntArray, FloatArray]
+
+
 @dataclass
 class _Context:
-    """Caches the arrays measures share (relevance per level, gains per kind)."""
+    """Caches the arrays measures share: sparse relevant ranks and gains (whole rankings,
+    any cutoff) and their dense (queries, width) forms for the curves."""
 
     ranking: Ranking
     rel_level: float
+    width: int = DEFAULT_K_MAX
+    _ranks: dict[float, Ranks] = field(default_factory=dict)
     _rel: dict[float, BoolArray] = field(default_factory=dict)
     _nrel: dict[float, IntArray] = field(default_factory=dict)
+    _gain_ranks: dict[str, GainRanks] = field(default_factory=dict)
+    _ideal_ranks: dict[str, GainRanks] = field(default_factory=dict)
     _gains: dict[str, FloatArray] = field(default_factory=dict)
     _ideal: dict[tuple[str, int | None], FloatArray] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return self.ranking.n_queries
 
     def level(self, m: Measure) -> float:
         return float(m.rel) if m.rel is not None else self.rel_level
 
+    def ranks(self, m: Measure) -> Ranks:
+        lv = self.level(m)
+        if lv not in self._ranks:
+            self._ranks[lv] = self.ranking.relevant_ranks(lv)
+        return self._ranks[lv]
+
     def rel(self, m: Measure) -> BoolArray:
         lv = self.level(m)
         if lv not in self._rel:
-            self._rel[lv] = self.ranking.relevance(lv)
+            self._rel[lv] = self.ranking.relevance(lv, self.width)
         return self._rel[lv]
 
     def n_rel(self, m: Measure) -> IntArray:
@@ -49,9 +93,19 @@ class _Context:
             self._nrel[lv] = self.ranking.n_relevant(lv)
         return self._nrel[lv]
 
+    def gain_ranks(self, m: Measure) -> GainRanks:
+        if m.gain not in self._gain_ranks:
+            self._gain_ranks[m.gain] = self.ranking.gain_ranks(m.gain)
+        return self._gain_ranks[m.gain]
+
+    def ideal_ranks(self, m: Measure) -> GainRanks:
+        if m.gain not in self._ideal_ranks:
+            self._ideal_ranks[m.gain] = self.ranking.ideal_ranks(m.gain)
+        return self._ideal_ranks[m.gain]
+
     def gains(self, m: Measure) -> FloatArray:
         if m.gain not in self._gains:
-            self._gains[m.gain] = self.ranking.gains(m.gain)
+            self._gains[m.gain] = self.ranking.gains(m.gain, self.width)
         return self._gains[m.gain]
 
     def ideal(self, m: Measure, k: int | None) -> FloatArray:
@@ -113,15 +167,52 @@ _CURVES: dict[str, CurveFn] = {
 }
 
 _SCALARS: dict[str, ScalarFn] = {
-    "RR": lambda c, m: metrics.reciprocal_rank(c.rel(m)),
-    "nDCG": lambda c, m: metrics.ndcg(c.gains(m), c.ideal(m, None)),
-    "AP": lambda c, m: metrics.average_precision(c.rel(m), c.n_rel(m)),
-    "Rprec": lambda c, m: metrics.r_precision(c.rel(m), c.n_rel(m)),
+    "RR": lambda c, m: metrics.reciprocal_rank_at(c.n, *c.ranks(m), None),
+    "nDCG": lambda c, m: metrics.ndcg_at(c.n, *c.gain_ranks(m), *c.ideal_ranks(m), None),
+    "AP": lambda c, m: metrics.average_precision_at(c.n, *c.ranks(m), c.n_rel(m), None),
+    "Rprec": lambda c, m: metrics.r_precision_sparse(c.n, *c.ranks(m), c.n_rel(m)),
     "NumRet": lambda c, m: c.ranking.n_ret.astype(np.float64),
     "NumRel": lambda c, m: c.n_rel(m).astype(np.float64),
-    "NumRelRet": lambda c, m: c.rel(m).sum(axis=1).astype(np.float64),
-    "Hits": lambda c, m: c.rel(m).sum(axis=1).astype(np.float64),  # the whole ranking
+    "NumRelRet": lambda c, m: metrics.hits_at(c.n, *c.ranks(m), None),
+    "Hits": lambda c, m: metrics.hits_at(c.n, *c.ranks(m), None),  # the whole ranking
 }
+
+AtFn = Callable[[_Context, Measure, int], FloatArray]
+
+#: Values at one cutoff K from the sparse forms (any K; bit-identical to the curves' columns).
+_AT: dict[str, AtFn] = {
+    "P": lambda c, m, k: metrics.precision_at(c.n, *c.ranks(m), k),
+    "R": lambda c, m, k: metrics.recall_at(c.n, *c.ranks(m), c.n_rel(m), k),
+    "F1": lambda c, m, k: metrics.f1_at(c.n, *c.ranks(m), c.n_rel(m), k),
+    "HitRate": lambda c, m, k: metrics.hit_rate_at(c.n, *c.ranks(m), k),
+    "Hits": lambda c, m, k: metrics.hits_at(c.n, *c.ranks(m), k),
+    "RR": lambda c, m, k: metrics.reciprocal_rank_at(c.n, *c.ranks(m), k),
+    "nDCG": lambda c, m, k: metrics.ndcg_at(c.n, *c.gain_ranks(m), *c.ideal_ranks(m), k),
+    "AP": lambda c, m, k: metrics.average_precision_at(c.n, *c.ranks(m), c.n_rel(m), k),
+}
+
+
+def cutoff_values(ranking: Ranking, measure: Measure, rel_level: float) -> FloatArray:
+    """(queries,) values of a measure with a cutoff K, from the sparse forms of the ranking.
+
+    Any K (up to 2**53) in memory proportional to the input; equal, bit for bit, to column
+    ``K - 1`` of the measure's curve had it been computed that wide. Formulas and the
+    degenerate cases are those of :mod:`ragreport.metrics` (a query without a relevant
+    document, or with an empty ranking, scores 0).
+
+    >>> from ragreport.align import align
+    >>> from ragreport.io import load_qrels, load_run
+    >>> from ragreport.measures import parse_measure
+    >>> rk = align(load_qrels({"q": {"a": 1, "c": 1}}), load_run({"q": ["a", "b"]}))
+    >>> cutoff_values(rk, parse_measure("P@1000000000000"), 1).tolist()
+    [1e-12]
+    >>> cutoff_values(rk, parse_measure("nDCG@1000000000000"), 1).round(4).tolist()
+    [0.6131]
+    """
+    if measure.cutoff is None or measure.name not in _AT:
+        raise MeasureError(f"{measure} has no cutoff")
+    return _AT[measure.name](_Context(ranking, float(rel_level)), measure, measure.cutoff)
+
 
 _ORDERS = ("score", "given")
 _NO_REL = ("zero", "skip", "raise")
@@ -157,6 +248,7 @@ def evaluate(
     duplicates: str = "error",
     name: str | None = None,
     fractional_grades: bool = False,
+    _curve_width: int | None = None,
 ) -> EvaluationResult:
     """Evaluate a run against qrels: every measure, for every K from 1 to ``k_max``.
 
@@ -169,8 +261,12 @@ def evaluate(
         :data:`ragreport.measures.DEFAULT_MEASURES`. Curves (K = 1..k_max) are computed for
         P, R, F1, HitRate, RR, nDCG and AP in any case, plus any parameterised family asked for.
     k_max : int, optional
-        Largest K of the curves; default ``max(20, largest cutoff asked for)``. Must be at
-        least the largest cutoff asked for.
+        Largest K of the curves asked for; default ``max(20, largest cutoff asked for)``. Must
+        be at least the largest cutoff asked for. The curves stop earlier when the rankings do
+        (never wider than the deepest ranking, but at least 20) or when queries x K would
+        exceed what the input holds (see :func:`curve_width`); ``result.k_max`` is the width
+        they have. Measures at any cutoff (up to 2**53) are computed from sparse forms in
+        memory proportional to the input, so ``P@1000000000`` costs no more than ``P@10``.
     order : {"score", "given"}
         ``"score"``: by score descending, ties by document id descending (trec_eval; rank
         columns are ignored). ``"given"``: as listed.
@@ -230,13 +326,15 @@ def evaluate(
     r = load_run(run, name=name)
     ranking = align(q, r, order=order, complete=bool(complete), max_depth=max_depth,
                     rel_level=rel_level, no_relevant=no_relevant, duplicates=duplicates)
-    ctx = _Context(ranking, float(rel_level))
+    width = _curve_width if _curve_width is not None else curve_width(k_max, ranking)
+    width = min(width, k_max)
+    ctx = _Context(ranking, float(rel_level), width)
 
     curve_keys: list[Measure] = [Measure(f) for f in CURVE_FAMILIES]
     for m in wanted:
         if m.has_curve and m.curve_key not in curve_keys:
             curve_keys.append(m.curve_key)
-    curves = LazyCurves(curve_keys, lambda key: _CURVES[key.name](ctx, key, k_max))
+    curves = LazyCurves(curve_keys, lambda key: _CURVES[key.name](ctx, key, width))
 
     scalar_keys: list[Measure] = [Measure(f) for f in _ALWAYS_SCALAR]
     for m in wanted:
@@ -247,13 +345,14 @@ def evaluate(
     conventions = Conventions(order=order, rel_level=rel_level, complete=bool(complete),
                               max_depth=max_depth, no_relevant=no_relevant,
                               duplicates=duplicates, k_max=k_max,
-                              fractional_grades=bool(fractional_grades))
+                              fractional_grades=bool(fractional_grades),
+                              curve_width=width)
     texts = dict(r.query_texts)
     return EvaluationResult(
         run_name=r.name,
         query_ids=ranking.query_ids,
         measures=tuple(wanted),
-        k_max=k_max,
+        k_max=width,
         curves=curves,
         scalars=scalars,
         counts=ranking.counts,

@@ -21,6 +21,25 @@ divides by K even when fewer than K documents were retrieved.
 
 Ties in scores never reach these functions: the ranking order is fixed before (trec_eval's
 rule: score descending, then document id descending).
+
+Sparse forms (memory proportional to the input, any cutoff K)
+-------------------------------------------------------------
+The ``*_at`` functions take a ranking as the (query, 0-based rank) pairs of its relevant
+documents (``qi``, ``pos``, sorted by query then rank, as ``np.nonzero`` of ``rel`` gives
+them), or of its non-zero gains with their values, and return one value per query at one
+cutoff ``k`` (an int, any size up to 2**53, or ``None`` for the whole ranking). They add the
+same numbers in the same order as the dense ``*_at_k`` curves, so a value is bit-identical to
+the curve's column ``k - 1`` (``tests/test_metrics.py``). Past the end of every ranking:
+P@K = relevant retrieved / K, R@K, HitRate@K, RR@K and AP@K are constant, and nDCG@K =
+DCG of the whole ranking / IDCG@min(K, judged relevant) (IDCG still grows while judged
+documents remain).
+
+Gains
+-----
+:func:`gain_of` computes linear gains (the grade) or exponential gains (2^grade - 1). For
+exponential gains a query whose largest grade exceeds :data:`EXP_HEADROOM` has all its gains
+scaled by 2^-shift (:func:`gain_shift`), an exact power of two, so DCG and IDCG never overflow
+and their ratio, nDCG, is unchanged; for every other query the gains are exactly 2^grade - 1.
 """
 
 from __future__ import annotations
@@ -29,18 +48,31 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "EXP_HEADROOM",
     "average_precision",
+    "average_precision_at",
     "average_precision_at_k",
+    "dcg_at",
     "dcg_at_k",
+    "f1_at",
     "f1_at_k",
+    "gain_of",
+    "gain_shift",
+    "hit_rate_at",
     "hit_rate_at_k",
+    "hits_at",
     "hits_at_k",
     "ndcg",
+    "ndcg_at",
     "ndcg_at_k",
+    "precision_at",
     "precision_at_k",
     "r_precision",
+    "r_precision_sparse",
+    "recall_at",
     "recall_at_k",
     "reciprocal_rank",
+    "reciprocal_rank_at",
     "reciprocal_rank_at_k",
 ]
 
@@ -211,16 +243,15 @@ def _row_sums(n: int, rows: IntArray, values: FloatArray) -> FloatArray:
 def ndcg(gains: FloatArray, ideal: FloatArray) -> FloatArray:
     """nDCG over the whole ranking (trec_eval ``ndcg``): DCG of the ranking / DCG of ``ideal``.
 
-    Computed from the non-zero gains only; equal, bit for bit, to the last column of
-    :func:`ndcg_at_k` at the full depth.
+    Computed from the non-zero gains only (:func:`ndcg_at` with ``k=None``); equal, bit for
+    bit, to the last column of :func:`ndcg_at_k` at the full depth. 0 where the ideal DCG is 0.
 
     >>> ndcg(np.array([[1.0, 0.0]]), np.array([[1.0]])).tolist()
     [1.0]
     """
     qi, pos = np.nonzero(gains)
-    dcg = _row_sums(gains.shape[0], qi, gains[qi, pos] * _discount(max(gains.shape[1], 1))[pos])
-    idcg = dcg_at_k(ideal, max(ideal.shape[1], 1))[:, -1]
-    return _safe_div(dcg, idcg)
+    iqi, ipos = np.nonzero(ideal)
+    return ndcg_at(gains.shape[0], qi, pos, gains[qi, pos], iqi, ipos, ideal[iqi, ipos], None)
 
 
 def average_precision_at_k(rel: BoolArray, n_rel: IntArray, k_max: int) -> FloatArray:
@@ -240,16 +271,15 @@ def average_precision_at_k(rel: BoolArray, n_rel: IntArray, k_max: int) -> Float
 def average_precision(rel: BoolArray, n_rel: IntArray) -> FloatArray:
     """AP over the whole ranking (trec_eval ``map`` per query).
 
-    Computed from the relevant ranks only; equal, bit for bit, to the last column of
-    :func:`average_precision_at_k` at the full depth.
+    Computed from the relevant ranks only (:func:`average_precision_at` with ``k=None``);
+    equal, bit for bit, to the last column of :func:`average_precision_at_k` at the full
+    depth. 0 when ``n_rel == 0``.
 
     >>> average_precision(np.array([[False, True]]), np.array([2])).tolist()
     [0.25]
     """
     qi, pos = np.nonzero(rel)
-    first = np.searchsorted(qi, np.arange(rel.shape[0]))
-    hits = (np.arange(len(qi)) - first[qi] + 1).astype(np.float64)
-    return _safe_div(_row_sums(rel.shape[0], qi, hits / (pos + 1.0)), n_rel)
+    return average_precision_at(rel.shape[0], qi, pos, n_rel, None)
 
 
 def r_precision(rel: BoolArray, n_rel: IntArray) -> FloatArray:
@@ -259,5 +289,186 @@ def r_precision(rel: BoolArray, n_rel: IntArray) -> FloatArray:
     [0.5]
     """
     qi, pos = np.nonzero(rel)
+    return r_precision_sparse(rel.shape[0], qi, pos, n_rel)
+
+
+# ---- sparse forms: one cutoff, any K --------------------------------------------------------
+
+def _within(pos: IntArray, k: int | None) -> BoolArray | slice:
+    return slice(None) if k is None else pos < k
+
+
+def hits_at(n: int, qi: IntArray, pos: IntArray, k: int | None) -> FloatArray:
+    """Relevant documents in the top ``k`` of each of ``n`` queries (``k=None``: all).
+
+    ``qi``, ``pos``: query and 0-based rank of each relevant retrieved document. Empty input
+    gives zeros.
+
+    >>> hits_at(2, np.array([0, 0, 1]), np.array([1, 3, 0]), 2).tolist()
+    [1.0, 1.0]
+    """
+    sel = _within(pos, k)
+    return np.bincount(qi[sel], minlength=n).astype(np.float64)
+
+
+def precision_at(n: int, qi: IntArray, pos: IntArray, k: int) -> FloatArray:
+    """P@K = hits in the top K / K, for any K >= 1 (K even past the end of the ranking).
+
+    Bit-identical to column ``k - 1`` of :func:`precision_at_k`; queries without a relevant
+    document retrieved score 0.
+
+    >>> precision_at(1, np.array([0, 0]), np.array([1, 3]), 10**15).tolist()
+    [2e-15]
+    """
+    return hits_at(n, qi, pos, k) / np.float64(k)
+
+
+def recall_at(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray, k: int | None) -> FloatArray:
+    """R@K = hits in the top K / n_rel; 0 when ``n_rel == 0``.
+
+    >>> recall_at(1, np.array([0, 0]), np.array([1, 3]), np.array([3]), 2).round(3).tolist()
+    [0.333]
+    """
+    return _safe_div(hits_at(n, qi, pos, k), n_rel)
+
+
+def f1_at(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray, k: int) -> FloatArray:
+    """F1@K = 2·P@K·R@K / (P@K + R@K); 0 when both are 0 (as :func:`f1_at_k`).
+
+    >>> f1_at(1, np.array([0, 0]), np.array([1, 3]), np.array([3]), 5).tolist()
+    [0.5]
+    """
+    p = precision_at(n, qi, pos, k)
+    r = recall_at(n, qi, pos, n_rel, k)
+    return _safe_div(2.0 * p * r, p + r)
+
+
+def hit_rate_at(n: int, qi: IntArray, pos: IntArray, k: int | None) -> FloatArray:
+    """HitRate@K = 1 when a relevant document is in the top K, else 0.
+
+    >>> hit_rate_at(2, np.array([0]), np.array([4]), 3).tolist()
+    [0.0, 0.0]
+    """
+    return (hits_at(n, qi, pos, k) > 0).astype(np.float64)
+
+
+def reciprocal_rank_at(n: int, qi: IntArray, pos: IntArray, k: int | None) -> FloatArray:
+    """RR@K = 1 / rank of the first relevant document when it is within the top K, else 0
+    (``k=None``: the whole ranking, trec_eval ``recip_rank``).
+
+    >>> reciprocal_rank_at(3, np.array([0, 0, 2]), np.array([2, 5, 9]), None).tolist()
+    [0.3333333333333333, 0.0, 0.1]
+    """
+    out = np.zeros(n)
+    q, first = np.unique(qi, return_index=True)
+    rank = pos[first] + 1.0
+    ok = rank <= k if k is not None else np.ones(len(rank), dtype=bool)
+    out[q[ok]] = 1.0 / rank[ok]
+    return out
+
+
+def average_precision_at(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray,
+                         k: int | None) -> FloatArray:
+    """AP@K = sum of P@rank over the relevant ranks <= K, / n_rel; 0 when ``n_rel == 0``
+    (``k=None``: the whole ranking, trec_eval ``map``).
+
+    >>> average_precision_at(1, np.array([0, 0]), np.array([0, 2]), np.array([2]), 3).round(4)
+    array([0.8333])
+    """
+    sel = _within(pos, k)
+    qi, pos = qi[sel], pos[sel]
+    first = np.searchsorted(qi, np.arange(n))
+    hits = (np.arange(len(qi)) - first[qi] + 1).astype(np.float64)
+    return _safe_div(_row_sums(n, qi, hits / (pos + 1.0)), n_rel)
+
+
+def r_precision_sparse(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray) -> FloatArray:
+    """R-precision from the relevant ranks: relevant in the top R / R, R = ``n_rel``; 0 when
+    R == 0.
+
+    >>> r_precision_sparse(1, np.array([0, 0]), np.array([0, 2]), np.array([2])).tolist()
+    [0.5]
+    """
     top = (pos < n_rel[qi]).astype(np.float64)
-    return _safe_div(_row_sums(rel.shape[0], qi, top), n_rel)
+    return _safe_div(_row_sums(n, qi, top), n_rel)
+
+
+def dcg_at(n: int, qi: IntArray, pos: IntArray, g: FloatArray, k: int | None) -> FloatArray:
+    """DCG@K = sum over ranks i <= K of gain_i / log2(i + 1), from the non-zero gains ``g``
+    at (``qi``, ``pos``); ``k=None``: the whole ranking. Empty rankings give 0.
+
+    >>> dcg_at(1, np.array([0, 0]), np.array([1, 3]), np.array([1.0, 1.0]), 5).round(3)
+    array([1.062])
+    """
+    sel = _within(pos, k)
+    qi, pos, g = qi[sel], pos[sel], g[sel]
+    disc = _discount(int(pos.max()) + 1 if len(pos) else 1)
+    return _row_sums(n, qi, g * disc[pos])
+
+
+def ndcg_at(n: int, qi: IntArray, pos: IntArray, g: FloatArray, iqi: IntArray,
+            ipos: IntArray, ig: FloatArray, k: int | None) -> FloatArray:
+    """nDCG@K = DCG@K / IDCG@K; 0 where IDCG@K == 0 (``k=None``: trec_eval ``ndcg``).
+
+    ``iqi``, ``ipos``, ``ig``: each query's positive judged gains best first (ideal ranks),
+    so IDCG@K sums the best min(K, judged relevant) gains, also past the end of the ranking.
+
+    >>> ndcg_at(1, np.array([0, 0]), np.array([1, 3]), np.array([1.0, 1.0]),
+    ...         np.array([0, 0]), np.array([0, 1]), np.array([1.0, 1.0]), 5).round(3)
+    array([0.651])
+    """
+    return _safe_div(dcg_at(n, qi, pos, g, k), dcg_at(n, iqi, ipos, ig, k))
+
+
+# ---- gains ------------------------------------------------------------------------------------
+
+#: Largest grade whose exponential gain is used unscaled: 2^900 summed over any number of
+#: documents a ranking can hold stays far below the float64 maximum (about 2^1024).
+EXP_HEADROOM = 900
+
+
+def gain_shift(grades: FloatArray, offsets: IntArray, gain: str) -> FloatArray:
+    """Per-query exponent ``s``: exponential gains of the query are scaled by 2^-s.
+
+    ``grades`` are the judged grades grouped by query (``offsets``, length queries + 1), best
+    first. ``s = ceil(largest grade) - EXP_HEADROOM`` when that is positive, else 0; always 0
+    for linear gains (a grade is below 2^53, so linear sums never overflow). Queries without
+    judgments get 0.
+
+    >>> gain_shift(np.array([2000.0, 1.0, 3.0]), np.array([0, 2, 3]), "exp").tolist()
+    [1100.0, 0.0]
+    """
+    n = len(offsets) - 1
+    out = np.zeros(max(n, 0))
+    if gain != "exp" or n <= 0:
+        return out
+    sizes = np.diff(offsets)
+    has = np.flatnonzero(sizes > 0)
+    top = np.maximum.reduceat(grades, offsets[:-1][has]) if len(has) else np.zeros(0)
+    with np.errstate(invalid="ignore"):
+        out[has] = np.maximum(np.ceil(top) - EXP_HEADROOM, 0.0)
+    return out
+
+
+def gain_of(grades: FloatArray, shift: FloatArray, gain: str) -> FloatArray:
+    """Gains of positive ``grades``: the grade (``"linear"``) or 2^grade - 1 (``"exp"``),
+    times 2^-shift (``shift`` per grade, from :func:`gain_shift`; 0 leaves the gain exact).
+
+    Scaling by a power of two is exact, so the nDCG of a query (a ratio of sums of its
+    gains) does not depend on it; it only keeps 2^grade from overflowing (a grade of 2000
+    gives inf, and inf / inf is NaN).
+
+    >>> gain_of(np.array([1.0, 3.0]), np.array([0.0, 0.0]), "exp").tolist()
+    [1.0, 7.0]
+    >>> gain_of(np.array([2000.0]), np.array([1100.0]), "exp").tolist() == [2.0 ** 900]
+    True
+    """
+    g = np.asarray(grades, dtype=np.float64)
+    if gain != "exp":
+        return g.copy()
+    out = np.empty_like(g)
+    plain = shift == 0
+    out[plain] = np.exp2(g[plain]) - 1.0
+    s = shift[~plain]
+    out[~plain] = np.exp2(g[~plain] - s) - np.exp2(-s)
+    return out

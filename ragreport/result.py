@@ -33,10 +33,15 @@ class Conventions:
     duplicates: str
     k_max: int
     fractional_grades: bool = False
+    curve_width: int | None = None
 
     def describe(self) -> dict[str, str]:
         """Human-readable statement of each convention."""
-        return {
+        curves = {} if self.curve_width is None or self.curve_width >= self.k_max else {
+            "curves": f"K = 1..{self.curve_width} (k_max {self.k_max} asked; curves stop at "
+                      "the deepest ranking, at least 20, and at what the input holds; "
+                      "measures at larger K are computed from the whole rankings)"}
+        return curves | {
             "order": ("score descending, ties broken by document id descending (trec_eval); "
                       "rank column ignored") if self.order == "score"
             else "as listed in the run (order='given')",
@@ -115,6 +120,9 @@ class EvaluationResult:
     def curve(self, measure: str | Measure) -> FloatArray:
         """(queries, k_max) per-query values of a family at K = 1..k_max.
 
+        :attr:`k_max` is the curves' width: the ``k_max`` asked for, or less when the rankings
+        (and the input) are shorter (see :func:`ragreport.engine.curve_width`).
+
         ``measure`` may name the family (``"nDCG"``) or any measure of it (``"nDCG@10"``).
         """
         m = self._measure(measure) if not isinstance(measure, str) or "@" in measure \
@@ -139,17 +147,38 @@ class EvaluationResult:
         return self._measure(text)
 
     def values(self, measure: str | Measure) -> FloatArray:
-        """(queries,) per-query values of one measure, in :attr:`query_ids` order."""
+        """(queries,) per-query values of one measure, in :attr:`query_ids` order.
+
+        A measure with a cutoff K is read from its curve when K <= :attr:`k_max` (the curves'
+        width); beyond it (any K up to 2**53) it is computed from the sparse forms of the
+        ranking, in memory proportional to the input, with the same value the curve would
+        have had (e.g. P@K = relevant retrieved / K past the end of every ranking). A measure
+        of a family whose curve was not computed is an error (as for :meth:`curve`).
+
+        >>> from ragreport import evaluate
+        >>> r = evaluate({"q": {"a": 1}}, {"q": ["a", "b"]}, ["P@1"])
+        >>> r.k_max, r.values("P@1000000").tolist()
+        (20, [1e-06])
+        """
         m = self._measure(measure)
         if m.cutoff is not None:
             if m.cutoff > self.k_max:
-                raise MeasureError(f"{m} is beyond k_max ({self.k_max}); evaluate with "
-                                   f"k_max >= {m.cutoff}")
+                if m.curve_key not in self.curves:
+                    self.curve(m)  # raises: the family was not evaluated
+                return self._beyond(m)
             return self.curve(m)[:, m.cutoff - 1]
         if m not in self.scalars:
             raise MeasureError(f"{m} was not computed; pass it in measures= "
                                f"(computed: {', '.join(map(str, self.scalars))})")
         return self.scalars[m]
+
+    def _beyond(self, m: Measure) -> FloatArray:
+        cache: dict[Measure, FloatArray] = self.__dict__.setdefault("_beyond_cache", {})
+        if m not in cache:
+            from .engine import cutoff_values
+
+            cache[m] = cutoff_values(self.ranking, m, float(self.conventions.rel_level))
+        return cache[m]
 
     def mean(self, measure: str | Measure) -> float:
         """Mean over the evaluated queries."""
@@ -186,7 +215,7 @@ class EvaluationResult:
         rows = rk.run_rows[lo:hi]
         docs = rk.run.doc_ids.take(rows).to_pylist() if len(rows) else []
         scores = rk.run.scores[rows]
-        grades = rk.grades[i, : hi - lo]
+        grades = rk.ret_grades[lo:hi]
         level = self.conventions.rel_level
         out = []
         for j, (d, s, g) in enumerate(zip(docs, scores.tolist(), grades.tolist(), strict=True)):

@@ -434,8 +434,14 @@ def test_k_max_default_and_explicit() -> None:
     qrels, run = {"q": {"a": 1}, "r": {"b": 1}}, {"q": ["a"], "r": ["c", "b"]}
     assert ragreport.evaluate(qrels, run, ["P@5"]).k_max == 20
     big = ragreport.evaluate(qrels, run, ["P@5", "nDCG@30"])
-    assert big.k_max == 30
-    assert big.curve("nDCG").shape == (2, 30)
+    # k_max 30 asked (the largest cutoff), but the rankings are 2 deep: the curves stop at 20
+    # (never wider than the deepest ranking, at least 20) and say so; nDCG@30 is still there
+    assert big.k_max == 20 and big.conventions.k_max == 30
+    assert big.conventions.curve_width == 20
+    assert big.curve("nDCG").shape == (2, 20)
+    assert "curves" in big.conventions.describe()
+    assert big.values("nDCG@30").tolist() == big.curve("nDCG")[:, -1].tolist()
+    assert "curves" not in ragreport.evaluate(qrels, run, ["P@5"]).conventions.describe()
     small = ragreport.evaluate(qrels, run, ["P@3"], k_max=3)
     assert small.k_max == 3
     assert small.curve("P").shape == (2, 3)
@@ -486,8 +492,8 @@ def test_result_values_and_means(result: EvaluationResult) -> None:
 def test_result_errors(result: EvaluationResult) -> None:
     with pytest.raises(RagReportError, match="query 'nope' was not evaluated"):
         result.query("nope")
-    with pytest.raises(MeasureError, match=r"P@30 is beyond k_max \(20\)"):
-        result.values("P@30")
+    # beyond the curves: computed from the whole rankings (q1: 2 relevant retrieved, q2: 1)
+    assert result.values("P@30").tolist() == [2 / 30, 1 / 30]
     with pytest.raises(MeasureError, match="NumRet was not computed; pass it in measures="):
         result.values("NumRet")
 

@@ -183,10 +183,11 @@ class _RunData:
 def _run_data(r: EvaluationResult) -> _RunData:
     rk = r.ranking
     level = float(r.conventions.rel_level)
-    rel = rk.relevance(level)
-    any_rel = rel.any(axis=1) if rel.shape[1] else np.zeros(r.n_queries, dtype=bool)
-    first = np.where(any_rel, np.argmax(rel, axis=1) + 1, _BIG) if rel.shape[1] \
-        else np.full(r.n_queries, _BIG)
+    from ..diagnose import NO_RELEVANT_RANK, first_relevant_rank
+
+    first = first_relevant_rank(r)  # sparse: no (queries, depth) matrix
+    any_rel = first < NO_RELEVANT_RANK
+    first = np.where(any_rel, first, _BIG)
     kind = np.zeros(r.n_queries, dtype=np.int8)
     kind[~any_rel] = 3
     kind[rk.n_ret == 0] = 2
