@@ -79,7 +79,10 @@ class Qrels(_Rows):
     """Relevance judgments: ``(query_id, doc_id, grade)`` rows.
 
     Grades are numbers; a grade >= ``rel_level`` is relevant, a negative grade means judged
-    but unknown (never relevant, gain 0).
+    but unknown (never relevant, gain 0). Readers give integers, as trec_eval reads grades
+    (``1.7`` is 1), unless asked to keep fractional grades (``fractional_grades=True``).
+    A query listed with an empty list of judgments judges nothing: it has no row and is not
+    a qrels query (as in pytrec_eval).
     """
 
     grades: FloatArray = field(default_factory=lambda: np.zeros(0))

@@ -291,6 +291,7 @@ BAD_SCORES = [
     ("nan", "score 'nan' of document 'd1' (query 'q1') is not a finite number"),
     ("1e400", "score '1e400' of document 'd1' (query 'q1') is not a finite number"),
     ("١٢", "is not a plain decimal number"),  # Arabic-Indic digits: float() reads them
+    (" 4", "score ' 4' of document 'd1' (query 'q1') is not a plain decimal number"),
     (10 ** 400, "score (an integer of 401 digits) of document 'd1' (query 'q1') is not a "
                 "finite number (too large for a float64)"),
     (10 ** 5000, "score (an integer of over 4000 digits) of document 'd1'"),
@@ -318,7 +319,7 @@ def test_bad_grades_in_python_objects(value: Any) -> None:
 
 @pytest.mark.parametrize(("value", "score"), [
     (np.float32(0.5), 0.5), (np.int64(3), 3.0), (np.uint8(7), 7.0), ("2.5", 2.5), ("-.5", -0.5),
-    ("+3.", 3.0), ("1E5", 1e5), (" 4 ", 4.0), (10 ** 20, 1e20), (-7, -7.0)])
+    ("+3.", 3.0), ("1E5", 1e5), (10 ** 20, 1e20), (-7, -7.0)])
 def test_legal_scores(value: Any, score: float) -> None:
     assert ragreport.load_run({"q1": {"d1": value}}).scores.tolist() == [score]
 

@@ -114,7 +114,7 @@ def read_number(value: Any, what: str = "score", fractional: bool = False) -> fl
     if isinstance(value, (bool, np.bool_)):
         raise ValueError("is not a number (a boolean)")
     if isinstance(value, str):
-        text = value.strip()
+        text = str(value)
         if _DECIMAL.fullmatch(text) is None:
             try:
                 f = float(text)
