@@ -362,28 +362,21 @@ def _setup_code(plan: _Plan, nb_dir: Path) -> str:
             + ("from ragreport.examples import example_files\n" if plan.example else "")
             + "from ragreport.notebook import (curves_figure, summary_table, targets_table,\n"
               "                                worst_queries_table)\n\n")
+    known: dict[Path, str] = {}
     if plan.example:
         from .examples import example_files
 
         files = example_files()
-
-        def code(p: Path | None) -> str:
-            if p is None:
-                return "None"
-            if p == files.qrels:
-                return "files.qrels"
-            if p in files.runs:
-                return f"files.runs[{files.runs.index(p)}]"
-            if p in (files.queries, files.docs):
-                return "files.queries" if p == files.queries else "files.docs"
-            return _path_code(p, nb_dir)
-
+        known = {files.qrels: "files.qrels", files.queries: "files.queries",
+                 files.docs: "files.docs",
+                 **{p: f"files.runs[{i}]" for i, p in enumerate(files.runs)}}
         head += "files = example_files()  # the embedded example shipped with ragreport\n"
     else:
-        def code(p: Path | None) -> str:
-            return "None" if p is None else _path_code(p, nb_dir)
-
         head += "# paths are relative to this notebook's folder when they are inside it\n"
+
+    def code(p: Path | None) -> str:
+        return "None" if p is None else known.get(p) or _path_code(p, nb_dir)
+
     runs = "".join(f"    {name!r}: {code(p)},\n" for name, p in plan.runs.items())
     return (head + f"QRELS = {code(plan.qrels)}\n"
             f"RUNS = {{\n{runs}}}\n"
@@ -467,6 +460,7 @@ def build_analysis_notebook(qrels: str | os.PathLike[str] | None,
                               worst_measure=worst_measure,
                               fractional_grades=fractional_grades), nb_dir)
 
+
 _OFFLINE_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
 {%- block html_head_js -%}{%- endblock html_head_js -%}
 {%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
@@ -545,7 +539,8 @@ def _execute(nb: Any, nb_dir: Path, spec: Any, kernel_name: str, timeout: int) -
                       current[-1] if current else None)
         what = _one_line(f"{exc.ename}: {exc.evalue}" if exc.ename else str(exc))
         hint = ""
-        if exc.ename == "ModuleNotFoundError" and exc.evalue == "No module named 'ragreport'":
+        if exc.ename == "ModuleNotFoundError" and re.fullmatch(
+                r"No module named 'ragreport(\.[\w.]+)?'", str(exc.evalue)):
             hint = (f" (the Jupyter kernel {kernel_name} runs {_one_line(spec.argv[0])}: "
                     "install ragreport there)")
         raise RagReportError(f"the analysis notebook failed in {_cell_label(nb, failed)}: "

@@ -87,6 +87,33 @@ def _venv_without_kernel(tmp: Path) -> None:
         encoding="utf-8")
 
 
+def _kernel_without_ragreport(tmp: Path) -> None:
+    """A python3 kernel whose interpreter has ipykernel but not ragreport.
+
+    A virtual environment that sees this interpreter's site directories as plain folders
+    (their .pth files, an editable install of ragreport among them, are not run; what an
+    editable install leaves there, such as ragreport/templates, is a namespace package).
+    """
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp / "kvenv")],
+                   check=True, timeout=120)
+    py = tmp / "kvenv" / "bin" / "python"
+    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path("
+                              "'purelib'))"], check=True, capture_output=True,
+                             text=True).stdout.strip()
+    (Path(purelib) / "outer-site.pth").write_text("".join(d + "\n" for d in outer_site_dirs()),
+                                                  encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if subprocess.run([str(py), "-c", "import ragreport.notebook"], env=env, cwd=tmp,
+                      capture_output=True).returncode == 0:
+        pytest.skip("ragreport is installed (not editable) beside ipykernel here")
+    spec = tmp / "jupyter" / "kernels" / "python3"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [str(py), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 without ragreport", "language": "python"}),
+        encoding="utf-8")
+
+
 NO_KERNEL_ENV = {"PYTHONPATH": f"{{tmp}}/hide{os.pathsep}{ROOT}", "JUPYTER_PATH": "",
                  "JUPYTER_DATA_DIR": "{tmp}/jupyter-data", "PYTHONNOUSERSITE": "1"}
 
@@ -207,6 +234,13 @@ CASES = [
           "sub/ragreport.py": "raise RuntimeError('a ragreport.py of the user')\n"},
          exit=2, stderr=r"failed in cell 2 \(from pathlib import Path\): RuntimeError: "
                         r"a ragreport\.py of the user$"),
+    Case("kernel-without-ragreport", ["notebook", "qrels.txt", "run.txt", "-o", "nb.ipynb"],
+         {"qrels.txt": QRELS, "run.txt": RUN, **OLD_OUTPUTS}, exit=2,
+         stderr=r"failed in cell 2 \(from pathlib import Path\): ModuleNotFoundError: No "
+                r"module named 'ragreport(\.notebook)?' \(the Jupyter kernel python3 runs "
+                r"\S*/kvenv/bin/python: install ragreport there\)$",
+         env={"JUPYTER_PATH": "{tmp}/jupyter", "PYTHONPATH": ""},
+         setup=_kernel_without_ragreport),
     Case("html-export-fails", ["notebook", "qrels.txt", "run.txt", "-o", "nb.ipynb", "--html",
                                "nb.html"],
          {"qrels.txt": QRELS, "run.txt": RUN, **OLD_OUTPUTS,
