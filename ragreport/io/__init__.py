@@ -47,7 +47,7 @@ def _sniff(data: bytes, path: str) -> str:
 def _is_json(line: bytes) -> bool:
     try:
         json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply to be a TREC line
         return False
     return True
 
