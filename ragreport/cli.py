@@ -308,25 +308,8 @@ def _eval_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _fractional(args: argparse.Namespace) -> dict[str, Any]:
-    """``fractional_grades=True`` when asked for (the keyword is passed only then)."""
+    """``fractional_grades=True`` for ``--fractional-grades`` (readers, evaluate, notebook)."""
     return {"fractional_grades": True} if getattr(args, "fractional_grades", False) else {}
-
-
-def _supports(fn: Callable[..., Any], keyword: str) -> bool:
-    import inspect
-
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return keyword in params or any(p.kind is inspect.Parameter.VAR_KEYWORD
-                                    for p in params.values())
-
-
-def _need_fractional(args: argparse.Namespace, *fns: Callable[..., Any]) -> None:
-    if _fractional(args) and not all(_supports(fn, "fractional_grades") for fn in fns):
-        raise RagReportError(f"--fractional-grades is not available for {args.command} in "
-                             "this version")
 
 
 def _materialize(args: argparse.Namespace, attrs: Sequence[str]) -> None:
@@ -370,7 +353,6 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         measures = list(TREC_DEFAULT_MEASURES)
     if args.stream:
         return _stream_evaluate(args, measures)
-    _need_fractional(args, evaluate)
     _materialize(args, ("qrels", "runs"))
     result = evaluate(args.qrels, args.runs, measures, **_eval_kwargs(args))
     if args.format == "trec":
@@ -395,7 +377,6 @@ def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
     if args.qrels == "-" and args.runs == "-":
         raise RagReportError("standard input ('-') can be read for one input only, got it "
                              "for 2 inputs")
-    _need_fractional(args, evaluate_stream)
     res = evaluate_stream(args.qrels, args.runs, measures, **_eval_kwargs(args))
     if args.format == "json":
         out = json.dumps({"schema": "ragreport.evaluate/1", "run": res.run_name,
@@ -542,12 +523,9 @@ def _check_options(args: argparse.Namespace) -> None:
 def _build_report(args: argparse.Namespace, workers: Any) -> Any:
     from concurrent.futures import ThreadPoolExecutor
 
-    from .engine import evaluate
-    from .io import load_qrels
-
-    _need_fractional(args, evaluate, load_qrels)
-    _materialize(args, ("qrels", "runs", "queries", "docs", "targets"))
     from .io.common import Source
+
+    _materialize(args, ("qrels", "runs", "queries", "docs", "targets"))
 
     if isinstance(args.targets, Source):
         raise RagReportError(f"--targets must be a regular file, got {args.targets.name}")
@@ -701,7 +679,6 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
         raise RagReportError("--example takes no QRELS or RUN arguments")
     if not args.example and (not args.qrels or not args.runs):
         raise RagReportError("notebook needs QRELS and at least one RUN (or --example)")
-    _need_fractional(args, write_analysis_notebook)
     written = write_analysis_notebook(
         None if args.example else args.qrels, [] if args.example else args.runs,
         args.output, html_path=args.html, queries=args.queries, docs=args.docs,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import ragreport
-from ragreport.cli import EXIT_BAD_INPUT, EXIT_OK, main
+from ragreport.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_TARGET_FAILED, main
 from ragreport.examples import example_files
 
 # q1: d1 (3.0, grade 1) d2 (2.0, grade 2) d9 (1.0, unjudged) -> ranks: 1 1 0 ; R = 2
@@ -451,20 +451,29 @@ def test_numeric_options_say_what_they_got(files: tuple[str, str],
     assert says in err and option in err and len(err.splitlines()) == 1, err
 
 
-def test_fractional_grades_option(files: tuple[str, str],
-                                  capsys: pytest.CaptureFixture[str]) -> None:
-    """Passed to the library as ``fractional_grades=True`` (refused with one line where the
-    library does not take it)."""
-    from ragreport.cli import _supports
-    from ragreport.engine import evaluate
+def test_fractional_grades_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--fractional-grades`` is ``fractional_grades=True`` of the library, on every path."""
+    from ragreport import evaluate
 
-    code, _, err = _run(["evaluate", *files, "-m", "RR", "--fractional-grades"], capsys)
-    if _supports(evaluate, "fractional_grades"):
+    q = tmp_path / "q.txt"
+    r = tmp_path / "r.txt"
+    q.write_text("q1 0 d1 0.5\nq1 0 d2 1.5\nq2 0 d3 2.7\n")
+    r.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq2 Q0 d3 1 1.0 t\n")
+    means = {}
+    for extra in ([], ["--fractional-grades"], ["--fractional-grades", "--stream"]):
+        code, out, err = _run(["evaluate", str(q), str(r), "-m", "nDCG", "--format", "json",
+                               *extra], capsys)
         assert code == EXIT_OK, err
-    else:
-        assert code == EXIT_BAD_INPUT
-        assert err == ("ragreport: error: --fractional-grades is not available for evaluate "
-                       "in this version\n")
+        means[" ".join(extra)] = json.loads(out)["means"]["nDCG"]
+    assert means[""] == evaluate(str(q), str(r), ["nDCG"]).mean("nDCG")
+    kept = evaluate(str(q), str(r), ["nDCG"], fractional_grades=True).mean("nDCG")
+    assert means["--fractional-grades"] == means["--fractional-grades --stream"] == kept
+    assert kept != means[""]
+    code, _, err = _run(["check", str(q), str(r), "--fractional-grades", "--no-stats",
+                         "--jobs", "1", "--json", str(tmp_path / "o.json")], capsys)
+    assert code in (EXIT_OK, EXIT_TARGET_FAILED), err
+    doc = json.loads((tmp_path / "o.json").read_text())
+    assert "fractional" in json.dumps(doc["conventions"])
 
 
 # ---- outputs: all or nothing ------------------------------------------------------------------
