@@ -4,7 +4,10 @@ Same names, arguments and semantics as the tutorial: lists are taken in the orde
 ``mrr`` has no cutoff, a query without relevant documents scores 0, an empty ``retrieved``
 list scores 0, and the batch mean counts every test case. A ``retrieved`` set is refused (it
 has no order); ``relevant`` may be any collection. The numbers come from
-:func:`ragreport.evaluate`, so they are the same numbers the reports show.
+:func:`ragreport.evaluate`, so they are the same numbers the reports show: the batch mean
+equals ``evaluate(cases, cases, ..., order="given")``'s when every case has a relevant
+document (a case without one is not a judged query for ``evaluate``, as for pytrec_eval,
+while the tutorial counts it as a 0).
 
 >>> ev = RetrievalEvaluator(k=5)
 >>> {k: round(v, 3) for k, v in ev.evaluate_all([1, 3, 5, 7, 9, 11, 13], [3, 7, 12]).items()}
