@@ -136,6 +136,15 @@ def _check_stdin_hash(res: CaseResult) -> None:
     assert qrels["size"] == len(QRELS.encode())
 
 
+def _check_fractional(res: CaseResult) -> None:
+    from ragreport import evaluate
+
+    qrels, run = str(res.tmp / "fq.txt"), str(res.tmp / "r.txt")
+    kept = evaluate(qrels, run, ["nDCG@3"], fractional_grades=True).mean("nDCG@3")
+    assert json.loads(res.stdout)["means"]["nDCG@3"] == kept
+    assert kept != evaluate(qrels, run, ["nDCG@3"]).mean("nDCG@3")
+
+
 def _check_escaped(res: CaseResult) -> None:
     doc = _json(res, "out.json")
     assert doc["title"] == "caf\\xff"
@@ -262,6 +271,20 @@ CASES = [
          stderr=r"standard input \('-'\) can be read for one input only"),
     Case("stdin-for-two-report-inputs", ["check", "q.txt", "-", "-", "--no-stats"], BASE,
          stdin=RUN.encode(), stderr=r"one input only"),
+    Case("stream-run-from-stdin", ["evaluate", "--stream", "q.txt", "-", "-m", "RR", "--format",
+                                   "trec"], {"q.txt": QRELS}, stdin=RUN.encode(), exit=0,
+         check=_check_rr),
+    Case("stream-stdin-twice", ["evaluate", "--stream", "-", "-"], {}, stdin=QRELS.encode(),
+         stderr=r"one input only"),
+    Case("targets-from-stdin", [*CHECK[:3], "--targets", "-", "--no-stats"], BASE,
+         stdin=T.encode(), stderr=r"--targets must be a regular file"),
+    Case("output-to-dev-null", [*CHECK, "--json", "/dev/null", "--markdown", "b.md"],
+         {**WITH_T, "b.md": "old"}, exit=0, unchanged=["q.txt", "r.txt"],
+         check=lambda res: None if (res.tmp / "b.md").read_text() != "old" else pytest.fail()),
+    Case("fractional-grades", ["evaluate", "fq.txt", "r.txt", "-m", "nDCG@3", "--format",
+                               "json", "--fractional-grades"],
+         {"fq.txt": QRELS.replace(" 2\n", " 1.5\n").replace(" 3\n", " 2.5\n"), "r.txt": RUN},
+         exit=0, check=_check_fractional),
     # ---- worker processes ------------------------------------------------------------------
     Case("error-while-the-pool-starts", ["report", "q.txt", "r.txt", "--jobs", "2",
                                          "--baseline", "nope", "--html", "x.html"], BASE,
