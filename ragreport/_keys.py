@@ -17,6 +17,8 @@ __all__ = ["common_prefix", "order_keys", "string_fingerprints"]
 U64Array = npt.NDArray[np.uint64]
 
 _CHUNK = 1 << 20
+#: Strings longer than this (bytes) are hashed one by one (see :func:`_long_fingerprint`).
+_LONG = 2048
 _P1 = np.uint64(0x9E3779B97F4A7C15)
 _P2 = np.uint64(0xFF51AFD7ED558CCD)
 _S = np.uint64(31)
@@ -125,7 +127,13 @@ def string_fingerprints(arr: Any, skip: int = 0) -> U64Array:
             length = last - start
             last -= 8  # where the last 8-byte word of each string starts
             h = length.astype(np.uint64)
-            shortest, longest = int(length.min()), int(length.max())
+            long_rows = np.flatnonzero(length > _LONG)
+            long_start, long_length = start[long_rows], length[long_rows]
+            shortest = int(length.min())
+            # a few long strings (a 10 MB id) must not make every string take their number of
+            # steps: they are hashed one by one below, with the same formula
+            longest = int(length.max()) if not len(long_rows) else \
+                int(np.max(length, where=length <= _LONG, initial=0))
             pos = np.empty_like(start)
             mult = _P1
             # h = length + sum of word_j * P1^(j+1): a missing word adds 0, so the value
@@ -146,8 +154,32 @@ def string_fingerprints(arr: Any, skip: int = 0) -> U64Array:
             h ^= h >> _S
             h *= _P2
             h ^= h >> _S
+            for row, a, size in zip(long_rows.tolist(), long_start.tolist(),
+                                    long_length.tolist(), strict=True):
+                h[row] = _long_fingerprint(data, a, size)
             out[lo:hi] = h
     return out
+
+
+def _long_fingerprint(data: npt.NDArray[np.uint8], start: int, length: int) -> np.uint64:
+    """:func:`string_fingerprints`' value for one string of at least 8 bytes, in one pass.
+
+    Word ``j`` is bytes ``8j`` to ``8j + 8`` of the string, except the last, which is the
+    string's last 8 bytes (as the block loop reads them); ``h = length + sum of word_j *
+    P1^(j+1)``, then mixed, all modulo 2**64.
+    """
+    n_words = (length + 7) // 8
+    end = start + length
+    words = np.empty(n_words, dtype="<u8")
+    words[:-1] = np.frombuffer(data[start:start + 8 * (n_words - 1)].tobytes(), dtype="<u8")
+    words[-1] = np.frombuffer(data[end - 8:end].tobytes(), dtype="<u8")[0]
+    powers = np.cumprod(np.full(n_words, _P1, dtype=np.uint64), dtype=np.uint64)
+    words *= powers
+    h = np.uint64(length) + np.sum(words, dtype=np.uint64)
+    h ^= h >> _S
+    h *= _P2
+    h ^= h >> _S
+    return np.uint64(h)
 
 
 def _fix_short(w: U64Array, data: npt.NDArray[np.uint8], start: npt.NDArray[np.int64],

@@ -326,3 +326,29 @@ def test_bom_file_is_read_by_pyarrow_without_the_bom(tmp_path: Path,
     _no_exact_reader(monkeypatch)
     run = load_run(p)
     assert run.query_ids.to_pylist()[0] == "q1" and run.lines.tolist() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("skip", [0, 3])
+def test_long_strings_are_fingerprinted_alone_with_the_same_formula(
+        skip: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragreport import _keys
+
+    rng = random.Random(4)
+    lengths = [0, 1, 7, 8, 9, 16, 17, 2047, 2048, 2049, 2056, 4097, 70_001]
+    strings = ["".join(rng.choice("ab#é") for _ in range(n)) for n in lengths]
+    strings += [s[:-1] + "z" for s in strings if s]  # differ in the last byte only
+    arr = pa.array(["pre" + s for s in strings])
+    alone = string_fingerprints(arr, skip)
+    monkeypatch.setattr(_keys, "_LONG", 1 << 40)  # every string through the block loop
+    np.testing.assert_array_equal(alone, string_fingerprints(arr, skip))
+    assert len(set(alone.tolist())) == len(strings)
+
+
+def test_one_10_mb_id_among_short_ones_is_fingerprinted_quickly() -> None:
+    import time
+
+    arr = pa.array(["d1", "x" * (10 << 20), "d2", "d1"])
+    start = time.perf_counter()
+    f = string_fingerprints(arr)
+    assert time.perf_counter() - start < 2  # 1.3 million steps for every row before
+    assert f[0] == f[3] and len(set(f.tolist())) == 3
