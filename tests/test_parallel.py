@@ -137,3 +137,62 @@ def test_cli_rejects_bad_jobs(capsys: pytest.CaptureFixture[str]) -> None:
         err = capsys.readouterr().err
         assert len(err.splitlines()) == 1
         assert "--jobs" in err and jobs in err and "Traceback" not in err
+
+
+def worker_state(_: int) -> tuple[bool, bool, int]:
+    import signal
+    import threading
+
+    names = [t.name for t in threading.enumerate()]
+    return (signal.getsignal(signal.SIGINT) == signal.SIG_IGN, "ragreport-watchdog" in names,
+            os.getpid())
+
+
+def failing_warm_up() -> None:
+    raise RuntimeError("warm-up failed")
+
+
+def test_workers_ignore_ctrl_c_and_watch_the_command(workers: Workers) -> None:
+    """Ctrl-C reaches the whole process group: the workers ignore it (the command stops
+    them); each runs a watchdog that ends it when the command has gone (even by SIGKILL)."""
+    states = workers.map(worker_state, range(8))
+    assert all(ignored and watched for ignored, watched, _ in states)
+    assert PARENT not in {pid for _, _, pid in states}
+
+
+def test_a_failing_warm_up_prints_nothing(capfd: pytest.CaptureFixture[str]) -> None:
+    with Workers(2, warm_up=failing_warm_up) as w:
+        assert w.map(square_and_pid, range(4))[3][0] == 9
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "warm-up failed" not in err, err
+
+
+def test_close_with_terminate_stops_the_processes() -> None:
+    import time
+
+    w = Workers(2).start()
+    pids = {pid for _, pid in w.map(square_and_pid, range(20))}
+    assert pids and PARENT not in pids
+    w.close(terminate=True)
+    deadline = time.monotonic() + 10
+    alive = set(pids)
+    while alive and time.monotonic() < deadline:
+        for pid in list(alive):
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as fh:
+                    if fh.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                        alive.discard(pid)
+            except OSError:
+                alive.discard(pid)
+        time.sleep(0.05)
+    assert not alive
+    assert w.map(square_and_pid, [3]) == [(9, PARENT)]  # closed: computed here
+
+
+def test_max_jobs_is_bounded() -> None:
+    from ragreport.parallel import MAX_DEFAULT_JOBS, MAX_JOBS, max_jobs
+
+    assert MAX_DEFAULT_JOBS <= max_jobs() <= MAX_JOBS
+    assert default_jobs() <= max_jobs()
+    with pytest.raises(RagReportError, match=rf"from 1 to {max_jobs()}, got {max_jobs() + 1}"):
+        Workers(max_jobs() + 1)
