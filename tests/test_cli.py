@@ -580,3 +580,22 @@ def test_closed_stdout_is_an_error_not_a_crash(files: tuple[str, str], tmp_path:
         assert proc.returncode == EXIT_BAD_INPUT, proc.stderr
         assert proc.stderr.splitlines()[-1].startswith("ragreport: error: "), proc.stderr
         assert "standard output" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_dev_stdout_redirected_to_a_file_is_appended_not_replaced(files: tuple[str, str],
+                                                                  tmp_path: Path) -> None:
+    """``--markdown /dev/stdout > out.md``: the Markdown goes through standard output (the
+    file is neither truncated under the shell's feet nor replaced); the tables go to stderr."""
+    out = tmp_path / "out.md"
+    with open(out, "wb") as fh:
+        fh.write(b"kept\n")
+        fh.flush()
+        proc = subprocess.run([sys.executable, "-m", "ragreport", "check", *files,
+                               "--no-stats", "--jobs", "1", "--markdown", "/dev/stdout"],
+                              stdout=fh, stderr=subprocess.PIPE, text=True, env=_env(),
+                              cwd=tmp_path, check=False)
+    assert proc.returncode in (0, 1), proc.stderr
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("kept\n<!-- ragreport -->")
+    assert "Summary (baseline: mytag)" in proc.stderr and "baseline: mytag" not in text
+    assert not out.is_symlink() and [p.name for p in tmp_path.iterdir()] == ["out.md"]
