@@ -598,4 +598,4 @@ def test_dev_stdout_redirected_to_a_file_is_appended_not_replaced(files: tuple[s
     text = out.read_text(encoding="utf-8")
     assert text.startswith("kept\n<!-- ragreport -->")
     assert "Summary (baseline: mytag)" in proc.stderr and "baseline: mytag" not in text
-    assert not out.is_symlink() and [p.name for p in tmp_path.iterdir()] == ["out.md"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.md", "test.qrels", "test.run"]
