@@ -52,6 +52,8 @@ def _arrow_read(source: Any, columns: tuple[str, ...], number: str, delimiter: s
 
     types = {c: pa.string() for c in columns}
     types[number] = pa.string() if number_as_text else pa.float64()
+    if isinstance(source, bytes):  # pyarrow allocates whole blocks: none larger than the data
+        block_size = max(1, min(block_size, len(source) + 1))
     return pacsv.read_csv(
         io.BytesIO(source) if isinstance(source, bytes) else source,
         read_options=pacsv.ReadOptions(column_names=list(columns), block_size=block_size),
