@@ -91,6 +91,13 @@ class Figure:
         return f"<figure: {self.description}>"
 
 
+def _printable(text: str) -> str:
+    """``text`` with what is not printable escaped: control characters, lone surrogates
+    (undecodable bytes of a file name), which no font draws and no line should hold."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
 def _as_list(results: EvaluationResult | Sequence[EvaluationResult]) -> list[EvaluationResult]:
     return [results] if isinstance(results, EvaluationResult) else list(results)
 
@@ -163,8 +170,9 @@ def curves_figure(results: EvaluationResult | Sequence[EvaluationResult],
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
         # run names shown as given: handles and labels passed explicitly, so a name starting
-        # with "_" is listed (an automatic legend leaves it out), and never read as mathtext
-        legend = ax.legend(lines, [r.run_name for r in rs], fontsize=8)
+        # with "_" is listed (an automatic legend leaves it out), never read as mathtext, and
+        # what no font draws escaped
+        legend = ax.legend(lines, [_printable(r.run_name) for r in rs], fontsize=8)
         for text in legend.get_texts():
             text.set_parse_math(False)
     fig.tight_layout()
@@ -212,11 +220,6 @@ class _Plan:
     k_max: int
     example: bool
     fractional_grades: bool
-
-
-def _printable(text: str) -> str:
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
-                   for c in text)
 
 
 def _shown(path: str | os.PathLike[str]) -> str:

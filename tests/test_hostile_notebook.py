@@ -122,6 +122,7 @@ NO_KERNEL_ENV = {"PYTHONPATH": f"{{tmp}}/hide{os.pathsep}{ROOT}", "JUPYTER_PATH"
 LINK_FILE = "q[x](javascript:alert(1)).txt"
 IMG_FILE = "<img src=x onerror=alert(1)>.txt"
 TAG = "[c](javascript:alert(3))<i>x</i>"
+UNDECODABLE_FILE = os.fsdecode(b"c\xff.txt")  # not UTF-8: a lone surrogate in Python
 HOSTILE_RUN = RUN.replace(" tag\n", f" {TAG}\n")
 
 
@@ -156,7 +157,7 @@ def _inert_html(result: CaseResult) -> None:
         assert page.locator("a[href^='javascript' i]").count() == 0
         assert page.locator("img[src='x']").count() == 0
         text = page.inner_text("body")
-        for shown in (LINK_FILE, IMG_FILE, TAG, "$\\undefined$", "_hidden"):
+        for shown in (LINK_FILE, IMG_FILE, TAG, "$\\undefined$", "_hidden", "'c\\udcff.txt'"):
             assert shown in text, f"{shown!r} is not shown as text"
         assert log.dialogs == [] and log.page_errors == [] and log.outside_requests == []
 
@@ -249,9 +250,9 @@ CASES = [
          exit=2, stderr=r"cannot export the notebook to HTML: UndefinedError",
          env={"JUPYTER_PATH": "{tmp}/jupyter"}),
     Case("names-as-links-markup-mathtext",
-         ["notebook", "qrels.txt", LINK_FILE, IMG_FILE, "c.txt", "--name", "$\\undefined$",
-          "--name", "_hidden", "-o", "nb.ipynb", "--html", "nb.html"],
-         {"qrels.txt": QRELS, LINK_FILE: RUN, IMG_FILE: RUN, "c.txt": HOSTILE_RUN},
+         ["notebook", "qrels.txt", LINK_FILE, IMG_FILE, UNDECODABLE_FILE, "--name",
+          "$\\undefined$", "--name", "_hidden", "-o", "nb.ipynb", "--html", "nb.html"],
+         {"qrels.txt": QRELS, LINK_FILE: RUN, IMG_FILE: RUN, UNDECODABLE_FILE: HOSTILE_RUN},
          exit=0, check=_inert_html),
 ]
 

@@ -222,3 +222,25 @@ def test_interrupt_stops_the_kernel(signame: str, tmp_path: Path) -> None:
         time.sleep(0.05)
     assert left == []
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_curves_legend_escapes_what_no_font_draws() -> None:
+    """Undecodable bytes of a file name (lone surrogates) and control characters: escaped,
+    drawn without a missing-glyph warning or a font error."""
+    import warnings
+
+    import ragreport
+    from ragreport.examples import example_files
+    from ragreport.notebook import curves_figure
+
+    f = example_files()
+    qrels = ragreport.load_qrels(f.qrels)
+    names = ["run\udcff", "tab\there\x00"]
+    results = [ragreport.evaluate(qrels, ragreport.load_run(p, name=n))
+               for p, n in zip(f.runs, names, strict=True)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = curves_figure(results)
+        assert fig._repr_png_()[:8] == b"\x89PNG\r\n\x1a\n"
+    legend = fig.figure.axes[0].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["run\\udcff", "tab\\there\\x00"]
