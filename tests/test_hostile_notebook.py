@@ -11,6 +11,7 @@ HTML export that fails after the notebook ran (neither output is written).
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -179,6 +180,14 @@ CASES = [
           {"bad.txt": "q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 0x10 t\n"}),
     early("bad-grade", ["badq.txt", "run.txt", "-o", "nb.ipynb"], r"badq\.txt:2\b.*grade",
           {"badq.txt": "q1 0 d1 1\nq1 0 d2 two\n"}),
+    early("bad-queries-line", ["qrels.txt", "run.txt", "--queries", "q.jsonl", "-o",
+                               "nb.ipynb"], r"q\.jsonl:1\b.*JSON", {"q.jsonl": "{not json\n"}),
+    early("truncated-gzip-run", ["qrels.txt", "run.txt.gz", "-o", "nb.ipynb"],
+          r"run\.txt\.gz: .*gzip", {"run.txt.gz": gzip.compress(RUN.encode() * 50)[:120]}),
+    early("empty-run", ["qrels.txt", "empty.txt", "-o", "nb.ipynb"], r"empty\.txt: .*empty",
+          {"empty.txt": ""}),
+    early("example-bad-docs", ["--example", "--docs", "d.jsonl", "-o", "nb.ipynb"],
+          r"d\.jsonl:1\b", {"d.jsonl": "[1, 2\n"}),
     # options
     early("bad-measure", ["qrels.txt", "run.txt", "-m", "nDCG@", "-o", "nb.ipynb"],
           r"'nDCG@'"),
@@ -191,6 +200,8 @@ CASES = [
                              "nb.ipynb"], r"2 names given for 1 run"),
     early("same-names", ["qrels.txt", "run.txt", "run2.txt", "--name", "a", "--name", "a",
                          "-o", "nb.ipynb"], r"run names must be distinct", {"run2.txt": RUN}),
+    early("example-too-many-names", ["--example", "--name", "a", "--name", "b", "--name", "c",
+                                     "-o", "nb.ipynb"], r"3 names given for 2 run"),
     early("example-and-inputs", ["--example", "qrels.txt", "-o", "nb.ipynb"], r"takes no"),
     early("no-run", ["qrels.txt", "-o", "nb.ipynb"], r"needs QRELS and at least one RUN"),
     # outputs
