@@ -2,11 +2,12 @@
 
 Every bad input or option is reported in one line *before any kernel starts*: these cases
 install a fake ``python3`` kernel (first on ``JUPYTER_PATH``) that only leaves a marker file
-when it is started, and assert the marker is absent. The few cases that run a kernel: none
+when it is started, and assert the marker is absent. The few cases that go further: none
 installed (a virtual environment where no kernel spec is found), a kernel that does not start
-(the fake one: the marker must then be there), a cell that fails, and names and file names that
-would be links, markup or mathtext, checked in the exported HTML (also in Chromium), and an
-HTML export that fails after the notebook ran (neither output is written).
+(the fake one: the marker must then be there), a kernel whose Python lacks ragreport, a cell
+that fails, an HTML export that fails after the notebook ran (neither output is written), and
+names and file names that would be links, markup or mathtext, checked in the exported HTML
+(also in Chromium).
 """
 
 from __future__ import annotations
