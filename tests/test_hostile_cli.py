@@ -324,7 +324,8 @@ def _big_inputs(tmp: Path) -> None:
         (tmp / name).write_text(OLD[name])
 
 
-def _start_busy(tmp: Path, token: str) -> subprocess.Popen[bytes]:
+def _start_busy(tmp: Path, token: str, processes: int = 4,
+                settle: float = 0.3) -> subprocess.Popen[bytes]:
     _big_inputs(tmp)
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGREPORT_")}
     env.update({"RAGREPORT_HOSTILE_TOKEN": token, "MPLBACKEND": "Agg"})
@@ -333,12 +334,13 @@ def _start_busy(tmp: Path, token: str) -> subprocess.Popen[bytes]:
          "--resamples", "100000", *OUTS], cwd=tmp, env=env, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 60
-    # wait until the workers run: the command, its forkserver and two workers (at least)
-    while len(leftover_processes(token)) < 4:
+    # wait until the workers run: the command, the resource tracker, the forkserver and two
+    # workers (with fewer, the pool is still starting)
+    while len(leftover_processes(token)) < processes:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the workers never started"
         time.sleep(0.05)
-    time.sleep(0.3)
+    time.sleep(settle)
     assert proc.poll() is None, "the command ended before it could be interrupted"
     return proc
 
@@ -377,11 +379,14 @@ def test_interrupt_mid_work(tmp_path: Path, how: str, code: int, line: str) -> N
     _no_leftovers(tmp_path, token)
 
 
-def test_sigkill_leaves_no_process(tmp_path: Path) -> None:
+@pytest.mark.parametrize("when", ["pool-starting", "workers-running"])
+def test_sigkill_leaves_no_process(tmp_path: Path, when: str) -> None:
     """SIGKILL of the command runs no cleanup: its workers, the forkserver and the resource
-    tracker must notice it has gone, and exit."""
+    tracker must notice it has gone, and exit (also while the forkserver imports its
+    preload, before any worker exists)."""
     token = uuid.uuid4().hex
-    proc = _start_busy(tmp_path, token)
+    proc = (_start_busy(tmp_path, token, processes=3, settle=0.0) if when == "pool-starting"
+            else _start_busy(tmp_path, token))
     started = time.monotonic()
     proc.kill()
     proc.wait(timeout=10)
