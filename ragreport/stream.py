@@ -75,7 +75,7 @@ class _Prefixed(io.RawIOBase):
 
     def __init__(self, head: bytes, raw: BinaryIO) -> None:
         self._head = head
-        self._raw = raw
+        self._raw: Any = raw  # a file, standard input or BytesIO: each has readinto
 
     def readable(self) -> bool:
         return True
@@ -87,9 +87,7 @@ class _Prefixed(io.RawIOBase):
             view[:n] = self._head[:n]
             self._head = self._head[n:]
             return n
-        chunk = self._raw.read(len(view))
-        view[:len(chunk)] = chunk
-        return len(chunk)
+        return self._raw.readinto(view) or 0  # straight into the caller's buffer
 
 
 @contextmanager
@@ -138,8 +136,10 @@ def _read_exactly(raw: BinaryIO, n: int, name: str) -> bytes:
     return out
 
 
-def _blocks(stream: BinaryIO, name: str, block_bytes: int) -> Iterator[tuple[bytes, int]]:
-    """(block, number of its first line): whole lines, about ``block_bytes`` each.
+def _blocks(stream: BinaryIO, name: str,
+            block_bytes: int) -> Iterator[tuple[bytes, int, int]]:
+    """(block, number of its first line, number of newlines in it): whole lines, about
+    ``block_bytes`` each.
 
     A line longer than a block (a 10 MB id) is gathered piece by piece and joined once, so
     the work stays linear in its length. The UTF-8 byte order mark at the start is dropped.
@@ -166,10 +166,11 @@ def _blocks(stream: BinaryIO, name: str, block_bytes: int) -> Iterator[tuple[byt
             continue
         block = b"".join([*carry, chunk[:cut + 1]])
         carry = [chunk[cut + 1:]] if cut + 1 < len(chunk) else []
-        yield block, line_no
-        line_no += block.count(b"\n")
+        newlines = block.count(b"\n")
+        yield block, line_no, newlines
+        line_no += newlines
     if carry:
-        yield b"".join(carry), line_no
+        yield b"".join(carry), line_no, 0
 
 
 def _batches(src: str | Source, block_bytes: int) -> Iterator[tuple[Any, Any, np.ndarray, Any,
@@ -185,7 +186,7 @@ def _batches(src: str | Source, block_bytes: int) -> Iterator[tuple[Any, Any, np
     name = source_name(src)
     seen_data = False
     with _open_stream(src) as stream:
-        for block, first_line in _blocks(stream, name, block_bytes):
+        for block, first_line, newlines in _blocks(stream, name, block_bytes):
             nul = block.find(b"\x00")
             if nul != -1:
                 raise InputError("not a text file (binary data found)", name,
@@ -195,7 +196,8 @@ def _batches(src: str | Source, block_bytes: int) -> Iterator[tuple[Any, Any, np
             # pyarrow parses blocks of 16 MiB or more in parallel (a longer line is read by
             # the exact reader)
             qid, doc, score, lines, tag = parse_trec(block, name, "run", first_line=first_line,
-                                                     block_size=max(16 << 20, len(block) // 4))
+                                                     block_size=max(16 << 20, len(block) // 4),
+                                                     newlines=newlines)
             seen_data = True
             yield qid, doc, score, np.asarray(lines, dtype=np.int64), tag
     if not seen_data:

@@ -204,13 +204,14 @@ def parse_trec_file(path: str, kind: str, head: bytes,
 
 
 def parse_trec(data: bytes, source: str, kind: str, *, fractional: bool = False,
-               first_line: int = 1, block_size: int = 1 << 26,
+               first_line: int = 1, block_size: int = 1 << 26, newlines: int | None = None,
                ) -> tuple[Any, Any, np.ndarray, Any, str]:
     """Parse a TREC run or qrels buffer (without a byte order mark: see ``read_bytes``).
 
     ``first_line`` is the number of the buffer's first line in its file (a block of a
     stream); errors and the returned line numbers count from it. ``block_size``: see
     :func:`_arrow_read` (a file whose line is longer is read by the exact reader).
+    ``newlines``: ``data.count(b"\\n")`` when the caller knows it already.
 
     Returns
     -------
@@ -240,7 +241,9 @@ def parse_trec(data: bytes, source: str, kind: str, *, fractional: bool = False,
         # every physical line is a data row only when the line count equals the row count;
         # otherwise (comments, blank or white-space-only lines anywhere, CRLF blank lines)
         # number the data lines exactly so that error messages name the right line
-        n_physical = body.count(b"\n") + (0 if body.endswith(b"\n") else 1)
+        if newlines is None or had_comments:
+            newlines = body.count(b"\n")
+        n_physical = newlines + (0 if body.endswith(b"\n") else 1)
         n_rows = table.num_rows
         cols = _columns(table, number, kind, fractional)
         del table
