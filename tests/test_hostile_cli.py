@@ -360,15 +360,18 @@ def _no_leftovers(tmp: Path, token: str) -> None:
     ("sigint-main", 130, "ragreport: interrupted"),
     ("sigterm-main", 143, "ragreport: terminated"),
     ("sigterm-group", 143, "ragreport: terminated"),
+    ("sigint-group-pool-starting", 130, "ragreport: interrupted"),
 ])
 def test_interrupt_mid_work(tmp_path: Path, how: str, code: int, line: str) -> None:
     """Ctrl-C (to the whole process group, as a terminal sends it, or to the command alone)
     and SIGTERM: one line, the exit code, no traceback of any process, no output replaced,
     no temporary file, no process left."""
     token = uuid.uuid4().hex
-    proc = _start_busy(tmp_path, token)
+    # "pool-starting": the forkserver is importing matplotlib, no worker runs yet
+    proc = (_start_busy(tmp_path, token, processes=3, settle=0.4)
+            if how.endswith("pool-starting") else _start_busy(tmp_path, token))
     sig = signal.SIGINT if how.startswith("sigint") else signal.SIGTERM
-    if how.endswith("group"):
+    if "group" in how:
         os.killpg(proc.pid, sig)
     else:
         proc.send_signal(sig)
