@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -352,3 +353,34 @@ def test_one_10_mb_id_among_short_ones_is_fingerprinted_quickly() -> None:
     f = string_fingerprints(arr)
     assert time.perf_counter() - start < 2  # 1.3 million steps for every row before
     assert f[0] == f[3] and len(set(f.tolist())) == 3
+
+
+def _outcome(fn: Any) -> tuple[str, Any]:
+    try:
+        got = fn()
+    except InputError as exc:
+        return "error", str(exc)
+    return "ok", got[2].tolist()
+
+
+number_texts = st.one_of(
+    st.text(alphabet=st.sampled_from("0123456789+-.eE_xXnaNifINF"), min_size=1, max_size=12),
+    st.from_regex(r"[+-]?([0-9]{1,3}\.?[0-9]{0,3}|\.[0-9]{1,3})([eE][+-]?[0-9]{1,3})?",
+                  fullmatch=True),
+    st.floats().map(repr),
+    st.integers(-(2**60), 2**60).map(str),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(number_texts, st.sampled_from(["run", "qrels", "qrels-fractional"]))
+def test_pyarrow_and_the_exact_reader_read_every_number_alike(text: str, kind: str) -> None:
+    from ragreport.io import trec
+
+    fractional = kind.endswith("fractional")
+    kind = kind.split("-")[0]
+    line = f"q1 Q0 d1 1 {text} t\n" if kind == "run" else f"q1 0 d1 {text}\n"
+    data = ("q0 Q0 d0 1 1 t\n" if kind == "run" else "q0 0 d0 1\n").encode() + line.encode()
+    fast = _outcome(lambda: trec.parse_trec(data, "x", kind, fractional=fractional))
+    slow = _outcome(lambda: trec._parse_slow(data, "x", kind, fractional))
+    assert fast == slow
