@@ -247,3 +247,19 @@ def test_fields_after_the_tag_and_irregular_space_as_evaluate(tmp_path: Path) ->
     odd.write_text(RUN_TEXT.replace(" t\n", "\tt extra 1\n").replace(" Q0 ", "  Q0\t"))
     assert evaluate_stream(q, odd, SMALL, block_bytes=32).means() == \
         evaluate(q, r, SMALL).means()
+
+
+def test_blocks_are_whole_lines_of_bounded_size() -> None:
+    from ragreport.stream import _blocks
+
+    lines = [f"q{i // 7} Q0 d{i} {i % 7 + 1} 1 t\n".encode() for i in range(5000)]
+    lines[1234] = b"q176 Q0 " + b"y" * 5000 + b" 3 1 t\n"  # longer than a block
+    data = b"".join(lines) + b"q9 Q0 tail 1 1 t"  # no final newline
+    got = list(_blocks(io.BufferedReader(io.BytesIO(b"\xef\xbb\xbf" + data)), "x", 1000))
+    assert b"".join(b for b, _, _ in got) == data
+    first = 1
+    for block, line, newlines in got:
+        assert line == first and newlines == block.count(b"\n")
+        assert block.endswith(b"\n") or block is got[-1][0]
+        assert len(block) < 2000 or b"y" * 5000 in block
+        first += newlines
