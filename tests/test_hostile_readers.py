@@ -10,6 +10,7 @@ pytrec_eval's numbers, with and without ``--stream``.
 from __future__ import annotations
 
 import gzip
+import json
 import math
 import os
 import threading
@@ -129,6 +130,9 @@ BEIR = "query-id\tcorpus-id\tscore\n" + "".join(
 EXTRA = RUN.replace(" tag\n", " tag extra 1 2\n")
 RUN_FIELDS = "qid Q0 docid rank score tag"
 SHORT_LONG_ID = f"q1 Q0 {LONG_ID} 1 2 tag\nq1 Q0 d1 2 1 tag\n"
+JSONL_RUN = "".join(
+    json.dumps({"query_id": q, "retrieved": docs}) + "\n"
+    for q, docs in _dicts(QRELS, RUN)[1].items()).encode()
 JSONISH = RUN.replace("q1 ", "{q1} ").replace("q2 ", "[q2] ")
 JSONISH_QRELS = QRELS.replace("q1 ", "{q1} ").replace("q2 ", "[q2] ")
 
@@ -209,6 +213,12 @@ CASES = [
                                   "--no-stats"],
          {"q.txt": QRELS}, setup=fifo("r.fifo", gzip.compress(RUN_B)), exit=0,
          check=lambda res: _report_has(res, "r.fifo")),
+    Case("stdin-jsonl-run-bom", ["evaluate", "q.txt", "-", *MEASURES], {"q.txt": QRELS},
+         stdin=BOM + JSONL_RUN, exit=0, check=same_as_pytrec_eval()),
+    Case("report-json-queries-stdin", ["report", "q.txt", "r.txt", "--queries", "-",
+                                       "--json", "out.json", "--no-stats"],
+         {"q.txt": QRELS, "r.txt": RUN}, stdin=BOM + b"q1\tfirst query\nq2\tsecond\n",
+         exit=0, check=lambda res: _report_has(res, "<stdin>")),
     Case("report-json-stdin-run", ["report", "q.txt", "-", "--json", "out.json", "--no-stats"],
          {"q.txt": QRELS}, stdin=BOM + RUN_B, exit=0,
          check=lambda res: _report_has(res, "<stdin>")),
@@ -296,8 +306,6 @@ CASES = [
 
 
 def _report_has(result: CaseResult, name: str) -> None:
-    import json
-
     data = json.loads((result.tmp / "out.json").read_text())
     assert name in json.dumps(data["inputs"])
 
