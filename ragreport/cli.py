@@ -473,6 +473,11 @@ def _workers(args: argparse.Namespace) -> Any:
     jobs = args.jobs if args.jobs is not None else default_jobs()
     if not _wants_html(args):
         return Workers(jobs, preload=("ragreport.stats",))
+    if _OWN_PROCESS and "matplotlib" not in sys.modules:
+        # the plots are drawn on SVG canvases, whatever the backend: a MPLBACKEND meant for
+        # interactive use (or misspelt, which makes ``import matplotlib`` raise, in this
+        # process and in the workers' forkserver) is of no use here
+        os.environ["MPLBACKEND"] = "agg"
     from .report.plots import warm_up
 
     return Workers(jobs, preload=_PLOT_PRELOAD, warm_up=warm_up)

@@ -136,6 +136,14 @@ def _check_stdin_hash(res: CaseResult) -> None:
     assert qrels["size"] == len(QRELS.encode())
 
 
+def _is_html(name: str) -> Callable[[CaseResult], None]:
+    def check(res: CaseResult) -> None:
+        page = (res.tmp / name).read_text(encoding="utf-8")
+        assert page.startswith("<!DOCTYPE html>") and "<svg" in page
+
+    return check
+
+
 def _check_fractional(res: CaseResult) -> None:
     from ragreport import evaluate
 
@@ -296,6 +304,10 @@ CASES = [
          {"fq.txt": QRELS.replace(" 2\n", " 1.5\n").replace(" 3\n", " 2.5\n"), "r.txt": RUN},
          exit=0, check=_check_fractional),
     # ---- worker processes ------------------------------------------------------------------
+    *(Case(f"misspelt-mplbackend-jobs-{jobs}", [*CHECK[:-2], "--jobs", jobs, "--html",
+                                                "x.html"], WITH_T, exit=0,
+           env={"MPLBACKEND": "bogus"}, check=_is_html("x.html"))
+      for jobs in ("1", "2")),
     Case("error-while-the-pool-starts", ["report", "q.txt", "r.txt", "--jobs", "2",
                                          "--baseline", "nope", "--html", "x.html"], BASE,
          stderr=r"^ragreport: error: baseline 'nope' is not one of the runs"),
