@@ -14,6 +14,9 @@ and each worker is forked from it, so the import is paid once, off the main proc
 main process evaluates the runs. The pool starts in a background thread
 (:meth:`Workers.start`); :meth:`map` waits for it.
 
+The workers ignore Ctrl-C (the main process stops them) and never outlive the process that
+started them, even after a SIGKILL of it (see :func:`_init_worker`).
+
 Nothing here changes a result. If the pool cannot start or a worker dies, :meth:`map` does the
 work in the calling process instead; an exception raised by the work itself propagates, as it
 would without workers.
@@ -135,10 +138,11 @@ def _init_worker(owner: int, warm_up: Callable[[], object] | None) -> None:
 
     - Ctrl-C reaches the whole process group: the workers ignore it and leave the main
       process to stop them (no traceback of theirs ever reaches the terminal).
-    - A worker must never outlive the command: on Linux it dies with its parent (the
-      forkserver, which exits when the main process does), and a watchdog thread polls the
-      main process (``owner``) and the parent, exiting as soon as either has gone (a SIGKILL
-      of the main process runs no cleanup).
+    - A worker must never outlive the command, even when a SIGKILL of the main process runs
+      no cleanup: a watchdog thread polls the main process (``owner``) and the parent,
+      exiting as soon as either has gone; on Linux the worker also dies with its parent (the
+      forkserver). The forkserver and the resource tracker exit by themselves once the main
+      process and every worker have gone (they then read the end of their pipes).
     - ``warm_up`` errors are dropped (the real work reports any problem).
     """
     import signal
