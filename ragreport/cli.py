@@ -729,7 +729,25 @@ def run() -> int:
         threading.excepthook = _quiet_thread_error
     with contextlib.suppress(ValueError, OSError):  # not the main thread
         signal.signal(signal.SIGTERM, _on_sigterm)
-    return main()
+    code = EXIT_INTERRUPTED
+    try:
+        code = main()
+        _join_threads()  # here, not in the interpreter's shutdown: a 2nd Ctrl-C is handled
+    except (KeyboardInterrupt, Terminated):  # a second signal while the last threads end
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code if code != EXIT_OK else EXIT_INTERRUPTED)
+    return code
+
+
+def _join_threads() -> None:
+    """Wait for the background threads that must end before the process (none is a daemon)."""
+    import threading
+
+    for t in threading.enumerate():
+        if t is not threading.current_thread() and not t.daemon:
+            t.join()
 
 
 def _quiet_thread_error(args: Any) -> None:
