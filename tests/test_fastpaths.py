@@ -384,3 +384,12 @@ def test_pyarrow_and_the_exact_reader_read_every_number_alike(text: str, kind: s
     fast = _outcome(lambda: trec.parse_trec(data, "x", kind, fractional=fractional))
     slow = _outcome(lambda: trec._parse_slow(data, "x", kind, fractional))
     assert fast == slow
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=60).map(lambda b: bytes(b" \t\r\n\x0b\x0cab"[x % 9] for x in b)))
+def test_white_space_normalisation_equals_splitting_each_line(data: bytes) -> None:
+    from ragreport.io.trec import _normalize_ws
+
+    assert _normalize_ws(data) == b"\n".join(b" ".join(line.split())
+                                             for line in data.split(b"\n"))

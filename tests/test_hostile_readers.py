@@ -123,6 +123,11 @@ RUN_LONG_ID = RUN.replace("tag\nq2", f"tag\nq1 Q0 {LONG_ID} 4 0.5 tag\nq2", 1)
 BAD_UTF8 = RUN_B.replace(b"d9", b"d\xff9")
 NUL = RUN_B.replace(b"d9", b"d\x009")
 TRUNCATED_GZ = gzip.compress(RUN_B * 50)[:-20]
+BAD_CRC = bytearray(gzip.compress(RUN_B))
+BAD_CRC[-6] ^= 0xFF
+LONG_QID = "q" + "z" * (10 << 20)
+RUN_LONG_QID = RUN.replace("q1 ", LONG_QID + " ")
+QRELS_LONG_QID = QRELS.replace("q1 ", LONG_QID + " ")
 BIG = "1" * 400
 GRADES_FRACTIONAL = QRELS.replace("q1 0 d2 2", "q1 0 d2 2.7").replace("q2 0 d8 3", "q2 0 d8 -0.5")
 BEIR = "query-id\tcorpus-id\tscore\n" + "".join(
@@ -202,6 +207,12 @@ CASES = [
     Case("10mb-id-short-run-stream", ["evaluate", "--stream", "q.txt", "r.txt", *MEASURES],
          {"q.txt": QRELS, "r.txt": SHORT_LONG_ID}, exit=0,
          check=same_as_pytrec_eval(QRELS, SHORT_LONG_ID)),
+    Case("10mb-query-id", ["evaluate", "q.txt", "r.txt", *MEASURES],
+         {"q.txt": QRELS_LONG_QID, "r.txt": RUN_LONG_QID}, exit=0,
+         check=same_as_pytrec_eval(QRELS_LONG_QID, RUN_LONG_QID)),
+    Case("10mb-query-id-stream", ["evaluate", "--stream", "q.txt", "r.txt", *MEASURES],
+         {"q.txt": QRELS_LONG_QID, "r.txt": RUN_LONG_QID}, exit=0,
+         check=same_as_pytrec_eval(QRELS_LONG_QID, RUN_LONG_QID)),
     Case("json-like-trec-ids", ["evaluate", "q.txt", "r.txt", *MEASURES],
          {"q.txt": JSONISH_QRELS, "r.txt": JSONISH}, exit=0,
          check=same_as_pytrec_eval(JSONISH_QRELS, JSONISH)),
@@ -287,6 +298,18 @@ CASES = [
     Case("truncated-gzip-stream", ["evaluate", "--stream", "q.txt", "r.txt.gz"],
          {"q.txt": QRELS, "r.txt.gz": TRUNCATED_GZ},
          stderr=r"^ragreport: error: r\.txt\.gz: corrupt gzip data \(Compressed file ended"),
+    Case("bad-crc-gzip", ["evaluate", "q.txt", "r.txt.gz"],
+         {"q.txt": QRELS, "r.txt.gz": bytes(BAD_CRC)},
+         stderr=r"^ragreport: error: r\.txt\.gz: corrupt gzip data \(CRC check failed\)$"),
+    Case("bad-crc-gzip-stream", ["evaluate", "--stream", "q.txt", "r.txt.gz"],
+         {"q.txt": QRELS, "r.txt.gz": bytes(BAD_CRC)},
+         stderr=r"^ragreport: error: r\.txt\.gz: corrupt gzip data \(CRC check failed\)$"),
+    Case("gzip-trailing-garbage-stream", ["evaluate", "--stream", "q.txt", "r.txt.gz"],
+         {"q.txt": QRELS, "r.txt.gz": gzip.compress(RUN_B) + b"garbage"},
+         stderr=r"^ragreport: error: r\.txt\.gz: corrupt gzip data \(Not a gzipped file"),
+    Case("directory-run-stream", ["evaluate", "--stream", "q.txt", "adir"],
+         {"q.txt": QRELS, "adir/x": "x"},
+         stderr=r"^ragreport: error: adir: is a directory, not a file$"),
     Case("corrupt-gzip-stdin-stream", ["evaluate", "--stream", "q.txt", "-"],
          {"q.txt": QRELS}, stdin=b"\x1f\x8b\x08\x00garbage-garbage-garbage",
          stderr=r"^ragreport: error: <stdin>: corrupt gzip data"),

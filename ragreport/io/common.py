@@ -95,7 +95,9 @@ def read_once(path: PathLike | Source) -> str | Source:
 
 def gzip_error(exc: BaseException, source: str, line: int | None = None) -> InputError:
     """The one message for gzip data that cannot be decompressed (corrupt or truncated)."""
-    detail = str(exc) or type(exc).__name__
+    # one wording whichever reader found it (gzip.decompress and GzipFile differ in details:
+    # "CRC check failed" vs "CRC check failed 0x... != 0x...")
+    detail = (str(exc) or type(exc).__name__).split(" 0x")[0]
     return InputError(f"corrupt gzip data ({detail})", source, line)
 
 

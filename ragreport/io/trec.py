@@ -33,7 +33,6 @@ QRELS_COLUMNS = ("qid", "iter", "docid", "grade")
 
 _WS = re.compile(rb"[ \t\r\f\v]+")
 _HAS_DATA = re.compile(rb"\S")
-_LEAD = re.compile(rb"(?m)^ | $")
 
 
 def _arrow_read(source: Any, columns: tuple[str, ...], number: str, delimiter: str,
@@ -159,8 +158,20 @@ def _guess_delimiter(sample: bytes) -> str | None:
 
 
 def _normalize_ws(data: bytes) -> bytes:
-    data = _WS.sub(b" ", data)
-    return _LEAD.sub(b"", data)
+    """One space between fields, none at the start or end of a line."""
+    data = _WS.sub(b" ", data)  # runs are single spaces now: a line has one at most per end
+    data = data.replace(b" \n", b"\n").replace(b"\n ", b"\n")
+    return data[data.startswith(b" "):len(data) - data.endswith(b" ")]
+
+
+def _delimiter_sample(body: bytes) -> bytes:
+    """The first 64 KiB of ``body``, extended to the end of its first line when that line is
+    longer (a 10 MB id), so that the delimiter can be seen."""
+    sample = body[:65536]
+    if b"\n" not in sample:
+        end = body.find(b"\n", 65536)
+        sample = body if end == -1 else body[:end + 1]
+    return sample
 
 
 def parse_trec_file(path: str, kind: str, head: bytes,
@@ -225,7 +236,7 @@ def parse_trec(data: bytes, source: str, kind: str, *, fractional: bool = False,
     table = None
     as_text = _grades_as_text(kind, fractional)
     if _HAS_DATA.search(body):
-        delim = _guess_delimiter(body[:65536])
+        delim = _guess_delimiter(_delimiter_sample(body))
         attempts: list[tuple[bytes | None, str]] = [(body, delim)] if delim else []
         attempts.append((None, " "))
         for buf, d in attempts:
