@@ -327,7 +327,7 @@ def is_beir_header(line: bytes) -> bool:
     """Whether ``line`` is exactly a BEIR qrels header (``query-id<TAB>corpus-id<TAB>score``
     or a usual variant of those three names); ids that merely look like names do not count.
 
-    >>> is_beir_header(b"query-id\tcorpus-id\tscore\r"), is_beir_header(b"qid1\t0\td1\t1")
+    >>> is_beir_header(b"query-id\\tcorpus-id\\tscore\\r"), is_beir_header(b"qid\\t0\\td1\\t1")
     (True, False)
     """
     fields = line.rstrip(b"\r\n").strip(b" ").lower().split(b"\t")
