@@ -764,3 +764,22 @@ def test_a_beir_header_must_be_the_first_line(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"q\.tsv:2: expected 4 fields \(qid iter docid grade\), "
                                          r"got 3: 'query-id\\tcorpus-id\\tscore'"):
         ragreport.load_qrels(p)
+
+
+def test_process_substitution_path_is_read_once() -> None:
+    # what bash's <(...) gives: /dev/fd/N, a pipe
+    read_fd, write_fd = os.pipe()
+    data = gzip.compress(PADDED_RUN.encode())
+
+    def write() -> None:
+        with os.fdopen(write_fd, "wb") as fh:
+            fh.write(data)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    try:
+        run = ragreport.load_run(f"/dev/fd/{read_fd}")
+    finally:
+        os.close(read_fd)
+    thread.join(10)
+    assert _rows(run) == EXPECTED_RUN and _lines(run) == PADDED_LINES
