@@ -223,6 +223,35 @@ def _qrels_of(q: Any, query_ids: Any) -> Any:
     return Qrels(q.query_ids.take(take), q.doc_ids.take(take), q.source, lines, q.grades[sel])
 
 
+def _refuse_duplicates(qid: Any, doc: Any, lines: np.ndarray, source: str) -> None:
+    """The error ``evaluate`` gives for a document listed twice for a query (of the queries
+    the qrels do not judge, which the blocks do not evaluate)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ._keys import string_fingerprints
+
+    # fingerprints prove the absence of a duplicate in one numeric sort (equal pairs have
+    # equal keys); only when two keys meet are the strings compared
+    codes = pc.dictionary_encode(qid).indices.to_numpy(zero_copy_only=False)
+    keys = string_fingerprints(doc)
+    keys ^= codes.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    keys.sort()
+    if not (keys[1:] == keys[:-1]).any():
+        return
+    counts = pa.table({"q": qid, "d": doc}).group_by(["q", "d"]).aggregate([([], "count_all")])
+    if pc.max(counts.column("count_all")).as_py() <= 1:
+        return
+    seen: dict[tuple[str, str], int] = {}
+    for row, key in enumerate(zip(qid.to_pylist(), doc.to_pylist(), strict=True)):
+        if key in seen:
+            raise InputError(
+                f"document {key[1]!r} appears twice for query {key[0]!r} (first at line "
+                f"{int(lines[seen[key]])}); pass duplicates='first' (--keep-first-duplicate) "
+                "to keep the first occurrence", source, int(lines[row]))
+        seen[key] = row
+
+
 def evaluate_stream(
     qrels: Any,
     run_path: str | os.PathLike[str] | Source,
@@ -316,6 +345,10 @@ def evaluate_stream(
         mask = pc.is_in(qid, value_set=judged_ids)
         in_qrels = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
         run_only = set(ids) - set(qid.filter(mask).unique().to_pylist())
+        if run_only and options.get("duplicates", "error") == "error":
+            # evaluate() refuses a document twice in any query, judged or not: so does this
+            other = pa.array(np.flatnonzero(~in_qrels))
+            _refuse_duplicates(qid.take(other), doc.take(other), lines[other.to_numpy()], path)
         counts["run_only"] += len(run_only)
         if not in_qrels.any():
             return

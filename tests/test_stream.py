@@ -191,6 +191,8 @@ BROKEN = {
     "too-few-fields": lambda ls: ls.__setitem__(152, "q15 Q0 d152 3 98\n"),
     "invalid-utf8": lambda ls: ls.__setitem__(153, "q15 Q0 d\udcff 4 97 t\n"),
     "binary": lambda ls: ls.__setitem__(154, "q15 Q0 d\x00 5 96 t\n"),
+    "duplicate-unjudged": lambda ls: _field(ls, 155, 2, "d153"),
+    "duplicate-judged": lambda ls: _field(ls, 13, 2, "d12"),
 }
 
 
