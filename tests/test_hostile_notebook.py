@@ -233,6 +233,13 @@ CASES = [
          exit=2, stderr=r"^ragreport: error: no Jupyter kernel named python3 is installed; "
                         r"pip install ipykernel$",
          env=NO_KERNEL_ENV, setup=_venv_without_kernel, python="{tmp}/venv/bin/python"),
+    Case("nbclient-not-installed", ["notebook", "qrels.txt", "run.txt", "-o", "nb.ipynb"],
+         {"qrels.txt": QRELS, "run.txt": RUN, **OLD_OUTPUTS,
+          "hide/nbclient/__init__.py": "raise ModuleNotFoundError(\"No module named 'nbclient'"
+                                       "\", name='nbclient')\n"},
+         exit=2, stderr=r"^ragreport: error: running a notebook needs nbclient: pip install "
+                        r"nbclient ipykernel$",
+         env={"PYTHONPATH": f"{{tmp}}/hide{os.pathsep}{ROOT}"}),
     Case("kernel-does-not-start", ["notebook", "qrels.txt", "run.txt", "-o", "nb.ipynb",
                                    "--html", "nb.html"],
          {"qrels.txt": QRELS, "run.txt": RUN, **OLD_OUTPUTS,
