@@ -690,7 +690,8 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
         names=args.names, example=args.example, measures=args.measures,
         worst_measure=args.worst_measure, **_fractional(args))
     for path in written:
-        sys.stderr.write(f"wrote {_escaped(str(path))}\n")
+        if path != "-":  # the HTML went to standard output
+            sys.stderr.write(f"wrote {_escaped(path)}\n")
     return EXIT_OK
 
 

@@ -102,7 +102,8 @@ def test_cli_notebook_example(tmp_path: Path) -> None:
         assert log.page_errors == []
 
 
-def test_cli_notebook_user_files_relative_and_rerunnable(tmp_path: Path) -> None:
+def test_cli_notebook_user_files_relative_and_rerunnable(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from ragreport.examples import example_files
 
     f = example_files()
@@ -113,8 +114,11 @@ def test_cli_notebook_user_files_relative_and_rerunnable(tmp_path: Path) -> None
     out = tmp_path / "nb.ipynb"
     code = main(["notebook", str(data / "qrels.txt"), str(data / "run_bm25.txt"),
                  str(data / "run_tfidf.txt"), "--queries", str(data / "queries.tsv"),
-                 "--name", "A", "--name", "B", "-o", str(out)])
+                 "--name", "A", "--name", "B", "-o", str(out), "--html", "-"])
     assert code == 0
+    captured = capsys.readouterr()  # the HTML on standard output, the notebook in its file
+    assert captured.out.lstrip().lower().startswith("<!doctype html")
+    assert captured.err.splitlines() == [f"wrote {out}"]
     nb = nbformat.read(out, as_version=4)
     setup = nb.cells[1].source
     assert "Path('data/qrels.txt')" in setup and "'A': Path('data/run_bm25.txt')" in setup
