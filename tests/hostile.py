@@ -255,7 +255,7 @@ def pytrec_eval_means(qrels: Mapping[str, Mapping[str, int]],
     """pytrec_eval's means (over the queries it evaluates) of trec_eval ``measures``."""
     import pytrec_eval
 
-    names = {m.split("_")[0] if m.split("_")[-1].isdigit() else m for m in measures}
+    names = {m.rsplit("_", 1)[0] if m.rsplit("_", 1)[-1].isdigit() else m for m in measures}
     per_query: dict[str, Any] = pytrec_eval.RelevanceEvaluator(
         {q: dict(d) for q, d in qrels.items()}, names).evaluate(
         {q: dict(d) for q, d in run.items()})
