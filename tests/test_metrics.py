@@ -569,3 +569,223 @@ def test_invalid_options(kwargs: dict[str, Any], message: str) -> None:
         ragreport.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["P@1"], **kwargs)
     assert str(info.value) == message
     assert isinstance(info.value, ValueError)
+
+
+# ---- memory bounded by the input: sparse forms, any cutoff, curves' width --------------------
+
+def _random_inputs(seed: int, n_q: int = 12, depth: int = 15) -> tuple[
+        dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    rng = np.random.default_rng(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(n_q):
+        judged = rng.choice(40, int(rng.integers(0, 25)), replace=False)
+        qrels[f"q{q}"] = {f"d{d}": int(rng.integers(-1, 4)) for d in judged}
+        n = int(rng.integers(0 if q else depth, depth + 1))  # q0 is the deepest
+        docs = rng.choice(40, n, replace=False)
+        run[f"q{q}"] = {f"d{d}": float(np.round(rng.random(), 1)) for d in docs}
+    qrels["q0"].setdefault("d0", 1)
+    return qrels, run
+
+
+CUT_FAMILIES = ("P", "R", "F1", "HitRate", "RR", "nDCG", "AP")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cutoffs_beyond_the_curves_equal_wide_curves_bit_for_bit(seed: int) -> None:
+    """Values at K past the curves (from the sparse forms) are the columns that curves
+    computed that wide would hold: same bits, for every family, rel level and gain."""
+    qrels, run = _random_inputs(seed)
+    measures = [f"{f}{p}@{k}" for f in CUT_FAMILIES for k in (1, 7, 15, 16, 23, 40)
+                for p in ("", "(rel=2)" if f != "nDCG" else "(gain=exp)")]
+    narrow = ragreport.evaluate(qrels, run, measures, k_max=40, _curve_width=5)
+    wide = ragreport.evaluate(qrels, run, measures, k_max=40, _curve_width=40)
+    assert narrow.k_max == 5 and wide.k_max == 40
+    for m in measures:
+        assert narrow.values(m).tobytes() == wide.values(m).tobytes(), m
+    # whole-ranking measures (sparse) = the last column of curves wider than every ranking
+    # and every query's judged documents (15 and at most 26 here)
+    for f in ("RR", "AP", "nDCG", "nDCG(gain=exp)"):
+        a = ragreport.evaluate(qrels, run, [f], k_max=40, _curve_width=5).values(f)
+        assert a.tobytes() == wide.curve(f)[:, -1].tobytes(), f
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sparse_functions_equal_the_dense_curves(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    rel = rng.random((7, 9)) < 0.35
+    rel[3] = False  # a query without a relevant document retrieved
+    n_rel = rel.sum(axis=1) + rng.integers(0, 3, 7)
+    gains = np.where(rng.random((7, 9)) < 0.4, rng.integers(1, 4, (7, 9)), 0).astype(float)
+    ideal = -np.sort(-np.concatenate([gains, rng.integers(0, 4, (7, 5)).astype(float)],
+                                     axis=1), axis=1)
+    qi, pos = np.nonzero(rel)
+    gq, gp = np.nonzero(gains)
+    iq, ip = np.nonzero(ideal)
+    k_max = 20
+    dense = {
+        "P": metrics.precision_at_k(rel, k_max),
+        "R": metrics.recall_at_k(rel, n_rel, k_max),
+        "F1": metrics.f1_at_k(rel, n_rel, k_max),
+        "HitRate": metrics.hit_rate_at_k(rel, k_max),
+        "RR": metrics.reciprocal_rank_at_k(rel, k_max),
+        "AP": metrics.average_precision_at_k(rel, n_rel, k_max),
+        "nDCG": metrics.ndcg_at_k(gains, ideal, k_max),
+    }
+    for k in range(1, k_max + 1):
+        sparse = {
+            "P": metrics.precision_at(7, qi, pos, k),
+            "R": metrics.recall_at(7, qi, pos, n_rel, k),
+            "F1": metrics.f1_at(7, qi, pos, n_rel, k),
+            "HitRate": metrics.hit_rate_at(7, qi, pos, k),
+            "RR": metrics.reciprocal_rank_at(7, qi, pos, k),
+            "AP": metrics.average_precision_at(7, qi, pos, n_rel, k),
+            "nDCG": metrics.ndcg_at(7, gq, gp, gains[gq, gp], iq, ip, ideal[iq, ip], k),
+        }
+        for name, values in sparse.items():
+            assert values.tobytes() == dense[name][:, k - 1].tobytes(), (name, k)
+
+
+def test_past_the_end_of_every_ranking() -> None:
+    # ranks: 1 0 1 (R = 4 judged relevant, grades 3 2 1 1) ; depth 3, K = 10**15 and 2**53
+    qrels = {"q": {"a": 1, "b": 0, "c": 3, "x": 2, "y": 1}}
+    run = {"q": ["a", "b", "c"]}
+    r = ragreport.evaluate(qrels, run, ["P@3", "nDCG"], k_max=2**53)
+    assert r.k_max == 20 and r.conventions.k_max == 2**53
+    for k in (10**15, 2**53):
+        assert r.values(f"P@{k}").tolist() == [2 / k]
+        assert r.values(f"R@{k}").tolist() == [2 / 4]
+        assert r.values(f"HitRate@{k}").tolist() == [1.0]
+        assert r.values(f"RR@{k}").tolist() == [1.0]
+        assert r.values(f"AP@{k}").tolist() == r.values("AP").tolist()
+        assert r.values(f"nDCG@{k}").tolist() == r.values("nDCG").tolist()
+    # nDCG past the depth: DCG of the whole ranking / IDCG@min(K, judged relevant); IDCG still
+    # grows at K = 4 and 5 (judged relevant documents remain) though the ranking ends at 3
+    dcg = 1 / L2(2) + 3 / L2(4)
+    ideal = [3, 2, 1, 1]
+    for k in (3, 4, 5, 6):
+        idcg = sum(g / L2(i + 2) for i, g in enumerate(ideal[:k]))
+        assert r.values(f"nDCG@{k}")[0] == pytest.approx(dcg / idcg, rel=1e-15)
+    assert r.values("nDCG@4")[0] < r.values("nDCG@3")[0]
+
+
+def test_values_beyond_the_curves_need_the_family() -> None:
+    r = ragreport.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["P@1"])
+    with pytest.raises(MeasureError, match=r"no curve for P\(rel=2\)"):
+        r.values("P(rel=2)@30")
+
+
+def test_curve_width_stops_at_the_deepest_ranking_and_the_input() -> None:
+    from ragreport.align import align
+    from ragreport.engine import curve_width
+    from ragreport.io import load_qrels, load_run
+
+    def width(depths: list[int], k_max: int) -> int:
+        run = {f"q{i}": [f"d{j}" for j in range(n)] for i, n in enumerate(depths)}
+        qrels = {f"q{i}": {"d0": 1} for i in range(len(depths))}
+        return curve_width(k_max, align(load_qrels(qrels), load_run(run)))
+
+    assert width([3, 5], 10**9) == 20          # at least 20
+    assert width([3, 5], 7) == 7               # k_max when smaller
+    assert width([300, 5], 10**9) == 300       # the deepest ranking
+    assert width([300, 5], 100) == 100
+    # one deep query among many short ones: queries x width stays within max(2**20, rows)
+    assert width([3000] + [1] * 2000, 10**9) == (1 << 20) // 2001
+
+
+def test_skewed_input_allocates_by_the_input_not_queries_times_depth() -> None:
+    """2,000 queries, one 30,000 deep: a (queries x depth) float matrix would be 480 MB; the
+    curves are 524 wide (2**20 cells each, 8 MB)."""
+    import tracemalloc
+
+    run = {f"q{i}": [f"d{j}" for j in range(30_000 if i == 7 else 5)] for i in range(2000)}
+    qrels = {f"q{i}": {"d1": 1, "d4": 2} for i in range(2000)}
+    qrels["q11"] = {f"d{j}": 1 for j in range(0, 60_000, 2)}  # 30,000 judged
+    loaded_q, loaded_r = ragreport.load_qrels(qrels), ragreport.load_run(run)
+    tracemalloc.start()
+    try:
+        r = ragreport.evaluate(loaded_q, loaded_r, ["P@10", "nDCG@1000000000", "AP", "nDCG",
+                                                   "RR", "Rprec", "R@100000"], k_max=10**9)
+        means = r.means()
+        curves = {f: r.mean_curve(f) for f in CUT_FAMILIES}
+        from ragreport.diagnose import failure_kinds
+
+        failure_kinds(r, 10**9)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 160 << 20, peak
+    assert r.k_max == (1 << 20) // 2000 and all(len(c) == r.k_max for c in curves.values())
+    # q11 retrieves d0 d2 d4 of its 30,000 judged ; every other query both of its 2
+    assert means["R@100000"] == pytest.approx((1999 + 3 / 30_000) / 2000, rel=1e-12)
+    assert means["P@10"] == pytest.approx((1999 * 0.2 + 0.3) / 2000, rel=1e-12)
+
+
+# ---- gains never overflow --------------------------------------------------------------------
+
+def _exact_ndcg(ranked: list[int], judged: list[int], k: int | None, exp: bool) -> float:
+    """nDCG with exact rational gains; the discounts 1/log2(i+1) as exact fractions of the
+    float64 values the metric uses."""
+    from fractions import Fraction
+
+    def gain(g: int) -> Fraction:
+        return Fraction(2) ** g - 1 if exp else Fraction(g)
+
+    def disc(i: int) -> Fraction:
+        return Fraction(float(1.0 / np.log2(np.float64(i + 2))))
+
+    top = ranked if k is None else ranked[:k]
+    ideal = sorted((g for g in judged if g > 0), reverse=True)
+    ideal = ideal if k is None else ideal[:k]
+    dcg = sum((gain(g) * disc(i) for i, g in enumerate(top) if g > 0), Fraction(0))
+    idcg = sum((gain(g) * disc(i) for i, g in enumerate(ideal)), Fraction(0))
+    return float(dcg / idcg) if idcg else 0.0
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("top", [2000, 1023, 1025, 901, 5000, 2**53 - 1])
+def test_exp_gain_with_huge_grades_is_finite_and_exact(top: int) -> None:
+    # ranks: grades top-1, 1, top, 0 (unjudged), 2 ; judged also a grade-top document never
+    # retrieved
+    qrels = {"q": {"a": top - 1, "b": 1, "c": top, "d": 2, "e": top, "z": 0},
+             "small": {"a": 1, "b": 3}}
+    run = {"q": ["a", "b", "c", "u", "d"], "small": ["a", "b"]}
+    r = ragreport.evaluate(qrels, run, ["nDCG(gain=exp)", "nDCG(gain=exp)@3", "nDCG@3"])
+    ranked = [top - 1, 1, top, 0, 2]
+    judged = list(qrels["q"].values())
+    for name, k in (("nDCG(gain=exp)", None), ("nDCG(gain=exp)@3", 3)):
+        v = r.values(name)
+        assert np.all(np.isfinite(v)) and np.all((v >= 0) & (v <= 1)), (name, v)
+        if top <= 5000:  # exact rationals of 2^top: small enough to compute
+            assert v[0] == pytest.approx(_exact_ndcg(ranked, judged, k, True), rel=1e-12)
+        else:  # in units of 2^top only grades top and top - 1 count (the rest vanish):
+            # DCG = 1/2 / log2 2 + 1 / log2 4 ; IDCG = 1 + 1 / log2 3 + (1/2) / log2 4
+            assert v[0] == pytest.approx(1.0 / (1 + 1 / L2(3) + 0.25), rel=1e-12)
+        assert v[1] == pytest.approx(_exact_ndcg([1, 3], [1, 3], k, True), rel=1e-15)
+    curve = r.curve("nDCG(gain=exp)")
+    assert np.all(np.isfinite(curve)) and np.all((curve >= 0) & (curve <= 1 + 1e-12))
+    assert r.values("nDCG@3")[0] == pytest.approx(_exact_ndcg(ranked, judged, 3, False))
+
+
+def test_exp_gain_of_ordinary_grades_is_unchanged() -> None:
+    """Grades up to EXP_HEADROOM are unscaled: exactly 2^grade - 1, as before."""
+    grades = np.array([1.0, 2.0, 3.0, 10.0, 900.0])
+    shift = metrics.gain_shift(-np.sort(-grades), np.array([0, 5]), "exp")
+    assert shift.tolist() == [0.0]
+    assert metrics.gain_of(grades, np.zeros(5), "exp").tobytes() == \
+        (np.exp2(grades) - 1.0).tobytes()
+    assert metrics.gain_shift(np.array([901.0]), np.array([0, 1]), "exp").tolist() == [1.0]
+    assert metrics.gain_shift(np.array([5000.0]), np.array([0, 1]), "linear").tolist() == [0.0]
+
+
+@pytest.mark.filterwarnings("error")
+def test_linear_gain_near_2_53_over_200000_documents_stays_finite() -> None:
+    big = 2**53 - 1
+    n = 200_000
+    qrels = {"q": {f"d{i}": big - i for i in range(n)}}
+    run = {"q": [f"d{i}" for i in range(n - 1, -1, -1)]}  # worst order first
+    r = ragreport.evaluate(qrels, run, ["nDCG", "nDCG@100000", "nDCG(gain=exp)"])
+    for m in ("nDCG", "nDCG@100000", "nDCG(gain=exp)"):
+        v = r.values(m)
+        assert np.all(np.isfinite(v)) and 0 < v[0] <= 1, (m, v)
+    assert np.all(np.isfinite(r.curve("nDCG")))
