@@ -41,7 +41,7 @@ class Conventions:
             "curves": f"K = 1..{self.curve_width} (k_max {self.k_max} asked; curves stop at "
                       "the deepest ranking, at least 20, and at what the input holds; "
                       "measures at larger K are computed from the whole rankings)"}
-        return curves | {
+        return {
             "order": ("score descending, ties broken by document id descending (trec_eval); "
                       "rank column ignored") if self.order == "score"
             else "as listed in the run (order='given')",
@@ -62,7 +62,7 @@ class Conventions:
             "duplicates": "error" if self.duplicates == "error" else "first occurrence kept",
             "max depth": "all results" if self.max_depth is None
             else f"first {self.max_depth} results per query",
-        }
+        } | curves
 
 
 @dataclass(frozen=True)
