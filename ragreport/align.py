@@ -63,7 +63,21 @@ class Ranking:
     ``ret_grades[ret_offsets[q] + i]`` is the grade of the document at rank ``i + 1`` of query
     ``q`` (NaN when it is unjudged); query ``q`` retrieved ``n_ret[q]`` documents. Memory is
     proportional to the input: nothing is sized by the deepest ranking times the number of
-    queries unless asked for with a width (:meth:`relevance`, :meth:`gains`).
+    queries unless asked for with a width (:meth:`relevance`, :meth:`gains`). The sparse
+    accessors give (query, 0-based rank) pairs in ranking order (ties were broken before:
+    score descending, then document id descending); an empty ranking contributes no pair.
+
+    >>> from ragreport.io import load_qrels, load_run
+    >>> rk = align(load_qrels({"a": {"x": 2, "z": 1}, "b": {"x": 1}}),
+    ...            load_run({"a": ["y", "x"], "b": ["x"]}))
+    >>> rk.ret_grades.tolist(), rk.n_ret.tolist()
+    ([nan, 2.0, 1.0], [2, 1])
+    >>> [p.tolist() for p in rk.relevant_ranks(2)]
+    [[0], [1]]
+    >>> [p.tolist() for p in rk.ideal_ranks("exp")]
+    [[0, 0, 1], [0, 1, 0], [3.0, 1.0, 1.0]]
+    >>> rk.relevance(1, width=3).astype(int).tolist()
+    [[0, 1, 0], [1, 0, 0]]
     """
 
     query_ids: list[str]
