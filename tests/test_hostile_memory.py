@@ -82,6 +82,17 @@ def same_as_pytrec_eval(skew: bool = False, extra: Callable[[dict[str, float]], 
     return check
 
 
+def trec_defaults(result: CaseResult) -> None:
+    """``--format trec`` without -m: trec_eval's default measures, cutoffs up to 1000 (past
+    the 10-deep rankings), equal to pytrec_eval's."""
+    names = ["P_1000", "recall_1000", "ndcg_cut_1000", "P_200", "ndcg_cut_30", "success_10"]
+    q, r = _dicts(*skewed())
+    want = pytrec_eval_means(q, r, names)
+    got = trec_means(result.stdout)
+    for name in names:
+        assert got[name] == pytest.approx(want[name], abs=6e-5), (name, result.stdout)
+
+
 def huge_cutoffs(got: dict[str, float]) -> None:
     """Past the end of every ranking: P@K = relevant retrieved / K, recall and nDCG are those
     of the whole ranking (every judged relevant document fits in K)."""
@@ -220,6 +231,13 @@ CASES = [
          exit=1, max_memory_mib=MEM_SKEW, stdout=rf"P@{K9}"),
     Case("skewed-stream-kmax-1e9", ["evaluate", "--stream", "qrels.txt", "run.txt",
                                     "--k-max", K9, *TREC],
+         stream_skew_files(), exit=0, max_memory_mib=MEM_SKEW,
+         check=same_as_pytrec_eval(skew=True)),
+    Case("skewed-trec-default-measures", ["evaluate", "qrels.txt", "run.txt", "--format",
+                                          "trec"],
+         stream_skew_files(), exit=0, max_memory_mib=MEM_SKEW, check=trec_defaults),
+    Case("skewed-stream-huge-cutoffs", ["evaluate", "--stream", "qrels.txt", "run.txt", *TREC,
+                                        *HUGE],
          stream_skew_files(), exit=0, max_memory_mib=MEM_SKEW,
          check=same_as_pytrec_eval(skew=True)),
     # gains never overflow to NaN
