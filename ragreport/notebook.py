@@ -151,13 +151,17 @@ def curves_figure(results: EvaluationResult | Sequence[EvaluationResult],
     for n, fam in enumerate(fams):
         ax = fig.add_subplot(nrows, cols, n + 1)
         lines = []
+        width = 1
         for j, r in enumerate(rs):
             c = r.mean_curve(fam)
+            width = max(width, len(c))
             lines += ax.plot(range(1, len(c) + 1), c, linestyle=styles[j % 4],
                              marker=markers[j % 4], markersize=3)
         for t in ts:
             if t.measure.name == fam:
-                if t.measure.cutoff is not None:
+                # a target past the curves' end (P@1000000000) is a line, not a point that
+                # would stretch the axis to its K
+                if t.measure.cutoff is not None and t.measure.cutoff <= width:
                     ax.plot([t.measure.cutoff], [t.threshold], marker="x", color="black",
                             markersize=8, linestyle="none")
                     ax.annotate(f"target {t.op} {t.threshold:g}",
