@@ -598,12 +598,13 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     _run_names(args, runs)
     from .measures import normalize_measures
 
-    # the summary measures (the defaults when none is given), then every target's measure:
-    # each is computed, so a target may name any measure the command accepts ("nDCG",
-    # "P(rel=2)@5", "hits@3"), not only those the summary happens to compute
+    # the summary measures (the defaults when none is given), then every target's measure and
+    # the worst-queries measure: each is computed, so a target or --worst-measure may name any
+    # measure the command accepts ("nDCG", "P(rel=2)@5", "hits@3"), not only the summary's
     measures = normalize_measures(args.measures)
     k_max = args.k_max
-    wanted = list(dict.fromkeys([*measures, *(t.measure for t in targets)]))
+    worst = normalize_measures([args.worst_measure]) if args.worst_measure else []
+    wanted = list(dict.fromkeys([*measures, *(t.measure for t in targets), *worst]))
     if k_max is None:
         k_max = max([20, *(m.cutoff for m in wanted if m.cutoff)])
     kwargs = {**_eval_kwargs(args), "k_max": k_max}
@@ -756,13 +757,12 @@ def _quiet_thread_error(args: Any) -> None:
     return None
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def _one_line(text: str) -> str:
-    """``text`` on one line: line breaks become spaces, other control characters escaped."""
-    flat = " ".join(_escaped(text).splitlines())
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], flat)
+    """``text`` on one line: line breaks become spaces, control characters escaped, never a
+    CI workflow command (:func:`ragreport.textout.terminal_safe`)."""
+    from .textout import terminal_safe
+
+    return terminal_safe(" ".join(_escaped(text).splitlines()))
 
 
 def _say(line: str) -> None:

@@ -156,9 +156,52 @@ class NumberError(ValueError):
     """A score or grade that is not a number ragreport reads; the caller adds where it was."""
 
 
+def decimal_value(text: str, grade: bool = False, fractional: bool = False) -> float:
+    """The value of a number written as text; :class:`NumberError` gives the bare reason.
+
+    ``text`` must be a plain decimal number, ``[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?``
+    (ASCII digits, no white space), finite as a float64. A grade (``grade=True``) read as
+    trec_eval reads it (not ``fractional``) may not use exponent notation. Shared by the text
+    readers (:func:`parse_score`, :func:`parse_grade`) and the Python-object reader
+    (:func:`ragreport.io.objects.read_number`), so both refuse the same texts with the same words.
+
+    >>> decimal_value("+1.5e2"), decimal_value(".5")
+    (150.0, 0.5)
+    >>> decimal_value("1_000")
+    Traceback (most recent call last):
+    ...
+    ragreport.io.common.NumberError: is not a plain decimal number
+    """
+    if _DECIMAL.fullmatch(text) is None:
+        try:
+            special = float(text)
+        except ValueError:
+            raise NumberError("is not a number") from None
+        raise NumberError("is not a finite number" if not math.isfinite(special)
+                          else "is not a plain decimal number")
+    if grade and not fractional and _PLAIN.fullmatch(text) is None:
+        raise NumberError("is in exponent notation, which trec_eval reads as the digits "
+                          "before the 'e'; write the grade as a plain number")
+    value = float(text)
+    if not math.isfinite(value):
+        raise NumberError("is not a finite number (too large for a float64)")
+    return value
+
+
+def grade_value(value: float, fractional: bool = False) -> float:
+    """A finite grade as ragreport keeps it: truncated toward zero as trec_eval's ``atol``
+    reads it, or as it is when ``fractional``; ``|grade| >= 2**53`` is refused.
+
+    >>> grade_value(1.7), grade_value(-2.5), grade_value(1.7, fractional=True)
+    (1.0, -2.0, 1.7)
+    """
+    if abs(value) >= GRADE_LIMIT:
+        raise NumberError("is too large for a grade (|grade| must be below 2**53)")
+    return value if fractional else float(math.trunc(value))
+
+
 def parse_score(text: str, what: str = "score") -> float:
-    """A score as written in a text file: a plain decimal number (exponent allowed), finite
-    as a float64. The messages are those of :func:`ragreport.io.objects.read_number`.
+    """A score as written in a text file (see :func:`decimal_value`); the message names it.
 
     >>> parse_score("+1.5e2"), parse_score(".5")
     (150.0, 0.5)
@@ -167,19 +210,10 @@ def parse_score(text: str, what: str = "score") -> float:
     ...
     ragreport.io.common.NumberError: score '1_000' is not a plain decimal number
     """
-    if _DECIMAL.fullmatch(text) is None:
-        try:
-            special = float(text)
-        except ValueError:
-            raise NumberError(f"{what} {_show(text)} is not a number") from None
-        raise NumberError(f"{what} {_show(text)} is not a finite number"
-                          if not math.isfinite(special)
-                          else f"{what} {_show(text)} is not a plain decimal number")
-    value = float(text)
-    if not math.isfinite(value):
-        raise NumberError(f"{what} {_show(text)} is not a finite number (too large for a "
-                          "float64)")
-    return value
+    try:
+        return decimal_value(text)
+    except NumberError as exc:
+        raise NumberError(f"{what} {_show(text)} {exc}") from None
 
 
 def parse_grade(text: str, fractional: bool = False) -> float:
@@ -191,15 +225,10 @@ def parse_grade(text: str, fractional: bool = False) -> float:
     >>> parse_grade("1.7"), parse_grade("-2.5"), parse_grade("1.7", fractional=True)
     (1.0, -2.0, 1.7)
     """
-    if not fractional and _PLAIN.fullmatch(text) is None and _DECIMAL.fullmatch(text):
-        raise NumberError(f"grade {_show(text)} is in exponent notation, which trec_eval "
-                          "reads as the digits before the 'e'; write the grade as a plain "
-                          "number")
-    value = parse_score(text, "grade")
-    if abs(value) >= GRADE_LIMIT:
-        raise NumberError(f"grade {_show(text)} is too large for a grade (|grade| must be "
-                          "below 2**53)")
-    return value if fractional else float(math.trunc(value))
+    try:
+        return grade_value(decimal_value(text, grade=True, fractional=fractional), fractional)
+    except NumberError as exc:
+        raise NumberError(f"grade {_show(text)} {exc}") from None
 
 
 def _show(text: str) -> str:

@@ -21,12 +21,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from .common import GRADE_LIMIT, decimal_value, grade_value
 
-#: A plain decimal number as text (ASCII digits only; no ``_``, ``0x``, ``nan`` or ``inf``).
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
-#: Grades at or beyond this magnitude are refused (integers stop being exact in a float64).
-GRADE_LIMIT = 2.0 ** 53
 
 
 @dataclass
@@ -99,7 +96,9 @@ def read_number(value: Any, what: str = "score", fractional: bool = False) -> fl
     a grade written with an exponent is refused, as ``atol`` and its value disagree. With
     ``fractional=True`` a grade is kept as it is. ``|grade| >= 2**53`` is refused.
 
-    Raises ``ValueError`` with the reason (the caller names the place).
+    Raises ``ValueError`` (a :class:`~ragreport.io.common.NumberError` for text) with the
+    reason; the caller names the place. Text is read by :func:`~ragreport.io.common.decimal_value`,
+    as the text readers read it.
 
     >>> read_number("1.7", "grade"), read_number(2.9, "grade", fractional=True)
     (1.0, 2.9)
@@ -108,25 +107,13 @@ def read_number(value: Any, what: str = "score", fractional: bool = False) -> fl
     >>> read_number("1_000")
     Traceback (most recent call last):
     ...
-    ValueError: is not a plain decimal number
+    ragreport.io.common.NumberError: is not a plain decimal number
     """
     grade = what == "grade"
     if isinstance(value, (bool, np.bool_)):
         raise ValueError("is not a number (a boolean)")
     if isinstance(value, str):
-        text = str(value)
-        if _DECIMAL.fullmatch(text) is None:
-            try:
-                f = float(text)
-            except ValueError:
-                raise ValueError("is not a number") from None
-            raise ValueError("is not a finite number" if not math.isfinite(f)
-                             else "is not a plain decimal number")
-        if grade and not fractional and _INTEGER.fullmatch(text) is None and \
-                ("e" in text or "E" in text):
-            raise ValueError("is in exponent notation, which trec_eval reads as the digits "
-                             "before the 'e'; write the grade as a plain number")
-        f = float(text)
+        f = decimal_value(value, grade, fractional)
     elif isinstance(value, (int, np.integer)):
         try:
             f = float(value)
@@ -138,12 +125,7 @@ def read_number(value: Any, what: str = "score", fractional: bool = False) -> fl
         raise ValueError("is not a number")
     if not math.isfinite(f):
         raise ValueError("is not a finite number")
-    if grade:
-        if abs(f) >= GRADE_LIMIT:
-            raise ValueError("is too large for a grade (|grade| must be below 2**53)")
-        if not fractional:
-            f = float(math.trunc(f))
-    return f
+    return grade_value(f, fractional) if grade else f
 
 
 def _number(value: Any, what: str, source: str, line: int | None, qid: str, doc: str,
