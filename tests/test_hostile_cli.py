@@ -311,6 +311,14 @@ CASES = [
     Case("error-while-the-pool-starts", ["report", "q.txt", "r.txt", "--jobs", "2",
                                          "--baseline", "nope", "--html", "x.html"], BASE,
          stderr=r"^ragreport: error: baseline 'nope' is not one of the runs"),
+    # ---- the worst-queries measure is computed like a target's ----------------------------
+    Case("worst-measure-not-in-summary", [*CHECK, "-m", "P@1", "--worst-measure", "nDCG",
+                                          "--json", "w.json"], WITH_T, exit=0,
+         check=lambda res: None if _json(res, "w.json")["worst_queries_by"]["measure"] == "nDCG"
+         else pytest.fail("worst queries not ranked by nDCG")),
+    # ---- an error line is inert in a CI log ------------------------------------------------
+    Case("workflow-command-in-error-line", ["evaluate", "##[error]x.txt", "r.txt"], BASE,
+         stderr=r"^ragreport: error: #\\x23\[error\]x\.txt: no such file$"),
 ]
 
 
