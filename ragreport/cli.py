@@ -420,26 +420,6 @@ def _per_query_table(result: Any) -> str:
     return "\n".join(rows) + "\n"
 
 
-def _run_names(args: argparse.Namespace, runs: list[Any]) -> None:
-    """Give every run a distinct name: --name, else TREC tag, else the file name."""
-    from pathlib import Path
-
-    names = args.names or []
-    if len(names) > len(runs):
-        raise RagReportError(f"{len(names)} --name given for {len(runs)} run(s)")
-    for i, name in enumerate(names):
-        runs[i] = runs[i].renamed(name)
-    current = [r.name for r in runs]
-    for i, r in enumerate(runs):
-        if i >= len(names) and current.count(r.name) > 1:
-            stem = Path(r.source).name.split(".")[0]
-            runs[i] = r.renamed(stem if [Path(x.source).name.split(".")[0]
-                                         for x in runs].count(stem) == 1 else f"{stem}-{i + 1}")
-    final = [r.name for r in runs]
-    if len(set(final)) != len(final):
-        raise RagReportError(f"run names must be distinct, got {final}; use --name")
-
-
 #: The matplotlib modules the HTML report's plots use.
 _MATPLOTLIB = ("matplotlib.figure", "matplotlib.backends.backend_svg", "matplotlib.ticker")
 #: What the worker processes import once, before their first task (see ragreport.parallel).
@@ -595,7 +575,9 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     queries = load_queries(args.queries) if args.queries else None
     docs = load_docs(args.docs) if args.docs else None
     workers.start()  # after the inputs are read: a bad file is reported without waiting
-    _run_names(args, runs)
+    from .data import distinct_names
+
+    runs = distinct_names(runs, args.names)
     from .measures import normalize_measures
 
     # the summary measures (the defaults when none is given), then every target's measure and

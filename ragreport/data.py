@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Qrels", "RowLines", "Run"]
+__all__ = ["Qrels", "RowLines", "Run", "distinct_names"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -115,3 +115,34 @@ class Run(_Rows):
         """A copy of this run under another name."""
         return Run(self.query_ids, self.doc_ids, self.source, self.lines, self.scores, name,
                    self.has_scores, self.query_texts, self.empty_queries)
+
+
+def distinct_names(runs: list[Run], names: list[str] | None = None) -> list[Run]:
+    """The runs under distinct names: ``names`` in order, else each run's own name (its TREC
+    tag), else, where two runs would share one, their file names.
+
+    Raises :class:`~ragreport.errors.RagReportError` when more names than runs are given or
+    the names are still not distinct.
+
+    >>> a = Run(None, None, "bm25.txt", None, name="tag")
+    >>> b = Run(None, None, "dense.txt", None, name="tag")
+    >>> [r.name for r in distinct_names([a, b])], [r.name for r in distinct_names([a, b], ["x"])]
+    (['bm25', 'dense'], ['x', 'tag'])
+    """
+    from pathlib import Path
+
+    from .errors import RagReportError
+
+    given = list(names or [])
+    if len(given) > len(runs):
+        raise RagReportError(f"{len(given)} names given for {len(runs)} run(s)")
+    named = [r.renamed(given[i]) if i < len(given) else r for i, r in enumerate(runs)]
+    current = [r.name for r in named]
+    stems = [Path(r.source).name.split(".")[0] for r in named]
+    out = [r if i < len(given) or current.count(r.name) == 1 else r.renamed(
+        stems[i] if stems.count(stems[i]) == 1 else f"{stems[i]}-{i + 1}")
+        for i, r in enumerate(named)]
+    final = [r.name for r in out]
+    if len(set(final)) != len(final):
+        raise RagReportError(f"run names must be distinct, got {final}; give names (--name)")
+    return out

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .data import distinct_names
 from .errors import RagReportError
 from .result import EvaluationResult
 
@@ -246,24 +247,6 @@ def _input_file(path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def _run_names(runs: Sequence[Any], paths: Sequence[Path], names: Sequence[str] | None
-               ) -> list[str]:
-    """Distinct run names: the given ones, else the TREC tag, else the file name."""
-    given = list(names or [])
-    if len(given) > len(runs):
-        raise RagReportError(f"{len(given)} names given for {len(runs)} run(s)")
-    out = [given[i] if i < len(given) else r.name for i, r in enumerate(runs)]
-    stems = [p.name.split(".")[0] for p in paths]
-    final: list[str] = []
-    for i, name in enumerate(out):
-        if i >= len(given) and out.count(name) > 1:
-            name = stems[i] if stems.count(stems[i]) == 1 else f"{stems[i]}-{i + 1}"
-        final.append(name)
-    if len(set(final)) != len(final):
-        raise RagReportError(f"run names must be distinct, got {final}; give names")
-    return final
-
-
 def _prepare(qrels: str | os.PathLike[str] | None, runs: Sequence[str | os.PathLike[str]], *,
              queries: str | os.PathLike[str] | None, docs: str | os.PathLike[str] | None,
              names: Sequence[str] | None, example: bool,
@@ -298,10 +281,10 @@ def _prepare(qrels: str | os.PathLike[str] | None, runs: Sequence[str | os.PathL
     k_max = max([20, *(m.cutoff for m in [*(wanted or []), worst] if m.cutoff)])
     qrels_data = load_qrels(qrels_path, fractional_grades=fractional_grades)
     loaded = [load_run(p) for p in run_paths]
-    run_names = _run_names(loaded, run_paths, names)
-    for name, run in zip(run_names, loaded, strict=True):
-        evaluate(qrels_data, run.renamed(name), wanted, k_max,
-                 fractional_grades=fractional_grades).values(worst)
+    named = distinct_names(loaded, list(names or []))
+    run_names = [r.name for r in named]
+    for run in named:
+        evaluate(qrels_data, run, wanted, k_max, fractional_grades=fractional_grades).values(worst)
     if queries_path is not None:
         load_queries(queries_path)
     if docs_path is not None:
