@@ -30,6 +30,7 @@ import resource
 import site
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -260,3 +261,38 @@ def pytrec_eval_means(qrels: Mapping[str, Mapping[str, int]],
         {q: dict(d) for q, d in qrels.items()}, names).evaluate(
         {q: dict(d) for q, d in run.items()})
     return {m: sum(v[m] for v in per_query.values()) / len(per_query) for m in measures}
+
+
+def fifo(name: str, data: bytes) -> Callable[[Path], None]:
+    """A setup: make the FIFO ``name`` and write ``data`` into it once a reader opens it."""
+
+    def setup(tmp: Path) -> None:
+        path = tmp / name
+        os.mkfifo(path)
+
+        def write() -> None:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+                except OSError:  # no reader yet (ENXIO)
+                    time.sleep(0.02)
+                    continue
+                os.set_blocking(fd, True)
+                try:
+                    os.write(fd, data) if len(data) < 65536 else _write_all(fd, data)
+                except BrokenPipeError:
+                    pass
+                finally:
+                    os.close(fd)
+                return
+
+        threading.Thread(target=write, daemon=True).start()
+
+    return setup
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]

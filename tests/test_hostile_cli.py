@@ -17,7 +17,6 @@ import signal
 import stat
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -25,7 +24,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile import QRELS, RUN, Case, CaseResult, leftover_processes, run_case, trec_means
+from hostile import (
+    QRELS,
+    RUN,
+    Case,
+    CaseResult,
+    fifo,
+    leftover_processes,
+    run_case,
+    trec_means,
+)
 
 # the inputs most rows start from; T passes on them (so ``check`` exits 0), F fails
 BASE = {"q.txt": QRELS, "r.txt": RUN}
@@ -63,22 +71,6 @@ def _write(name: bytes, text: str) -> Callable[[Path], None]:
 
     def setup(tmp: Path) -> None:
         (tmp / os.fsdecode(name)).write_text(text)
-
-    return setup
-
-
-def _fifo(name: str, data: bytes) -> Callable[[Path], None]:
-    """A FIFO fed ``data`` by a thread once the command opens it."""
-
-    def setup(tmp: Path) -> None:
-        path = tmp / name
-        os.mkfifo(path)
-
-        def feed() -> None:
-            with open(path, "wb") as fh:
-                fh.write(data)
-
-        threading.Thread(target=feed, daemon=True).start()
 
     return setup
 
@@ -278,12 +270,12 @@ CASES = [
                                 "trec"], {"q.txt": QRELS}, stdin=RUN.encode(), exit=0,
          check=_check_rr),
     Case("run-from-fifo", ["evaluate", "q.txt", "fifo", "-m", "RR", "--format", "trec"],
-         {"q.txt": QRELS}, setup=_fifo("fifo", RUN.encode()), exit=0, check=_check_rr),
+         {"q.txt": QRELS}, setup=fifo("fifo", RUN.encode()), exit=0, check=_check_rr),
     Case("report-qrels-from-stdin-hashed", ["check", "-", "r.txt", "--targets", "t.toml",
                                             "--no-stats", "--jobs", "1", "--json", "out.json"],
          {"r.txt": RUN, "t.toml": T}, stdin=QRELS.encode(), exit=0, check=_check_stdin_hash),
     Case("report-run-from-fifo", [*CHECK[:2], "fifo", *CHECK[3:], "--json", "out.json"],
-         {"q.txt": QRELS, "t.toml": T}, setup=_fifo("fifo", RUN.encode()), exit=0,
+         {"q.txt": QRELS, "t.toml": T}, setup=fifo("fifo", RUN.encode()), exit=0,
          check=_is_json("out.json")),
     Case("stdin-for-two-inputs", ["evaluate", "-", "-"], {}, stdin=QRELS.encode(),
          stderr=r"standard input \('-'\) can be read for one input only"),

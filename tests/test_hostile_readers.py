@@ -12,14 +12,11 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hostile import QRELS, RUN, Case, CaseResult, pytrec_eval_means, run_case, trec_means
+from hostile import QRELS, RUN, Case, CaseResult, fifo, pytrec_eval_means, run_case, trec_means
 
 BOM = b"\xef\xbb\xbf"
 MEASURES = ["-m", "P@5", "-m", "R@10", "-m", "nDCG", "-m", "AP", "-m", "RR", "--format", "trec"]
@@ -54,41 +51,6 @@ def same_as_pytrec_eval(qrels: str = QRELS, run: str = RUN) -> Callable[[CaseRes
             assert got[name] == pytest.approx(want[name], abs=6e-5), (name, result.stdout)
 
     return check
-
-
-def fifo(name: str, data: bytes) -> Callable[[Path], None]:
-    """A setup: make the FIFO ``name`` and write ``data`` into it once a reader opens it."""
-
-    def setup(tmp: Path) -> None:
-        path = tmp / name
-        os.mkfifo(path)
-
-        def write() -> None:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                try:
-                    fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-                except OSError:  # no reader yet (ENXIO)
-                    time.sleep(0.02)
-                    continue
-                os.set_blocking(fd, True)
-                try:
-                    os.write(fd, data) if len(data) < 65536 else _write_all(fd, data)
-                except BrokenPipeError:
-                    pass
-                finally:
-                    os.close(fd)
-                return
-
-        threading.Thread(target=write, daemon=True).start()
-
-    return setup
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 def _run_with(line2: str) -> str:
