@@ -463,11 +463,6 @@ def _workers(args: argparse.Namespace) -> Any:
     return Workers(jobs, preload=_PLOT_PRELOAD, warm_up=warm_up)
 
 
-def _escaped(text: str) -> str:
-    """Command-line text with undecodable bytes (``surrogateescape``) shown as ``\\xff``."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
 def _outputs(args: argparse.Namespace) -> list[str]:
     return [p for p in (args.html, args.markdown, args.json) if p is not None]
 
@@ -480,8 +475,8 @@ def _check_options(args: argparse.Namespace) -> None:
         _example_inputs(args)
     if not args.qrels or not args.runs:
         raise RagReportError(f"{args.command} needs QRELS and at least one RUN (or --example)")
-    args.title = _escaped(args.title)
-    args.names = [_escaped(n) for n in args.names] if args.names else args.names
+    args.title = _shown(args.title)
+    args.names = [_shown(n) for n in args.names] if args.names else args.names
     args.generated_at = generated_at_from_env(args.generated_at)  # a bad time: before any work
     if args.max_drop is not None and args.no_stats:
         raise RagReportError("--max-drop needs the significance tests; drop --no-stats")
@@ -500,9 +495,9 @@ def _check_options(args: argparse.Namespace) -> None:
 
         where = Path(args.template_dir)
         if not where.is_dir():
-            raise RagReportError(f"template directory not found: {_escaped(str(where))}")
+            raise RagReportError(f"template directory not found: {_shown(str(where))}")
         if not (where / TEMPLATE_NAME).is_file():
-            raise RagReportError(f"template not found: {_escaped(str(where / TEMPLATE_NAME))}")
+            raise RagReportError(f"template not found: {_shown(str(where / TEMPLATE_NAME))}")
 
 
 def _build_report(args: argparse.Namespace, workers: Any) -> Any:
@@ -595,14 +590,14 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     for (_, path), h in zip(roles, hashes, strict=True):
         got = h.result()
         if isinstance(got, OSError):
-            raise RagReportError(f"cannot read {_escaped(str(path))}: {got.strerror}")
+            raise RagReportError(f"cannot read {_shown(str(path))}: {got.strerror}")
         inputs.append(got)
     argv = getattr(args, "argv", None) or []
     return build_report(
         results, targets, baseline=args.baseline,
         queries=queries, docs=docs,
         title=args.title, generated_at=args.generated_at,
-        command=_escaped("ragreport " + shlex.join(argv)), inputs=inputs,
+        command=_shown("ragreport " + shlex.join(argv)), inputs=inputs,
         worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
         stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
         seed=args.seed, alpha=args.alpha, max_drop=args.max_drop, workers=workers,
@@ -621,7 +616,7 @@ def _write_outputs(args: argparse.Namespace, report: Any, workers: Any) -> None:
                           template_dir=args.template_dir, workers=workers)
     for path in written:
         if str(path) != "-":
-            sys.stderr.write(f"wrote {_escaped(str(path))}\n")
+            sys.stderr.write(f"wrote {_shown(str(path))}\n")
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -674,7 +669,7 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
         worst_measure=args.worst_measure, **_fractional(args))
     for path in written:
         if path != "-":  # the HTML went to standard output
-            sys.stderr.write(f"wrote {_escaped(path)}\n")
+            sys.stderr.write(f"wrote {_shown(path)}\n")
     return EXIT_OK
 
 
@@ -739,12 +734,20 @@ def _quiet_thread_error(args: Any) -> None:
     return None
 
 
+def _shown(text: str) -> str:
+    """Command-line text with undecodable bytes shown as ``\\xff`` (:func:`.fileio.shown_path`;
+    imported when needed, so that the command starts without :mod:`tempfile`)."""
+    from .fileio import shown_path
+
+    return shown_path(text)
+
+
 def _one_line(text: str) -> str:
     """``text`` on one line: line breaks become spaces, control characters escaped, never a
     CI workflow command (:func:`ragreport.textout.terminal_safe`)."""
     from .textout import terminal_safe
 
-    return terminal_safe(" ".join(_escaped(text).splitlines()))
+    return terminal_safe(" ".join(_shown(text).splitlines()))
 
 
 def _say(line: str) -> None:
@@ -792,7 +795,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except OSError as exc:
         _traceback(debug)
-        where = f"{_escaped(str(exc.filename))}: " if exc.filename is not None else ""
+        where = f"{_shown(str(exc.filename))}: " if exc.filename is not None else ""
         _say(f"ragreport: error: {where}{exc.strerror or exc}")
         return EXIT_BAD_INPUT
     except Exception as exc:
