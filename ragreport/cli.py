@@ -628,11 +628,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     with _workers(args) as workers:
         report = _build_report(args, workers)
         _write_outputs(args, report, workers)
-    summary = render_terminal(report)
-    if _to_stdout(args):
-        sys.stderr.write(summary)
-    else:
-        _write_stdout(summary)
+    _print_summary(args, render_terminal(report))
     return EXIT_OK
 
 
@@ -648,11 +644,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
         text += "\n" + render_failures(report)
     else:
         text += "\nall targets passed\n"
+    _print_summary(args, text)
+    return EXIT_OK if report.all_passed else EXIT_TARGET_FAILED
+
+
+def _print_summary(args: argparse.Namespace, text: str) -> None:
+    """The tables of ``report`` / ``check``: on stdout, or on stderr when an output goes to
+    stdout. A reader that has gone (``| true``, ``| head``) changes nothing: the outputs are
+    written and the decision is made, so ``check`` still exits 1 on a failed target."""
     if _to_stdout(args):
         sys.stderr.write(text)
-    else:
+        return
+    try:
         _write_stdout(text)
-    return EXIT_OK if report.all_passed else EXIT_TARGET_FAILED
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
 
 
 def _cmd_notebook(args: argparse.Namespace) -> int:

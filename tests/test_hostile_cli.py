@@ -422,3 +422,22 @@ def test_sigkill_leaves_no_process(tmp_path: Path, when: str) -> None:
     proc.communicate(timeout=10)
     for name, text in OLD.items():
         assert (tmp_path / name).read_text() == text
+
+
+@pytest.mark.parametrize(("targets", "code"), [(F, 1), (T, 0)])
+def test_reader_gone_keeps_the_decision(tmp_path: Path, targets: str, code: int) -> None:
+    """``ragreport check ... | true``: the reader of stdout has gone before the tables are
+    printed; the exit code is still the gate's decision (1 on a failed target), never 0 for
+    a failure and never a traceback."""
+    for name, text in {**BASE, "t.toml": targets}.items():
+        (tmp_path / name).write_text(text)
+    read, write = os.pipe()
+    os.close(read)  # no reader at all: the first write gets EPIPE
+    try:
+        proc = subprocess.run([sys.executable, "-m", "ragreport", *CHECK], cwd=tmp_path,
+                              stdout=write, stderr=subprocess.PIPE, timeout=120, check=False)
+    finally:
+        os.close(write)
+    err = proc.stderr.decode()
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
