@@ -8,6 +8,9 @@ temporary files renamed over their destinations. When any step fails, every temp
 removed and no existing file has been replaced.
 
 - ``-`` means standard output (for one output at most).
+- A path that names an open descriptor (``/dev/stderr``, ``/dev/fd/3``, ``/proc/self/fd/3``)
+  is written through that descriptor, so ``--markdown /dev/stderr 2>>log`` appends to the
+  log as the shell opened it; the file behind it is never replaced.
 - An output that is a symbolic link is written *through*: its target is replaced (atomically,
   in the target's own folder) and the link stays a link.
 - A file that is replaced keeps its permission bits; a new file gets ``0o666`` less the umask,
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -94,10 +98,32 @@ def _same_file(a: Path, b: Path) -> bool:
 class _Output:
     shown: str       # as given (escaped for messages)
     data: bytes
-    kind: str        # "stdout", "stream" (device or FIFO: written directly) or "file"
+    kind: str        # "stdout", "fd" (an open descriptor), "stream" (device or FIFO: written
+                     # directly) or "file"
     target: Path     # the file replaced (a symlink's target)
     mode: int = 0o644
     tmp: str | None = None
+    fd: int | None = None  # for "fd": the descriptor written
+
+
+#: Paths that name a descriptor this process has open (``/dev/stderr``, ``/dev/fd/3``).
+_FD_PATH = re.compile(r"/dev/(?:fd/([0-9]+)|(stdin|stdout|stderr))|/proc/self/fd/([0-9]+)")
+
+
+def _descriptor(path: PathLike) -> int | None:
+    """The descriptor ``path`` names (``/dev/stderr`` -> 2, ``/dev/fd/3`` -> 3), else None.
+
+    Such a path is a link to whatever the descriptor has open (``2>>log.txt``); it is written
+    through the descriptor, never by replacing that file.
+
+    >>> _descriptor("/dev/stderr"), _descriptor("/dev/fd/3"), _descriptor("out.md")
+    (2, 3, None)
+    """
+    m = _FD_PATH.fullmatch(os.fspath(path))
+    if m is None:
+        return None
+    number, name, proc = m.groups()
+    return ("stdin", "stdout", "stderr").index(name) if name else int(number or proc)
 
 
 def _plan(path: PathLike, data: bytes, inputs: Sequence[Path]) -> _Output:
@@ -106,6 +132,13 @@ def _plan(path: PathLike, data: bytes, inputs: Sequence[Path]) -> _Output:
         raise RagReportError("an output path is empty")
     if is_stdout(path):
         return _Output(shown, data, "stdout", Path(STDOUT))
+    fd = _descriptor(path)
+    if fd is not None:
+        try:
+            os.fstat(fd)
+        except OSError:
+            raise RagReportError(f"cannot write {shown}: descriptor {fd} is not open") from None
+        return _Output(shown, data, "fd", Path(path), fd=fd)
     given = Path(path)
     target = Path(os.path.realpath(given)) if given.is_symlink() else given
     for inp in inputs:
@@ -190,7 +223,9 @@ def write_outputs(outputs: Sequence[tuple[PathLike, str | bytes]],
     try:
         for p in files:  # 1. every file to a temporary file beside its destination
             try:
-                fd, p.tmp = tempfile.mkstemp(prefix=f".{p.target.name}.", suffix=".tmp",
+                # a short name of its own: the output's name may already be as long as
+                # the file system allows
+                fd, p.tmp = tempfile.mkstemp(prefix=".ragreport-", suffix=".tmp",
                                              dir=p.target.parent)
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(p.data)
@@ -205,6 +240,11 @@ def write_outputs(outputs: Sequence[tuple[PathLike, str | bytes]],
                 except OSError as exc:  # a broken pipe: the other outputs are not written
                     raise RagReportError(f"cannot write to standard output: "
                                          f"{exc.strerror or exc}") from None
+            elif p.kind == "fd" and p.fd is not None:
+                try:
+                    _write_descriptor(p.fd, p.data)
+                except OSError as exc:
+                    raise RagReportError(f"cannot write {p.shown}: {exc.strerror}") from None
             elif p.kind == "stream":
                 try:
                     with open(p.target, "wb") as fh:
@@ -223,6 +263,17 @@ def write_outputs(outputs: Sequence[tuple[PathLike, str | bytes]],
     finally:
         _remove_temps(files)
     return [STDOUT if p.kind == "stdout" else p.shown for p in plans]
+
+
+def _write_descriptor(fd: int, data: bytes) -> None:
+    """All of ``data`` to the open descriptor ``fd`` (after Python's own buffers of it)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            if stream is not None and stream.fileno() == fd:
+                stream.flush()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _write_stdout(data: bytes) -> None:

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import signal
 import stat
 import subprocess
@@ -308,6 +309,12 @@ CASES = [
                                           "--json", "w.json"], WITH_T, exit=0,
          check=lambda res: None if _json(res, "w.json")["worst_queries_by"]["measure"] == "nDCG"
          else pytest.fail("worst queries not ranked by nDCG")),
+    # ---- a name as long as the file system allows (255 bytes) ------------------------------
+    Case("output-name-of-255-bytes", [*CHECK, "--markdown", "m" * 252 + ".md"], WITH_T, exit=0,
+         check=lambda res: None if (res.tmp / ("m" * 252 + ".md")).is_file()
+         else pytest.fail("not written")),
+    Case("descriptor-not-open", [*CHECK, "--json", "/dev/fd/9"], WITH_T,
+         stderr=r"^ragreport: error: cannot write /dev/fd/9: descriptor 9 is not open$"),
     # ---- an error line is inert in a CI log ------------------------------------------------
     Case("workflow-command-in-error-line", ["evaluate", "##[error]x.txt", "r.txt"], BASE,
          stderr=r"^ragreport: error: #\\x23\[error\]x\.txt: no such file$"),
@@ -441,3 +448,22 @@ def test_reader_gone_keeps_the_decision(tmp_path: Path, targets: str, code: int)
     err = proc.stderr.decode()
     assert proc.returncode == code, err
     assert "Traceback" not in err and "Exception ignored" not in err, err
+
+
+def test_descriptor_outputs_append_to_what_they_name(tmp_path: Path) -> None:
+    """``--markdown /dev/stderr 2>>log`` and ``--json /dev/fd/3 3>>log3``: written through the
+    open descriptor (appended, as the shell opened it), never by replacing the file it names."""
+    for name, text in WITH_T.items():
+        (tmp_path / name).write_text(text)
+    log, log3 = tmp_path / "log.txt", tmp_path / "log3.txt"
+    log.write_text("old line\n")
+    log3.write_text("old line 3\n")
+    command = " ".join([shlex.quote(sys.executable), "-m", "ragreport", *CHECK, "--markdown",
+                        "/dev/stderr", "--json", "/dev/fd/3", "2>>log.txt", "3>>log3.txt"])
+    proc = subprocess.run(["bash", "-c", command], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                          timeout=120, check=False)
+    assert proc.returncode == 0, log.read_text()
+    text, text3 = log.read_text(), log3.read_text()
+    assert text.startswith("old line\n") and "<!-- ragreport -->" in text, text
+    assert text3.startswith("old line 3\n"), text3
+    assert json.loads(text3.split("\n", 1)[1])["schema"] == "ragreport.report/1"
