@@ -108,7 +108,10 @@ def passes(value: float, op: str, threshold: float, digits: int = DISPLAY_DIGITS
     return OPERATORS[op](float(shown(value, digits)), threshold)
 
 
-_SPEC = re.compile(r"^\s*(>=|<=|>|<)?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+#: ``"> 0.85"``: an optional operator and a plain decimal number in ASCII digits (``re.ASCII``:
+#: ``\d`` would also take other scripts' digits, which ``float`` reads).
+_SPEC = re.compile(r"^\s*(>=|<=|>|<)?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$",
+                   re.ASCII)
 
 
 def _parse_one(key: str, value: Any, source: str) -> Target:
