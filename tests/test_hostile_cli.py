@@ -467,3 +467,15 @@ def test_descriptor_outputs_append_to_what_they_name(tmp_path: Path) -> None:
     assert text.startswith("old line\n") and "<!-- ragreport -->" in text, text
     assert text3.startswith("old line 3\n"), text3
     assert json.loads(text3.split("\n", 1)[1])["schema"] == "ragreport.report/1"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["evaluate", "stream"])
+def test_closed_stdin_is_an_input_error(tmp_path: Path, stream: bool) -> None:
+    """``ragreport evaluate q.txt - <&-``: one input-error line, never an internal error."""
+    (tmp_path / "q.txt").write_text(QRELS)
+    command = " ".join([shlex.quote(sys.executable), "-m", "ragreport", "evaluate", "q.txt", "-",
+                        *(["--stream"] if stream else []), "<&-"])
+    proc = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.decode() == "ragreport: error: <stdin>: standard input is closed\n"

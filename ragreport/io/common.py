@@ -11,6 +11,7 @@ import sys
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +41,25 @@ class Source:
         return self.name
 
 
+def stdin_buffer() -> BinaryIO:
+    """Standard input as bytes, or :class:`InputError` when the process has none (``<&-``).
+
+    >>> import io, sys; saved = sys.stdin; sys.stdin = None
+    >>> try:
+    ...     stdin_buffer()
+    ... finally:
+    ...     sys.stdin = saved
+    Traceback (most recent call last):
+    ...
+    ragreport.errors.InputError: <stdin>: standard input is closed
+    """
+    stdin = sys.stdin
+    buffer = getattr(stdin, "buffer", None) if stdin is not None else None
+    if buffer is None:
+        raise InputError("standard input is closed", "<stdin>")
+    return cast(BinaryIO, buffer)
+
+
 def materialize(path: PathLike) -> PathLike | Source:
     """``path`` itself when it can be read more than once, else its bytes, read once.
 
@@ -50,7 +70,10 @@ def materialize(path: PathLike) -> PathLike | Source:
     """
     text = os.fspath(path)
     if text == "-":
-        return Source("<stdin>", sys.stdin.buffer.read())
+        try:
+            return Source("<stdin>", stdin_buffer().read())
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", "<stdin>") from None
     try:
         mode = os.stat(text).st_mode
     except OSError:
