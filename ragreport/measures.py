@@ -350,11 +350,15 @@ def _parse_cutoff(raw: str, text: str) -> int:
 def _parse_params(raw: str, text: str) -> tuple[int | None, str]:
     rel: int | None = None
     gain = "linear"
+    seen: set[str] = set()
     for part in filter(None, (p.strip() for p in raw.split(","))):
         key, sep, value = (s.strip() for s in part.partition("="))
         if not sep:
             raise MeasureError(f"parameter must be key=value, got {_quoted(part)} in "
                                f"{_quoted(text)}")
+        if key in seen:
+            raise MeasureError(f"parameter {_quoted(key)} is given twice in {_quoted(text)}")
+        seen.add(key)
         if key == "rel":
             rel = _whole(value, "rel", text, 0)
         elif key == "gain":

@@ -216,6 +216,8 @@ CASES = [
     Case("threshold-1e400", [*CHECK, "--targets", "t.toml"],
          {**FILES, "t.toml": '"hits@3" = "> 1e400"\n'},
          stderr=r"target 'hits@3': threshold must be a finite number, got 1e400"),
+    Case("parameter-given-twice", ["evaluate", "qrels.txt", "run.txt", "-m", "P(rel=2,rel=3)@5"],
+         FILES, stderr=r"parameter 'rel' is given twice in 'P\(rel=2,rel=3\)@5'"),
     Case("threshold-arabic-indic-digits", [*CHECK, "--targets", "t.toml"],
          {**FILES, "t.toml": '"P@5" = "> \u0660.\u0664"\n'},
          stderr=r"t\.toml: target 'P@5': expected a number or a string such as"),
