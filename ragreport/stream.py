@@ -14,7 +14,6 @@ import gzip
 import io
 import os
 import re
-import sys
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -24,7 +23,14 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .errors import InputError, RagReportError
-from .io.common import Source, gzip_error, source_name, strip_bom, strip_comment_lines
+from .io.common import (
+    Source,
+    gzip_error,
+    source_name,
+    stdin_buffer,
+    strip_bom,
+    strip_comment_lines,
+)
 from .measures import Measure, normalize_measures
 from .metrics import FloatArray
 
@@ -102,7 +108,7 @@ def _open_stream(src: str | Source) -> Iterator[BinaryIO]:
         raw: BinaryIO = io.BytesIO(src.data)
         own = True
     elif src == "-":
-        raw, own = sys.stdin.buffer, False
+        raw, own = stdin_buffer(), False
     else:
         if os.path.isdir(src):
             raise InputError("is a directory, not a file", name)
@@ -223,14 +229,18 @@ def _qrels_of(q: Any, query_ids: Any) -> Any:
     return Qrels(q.query_ids.take(take), q.doc_ids.take(take), q.source, lines, q.grades[sel])
 
 
-def _refuse_duplicates(qid: Any, doc: Any, lines: np.ndarray, source: str) -> None:
-    """The error ``evaluate`` gives for a document listed twice for a query (of the queries
-    the qrels do not judge, which the blocks do not evaluate)."""
+def _duplicates(qid: Any, doc: Any, lines: np.ndarray, source: str, refuse: bool) -> int:
+    """How many later occurrences of a (query, document) pair there are among these rows (of
+    the queries the qrels do not judge, which the blocks do not evaluate): ``evaluate``
+    counts them as dropped (duplicates='first') or refuses the first one (``refuse``), with
+    the same message."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from ._keys import string_fingerprints
 
+    if len(qid) < 2:
+        return 0
     # fingerprints prove the absence of a duplicate in one numeric sort (equal pairs have
     # equal keys); only when two keys meet are the strings compared
     codes = pc.dictionary_encode(qid).indices.to_numpy(zero_copy_only=False)
@@ -238,10 +248,12 @@ def _refuse_duplicates(qid: Any, doc: Any, lines: np.ndarray, source: str) -> No
     keys ^= codes.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     keys.sort()
     if not (keys[1:] == keys[:-1]).any():
-        return
+        return 0
     counts = pa.table({"q": qid, "d": doc}).group_by(["q", "d"]).aggregate([([], "count_all")])
     if pc.max(counts.column("count_all")).as_py() <= 1:
-        return
+        return 0
+    if not refuse:
+        return len(qid) - int(counts.num_rows)
     seen: dict[tuple[str, str], int] = {}
     for row, key in enumerate(zip(qid.to_pylist(), doc.to_pylist(), strict=True)):
         if key in seen:
@@ -250,6 +262,7 @@ def _refuse_duplicates(qid: Any, doc: Any, lines: np.ndarray, source: str) -> No
                 f"{int(lines[seen[key]])}); pass duplicates='first' (--keep-first-duplicate) "
                 "to keep the first occurrence", source, int(lines[row]))
         seen[key] = row
+    return 0  # unreachable: a count above 1 is a pair seen twice
 
 
 def evaluate_stream(
@@ -274,6 +287,9 @@ def evaluate_stream(
     file does, gzip included. Each block is parsed by the reader of ``evaluate``, so a file
     is accepted or refused exactly as ``evaluate`` would (comments, irregular white space,
     fields after the tag, a byte order mark, a bad score: same message, same line).
+    ``complete`` and ``no_relevant`` are decided over the whole run, as ``evaluate`` decides
+    them: the same queries are evaluated, skipped or refused, with the same counts (every
+    key of :class:`ragreport.align.Counts`) and the same errors.
 
     Raises
     ------
@@ -286,11 +302,15 @@ def evaluate_stream(
 
     from .align import check_qrels
     from .data import Run
-    from .engine import evaluate
+    from .engine import _NO_REL, _check_choice, _check_int, evaluate
     from .io import load_qrels
 
     if isinstance(block_bytes, bool) or not isinstance(block_bytes, int) or block_bytes < 1:
         raise RagReportError(f"block_bytes must be an integer >= 1, got {block_bytes!r}")
+    # the blocks are evaluated with no_relevant='zero'; skipping and refusing are decided
+    # here, over the whole run, as evaluate() decides them over all its queries
+    no_relevant = _check_choice("no_relevant", options.pop("no_relevant", "zero"), _NO_REL)
+    rel_level = _check_int("rel_level", options.get("rel_level", 1), 0)
     src: str | Source = run_path if isinstance(run_path, Source) else os.fspath(run_path)
     path = source_name(src)
     if isinstance(src, str) and src != "-":
@@ -315,12 +335,18 @@ def evaluate_stream(
         raise RagReportError("complete=True in streaming mode supports rate measures only, "
                              "not counts")
     judged_ids = pc.unique(q.query_ids)
+    # judged queries without a relevant document (grade >= rel_level)
+    with np.errstate(invalid="ignore"):
+        has_rel = pc.unique(q.query_ids.filter(pa.array(q.grades >= rel_level)))
+    no_rel_ids = judged_ids.filter(pc.invert(pc.is_in(judged_ids, value_set=has_rel)))
+    no_rel_seen: list[str] = []  # evaluated ones, in evaluate()'s order (run, then qrels)
     done: set[str] = set()
     per_query: dict[Measure, list[FloatArray]] = {m: [] for m in wanted}
     curve_sums: dict[Measure, FloatArray] = {}
     qids_out: list[str] = []
     counts = {"evaluated": 0, "run_only": 0, "qrels_only": 0, "no_relevant": 0,
-              "empty_retrievals": 0, "duplicates_dropped": 0}
+              "empty_retrievals": 0, "duplicates_dropped": 0, "skipped_no_relevant": 0,
+              "run_queries": 0, "qrels_queries": 0}
     pending: tuple[Any, Any, np.ndarray, np.ndarray] | None = None
     name = ""
 
@@ -345,10 +371,13 @@ def evaluate_stream(
         mask = pc.is_in(qid, value_set=judged_ids)
         in_qrels = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
         run_only = set(ids) - set(qid.filter(mask).unique().to_pylist())
-        if run_only and options.get("duplicates", "error") == "error":
-            # evaluate() refuses a document twice in any query, judged or not: so does this
+        if run_only:
+            # evaluate() refuses (or drops and counts) a document twice in any query, judged
+            # or not: so does this
             other = pa.array(np.flatnonzero(~in_qrels))
-            _refuse_duplicates(qid.take(other), doc.take(other), lines[other.to_numpy()], path)
+            counts["duplicates_dropped"] += _duplicates(
+                qid.take(other), doc.take(other), lines[other.to_numpy()], path,
+                options.get("duplicates", "error") == "error")
         counts["run_only"] += len(run_only)
         if not in_qrels.any():
             return
@@ -357,14 +386,31 @@ def evaluate_stream(
         run = Run(qid.take(take), doc.take(take), path, lines[sel], score[sel], name)
         # only this block's judgments: the per-block work does not grow with the whole qrels
         res = evaluate(_qrels_of(q, pa.array(ids, pa.string())), run, wanted, k_max,
-                       fractional_grades=fractional_grades, _curve_width=width, **options)
-        qids_out.extend(res.query_ids)
+                       fractional_grades=fractional_grades, _curve_width=width,
+                       no_relevant="zero", **options)
+        counts["duplicates_dropped"] += res.counts.duplicates_dropped
+        keep = np.ones(len(res.query_ids), dtype=bool)
+        if res.counts.no_relevant:
+            block_ids = pa.array(res.query_ids, pa.string())
+            no_rel = np.asarray(pc.is_in(block_ids, value_set=no_rel_ids)
+                                .to_numpy(zero_copy_only=False), dtype=bool)
+            if no_relevant == "zero":
+                counts["no_relevant"] += int(no_rel.sum())
+            else:  # skip, or refuse at the end (with the count over the whole run)
+                keep = ~no_rel
+                counts["skipped_no_relevant"] += int(no_rel.sum())
+                if no_relevant == "raise":  # named in file order, as evaluate() names them
+                    block_ids = pa.array(ids, pa.string())
+                    no_rel_seen.extend(block_ids.filter(
+                        pc.is_in(block_ids, value_set=no_rel_ids)).to_pylist())
+        kept = np.flatnonzero(keep)
+        qids_out.extend(res.query_ids[i] for i in kept.tolist())
         for m in wanted:
-            per_query[m].append(res.values(m))
+            per_query[m].append(res.values(m)[kept])
         for key, c in res.curves.items():
-            curve_sums[key] = curve_sums.get(key, 0) + c.sum(axis=0)
-        for k in ("evaluated", "no_relevant", "empty_retrievals", "duplicates_dropped"):
-            counts[k] += int(getattr(res.counts, k))
+            curve_sums[key] = curve_sums.get(key, 0) + c[kept].sum(axis=0)
+        counts["evaluated"] += len(kept)
+        counts["empty_retrievals"] += int((res.ranking.n_ret[kept] == 0).sum())
 
     for qid, doc, score, lines, tag in _batches(src, block_bytes):
         name = name or tag
@@ -385,22 +431,41 @@ def evaluate_stream(
     if pending is not None:
         flush(*pending)
 
-    all_judged = set(judged_ids.to_pylist())
-    missing = sorted(all_judged - done)
+    judged_list = judged_ids.to_pylist()
+    missing = [x for x in judged_list if x not in done]  # in qrels order
     counts["qrels_only"] = len(missing)
+    counts["run_queries"] = len(done)
+    counts["qrels_queries"] = len(judged_list)
     if complete and missing:
         from .engine import CURVE_FAMILIES
 
-        zeros = np.zeros(len(missing))
-        qids_out.extend(missing)
-        for m in wanted:
-            per_query[m].append(zeros)
-        counts["evaluated"] += len(missing)
-        counts["empty_retrievals"] += len(missing)
-        for f in CURVE_FAMILIES:
-            curve_sums.setdefault(Measure(f), np.zeros(width))
+        no_rel_set = set(no_rel_ids.to_pylist())
+        added = missing
+        missing_no_rel = [x for x in missing if x in no_rel_set]
+        if no_relevant == "zero":
+            counts["no_relevant"] += len(missing_no_rel)
+        else:
+            added = [x for x in missing if x not in no_rel_set]
+            counts["skipped_no_relevant"] += len(missing_no_rel)
+            no_rel_seen.extend(missing_no_rel)
+        if added:
+            zeros = np.zeros(len(added))
+            qids_out.extend(added)
+            for m in wanted:
+                per_query[m].append(zeros)
+            counts["evaluated"] += len(added)
+            counts["empty_retrievals"] += len(added)
+            for f in CURVE_FAMILIES:
+                curve_sums.setdefault(Measure(f), np.zeros(width))
+    if no_relevant == "raise" and no_rel_seen:
+        raise InputError(f"{len(no_rel_seen)} evaluated queries have no relevant document "
+                         f"(grade >= {rel_level:g}), e.g. "
+                         f"{', '.join(map(repr, no_rel_seen[:5]))}", q.source)
     if not qids_out:
-        raise InputError(f"the run ({path}) and the qrels have no query in common")
+        if len(missing) == len(judged_list):
+            raise InputError(f"the run ({path}) and the qrels have no query in common")
+        raise InputError("no query left to evaluate (every common query has no relevant "
+                         "document and no_relevant='skip')")
     n = len(qids_out)
     values = {m: np.concatenate(per_query[m]) for m in wanted}
     curves = {k: np.asarray(v, dtype=np.float64) / n for k, v in curve_sums.items()}

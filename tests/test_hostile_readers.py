@@ -100,8 +100,22 @@ SHORT_LONG_ID = f"q1 Q0 {LONG_ID} 1 2 tag\nq1 Q0 d1 2 1 tag\n"
 JSONL_RUN = "".join(
     json.dumps({"query_id": q, "retrieved": docs}) + "\n"
     for q, docs in _dicts(QRELS, RUN)[1].items()).encode()
+NOREL_QRELS = "q1 0 a 1\nq2 0 b 0\nq3 0 c 0\n"
+NOREL_RUN = "q1 Q0 a 1 1 t\nq2 Q0 b 1 1 t\n"
 JSONISH = RUN.replace("q1 ", "{q1} ").replace("q2 ", "[q2] ")
 JSONISH_QRELS = QRELS.replace("q1 ", "{q1} ").replace("q2 ", "[q2] ")
+
+#: A late line (after the 50 the delimiter is guessed from) whose white space is not the
+#: file's: split on white space (trec_eval) it is ``d7 1 9 0.5``, doc d7 with score 9, and in
+#: the tab-separated qrels ``q3 <TAB>...`` is query q3. The delimiter would read
+#: ``d7<TAB>1`` and ``q3 ``.
+_Q3_PADDING = "".join(f"q3 Q0 z{i} {i + 2} {0.2 - i / 1000:.3f} tag\n" for i in range(60))
+LATE_TAB_RUN = (RUN.split("q3 ")[0] + "q3 Q0 d6 1 1.0 tag\n" + _Q3_PADDING
+                + "q3 Q0 d7\t1 9 0.5 tag\n")
+LATE_SPACE_QRELS = ("".join(f"q3\t0\tz{i}\t0\n" for i in range(60))
+                    + QRELS.replace(" ", "\t").replace("q3\t0\td7", "q3 \t0\td7"))
+LATE_SPACE_QRELS = "".join(sorted(LATE_SPACE_QRELS.splitlines(keepends=True),
+                                  key=lambda line: line.startswith("q3 ")))  # odd line last
 
 CASES = [
     # ---- legal odd inputs: pytrec_eval's numbers, with and without --stream --------------
@@ -195,6 +209,13 @@ CASES = [
     Case("report-json-stdin-run", ["report", "q.txt", "-", "--json", "out.json", "--no-stats"],
          {"q.txt": QRELS}, stdin=BOM + RUN_B, exit=0,
          check=lambda res: _report_has(res, "<stdin>")),
+    Case("late-other-white-space-line", ["evaluate", "q.txt", "r.txt", *MEASURES],
+         {"q.txt": LATE_SPACE_QRELS, "r.txt": LATE_TAB_RUN}, exit=0,
+         check=same_as_pytrec_eval(LATE_SPACE_QRELS, LATE_TAB_RUN)),
+    Case("late-other-white-space-line-stream", ["evaluate", "--stream", "q.txt", "r.txt",
+                                                *MEASURES],
+         {"q.txt": LATE_SPACE_QRELS, "r.txt": LATE_TAB_RUN}, exit=0,
+         check=same_as_pytrec_eval(LATE_SPACE_QRELS, LATE_TAB_RUN)),
     # ---- bad numbers: file and line, on the fast, exact and streaming paths ---------------
     Case("score-underscore", ["evaluate", "q.txt", "r.txt"],
          {"q.txt": QRELS, "r.txt": _run_with("1_000")},
@@ -293,6 +314,23 @@ CASES = [
     Case("bom-then-bad-line-stream", ["evaluate", "--stream", "q.txt", "r.txt"],
          {"q.txt": QRELS, "r.txt": BOM + _run_with("--1").encode()},
          stderr=r"r\.txt:2: score '--1' is not a number"),
+    # ---- queries without a relevant document: --stream follows evaluate's conventions ----
+    # (q1 relevant and retrieved; q2 retrieved, q3 qrels-only: no relevant document)
+    Case("complete-skip-no-relevant-stream",
+         ["evaluate", "--stream", "-c", "--no-relevant", "skip", "q.txt", "r.txt", "-m", "P@1"],
+         {"q.txt": NOREL_QRELS, "r.txt": NOREL_RUN}, exit=0,
+         stdout=r"^P@1  1\.0000\nqueries evaluated: 1; .*qrels only: 1; no relevant: 0; "
+                r"empty retrievals: 0; .*skipped no relevant: 2;"),
+    Case("complete-raise-no-relevant-stream",
+         ["evaluate", "--stream", "-c", "--no-relevant", "raise", "q.txt", "r.txt"],
+         {"q.txt": NOREL_QRELS, "r.txt": NOREL_RUN},
+         stderr=r"^ragreport: error: q\.txt: 2 evaluated queries have no relevant document "
+                r"\(grade >= 1\), e\.g\. 'q2', 'q3'$"),
+    Case("skip-every-common-query-stream",
+         ["evaluate", "--stream", "--no-relevant", "skip", "q.txt", "r.txt"],
+         {"q.txt": NOREL_QRELS, "r.txt": "q2 Q0 b 1 1 t\n"},
+         stderr=r"^ragreport: error: no query left to evaluate \(every common query has no "
+                r"relevant document and no_relevant='skip'\)$"),
 ]
 
 

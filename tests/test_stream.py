@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 import os
@@ -265,3 +266,63 @@ def test_blocks_are_whole_lines_of_bounded_size() -> None:
         assert block.endswith(b"\n") or block is got[-1][0]
         assert len(block) < 2000 or b"y" * 5000 in block
         first += newlines
+
+
+def _no_relevant_inputs(tmp_path: Path, kind: str) -> tuple[Path, Path]:
+    """Qrels and a grouped run where runs of consecutive queries have no relevant document
+    (so tiny blocks hold only such queries), plus qrels-only queries with and without one,
+    run-only queries and a duplicate (judged and run-only queries)."""
+    rng = np.random.default_rng(12)
+    qrels, run = [], []
+    for q in range(30):
+        # kind "mixed": queries 8-15 and every 5th have no relevant document; "common":
+        # every query in the run has none (the qrels-only ones have); "none": no query has
+        no_rel = (kind == "mixed" and (8 <= q < 16 or q % 5 == 0)) or kind == "none" \
+            or (kind == "common" and q >= 4)
+        grades = [0] * 4 if no_rel else rng.integers(0, 3, 4).tolist()
+        if not no_rel and max(grades) == 0:
+            grades[0] = 2
+        qrels += [f"q{q} 0 d{d} {g}\n" for d, g in zip(rng.choice(12, 4, replace=False),
+                                                      grades, strict=True)]
+    for q in range(4, 34):  # q0-q3: qrels only; q30-q33: run only
+        docs = [f"d{d}" for d in rng.choice(12, 5, replace=False)]
+        if q in (9, 31):
+            docs.append(docs[0])  # a duplicate (kept first; evaluate() counts it dropped)
+        run += [f"q{q} Q0 {d} {i + 1} {s} t\n" for i, (d, s) in
+                enumerate(zip(docs, np.round(rng.random(len(docs)), 1), strict=True))]
+    qp, rp = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qp.write_text("".join(qrels))
+    rp.write_text("".join(run))
+    return qp, rp
+
+
+@pytest.mark.parametrize("kind", ["mixed", "common", "none"])
+@pytest.mark.parametrize("rel_level", [1, 2])
+@pytest.mark.parametrize("no_relevant", ["zero", "skip", "raise"])
+@pytest.mark.parametrize("complete", [False, True])
+@pytest.mark.parametrize("block", [40, 1 << 20])
+def test_no_relevant_and_complete_as_evaluate(tmp_path: Path, kind: str, rel_level: int,
+                                              no_relevant: str, complete: bool,
+                                              block: int) -> None:
+    """Same means, per-query values, curves, every count and the same errors as evaluate(),
+    whatever the blocks hold (40 bytes: about one query per block)."""
+    qrels, run = _no_relevant_inputs(tmp_path, kind)
+    kw = {"complete": complete, "no_relevant": no_relevant, "rel_level": rel_level,
+          "duplicates": "first"}
+    try:
+        full = evaluate(qrels, run, SMALL, **kw)
+    except InputError as exc:
+        with pytest.raises(InputError) as got:
+            evaluate_stream(qrels, run, SMALL, block_bytes=block, **kw)
+        assert str(got.value) == str(exc)
+        return
+    streamed = evaluate_stream(qrels, run, SMALL, block_bytes=block, **kw)
+    assert streamed.counts == dataclasses.asdict(full.counts)
+    assert sorted(streamed.query_ids) == sorted(full.query_ids)
+    order = [full.query_ids.index(q) for q in streamed.query_ids]
+    for m in SMALL:
+        np.testing.assert_allclose(streamed.values(m), full.values(m)[order], atol=1e-12)
+    assert streamed.means() == pytest.approx(full.means(), abs=1e-12)
+    for fam in ("P", "RR", "nDCG"):
+        np.testing.assert_allclose(streamed.mean_curves[Measure(fam)],
+                                   full.mean_curve(fam)[:streamed.k_max], atol=1e-12)
