@@ -393,3 +393,69 @@ def test_white_space_normalisation_equals_splitting_each_line(data: bytes) -> No
 
     assert _normalize_ws(data) == b"\n".join(b" ".join(line.split())
                                              for line in data.split(b"\n"))
+
+
+# ---- a late line whose white space is not the delimiter guessed from the first lines --------
+
+#: (kind, plain line format, odd line): the odd line splits on white space into other fields
+#: than the guessed delimiter gives (``a<TAB>1`` one id for the delimiter, two fields for
+#: trec_eval), so only a reader that splits on white space reads it right.
+LATE_ODD_LINES = [
+    ("run", "f Q0 z{} 1 1 t", b"q Q0 a\t1 2 0.5 t"),         # tab in a space file
+    ("run", "f Q0 z{} 1 1 t", b"q Q0\ta 1 2 0.5 t"),         # ... inside Q0
+    ("run", "f Q0 z{} 1 1 t", b"q Q0 a 1\x0b2 0.5 t"),       # vertical tab
+    ("run", "f\tQ0\tz{}\t1\t1\tt", b"q\tQ0 a\t1\t2\t0.5\tt"),  # space in a tab file
+    ("run", "f\tQ0\tz{}\t1\t1\tt", b"q\tQ0\ta \t1\t2\tt"),     # trailing space in an id
+    ("qrels", "f 0 z{} 1", b"q 0 a\t 1"),                    # tab in a space file
+    ("qrels", "f 0 z{} 1", b"q\x0c 0 a 1"),                  # form feed
+    ("qrels", "f\t0\tz{}\t1", b"q \t0\ta\t1"),               # space in a tab file
+]
+
+
+def _late_odd_file(fmt: str, odd: bytes, first: bool = False) -> bytes:
+    plain = b"".join(fmt.format(i).encode() + b"\n" for i in range(60))
+    return odd + b"\n" + plain if first else plain + odd + b"\n"
+
+
+@pytest.mark.parametrize("kind, fmt, odd", LATE_ODD_LINES)
+def test_a_late_line_with_other_white_space_is_split_on_white_space(
+        tmp_path: Path, kind: str, fmt: str, odd: bytes) -> None:
+    from ragreport.io import trec
+
+    data = _late_odd_file(fmt, odd)
+    slow = trec._parse_slow(data, "x", kind)
+    assert slow[1].to_pylist()[-1] == "a"
+    fast = trec.parse_trec(data, "x", kind)  # the bytes path (streaming blocks, stdin)
+    for got, want in zip(fast[:4], slow[:4], strict=True):
+        assert np.asarray(got).tolist() == np.asarray(want).tolist()
+    path = tmp_path / "f.txt"
+    path.write_bytes(data)
+    assert trec.parse_trec_file(str(path), kind, data[:65536]) is None  # not the file path
+    loaded = load_run(path) if kind == "run" else load_qrels(path)
+    early = tmp_path / "e.txt"  # the same line first: the same rows, whatever its place
+    early.write_bytes(_late_odd_file(fmt, odd, first=True))
+    loaded_early = load_run(early) if kind == "run" else load_qrels(early)
+    values = (lambda o: o.scores) if kind == "run" else (lambda o: o.grades)
+    rows = sorted(zip(loaded.query_ids.to_pylist(), loaded.doc_ids.to_pylist(),
+                      values(loaded).tolist(), strict=True))
+    assert rows == sorted(zip(slow[0].to_pylist(), slow[1].to_pylist(), slow[2].tolist(),
+                              strict=True))
+    assert rows == sorted(zip(loaded_early.query_ids.to_pylist(),
+                              loaded_early.doc_ids.to_pylist(), values(loaded_early).tolist(),
+                              strict=True))
+
+
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_plain_files_still_take_the_fast_path(tmp_path: Path, kind: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragreport.io import trec
+
+    fmt = "f Q0 z{} 1 1 t" if kind == "run" else "f 0 z{} 1"
+    for sep in (" ", "\t"):
+        data = _late_odd_file(fmt.replace(" ", sep), fmt.format(60).replace(" ", sep).encode())
+        path = tmp_path / "f.txt"
+        path.write_bytes(data)
+        assert trec.parse_trec_file(str(path), kind, data[:65536]) is not None
+        monkeypatch.setattr(trec, "_normalize_ws", None)  # calling it would fail
+        assert len(trec.parse_trec(data, "x", kind)[2]) == 61
+        monkeypatch.undo()

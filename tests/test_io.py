@@ -21,6 +21,7 @@ from ragreport.data import Qrels, Run
 from ragreport.errors import InputError, MeasureError, RagReportError
 from ragreport.io import trec as trec_io
 from ragreport.io.common import Source, materialize
+from ragreport.stream import evaluate_stream
 
 RUN_LINES = "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\nq2 Q0 d3 1 0.5 tag\n"
 QRELS_LINES = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n"
@@ -514,6 +515,40 @@ def test_trec_qrels_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     np.testing.assert_array_equal(fast[2], slow[2])
     np.testing.assert_array_equal(fast[3], slow[3])
     assert fast[3][0] == 2
+
+
+@pytest.mark.parametrize("sep, odd", [
+    (" ", "q Q0 a\t1 2 0.5 t"),                  # a tab in a space-separated run
+    ("\t", "q\tQ0 a\t1\t2\t0.5\tt"),            # a space in a tab-separated run
+])
+@pytest.mark.parametrize("first", [False, True], ids=["late", "first"])
+def test_a_line_splits_on_white_space_wherever_it_is(
+        tmp_path: Path, sep: str, odd: str, first: bool) -> None:
+    """trec_eval reads ``a 1 2 0.5``: doc a, rank 1, score 2 (the tag 0.5), on every path."""
+    plain = "".join(sep.join(["f", "Q0", f"z{i}", "1", "1", "t"]) + "\n" for i in range(60))
+    body = sep.join(["q", "Q0", "x", "1", "3", "t"]) + "\n" + odd + "\n"
+    run = _write(tmp_path, "r.txt", body + plain if first else plain + body)
+    qrels = {"q": {"a": 1}}
+    want = {"RR": 0.5, "P@1": 0.0}  # a (score 2) after x (score 3)
+    assert ragreport.evaluate(qrels, run, list(want)).means() == want
+    assert ragreport.evaluate(qrels, Source("r.txt", run.read_bytes()),
+                              list(want)).means() == want
+    for block in (1 << 20, 64):  # one block, and lines cut into many blocks
+        got = evaluate_stream(qrels, run, list(want), block_bytes=block)
+        assert got.means() == want
+
+
+@pytest.mark.parametrize("sep, odd", [
+    (" ", "q 0 a\t 1"),      # "a\t" would be the id with the delimiter " "
+    ("\t", "q \t0\ta\t1"),  # "q " would be the query id with the delimiter TAB
+])
+def test_a_late_qrels_line_splits_on_white_space(tmp_path: Path, sep: str, odd: str) -> None:
+    plain = "".join(sep.join(["f", "0", f"z{i}", "1"]) + "\n" for i in range(60))
+    qrels = _write(tmp_path, "q.txt", plain + odd + "\n")
+    loaded = ragreport.load_qrels(qrels)
+    assert _rows(loaded)[-1] == ("q", "a", 1.0)
+    run = {"q": {"a": 1.0}, "f": {"z1": 1.0}}
+    assert ragreport.evaluate(qrels, run, ["RR"]).means() == {"RR": 1.0}
 
 
 # ---- inputs read once: Source, "-", FIFOs (issue 12) ----------------------------------------
