@@ -118,7 +118,7 @@ def test_build_report_refuses_options_that_switch_checks_off(option: str, value:
 
 
 def test_cli_and_api_resample_bounds_agree() -> None:
-    from ragreport import cli
+    from ragreport import cliargs
     from ragreport.report import model
 
-    assert cli.MAX_RESAMPLES == model.MAX_RESAMPLES
+    assert cliargs.MAX_RESAMPLES == model.MAX_RESAMPLES

@@ -1,0 +1,256 @@
+"""The ``ragreport`` command's argument parser: its commands, options and their bounds.
+
+Every numeric option is parsed by a type that refuses ``nan``, ``inf``, ``1_000``, ``0x10``
+and non-ASCII digits and says what it received; a usage error is one line on stderr and
+:data:`EXIT_BAD_INPUT`. The exit codes live here so that the parser and :mod:`ragreport.cli`
+share them; :mod:`ragreport.cli` runs the commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from . import __version__
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TARGET_FAILED",
+           "EXIT_TERMINATED", "MAX_RESAMPLES", "build_parser", "one_line", "shown"]
+
+#: Done (for ``check``: every check passed).
+EXIT_OK = 0
+#: ``check`` only: a target or a drop check failed (never an error).
+EXIT_TARGET_FAILED = 1
+#: Anything else went wrong: bad input or option, unreadable file, I/O error, internal error.
+EXIT_BAD_INPUT = 2
+#: Interrupted (Ctrl-C, SIGINT): 128 + 2.
+EXIT_INTERRUPTED = 130
+#: Terminated (SIGTERM): 128 + 15.
+EXIT_TERMINATED = 143
+
+#: Upper bounds of the numeric options (so memory and time stay bounded by the input).
+MAX_RESAMPLES = 1_000_000
+MAX_INT = 2**31 - 1
+MAX_SEED = 2**63 - 1
+MAX_GRADE = 2**53
+
+
+
+def shown(text: str) -> str:
+    """Command-line text with undecodable bytes shown as ``\\xff``
+    (:func:`ragreport.fileio.shown_path`, imported when needed, so that the command starts
+    without :mod:`tempfile`)."""
+    from .fileio import shown_path
+
+    return shown_path(text)
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: line breaks become spaces, control characters escaped, never a
+    CI workflow command (:func:`ragreport.textout.terminal_safe`)."""
+    from .textout import terminal_safe
+
+    return terminal_safe(" ".join(shown(text).splitlines()))
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line on stderr, exit 2
+        command = self.prog.split(" ", 1)
+        helping = f"see '{self.prog} --help'"
+        text = f"{command[1]}: {message}" if len(command) > 1 else message
+        self.exit(EXIT_BAD_INPUT, f"ragreport: error: {one_line(text)} ({helping})\n")
+
+
+_INT = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _integer_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number (ASCII digits) within ``[low, high]``."""
+
+    def parse(text: str) -> int:
+        if not _INT.fullmatch(text.strip()) or len(text) > 40:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+        value = int(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"must be >= {low}, got {value}" if value < low else
+                f"must be at most {high}, got {value}")
+        return value
+
+    return parse
+
+
+def _number_in(low: float, high: float, *, low_open: bool = False, high_open: bool = False
+               ) -> Callable[[str], float]:
+    """An argparse type: a finite decimal number within the given bounds (nan/inf refused)."""
+    lo_text = f"> {low:g}" if low_open else f">= {low:g}"
+    hi_text = f"< {high:g}" if high_open else f"<= {high:g}"
+
+    def parse(text: str) -> float:
+        if not _DECIMAL.fullmatch(text.strip()):
+            raise argparse.ArgumentTypeError(f"expected a decimal number, got {text!r}")
+        value = float(text)
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        if value < low or (low_open and value == low) or value > high or (
+                high_open and value == high):
+            raise argparse.ArgumentTypeError(f"must be {lo_text} and {hi_text}, got {text}")
+        return value
+
+    return parse
+
+
+def _max_jobs() -> int:
+    from .parallel import max_jobs
+
+    return max_jobs()
+
+
+def _jobs(text: str) -> int:
+    return _integer_in(1, _max_jobs())(text)
+
+
+_positive = _integer_in(1, MAX_INT)
+
+
+def _add_inputs(p: argparse.ArgumentParser, many_runs: bool) -> None:
+    p.add_argument("qrels", nargs="?", help="qrels file (TREC, BEIR TSV or JSONL; .gz ok)")
+    p.add_argument("runs", nargs="*" if many_runs else "?", metavar="RUN",
+                   help="run file(s) (TREC or JSONL; .gz ok)")
+    p.add_argument("--example", action="store_true",
+                   help="use the embedded example (Python docs passages, BM25 and TF-IDF runs)")
+    p.add_argument("-m", "--measure", action="append", default=None, dest="measures",
+                   metavar="MEASURES",
+                   help="measure(s), repeatable; e.g. nDCG@10, 'P@5', mrr, P.5,10 (trec_eval)")
+    p.add_argument("--k-max", type=_positive, default=None, metavar="K",
+                   help="largest K of the curves")
+    p.add_argument("-c", "--complete", action="store_true",
+                   help="qrels queries missing from the run count as 0 (trec_eval -c)")
+    p.add_argument("-M", "--max-depth", type=_integer_in(1, 2**62), default=None,
+                   help="only the first N results per query count (trec_eval -M)")
+    p.add_argument("-l", "--rel-level", type=_integer_in(-MAX_GRADE, MAX_GRADE), default=1,
+                   help="minimum grade that counts as relevant (trec_eval -l; default 1)")
+    p.add_argument("--order", choices=("score", "given"), default="score",
+                   help="score: by score, ties by doc id descending (trec_eval); given: as listed")
+    p.add_argument("--no-relevant", choices=("zero", "skip", "raise"), default="zero",
+                   help="queries without a relevant document: score 0 (default), skip, or error")
+    p.add_argument("--keep-first-duplicate", action="store_true",
+                   help="keep the first occurrence of a document repeated in a query "
+                        "(default: error)")
+    _add_common(p)
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    """Options every command has: ``--fractional-grades`` and ``--debug``."""
+    p.add_argument("--fractional-grades", action="store_true",
+                   help="keep fractional grades as gains (default: grades are read as "
+                        "trec_eval reads them, truncated to whole numbers)")
+    _add_debug(p)
+
+
+def _add_debug(p: argparse.ArgumentParser) -> None:
+    # SUPPRESS: a command's parser leaves the global --debug alone when not given again
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="on an error, also print the traceback")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    parser = _Parser(prog="ragreport",
+                     description="Retrieval metrics (trec_eval-exact) for every K, with reports.")
+    parser.add_argument("--version", action="version", version=f"ragreport {__version__}")
+    parser.add_argument("--debug", action="store_true", default=False,
+                        help="on an error, also print the traceback")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    ev = sub.add_parser("evaluate", help="compute measures for one run",
+                        description="Compute measures for one run against qrels.")
+    _add_inputs(ev, many_runs=False)
+    ev.add_argument("-q", "--per-query", action="store_true", help="add per-query values")
+    ev.add_argument("--stream", action="store_true",
+                    help="read the run in blocks, in bounded memory (run grouped by query)")
+    ev.add_argument("--format", choices=("table", "json", "trec"), default="table",
+                    help="table (default), json (schema ragreport.evaluate/1) or trec "
+                         "(trec_eval's exact layout)")
+    for name, helptext in (("report", "write the HTML / Markdown / JSON report"),
+                           ("check", "check targets; exit 1 when one fails (CI gate)")):
+        rp = sub.add_parser(name, help=helptext, description=helptext[0].upper() + helptext[1:])
+        _add_inputs(rp, many_runs=True)
+        _add_report_options(rp)
+    _add_notebook_parser(sub)
+    return parser
+
+
+def _add_notebook_parser(sub: Any) -> None:
+    nb = sub.add_parser("notebook", help="write and run an analysis notebook (and its HTML)",
+                        description="Write an analysis notebook (loading code, summary, "
+                                    "metric-vs-K plots, worst queries), execute it, and "
+                                    "optionally export it to HTML that reads offline.")
+    nb.add_argument("qrels", nargs="?", help="qrels file (TREC, BEIR TSV or JSONL; .gz ok)")
+    nb.add_argument("runs", nargs="*", metavar="RUN", help="run file(s) (TREC or JSONL)")
+    nb.add_argument("--example", action="store_true", help="use the embedded example")
+    nb.add_argument("-o", "--output", required=True, metavar="PATH",
+                    help="where to write the executed notebook (.ipynb)")
+    nb.add_argument("--html", default=None, metavar="PATH",
+                    help="also export the executed notebook to this HTML file")
+    nb.add_argument("--queries", default=None, metavar="FILE", help="query texts (TSV or JSONL)")
+    nb.add_argument("--docs", default=None, metavar="FILE", help="document texts (TSV or JSONL)")
+    nb.add_argument("--name", action="append", default=None, dest="names", metavar="NAME",
+                    help="run name, repeatable, in the order of the runs")
+    nb.add_argument("-m", "--measure", action="append", default=None, dest="measures",
+                    metavar="MEASURES", help="measure(s) of the summary, repeatable")
+    nb.add_argument("--worst-measure", default=None, metavar="MEASURE",
+                    help="measure ranking the worst queries (default nDCG@10)")
+    _add_common(nb)
+
+
+def _add_report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--name", action="append", default=None, dest="names", metavar="NAME",
+                   help="run name, repeatable, in the order of the runs (default: TREC tag, "
+                        "else file name)")
+    p.add_argument("--targets", default=None, metavar="FILE",
+                   help="TOML targets file (default: [tool.ragreport.targets] in ./pyproject.toml,"
+                        " else ./ragreport.toml, else the seed tutorial's typical targets)")
+    p.add_argument("--baseline", default=None, metavar="NAME",
+                   help="run the others are compared with (default: the first)")
+    p.add_argument("--queries", default=None, metavar="FILE", help="query texts (TSV or JSONL)")
+    p.add_argument("--docs", default=None, metavar="FILE", help="document texts (TSV or JSONL)")
+    p.add_argument("--html", default=None, metavar="PATH",
+                   help="write the HTML report here ('-': standard output)")
+    p.add_argument("--markdown", default=None, metavar="PATH",
+                   help="write Markdown here ('-': standard output)")
+    p.add_argument("--json", default=None, metavar="PATH",
+                   help="write JSON here ('-': standard output)")
+    p.add_argument("--per-query", action="store_true", help="put per-query values in the JSON")
+    p.add_argument("--title", default="Retrieval evaluation", help="report title")
+    p.add_argument("--template-dir", default=None, metavar="DIR",
+                   help="use your own Jinja2 templates (report.html.j2)")
+    p.add_argument("--generated-at", default=None, metavar="ISO",
+                   help="time shown in the report (default: $SOURCE_DATE_EPOCH, else now)")
+    p.add_argument("--worst-measure", default=None, metavar="MEASURE",
+                   help="measure ranking the worst queries (default: the first target's)")
+    p.add_argument("--worst", type=_integer_in(0, MAX_INT), default=20, metavar="N",
+                   help="worst queries detailed per run (default 20)")
+    p.add_argument("--max-drop", type=_number_in(0.0, 1.0, high_open=True), default=None,
+                   metavar="D",
+                   help="fail when a run is below the baseline by more than D (0 <= D < 1) "
+                        "on a target measure and the drop is significant")
+    p.add_argument("--ci-level", type=_number_in(0.0, 1.0, low_open=True, high_open=True),
+                   default=0.95, metavar="L",
+                   help="confidence level of the bootstrap intervals (default 0.95)")
+    p.add_argument("--resamples", type=_integer_in(1, MAX_RESAMPLES), default=10_000,
+                   metavar="N",
+                   help="bootstrap resamples and randomization-test samples (default 10000)")
+    p.add_argument("--seed", type=_integer_in(0, MAX_SEED), default=0,
+                   help="random seed (default 0)")
+    p.add_argument("--alpha", type=_number_in(0.0, 1.0, low_open=True, high_open=True),
+                   default=0.05,
+                   help="significance level of the Holm-corrected tests (default 0.05)")
+    p.add_argument("--no-stats", action="store_true",
+                   help="skip confidence intervals and significance tests")
+    p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                   help="processes for the bootstrap and the plots (default: the CPUs, at "
+                        "most 4; 1: no worker process). The output does not depend on it")
