@@ -103,14 +103,6 @@ class Ranking:
         """Length of the deepest ranking (at least 1)."""
         return max(int(self.n_ret.max()) if len(self.n_ret) else 0, 1)
 
-    @property
-    def grades(self) -> FloatArray:
-        """(queries, depth) grades by rank, NaN when unjudged or beyond the ranking.
-
-        Dense: O(queries x deepest ranking) memory; the engine never uses it.
-        """
-        return self._dense(self.ret_grades, self.depth, np.nan)
-
     def _positions(self) -> tuple[IntArray, IntArray]:
         """(query, 0-based rank) of every ranked row, in ranking order."""
         qi = np.repeat(np.arange(self.n_queries), self.n_ret)
