@@ -69,7 +69,11 @@ class Family:
     aggregate : str
         How per-query values become one number in trec_eval's layout: ``"mean"`` (every
         measure, counts such as ``Hits@K`` included, as ranx averages them) or ``"sum"``
-        (trec_eval's ``num_ret``, ``num_rel``, ``num_rel_ret``).
+        (trec_eval's ``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret``).
+    at : str
+        What follows ``@``: ``"cutoff"`` (K, every family but one) or ``"recall"`` (a recall
+        level in [0, 1]: ``IPrec@0.5``, stored in :attr:`Measure.recall`; ``trec_name`` then
+        holds ``{r}``).
     """
 
     name: str
@@ -81,6 +85,7 @@ class Family:
     bounded: bool
     definition: str
     aggregate: str = "mean"
+    at: str = "cutoff"
 
 
 FAMILIES: dict[str, Family] = {
@@ -111,6 +116,31 @@ FAMILIES: dict[str, Family] = {
                "number of relevant documents judged", "sum"),
         Family("NumRelRet", "Relevant retrieved", "none", ("rel",), "num_rel_ret",
                "num_rel_ret", False, "number of relevant documents retrieved", "sum"),
+        Family("NumQ", "Queries", "none", (), "num_q", "num_q", False,
+               "1 per evaluated query (summed over queries: their number)", "sum"),
+        Family("SetP", "Set precision", "none", ("rel",), "set_P", "set_P", True,
+               "relevant retrieved / retrieved (the whole ranking after max_depth; 0 when "
+               "nothing was retrieved)"),
+        Family("SetR", "Set recall", "none", ("rel",), "set_recall", "set_recall", True,
+               "relevant retrieved / relevant judged"),
+        Family("SetF", "Set F1", "none", ("rel",), "set_F", "set_F", True,
+               "2·SetP·SetR / (SetP + SetR) (beta = 1), 0 when both are 0"),
+        Family("Judged", "Judged", "optional", (), "judged_{k}", "judged", True,
+               "judged documents (any grade) in the top K / K (whole ranking without K: "
+               "/ retrieved)"),
+        Family("Bpref", "Bpref", "none", ("rel",), "bpref", "bpref", True,
+               "1/R · sum over relevant retrieved d of 1 - min(n_d, R) / min(N, R), n_d = "
+               "judged non-relevant ranked above d, N = judged non-relevant"),
+        Family("IPrec", "Interpolated precision", "none", ("rel",), "iprec_at_recall_{r}",
+               None, True, "largest precision at a rank whose recall is >= r (0 if none)",
+               at="recall"),
+        Family("ERR", "ERR", "optional", (), "err_{k}", "err", True,
+               "sum over ranks i <= K of R_i/i · prod_{j<i}(1 - R_j), R = (2^g - 1) / 2^4 "
+               "(gdeval)"),
+        Family("RBP", "Rank-biased precision", "optional", ("rel", "p"), "rbp_{k}", "rbp", True,
+               "(1 - p) · sum over relevant ranks i <= K of p^(i-1)"),
+        Family("R_cap", "Capped recall", "required", ("rel",), "r_cap_{k}", None, True,
+               "relevant in top K / min(K, relevant judged) (BEIR, MTEB)"),
     )
 }
 
@@ -175,6 +205,12 @@ class Measure:
         ``rel_level``.
     gain : str
         ``"linear"`` (gain = grade, trec_eval) or ``"exp"`` (gain = 2^grade - 1); nDCG only.
+    p : float or None
+        RBP's persistence, in (0, 1); ``None`` gives its default 0.8, which the measure then
+        holds (``RBP`` and ``RBP(p=0.8)`` are the same measure, always written with ``p``).
+    recall : float or None
+        IPrec's recall level, in [0, 1] (what follows ``@`` in ``IPrec@0.5``); required for
+        IPrec, refused elsewhere.
 
     Examples
     --------
@@ -184,12 +220,16 @@ class Measure:
     'nDCG(gain=exp)@10'
     >>> Measure("P", 5) == parse_measure("precision@5")
     True
+    >>> Measure("RBP", 10), Measure("IPrec", recall=0.5), Measure("SetP", rel=2)
+    (Measure('RBP(p=0.8)@10'), Measure('IPrec@0.5'), Measure('SetP(rel=2)'))
     """
 
     name: str
     cutoff: int | None = None
     rel: int | None = None
     gain: str = field(default="linear")
+    p: float | None = None
+    recall: float | None = None
 
     def __post_init__(self) -> None:
         fam = FAMILIES.get(self.name)
@@ -217,6 +257,20 @@ class Measure:
             raise MeasureError(f"gain must be 'linear' or 'exp', got {self.gain!r}")
         if self.gain != "linear" and "gain" not in fam.params:
             raise MeasureError(f"{self.name} takes no 'gain' parameter")
+        if "p" in fam.params:
+            object.__setattr__(self, "p", _unit(0.8 if self.p is None else self.p, "p",
+                                                self.name, closed=False))
+        elif self.p is not None:
+            raise MeasureError(f"{self.name} takes no 'p' parameter")
+        if fam.at == "recall":
+            if self.recall is None:
+                raise MeasureError(f"{self.name} needs a recall level in [0, 1], e.g. "
+                                   f"{self.name}@0.5")
+            object.__setattr__(self, "recall", _unit(self.recall, "recall level", self.name,
+                                                     closed=True))
+        elif self.recall is not None:
+            raise MeasureError(f"{self.name} takes no recall level (only IPrec does: "
+                               f"IPrec@0.5)")
 
     @property
     def family(self) -> Family:
@@ -227,6 +281,8 @@ class Measure:
     def params_text(self) -> str:
         """Non-default parameters as ``"(rel=2)"``, or ``""``."""
         parts = []
+        if self.p is not None:
+            parts.append(f"p={self.p!r}")
         if self.rel is not None:
             parts.append(f"rel={self.rel}")
         if self.gain != "linear":
@@ -234,7 +290,10 @@ class Measure:
         return f"({','.join(parts)})" if parts else ""
 
     def __str__(self) -> str:
-        cut = f"@{self.cutoff}" if self.cutoff is not None else ""
+        if self.recall is not None:
+            cut = f"@{self.recall!r}"
+        else:
+            cut = f"@{self.cutoff}" if self.cutoff is not None else ""
         return f"{self.name}{self.params_text}{cut}"
 
     def __repr__(self) -> str:
@@ -246,12 +305,19 @@ class Measure:
         >>> Measure("P", 5).at(10)
         Measure('P@10')
         """
-        return Measure(self.name, cutoff, self.rel, self.gain)
+        return Measure(self.name, cutoff, self.rel, self.gain, self.p, self.recall)
 
     @property
     def curve_key(self) -> Measure:
-        """The family-with-parameters this measure reads its metric-vs-K curve from."""
-        return Measure(self.name, None, self.rel, self.gain)
+        """The family-with-parameters this measure reads its metric-vs-K curve from (a
+        measure of a family without cutoffs, such as ``IPrec@0.5``, is its own key).
+
+        >>> Measure("RBP", 10, p=0.5).curve_key
+        Measure('RBP(p=0.5)')
+        """
+        if self.family.at != "cutoff":
+            return self
+        return Measure(self.name, None, self.rel, self.gain, self.p)
 
     @property
     def has_curve(self) -> bool:
@@ -264,23 +330,46 @@ class Measure:
 
         >>> Measure("nDCG", 10).trec_name, Measure("RR").trec_name, Measure("AP", 100).trec_name
         ('ndcg_cut_10', 'recip_rank', 'map_cut_100')
+        >>> Measure("IPrec", recall=0.5).trec_name, Measure("SetF").trec_name
+        ('iprec_at_recall_0.50', 'set_F')
+
+        Measures trec_eval lacks get a name in its style: ``judged_K`` / ``judged``,
+        ``err_K`` / ``err``, ``rbp_K(p=0.8)`` / ``rbp(p=0.8)``, ``r_cap_K``.
         """
         fam = self.family
-        if self.cutoff is None:
+        if self.recall is not None:
+            # trec_eval's "%3.2f"; more digits when two would not tell the level apart
+            r = f"{self.recall:.2f}"
+            base = fam.trec_name.format(r=r if float(r) == self.recall else repr(self.recall))
+        elif self.cutoff is None:
             base = fam.trec_uncut or fam.trec_name
         else:
             base = fam.trec_name.format(k=self.cutoff)
         return base + self.params_text
 
 
+def _unit(value: object, what: str, name: str, closed: bool) -> float:
+    """``value`` as a float in [0, 1] (``closed``) or (0, 1), else a MeasureError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise MeasureError(f"{what} of {name} must be a number, got {value!r}")
+    v = float(value) + 0.0  # -0.0 is 0.0
+    ok = 0.0 <= v <= 1.0 if closed else 0.0 < v < 1.0
+    if not ok:
+        span = "between 0 and 1" if closed else "strictly between 0 and 1"
+        raise MeasureError(f"{what} of {name} must be {span}, got {value!r}")
+    return v
+
+
 def _valid_text() -> str:
     names = ", ".join(
+        f"{f.name}@r" if f.at == "recall" else
         f"{f.name}@K" if f.cutoff == "required" else
         (f"{f.name}[@K]" if f.cutoff == "optional" else f.name)
         for f in FAMILIES.values()
     )
     return (
-        f"valid measures: {names}; parameters: P(rel=2)@5, nDCG(gain=exp)@10; "
+        f"valid measures: {names}; parameters: P(rel=2)@5, nDCG(gain=exp)@10, "
+        "RBP(p=0.8)@10 (r: a recall level in [0, 1], IPrec@0.5); "
         "aliases such as ndcg@10, mrr, recall@5, hit_rate@5, hits@3, map, Success@5, "
         "and trec_eval names with cutoff lists such as P.5,10 or ndcg_cut.10,20"
     )
@@ -347,9 +436,22 @@ def _parse_cutoff(raw: str, text: str) -> int:
     return value
 
 
-def _parse_params(raw: str, text: str) -> tuple[int | None, str]:
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
+
+
+def _parse_unit(raw: str, what: str, text: str) -> float:
+    """A decimal number in ASCII digits (``0.5``, ``1``, ``.25``), else a MeasureError (the
+    range is checked by :class:`Measure`)."""
+    if not _DECIMAL.fullmatch(raw):
+        raise MeasureError(f"{what} must be a decimal number between 0 and 1, got "
+                           f"{_quoted(raw)} in {_quoted(text)}")
+    return float(raw)
+
+
+def _parse_params(raw: str, text: str) -> tuple[int | None, str, float | None]:
     rel: int | None = None
     gain = "linear"
+    p: float | None = None
     seen: set[str] = set()
     for part in filter(None, (p.strip() for p in raw.split(","))):
         key, sep, value = (s.strip() for s in part.partition("="))
@@ -366,10 +468,12 @@ def _parse_params(raw: str, text: str) -> tuple[int | None, str]:
                 raise MeasureError(f"gain must be 'linear' or 'exp', got {_quoted(value)} in "
                                    f"{_quoted(text)}")
             gain = value
+        elif key == "p":
+            p = _parse_unit(value, "p", text)
         else:
             raise MeasureError(f"unknown parameter {_quoted(key)} in {_quoted(text)}; "
-                               "valid: rel, gain")
-    return rel, gain
+                               "valid: rel, gain, p")
+    return rel, gain, p
 
 
 def _bare(name: str, fam: str, text: str) -> list[Measure]:
@@ -424,14 +528,17 @@ def parse_measures(text: str | Measure) -> list[Measure]:
     if m and (m.group("cutoff") is not None or m.group("params") is not None
               or _is_family_name(m.group("name"))):
         fam = _family_of(m.group("name"), text)
-        rel, gain = _parse_params(m.group("params") or "", text)
+        rel, gain, p = _parse_params(m.group("params") or "", text)
         if m.group("cutoff") is None:
             if m.group("params") is None:
                 return _bare(m.group("name"), fam, text)
             if FAMILIES[fam].cutoff == "required":
                 raise MeasureError(f"{fam} needs a cutoff, e.g. {fam}@5 (got {_quoted(text)})")
-            return [Measure(fam, None, rel, gain)]
-        return [Measure(fam, _parse_cutoff(m.group("cutoff"), text), rel, gain)]
+            return [Measure(fam, None, rel, gain, p)]
+        if FAMILIES[fam].at == "recall":  # IPrec@0.5: a recall level, not a cutoff
+            recall = _parse_unit(m.group("cutoff"), "recall level", text)
+            return [Measure(fam, None, rel, gain, p, recall)]
+        return [Measure(fam, _parse_cutoff(m.group("cutoff"), text), rel, gain, p)]
     t = _TREC_RE.match(body)
     if t:
         fam = _family_of(t.group("name"), text)

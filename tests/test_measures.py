@@ -53,7 +53,10 @@ def measures(draw: st.DrawFn) -> Measure:
         cutoff = None
     rel = draw(st.none() | st.integers(0, 10)) if "rel" in fam.params else None
     gain = draw(st.sampled_from(["linear", "exp"])) if "gain" in fam.params else "linear"
-    return Measure(fam.name, cutoff, rel, gain)
+    p = draw(st.none() | st.floats(0.0, 1.0, exclude_min=True, exclude_max=True)) \
+        if "p" in fam.params else None
+    recall = draw(st.floats(0.0, 1.0)) if fam.at == "recall" else None
+    return Measure(fam.name, cutoff, rel, gain, p, recall)
 
 
 @given(measures())
@@ -168,8 +171,10 @@ def test_normalize_measures_dedups_and_defaults() -> None:
 
 
 VALID = (r"valid measures: P@K, R@K, F1@K, HitRate@K, Hits\[@K\], RR\[@K\], nDCG\[@K\], "
-         r"AP\[@K\], Rprec, NumRet, NumRel, NumRelRet; parameters: P\(rel=2\)@5, "
-         r"nDCG\(gain=exp\)@10; aliases")
+         r"AP\[@K\], Rprec, NumRet, NumRel, NumRelRet, NumQ, SetP, SetR, SetF, Judged\[@K\], "
+         r"Bpref, IPrec@r, ERR\[@K\], RBP\[@K\], R_cap@K; parameters: P\(rel=2\)@5, "
+         r"nDCG\(gain=exp\)@10, RBP\(p=0\.8\)@10 \(r: a recall level in \[0, 1\], "
+         r"IPrec@0\.5\); aliases")
 BOUND = r"cutoff must be between 1 and 2\*\*53"
 WHOLE = r"cutoff must be a whole number between 1 and 2\*\*53"
 
@@ -198,7 +203,7 @@ WHOLE = r"cutoff must be a whole number between 1 and 2\*\*53"
         ("P@" + "9" * 5000, rf"^{BOUND}, got 9{{39}}… in 'P@9{{77}}…'$"),
         ("P.0", rf"^{BOUND}, got 0 in 'P\.0'$"),
         ("P.5,,10", r"^empty cutoff in the list '5,,10' of 'P\.5,,10'$"),
-        ("P(foo=1)@5", r"^unknown parameter 'foo' in 'P\(foo=1\)@5'; valid: rel, gain$"),
+        ("P(foo=1)@5", r"^unknown parameter 'foo' in 'P\(foo=1\)@5'; valid: rel, gain, p$"),
         ("P(rel)@5", r"^parameter must be key=value, got 'rel' in 'P\(rel\)@5'$"),
         ("P(rel=x)@5", r"^rel must be a whole number between 0 and 2\*\*53, got 'x' in "
                        r"'P\(rel=x\)@5'$"),
