@@ -248,6 +248,7 @@ def evaluate(
     duplicates: str = "error",
     name: str | None = None,
     fractional_grades: bool = False,
+    doc_map: Any = None,
     _curve_width: int | None = None,
 ) -> EvaluationResult:
     """Evaluate a run against qrels: every measure, for every K from 1 to ``k_max``.
@@ -287,6 +288,14 @@ def evaluate(
         Grades read from ``qrels`` are integers by default, as trec_eval reads them (``1.7``
         is 1; a grade in exponent notation is an error); True keeps fractional grades as
         gains (relevant when grade >= ``rel_level``). No effect on an already loaded Qrels.
+    doc_map : path, Mapping[str, str] or DocMap, optional
+        Chunk id -> document id (:func:`ragreport.docmap.load_doc_map`): the run is then
+        evaluated at chunk level (this result) and at document level (``result.document``,
+        the chunk ranking collapsed to documents: a document's rank is its best chunk's),
+        with ``result.redundancy`` (per query and K, chunks of a document already ranked
+        above) and ``result.doc_map_info``. Judgments may be per chunk or per document
+        (see :mod:`ragreport.docmap`); an id missing from the map is an error naming its
+        file and line unless the map was loaded with ``unmapped="own"``.
 
     Returns
     -------
@@ -324,6 +333,13 @@ def evaluate(
                              f"{fractional_grades!r}")
     q = load_qrels(qrels, fractional_grades=bool(fractional_grades))
     r = load_run(run, name=name)
+    if doc_map is not None:  # chunks and documents (ragreport.docmap)
+        from .docmap import chunk_qrels, judgment_level, load_doc_map
+
+        dm = load_doc_map(doc_map)
+        given_qrels = q
+        dm_level, dm_neither = judgment_level(q, dm)
+        q = chunk_qrels(q, dm, dm_level)
     ranking = align(q, r, order=order, complete=bool(complete), max_depth=max_depth,
                     rel_level=rel_level, no_relevant=no_relevant, duplicates=duplicates)
     width = _curve_width if _curve_width is not None else curve_width(k_max, ranking)
@@ -348,7 +364,7 @@ def evaluate(
                               fractional_grades=bool(fractional_grades),
                               curve_width=width)
     texts = dict(r.query_texts)
-    return EvaluationResult(
+    result = EvaluationResult(
         run_name=r.name,
         query_ids=ranking.query_ids,
         measures=tuple(wanted),
@@ -360,3 +376,10 @@ def evaluate(
         ranking=ranking,
         query_texts=texts,
     )
+    if doc_map is not None:
+        from .docmap import add_document_level
+
+        add_document_level(result, dm, dm_level, dm_neither, given_qrels, {
+            "k_max": k_max, "rel_level": rel_level, "complete": bool(complete),
+            "no_relevant": no_relevant, "fractional_grades": bool(fractional_grades)})
+    return result

@@ -15,7 +15,10 @@ from .measures import Measure, parse_measure
 from .metrics import FloatArray
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
+
     from .align import Counts, Ranking
+    from .docmap import DocMapInfo
     from .explorer.widget import Explorer
 
 __all__ = ["Conventions", "EvaluationResult", "RankedDoc"]
@@ -34,6 +37,7 @@ class Conventions:
     k_max: int
     fractional_grades: bool = False
     curve_width: int | None = None
+    doc_map: str | None = None  # the chunk -> document map's statement (ragreport.docmap)
 
     def describe(self) -> dict[str, str]:
         """Human-readable statement of each convention."""
@@ -62,7 +66,7 @@ class Conventions:
             "duplicates": "error" if self.duplicates == "error" else "first occurrence kept",
             "max depth": "all results" if self.max_depth is None
             else f"first {self.max_depth} results per query",
-        } | curves
+        } | curves | ({"doc map": self.doc_map} if self.doc_map else {})
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,12 @@ class EvaluationResult:
     :meth:`values` gives (queries,) for one measure; means, curves of means, tables and reports
     all derive from them.
     """
+
+    #: Evaluated with a doc map (``doc_map=``): the same run at document level, the
+    #: (queries, k_max) redundancy counts and how the inputs met the map; else None.
+    document: EvaluationResult | None = None
+    redundancy: npt.NDArray[np.int64] | None = None
+    doc_map_info: DocMapInfo | None = None
 
     def __init__(
         self,

@@ -1,0 +1,260 @@
+"""Chunk -> document maps (ragreport.docmap): reader, collapse, both levels, redundancy."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ragreport
+from ragreport.docmap import DocMap, judgment_level, load_doc_map
+from ragreport.errors import InputError
+from ragreport.io import load_qrels
+
+MEASURES = ["P@1", "P@2", "P@3", "R@2", "R@3", "nDCG@3", "nDCG", "RR", "AP", "HitRate@2",
+            "Rprec"]
+
+# chunks c1..c5 of documents A, B, C; the run ranks c1 (A), c2 (B), c3 (A), c4 (C), c5 (B)
+MAP = {"c1": "A", "c2": "B", "c3": "A", "c4": "C", "c5": "B"}
+RUN = {"q": {"c1": 5.0, "c2": 4.0, "c3": 3.0, "c4": 2.0, "c5": 1.0}}
+
+
+def test_hand_derived_document_level() -> None:
+    # chunk judgments: c3 (of A) grade 2, c4 (of C) grade 1; B's chunks unjudged
+    r = ragreport.evaluate({"q": {"c3": 2, "c4": 1, "c2": 0}}, RUN, MEASURES, doc_map=MAP)
+    d = r.document
+    assert d is not None
+    # document ranking A, B, C with grades 2 (best of A's chunks), 0, 1
+    assert [x.doc_id for x in d.ranked_list("q")] == ["A", "B", "C"]
+    assert [x.grade for x in d.ranked_list("q")] == [2.0, 0.0, 1.0]
+    assert [x.score for x in d.ranked_list("q")] == [5.0, 4.0, 2.0]  # best chunk's score
+    m = d.means()
+    assert m["P@1"] == 1.0 and m["P@2"] == 0.5 and m["P@3"] == pytest.approx(2 / 3)
+    assert m["R@2"] == 0.5 and m["R@3"] == 1.0
+    assert m["RR"] == 1.0
+    assert m["AP"] == pytest.approx((1 + 2 / 3) / 2)
+    idcg = 2 + 1 / np.log2(3)
+    assert m["nDCG@3"] == pytest.approx((2 + 1 / np.log2(4)) / idcg)
+    # chunk level: c3 at rank 3 and c4 at rank 4 are the relevant chunks
+    c = r.means()
+    assert c["P@3"] == pytest.approx(1 / 3) and c["RR"] == pytest.approx(1 / 3)
+    assert c["R@3"] == 0.5
+    # redundancy: c3 (A again) at rank 3 and c5 (B again) at rank 5
+    assert r.redundancy is not None
+    assert r.redundancy[0, :6].tolist() == [0, 0, 1, 1, 2, 2]
+    info = r.doc_map_info
+    assert info is not None and info.judgment_level == "chunk"
+    assert (info.chunks, info.documents, info.chunks_collapsed) == (5, 3, 2)
+    assert "best chunk" in r.conventions.describe()["doc map"]
+
+
+def test_document_judgments_apply_to_every_chunk() -> None:
+    doc_q = {"q": {"A": 2, "C": 1, "B": 0}}
+    r = ragreport.evaluate(doc_q, RUN, MEASURES, doc_map=MAP)
+    assert r.doc_map_info is not None and r.doc_map_info.judgment_level == "document"
+    # chunk level: each chunk takes its document's grade (c1, c3 -> 2; c4 -> 1; c2, c5 -> 0)
+    by_hand = {"q": {"c1": 2, "c3": 2, "c4": 1, "c2": 0, "c5": 0}}
+    plain = ragreport.evaluate(by_hand, RUN, MEASURES)
+    assert r.means() == plain.means()
+    assert [x.grade for x in r.ranked_list("q")] == [2.0, 0.0, 2.0, 1.0, 0.0]
+    # document level: the same as with chunk judgments whose best grades are those
+    assert r.document is not None
+    chunk_q = ragreport.evaluate({"q": {"c3": 2, "c1": 1, "c4": 1, "c5": 0}}, RUN, MEASURES,
+                                 doc_map=MAP)
+    assert chunk_q.document is not None
+    assert r.document.means() == chunk_q.document.means()
+
+
+def _collapse_by_hand(run: dict[str, dict[str, float]], dmap: dict[str, str]
+                      ) -> dict[str, list[tuple[str, float]]]:
+    out = {}
+    for q, docs in run.items():
+        # trec_eval's order: score descending, ties by id descending
+        ranked = sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+        seen: dict[str, float] = {}
+        for chunk, score in ranked:
+            seen.setdefault(dmap[chunk], score)
+        out[q] = list(seen.items())
+    return out
+
+
+def _random_case(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]],
+                                      dict[str, str]]:
+    rng = np.random.default_rng(seed)
+    dmap = {f"c{i}": f"d{rng.integers(0, 25)}" for i in range(80)}
+    chunks = list(dmap)
+    run: dict[str, dict[str, float]] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    for q in range(12):
+        picked = rng.choice(chunks, size=int(rng.integers(1, 30)), replace=False)
+        # quantised scores: ties occur, also between chunks of different documents
+        run[f"q{q}"] = {str(c): float(rng.integers(0, 6)) / 2 for c in picked}
+        judged = rng.choice(chunks, size=int(rng.integers(1, 15)), replace=False)
+        qrels[f"q{q}"] = {str(c): int(rng.integers(0, 4)) for c in judged}
+    return qrels, run, dmap
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_equals_evaluating_the_collapsed_run_by_hand(seed: int) -> None:
+    qrels, run, dmap = _random_case(seed)
+    r = ragreport.evaluate(qrels, run, MEASURES, doc_map=dmap)
+    assert r.document is not None
+    collapsed = _collapse_by_hand(run, dmap)
+    doc_qrels: dict[str, dict[str, int]] = {}
+    for q, js in qrels.items():
+        for c, g in js.items():
+            d = dmap[c]
+            doc_qrels.setdefault(q, {})[d] = max(g, doc_qrels.get(q, {}).get(d, -10**9))
+    # the collapsed lists in their order, as ranked lists without scores
+    by_hand = ragreport.evaluate(doc_qrels, {q: [d for d, _ in ds] for q, ds in
+                                             collapsed.items()}, MEASURES, order="given")
+    assert r.document.query_ids == by_hand.query_ids
+    for m in MEASURES:
+        np.testing.assert_array_equal(r.document.values(m), by_hand.values(m), err_msg=m)
+    for fam in ("P", "R", "nDCG", "AP"):
+        np.testing.assert_array_equal(r.document.curve(fam), by_hand.curve(fam))
+    # redundancy: chunks ranked below another chunk of their document, by hand
+    assert r.redundancy is not None
+    for i, q in enumerate(r.query_ids):
+        ranked = [x.doc_id for x in r.ranked_list(q)]
+        seen: set[str] = set()
+        rep = []
+        for c in ranked:
+            rep.append(dmap[c] in seen)
+            seen.add(dmap[c])
+        want = np.cumsum(rep + [False] * (r.k_max - len(rep)))[:r.k_max]
+        assert r.redundancy[i].tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_document_level_agrees_with_pytrec_eval(seed: int) -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels, run, dmap = _random_case(seed + 100)
+    r = ragreport.evaluate(qrels, run, ["P@5", "recall@10", "ndcg_cut_10", "map", "recip_rank",
+                                        "Rprec", "nDCG"], doc_map=dmap)
+    assert r.document is not None
+    collapsed = _collapse_by_hand(run, dmap)
+    doc_qrels: dict[str, dict[str, int]] = {}
+    for q, js in qrels.items():
+        for c, g in js.items():
+            d = dmap[c]
+            doc_qrels.setdefault(q, {})[d] = max(g, doc_qrels.get(q, {}).get(d, -1))
+    # strictly decreasing scores: pytrec_eval keeps the collapsed order
+    doc_run = {q: {d: float(len(ds) - i) for i, (d, _) in enumerate(ds)}
+               for q, ds in collapsed.items()}
+    ev = pytrec_eval.RelevanceEvaluator(doc_qrels, {"P.5", "recall.10", "ndcg_cut.10", "map",
+                                                    "recip_rank", "Rprec", "ndcg"})
+    got = ev.evaluate(doc_run)
+    names = {"P@5": "P_5", "R@10": "recall_10", "nDCG@10": "ndcg_cut_10", "AP": "map",
+             "RR": "recip_rank", "Rprec": "Rprec", "nDCG": "ndcg"}
+    for m, t in names.items():
+        mine = r.document.per_query(m)
+        for q, v in mine.items():
+            assert v == pytest.approx(got[q][t], abs=1e-12), (m, q)
+
+
+def test_mixed_and_unknown_judgments() -> None:
+    dm = load_doc_map(MAP)
+    with pytest.raises(InputError, match=r"mix chunk ids .*'c1'.*document ids .*'B'"):
+        judgment_level(load_qrels({"q": {"c1": 1, "B": 1}}), dm)
+    with pytest.raises(InputError, match=r"neither a chunk nor a document id.*--doc-map-unm"):
+        ragreport.evaluate({"q": {"c1": 1, "zz": 1}}, RUN, ["P@1"], doc_map=MAP)
+    with pytest.raises(InputError, match="no judged id is a chunk or a document id"):
+        ragreport.evaluate({"q": {"zz": 1}}, RUN, ["P@1"], doc_map=MAP)
+    # "own": the unknown judged id is a document of its own, and counted
+    r = ragreport.evaluate({"q": {"c1": 1, "zz": 1}}, RUN, ["R@5"],
+                           doc_map=load_doc_map(MAP, unmapped="own"))
+    assert r.doc_map_info is not None and r.doc_map_info.unmapped_judged == 1
+    assert r.document is not None and r.document.means()["R@5"] == 0.5
+
+
+def test_chunk_missing_from_the_map(tmp_path: Path) -> None:
+    run = tmp_path / "run.txt"
+    run.write_text("q Q0 c1 1 3 t\nq Q0 c9 2 2 t\nq Q0 c2 3 1 t\n")
+    with pytest.raises(InputError, match=r"run.txt:2: chunk 'c9' is not in the doc map"):
+        ragreport.evaluate({"q": {"c1": 1}}, run, ["P@1"], doc_map=MAP)
+    r = ragreport.evaluate({"q": {"c1": 1}}, run, ["P@3"],
+                           doc_map=load_doc_map(MAP, unmapped="own"))
+    assert r.document is not None
+    assert [x.doc_id for x in r.document.ranked_list("q")] == ["A", "c9", "B"]
+    assert r.doc_map_info is not None and r.doc_map_info.unmapped_retrieved == 1
+
+
+def test_max_depth_and_complete_apply_at_chunk_level() -> None:
+    r = ragreport.evaluate({"q": {"c4": 1}, "q2": {"c1": 1}}, RUN, ["P@3", "R@3"],
+                           doc_map=MAP, max_depth=3, complete=True)
+    assert r.document is not None
+    # the chunk ranking cut at 3 (c1, c2, c3) holds documents A and B only
+    assert [x.doc_id for x in r.document.ranked_list("q")] == ["A", "B"]
+    assert r.document.query_ids == r.query_ids == ["q", "q2"]
+    assert r.document.values("R@3").tolist() == [0.0, 0.0]
+
+
+# ---- reader --------------------------------------------------------------------------------
+
+def _same(dm: DocMap, want: dict[str, str]) -> None:
+    assert dict(zip(dm.chunk_ids.to_pylist(), dm.doc_ids.to_pylist(), strict=True)) == want
+
+
+def test_reads_tsv_jsonl_gzip_bom(tmp_path: Path) -> None:
+    want = {"c1": "A", "c2": "B", "c3": "A"}
+    p = tmp_path / "map.tsv"
+    p.write_text("chunk_id\tdoc_id\nc1\tA\nc2\tB\n\n# note\nc3\tA\n")
+    _same(load_doc_map(p), want)
+    assert load_doc_map(p).lines is not None
+    assert load_doc_map(p).lines.tolist() == [2, 3, 6]  # type: ignore[union-attr]
+    fast = tmp_path / "fast.tsv"
+    fast.write_bytes(b"\xef\xbb\xbfc1\tA\nc2\tB\nc3\tA\n")
+    _same(load_doc_map(fast), want)
+    gz = tmp_path / "map.tsv.gz"
+    gz.write_bytes(gzip.compress(b"c1\tA\nc2\tB\nc3\tA\n"))
+    _same(load_doc_map(gz), want)
+    sp = tmp_path / "spaces.txt"
+    sp.write_text("c1 A\nc2   B\r\nc3\tA\n")
+    _same(load_doc_map(sp), want)
+    js = tmp_path / "map.jsonl"
+    js.write_text("\n".join(json.dumps(x) for x in [
+        {"chunk_id": "c1", "doc_id": "A"}, {"_id": "c2", "document_id": "B"},
+        {"id": "c3", "parent_id": "A"}]) + "\n")
+    _same(load_doc_map(js), want)
+    ints = tmp_path / "ints.jsonl"
+    ints.write_text('{"chunk_id": 7, "doc_id": 1}\n')
+    _same(load_doc_map(ints), {"7": "1"})
+
+
+def test_repeated_chunk(tmp_path: Path) -> None:
+    p = tmp_path / "m.tsv"
+    p.write_text("c1\tA\nc2\tB\nc1\tA\n")
+    _same(load_doc_map(p), {"c1": "A", "c2": "B"})
+    p.write_text("c1\tA\nc2\tB\nc1\tC\n")
+    with pytest.raises(InputError, match=r"m.tsv:3: chunk 'c1' is mapped to two documents: "
+                                         r"'A' at line 1 and 'C'"):
+        load_doc_map(p)
+
+
+def test_fast_and_exact_readers_agree(tmp_path: Path) -> None:
+    from ragreport import docmap
+
+    rng = np.random.default_rng(3)
+    rows = [(f"c{i}", f"d{rng.integers(0, 50)}") for i in range(500)]
+    data = "".join(f"{c}\t{d}\n" for c, d in rows).encode()
+    fast = docmap._fast_tsv(data, "x", "error")
+    exact = docmap._from_tsv(data, "x", "error")
+    assert fast is not None
+    assert fast.chunk_ids.equals(exact.chunk_ids) and fast.doc_ids.equals(exact.doc_ids)
+    assert fast.lines is not None and exact.lines is not None
+    assert fast.lines.tolist() == exact.lines.tolist()
+
+
+def test_mapping_input_errors() -> None:
+    with pytest.raises(InputError, match="the doc map is empty"):
+        load_doc_map({})
+    with pytest.raises(InputError, match="chunk id must be a string or an integer"):
+        load_doc_map({True: "A"})
+    with pytest.raises(InputError, match="doc_map must be a path, a mapping"):
+        load_doc_map(["c1", "A"])
+    with pytest.raises(ValueError, match="unmapped must be one of"):
+        load_doc_map(MAP, unmapped="skip")
