@@ -192,7 +192,8 @@ _AT: dict[str, AtFn] = {
 }
 
 
-def cutoff_values(ranking: Ranking, measure: Measure, rel_level: float) -> FloatArray:
+def cutoff_values(ranking: Ranking, measure: Measure, rel_level: float, *,
+                  ties: str = "trec_eval") -> FloatArray:
     """(queries,) values of a measure with a cutoff K, from the sparse forms of the ranking.
 
     Any K (up to 2**53) in memory proportional to the input; equal, bit for bit, to column
@@ -209,6 +210,12 @@ def cutoff_values(ranking: Ranking, measure: Measure, rel_level: float) -> Float
     >>> cutoff_values(rk, parse_measure("nDCG@1000000000000"), 1).round(4).tolist()
     [0.6131]
     """
+    if ties == "average":  # the expected value over all orders of tied scores (ties.py)
+        from .ties import average_values
+
+        if measure.cutoff is None:
+            raise MeasureError(f"{measure} has no cutoff")
+        return average_values(_Context(ranking, float(rel_level)), measure, measure.cutoff)
     if measure.cutoff is None or measure.name not in _AT:
         raise MeasureError(f"{measure} has no cutoff")
     return _AT[measure.name](_Context(ranking, float(rel_level)), measure, measure.cutoff)
@@ -217,6 +224,20 @@ def cutoff_values(ranking: Ranking, measure: Measure, rel_level: float) -> Float
 _ORDERS = ("score", "given")
 _NO_REL = ("zero", "skip", "raise")
 _DUPS = ("error", "first")
+_TIES = ("trec_eval", "average")
+
+
+def _average_needed(ranking: Ranking) -> bool:
+    """ties='average' differs from trec_eval's order only where scores tie."""
+    from .ties import has_ties
+
+    return has_ties(ranking)
+
+
+def _average_scalar(ctx: _Context, m: Measure) -> FloatArray:
+    from .ties import average_values
+
+    return average_values(ctx, m, None)
 
 
 def _check_int(name: str, value: Any, minimum: int) -> int:
@@ -249,6 +270,7 @@ def evaluate(
     name: str | None = None,
     fractional_grades: bool = False,
     doc_map: Any = None,
+    ties: str = "trec_eval",
     _curve_width: int | None = None,
 ) -> EvaluationResult:
     """Evaluate a run against qrels: every measure, for every K from 1 to ``k_max``.
@@ -296,6 +318,12 @@ def evaluate(
         above) and ``result.doc_map_info``. Judgments may be per chunk or per document
         (see :mod:`ragreport.docmap`); an id missing from the map is an error naming its
         file and line unless the map was loaded with ``unmapped="own"``.
+    ties : {"trec_eval", "average"}
+        ``"trec_eval"``: tied scores in trec_eval's order (document id descending).
+        ``"average"``: every value is its expected value over all orders of each group of
+        tied scores (McSherry and Najork, ECIR 2008), computed exactly (see
+        :mod:`ragreport.ties`); a measure without an exact expectation (ERR, RBP, Bpref ...)
+        is refused. Needs ``order="score"``.
 
     Returns
     -------
@@ -315,10 +343,19 @@ def evaluate(
     order = _check_choice("order", order, _ORDERS)
     no_relevant = _check_choice("no_relevant", no_relevant, _NO_REL)
     duplicates = _check_choice("duplicates", duplicates, _DUPS)
+    ties = _check_choice("ties", ties, _TIES)
+    if ties == "average" and order != "score":
+        raise RagReportError("ties='average' averages over the orders of tied scores; with "
+                             "order='given' nothing is tied (use order='score')")
     rel_level = _check_int("rel_level", rel_level, 0)  # negative grades are never relevant
     if max_depth is not None:
         max_depth = _check_int("max_depth", max_depth, 1)
     wanted = normalize_measures(measures)
+    if ties == "average":
+        from .ties import check_average
+
+        for m in wanted:
+            check_average(m)
     cutoffs = [m.cutoff for m in wanted if m.cutoff is not None]
     if k_max is None:
         k_max = max([DEFAULT_K_MAX, *cutoffs])
@@ -351,18 +388,24 @@ def evaluate(
         if m.has_curve and m.curve_key not in curve_keys:
             curve_keys.append(m.curve_key)
     curves = LazyCurves(curve_keys, lambda key: _CURVES[key.name](ctx, key, width))
+    average = ties == "average" and _average_needed(ranking)
+    if average:  # expected values over all tie orders (ragreport.ties)
+        from .ties import average_curve
+
+        curves = LazyCurves(curve_keys, lambda key: average_curve(ctx, key, width))
 
     scalar_keys: list[Measure] = [Measure(f) for f in _ALWAYS_SCALAR]
     for m in wanted:
         if m.cutoff is None and m not in scalar_keys:
             scalar_keys.append(m)
-    scalars = {key: _SCALARS[key.name](ctx, key) for key in scalar_keys}
+    scalars = {key: _SCALARS[key.name](ctx, key) if not average
+               else _average_scalar(ctx, key) for key in scalar_keys}
 
     conventions = Conventions(order=order, rel_level=rel_level, complete=bool(complete),
                               max_depth=max_depth, no_relevant=no_relevant,
                               duplicates=duplicates, k_max=k_max,
                               fractional_grades=bool(fractional_grades),
-                              curve_width=width)
+                              curve_width=width, ties=ties)
     texts = dict(r.query_texts)
     result = EvaluationResult(
         run_name=r.name,

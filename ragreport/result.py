@@ -38,6 +38,7 @@ class Conventions:
     fractional_grades: bool = False
     curve_width: int | None = None
     doc_map: str | None = None  # the chunk -> document map's statement (ragreport.docmap)
+    ties: str = "trec_eval"  # or "average": expected value over all tie orders (ties.py)
 
     def describe(self) -> dict[str, str]:
         """Human-readable statement of each convention."""
@@ -64,6 +65,11 @@ class Conventions:
                                      "skip": "query left out",
                                      "raise": "error"}[self.no_relevant],
             "duplicates": "error" if self.duplicates == "error" else "first occurrence kept",
+            "ties": "tied scores in trec_eval's order (document id descending); the report "
+                    "shows how much the target measures depend on it"
+            if self.ties == "trec_eval" else
+            "every value is its expected value over all orders of each group of tied scores "
+            "(ties='average', McSherry and Najork 2008)",
             "max depth": "all results" if self.max_depth is None
             else f"first {self.max_depth} results per query",
         } | curves | ({"doc map": self.doc_map} if self.doc_map else {})
@@ -187,7 +193,8 @@ class EvaluationResult:
         if m not in cache:
             from .engine import cutoff_values
 
-            cache[m] = cutoff_values(self.ranking, m, float(self.conventions.rel_level))
+            cache[m] = cutoff_values(self.ranking, m, float(self.conventions.rel_level),
+                                     ties=self.conventions.ties)
         return cache[m]
 
     def mean(self, measure: str | Measure) -> float:

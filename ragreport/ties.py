@@ -1,0 +1,668 @@
+"""Tied scores: which cuts they straddle, the interval over all tie orders, and their average.
+
+trec_eval breaks a tie of scores by document id (descending), an order that means nothing: a
+constant scorer that happens to list a relevant document's id last scores MRR@10 = 1.0.
+A *tied group* is a maximal run of equal scores within one query's ranking (contiguous in
+the ranking, since it is sorted by score). This module measures how much the numbers depend
+on the order inside those groups.
+
+Straddles
+    A tied group *straddles the cut* at K when ranks K and K + 1 are in it: which of its
+    documents count for a measure @K depends on the tie order (:func:`straddles`).
+
+Interval over all tie orders
+    The *pessimistic* order puts, within every tied group, the lowest grade first (an
+    unjudged document counts as grade 0 for this purpose, and stays unjudged); the
+    *optimistic* order the highest grade first; ties of grade keep trec_eval's order
+    (:func:`tie_orders`). They are evaluated by the engine's own functions
+    (:func:`measure_values`), never by another implementation of a measure. Tied groups of
+    different queries are independent, so the mean over queries of the pessimistic values is
+    the smallest mean any combination of tie orders gives, and the optimistic one the
+    largest, for every measure that never decreases when a document moves ahead of an
+    adjacent one of lower grade: P, R, F1, HitRate, Hits, RR, nDCG (linear or exponential
+    gain: rearrangement inequality), AP, Rprec, R_cap, ERR, RBP, Bpref and IPrec
+    (:data:`MONOTONE`). For them the interval is exact (both ends are reached). Measures of
+    the retrieved set (SetP, SetR, SetF, NumRet, NumRel, NumRelRet, NumQ) do not depend on
+    the order (:data:`ORDER_FREE`). ``Judged@K`` is about judged vs unjudged documents, not
+    grades: its interval uses its own orders (unjudged first / judged first), also exact.
+    Any other family is evaluated on the grade orders and flagged ``exact=False``.
+
+``ties="average"``
+    McSherry and Najork (ECIR 2008, "Computing information retrieval performance measures
+    efficiently in the presence of tied scores"): the expected value over all orders of
+    every tied group (each order equally likely), computed exactly and vectorised by
+    :func:`average_curve` and :func:`average_values` (used by
+    ``ragreport.evaluate(..., ties="average")``):
+
+    * measures linear in the per-rank relevance or gain (P, R, F1 = 2 hits / (K + R),
+      Hits, Rprec, nDCG, R_cap, Judged): each rank's relevance (gain) replaced by its tied
+      group's mean;
+    * HitRate and RR: a group lies wholly before or after any other, so what precedes the
+      first group holding a relevant document is fixed; within it, the first relevant
+      document is at offset j with the hypergeometric probability
+      C(n - 1 - j, r - 1) / C(n, r) (n documents, r relevant);
+    * AP: sum over ranks t of E[rel_t · hits(t)] / t, where E[rel_t rel_s] is r/n (s = t),
+      r(r - 1) / (n(n - 1)) (s before t in the same group) or a product of independent means;
+    * measures of the retrieved set are the same in every order.
+
+    Other families (ERR, RBP, Bpref, IPrec ...) are refused with a
+    :class:`~ragreport.errors.MeasureError` rather than approximated.
+
+With ``max_depth`` the tied groups are those of the ranking as cut: a group that the depth
+cuts is seen only up to the depth (documents past it are not evaluated in any order), so the
+interval and the average are over the orders of what was kept.
+
+>>> from ragreport import evaluate
+>>> r = evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}, ["RR"])
+>>> r.mean("RR")                                       # trec_eval: c, b, a
+0.3333333333333333
+>>> round(evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}, ["RR"],
+...                ties="average").mean("RR"), 4)      # (1 + 1/2 + 1/3) / 3
+0.6111
+>>> e = exposure(r, parse_measure("RR"))
+>>> e.low, e.high, e.dependent.tolist()
+(0.3333333333333333, 1.0, [True])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from .align import Ranking
+from .errors import MeasureError, RagReportError
+from .measures import Measure, parse_measure
+from .metrics import BoolArray, FloatArray, IntArray
+
+if TYPE_CHECKING:
+    from .engine import _Context
+    from .result import EvaluationResult
+    from .targets import Target, TargetCheck
+
+__all__ = [
+    "AVERAGE_EXACT",
+    "MONOTONE",
+    "ORDER_FREE",
+    "TIES",
+    "TieCheck",
+    "TieExposure",
+    "average_curve",
+    "average_values",
+    "check_average",
+    "depends_on_ties",
+    "exposure",
+    "has_ties",
+    "measure_values",
+    "straddles",
+    "tie_checks",
+    "tie_orders",
+    "tied_with_previous",
+]
+
+#: Values of ``evaluate(..., ties=...)``.
+TIES = ("trec_eval", "average")
+
+#: Families whose value never decreases when a document moves ahead of an adjacent one of
+#: lower grade: their interval over all tie orders is [pessimistic, optimistic], exactly.
+MONOTONE = frozenset({"P", "R", "F1", "HitRate", "Hits", "RR", "nDCG", "AP", "Rprec",
+                      "R_cap", "ERR", "RBP", "Bpref", "IPrec"})
+#: Families of the retrieved set: the same in every order.
+ORDER_FREE = frozenset({"SetP", "SetR", "SetF", "NumRet", "NumRel", "NumRelRet", "NumQ"})
+#: Families (with a cutoff where they take one) that ``ties="average"`` computes exactly.
+AVERAGE_EXACT = frozenset({"P", "R", "F1", "HitRate", "Hits", "RR", "nDCG", "AP", "Rprec",
+                           "R_cap", "Judged"}) | ORDER_FREE
+
+
+# ---- tied groups ---------------------------------------------------------------------------
+
+def tied_with_previous(ranking: Ranking) -> BoolArray:
+    """(rows,) bool in ranking order: the row's score equals the previous row's, same query.
+
+    All False for a run without scores. The ranking must be ordered by score (``order=
+    "score"``, the default); under ``order="given"`` equal neighbours are not ties.
+
+    >>> from ragreport.align import align
+    >>> from ragreport.io import load_qrels, load_run
+    >>> rk = align(load_qrels({"q": {"a": 1}, "p": {"a": 1}}),
+    ...            load_run({"q": {"a": 2.0, "b": 1.0, "c": 1.0}, "p": {"a": 1.0}}))
+    >>> tied_with_previous(rk).tolist()        # p: a; q: a, c, b
+    [False, False, False, True]
+    """
+    cache: dict[str, Any] = ranking.__dict__.setdefault("_tie_cache", {})
+    got = cache.get("tied")
+    if got is None:
+        n = len(ranking.run_rows)
+        got = np.zeros(n, dtype=bool)
+        if n > 1 and ranking.run.has_scores:
+            s = ranking.run.scores[ranking.run_rows]
+            got[1:] = s[1:] == s[:-1]
+            got[ranking.ret_offsets[:-1][ranking.n_ret > 0]] = False  # first row of a query
+        cache["tied"] = got
+    return cast(BoolArray, got)
+
+
+def has_ties(ranking: Ranking) -> bool:
+    """Whether any query of the ranking has two documents with the same score."""
+    return bool(tied_with_previous(ranking).any())
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """Tied groups of a ranking, per row (flat, ranking order)."""
+
+    gid: IntArray     # group of each row
+    start: IntArray   # first row of each group
+    size: IntArray    # rows of each group
+    qi: IntArray      # query of each row
+    pos: IntArray     # 0-based rank of each row
+
+
+def _groups(ranking: Ranking) -> _Groups:
+    cache: dict[str, Any] = ranking.__dict__.setdefault("_tie_cache", {})
+    got = cache.get("groups")
+    if got is None:
+        tied = tied_with_previous(ranking)
+        n = len(tied)
+        start = np.flatnonzero(~tied).astype(np.int64)
+        size = np.diff(np.append(start, n)).astype(np.int64)
+        gid = (np.cumsum(~tied) - 1).astype(np.int64)
+        qi = np.repeat(np.arange(ranking.n_queries, dtype=np.int64), ranking.n_ret)
+        pos = np.arange(n, dtype=np.int64) - ranking.ret_offsets[:-1][qi]
+        got = _Groups(gid, start, size, qi, pos)
+        cache["groups"] = got
+    return cast(_Groups, got)
+
+
+def straddles(ranking: Ranking, k: int | IntArray) -> BoolArray:
+    """(queries,) bool: a tied group holds ranks K and K + 1 (it straddles the cut at K).
+
+    ``k`` is one cutoff or one per query (R-precision cuts at each query's R).
+
+    >>> from ragreport.align import align
+    >>> from ragreport.io import load_qrels, load_run
+    >>> rk = align(load_qrels({"q": {"a": 1}}),
+    ...            load_run({"q": {"a": 3.0, "b": 2.0, "c": 2.0, "d": 1.0}}))
+    >>> [straddles(rk, k).tolist() for k in (1, 2, 3)]
+    [[False], [True], [False]]
+    """
+    tied = tied_with_previous(ranking)
+    kk = np.broadcast_to(np.asarray(k, dtype=np.float64), (ranking.n_queries,))
+    ok = (kk >= 1) & (kk < ranking.n_ret)
+    out = np.zeros(ranking.n_queries, dtype=bool)
+    q = np.flatnonzero(ok)
+    out[q] = tied[ranking.ret_offsets[q] + kk[q].astype(np.int64)]
+    return out
+
+
+def tie_orders(ranking: Ranking, key: str = "grade") -> tuple[Ranking, Ranking]:
+    """The pessimistic and the optimistic tie orders of a ranking, as permuted Rankings.
+
+    Within every tied group: ``key="grade"`` puts the lowest grade first (pessimistic) or the
+    highest first (optimistic), an unjudged document counting as grade 0 (it stays
+    unjudged); ``key="judged"`` puts unjudged documents first (pessimistic) or judged ones
+    first. Documents of equal key keep trec_eval's order. Only the rows of groups whose keys
+    differ move; a ranking without such a group is returned as it is.
+
+    >>> from ragreport.align import align
+    >>> from ragreport.io import load_qrels, load_run
+    >>> rk = align(load_qrels({"q": {"a": 2, "b": 1}}),
+    ...            load_run({"q": {"a": 1.0, "b": 1.0, "c": 1.0}}))
+    >>> low, high = tie_orders(rk)
+    >>> rk.ret_grades.tolist(), low.ret_grades.tolist(), high.ret_grades.tolist()
+    ([nan, 1.0, 2.0], [nan, 1.0, 2.0], [2.0, 1.0, nan])
+    """
+    if key not in ("grade", "judged"):
+        raise RagReportError(f"key must be 'grade' or 'judged', got {key!r}")
+    tied = tied_with_previous(ranking)
+    if not tied.any():
+        return ranking, ranking
+    g = ranking.ret_grades
+    in_group = tied.copy()
+    in_group[:-1] |= tied[1:]
+    rows = np.flatnonzero(in_group)
+    first = np.flatnonzero(~tied[rows])  # each group's first row, among ``rows``
+    gid = np.cumsum(~tied[rows]) - 1
+    kr = g[rows]
+    kr = np.where(np.isnan(kr), 0.0, kr) if key == "grade" else (~np.isnan(kr)).astype(float)
+    mixed = np.minimum.reduceat(kr, first) != np.maximum.reduceat(kr, first)
+    sel = mixed[gid]
+    if not sel.any():
+        return ranking, ranking
+    rows, gid, kr = rows[sel], gid[sel], kr[sel]
+
+    def permuted(order: IntArray) -> Ranking:
+        src = rows[order]
+        grades = g.copy()
+        grades[rows] = g[src]
+        run_rows = ranking.run_rows.copy()
+        run_rows[rows] = ranking.run_rows[src]
+        out = replace(ranking, ret_grades=grades, run_rows=run_rows)
+        out.__dict__["_tie_cache"] = {"tied": tied}  # same scores, same groups
+        return out
+
+    return (permuted(np.lexsort((rows, kr, gid))), permuted(np.lexsort((rows, -kr, gid))))
+
+
+def measure_values(ranking: Ranking, measure: Measure, rel_level: float,
+                   context: _Context | None = None) -> FloatArray:
+    """(queries,) values of one measure on a ranking, by the engine's own functions.
+
+    A measure with a cutoff uses the engine's sparse form at that cutoff (any K), else its
+    dense curve at width K; one without a cutoff the engine's whole-ranking form.
+    ``context`` (an ``engine._Context`` of this ranking) shares its caches between measures.
+    """
+    from . import engine
+
+    ctx = context if context is not None else engine._Context(ranking, float(rel_level))
+    name = measure.name
+    if measure.cutoff is not None:
+        at: dict[str, Any] = engine._AT
+        if name in at:
+            return cast(FloatArray, at[name](ctx, measure, measure.cutoff))
+        curves: dict[str, Any] = engine._CURVES
+        if name in curves:
+            wide = engine._Context(ranking, ctx.rel_level, measure.cutoff)
+            return cast(FloatArray, curves[name](wide, measure, measure.cutoff)[:, -1])
+    else:
+        scalars: dict[str, Any] = engine._SCALARS
+        if name in scalars:
+            return cast(FloatArray, scalars[name](ctx, measure))
+    raise MeasureError(f"no way to compute {measure} on a reordered ranking")
+
+
+# ---- exposure: the interval over all tie orders ----------------------------------------------
+
+@dataclass(frozen=True)
+class TieExposure:
+    """How one measure of one run depends on the order of tied scores.
+
+    Attributes
+    ----------
+    measure : Measure
+    cut : str
+        The cut examined: ``"K=5"``, ``"K=R"`` (R-precision), or ``""`` (whole ranking).
+    straddling : int
+        Queries whose ranking has a tied group across the cut (0 without a cut).
+    dependent : ndarray of bool
+        (queries,) the query's value differs between the pessimistic and optimistic orders.
+    low, high : float
+        Mean over the pessimistic and over the optimistic tie order: the interval of the
+        mean over all tie orders.
+    value : float
+        The mean as evaluated (trec_eval's order, or the average over orders).
+    low_values, high_values : ndarray
+        (queries,) the per-query ends.
+    exact : bool
+        Whether [low, high] is exactly the range over all tie orders (see the module).
+    """
+
+    measure: Measure
+    cut: str
+    straddling: int
+    dependent: BoolArray
+    low: float
+    high: float
+    value: float
+    low_values: FloatArray
+    high_values: FloatArray
+    exact: bool = True
+
+    @property
+    def n_dependent(self) -> int:
+        """Queries whose value depends on the tie order."""
+        return int(self.dependent.sum())
+
+
+def _mean(v: FloatArray) -> float:
+    return float(v.mean()) if len(v) else 0.0
+
+
+def exposure(result: EvaluationResult, measure: str | Measure,
+             _orders: dict[str, tuple[Ranking, Ranking]] | None = None,
+             _contexts: dict[tuple[str, int], _Context] | None = None) -> TieExposure:
+    """The interval over all tie orders of one measure of an evaluated run.
+
+    Nothing depends on ties under ``order="given"`` or without scores.
+    """
+    from . import engine
+
+    m = parse_measure(measure)
+    rk = result.ranking
+    value = result.values(m)
+    n = len(value)
+    level = float(result.conventions.rel_level)
+    cut = f"K={m.cutoff}" if m.cutoff is not None else ("K=R" if m.name == "Rprec" else "")
+    if result.conventions.order != "score" or m.name in ORDER_FREE or not has_ties(rk):
+        return TieExposure(m, cut, 0, np.zeros(n, dtype=bool), _mean(value), _mean(value),
+                           _mean(value), value, value, True)
+    if m.cutoff is not None:
+        straddling = int(straddles(rk, m.cutoff).sum())
+    elif m.name == "Rprec":
+        straddling = int(straddles(rk, rk.n_relevant(level if m.rel is None
+                                                     else float(m.rel))).sum())
+    else:
+        straddling = 0
+    key = "judged" if m.name == "Judged" else "grade"
+    orders = _orders if _orders is not None else {}
+    if key not in orders:
+        orders[key] = tie_orders(rk, key)
+    contexts = _contexts if _contexts is not None else {}
+    ends = []
+    for i, ranking in enumerate(orders[key]):
+        if (key, i) not in contexts:
+            contexts[(key, i)] = engine._Context(ranking, level)
+        ends.append(measure_values(ranking, m, level, contexts[(key, i)]))
+    lo, hi = ends
+    dependent = lo != hi
+    exact = m.name in MONOTONE or m.name == "Judged"
+    return TieExposure(m, cut, straddling, dependent, _mean(lo), _mean(hi), _mean(value),
+                       lo, hi, exact)
+
+
+def depends_on_ties(low: float, high: float, op: str, threshold: float) -> bool:
+    """Whether the target decision differs between the ends of the tie interval, compared as
+    :func:`ragreport.targets.passes` compares (on the value as reports show it).
+
+    >>> depends_on_ties(0.84, 0.86, ">=", 0.85), depends_on_ties(0.849996, 0.85, ">=", 0.85)
+    (True, False)
+    """
+    from .targets import passes
+
+    return passes(low, op, threshold) != passes(high, op, threshold)
+
+
+@dataclass(frozen=True)
+class TieCheck:
+    """One target measure of one run, seen through its ties (report data; nothing rendered).
+
+    ``note`` is ``"this pass depends on tie order"`` / ``"this failure depends on tie order"``
+    when the interval over all tie orders straddles the target's threshold, else ``""``.
+    ``dependent_queries`` are the ids of the queries whose value depends on the tie order.
+    """
+
+    run: str
+    measure: str
+    cut: str
+    queries: int
+    straddling: int
+    dependent: int
+    low: float
+    high: float
+    value: float
+    low_text: str
+    high_text: str
+    exact: bool
+    op: str
+    threshold: float
+    threshold_text: str
+    on: str
+    passed: bool
+    note: str
+    dependent_queries: list[str] = field(default_factory=list)
+
+    @property
+    def straddles_threshold(self) -> bool:
+        return bool(self.note)
+
+    @property
+    def interval_text(self) -> str:
+        return f"[{self.low_text}, {self.high_text}]"
+
+
+def tie_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
+               checks: Sequence[TargetCheck]) -> list[TieCheck]:
+    """Every target measure of every run through its ties: counts, interval, verdict.
+
+    Only the target measures are analysed; each run's two tie orders are built once. A
+    target on the confidence interval's lower bound (``on = "ci_lower"``) gets its interval
+    of the mean but no verdict (its decision is not on the mean).
+    """
+    from .targets import shown
+
+    out = []
+    for r in results:
+        orders: dict[str, tuple[Ranking, Ranking]] = {}
+        contexts: dict[tuple[str, int], _Context] = {}
+        done: dict[Measure, TieExposure] = {}
+        for t in targets:
+            e = done.get(t.measure)
+            if e is None:
+                e = done[t.measure] = exposure(r, t.measure, orders, contexts)
+            c = next((c for c in checks if c.target is t and c.run == r.run_name), None)
+            passed = bool(c.passed) if c is not None else True
+            note = ""
+            if t.on == "mean" and depends_on_ties(e.low, e.high, t.op, t.threshold):
+                note = ("this pass depends on tie order" if passed
+                        else "this failure depends on tie order")
+            ids = [r.query_ids[i] for i in np.flatnonzero(e.dependent).tolist()]
+            out.append(TieCheck(r.run_name, str(t.measure), e.cut, r.n_queries, e.straddling,
+                                e.n_dependent, e.low, e.high, e.value, shown(e.low),
+                                shown(e.high), e.exact, t.op, t.threshold,
+                                f"{t.threshold:g}", t.on, passed, note, ids))
+    return out
+
+
+# ---- ties="average": the expected value over all tie orders ----------------------------------
+
+def check_average(measure: Measure) -> None:
+    """Raise :class:`~ragreport.errors.MeasureError` when ``ties="average"`` has no exact
+    expectation for the measure (it is never approximated)."""
+    if measure.name not in AVERAGE_EXACT:
+        raise MeasureError(
+            f"ties='average' has no exact expected value for {measure} (it is computed "
+            f"exactly for {', '.join(sorted(AVERAGE_EXACT - ORDER_FREE))} and the set "
+            f"measures); evaluate {measure} with ties='trec_eval'")
+
+
+def _log_factorials(n: int) -> FloatArray:
+    return np.array([math.lgamma(x + 1.0) for x in range(n + 1)])
+
+
+@dataclass(frozen=True)
+class _Sparse:
+    """Per-row contributions (query, 0-based rank, weight), by query then rank."""
+
+    qi: IntArray
+    pos: IntArray
+    w: FloatArray
+
+
+def _rows(ranking: Ranking, w: FloatArray) -> _Sparse:
+    gr = _groups(ranking)
+    keep = np.flatnonzero(w != 0)
+    return _Sparse(gr.qi[keep], gr.pos[keep], w[keep])
+
+
+def _relevant(ranking: Ranking, level: float) -> FloatArray:
+    with np.errstate(invalid="ignore"):
+        return (ranking.ret_grades >= level).astype(np.float64)
+
+
+def _group_mean(ranking: Ranking, x: FloatArray) -> FloatArray:
+    gr = _groups(ranking)
+    total = np.bincount(gr.gid, weights=x, minlength=len(gr.start)).astype(np.float64)
+    return (total / gr.size)[gr.gid]
+
+
+def _cached(ctx: _Context, key: tuple[Any, ...], make: Any) -> Any:
+    cache: dict[tuple[Any, ...], Any] = ctx.ranking.__dict__.setdefault("_tie_cache", {})
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
+
+
+def _mean_rel(ctx: _Context, m: Measure) -> _Sparse:
+    """Each rank's relevance replaced by its tied group's mean (P, R, F1, Hits, Rprec)."""
+    lv = ctx.level(m)
+    rk = ctx.ranking
+    return cast(_Sparse, _cached(ctx, ("rel", lv),
+                                 lambda: _rows(rk, _group_mean(rk, _relevant(rk, lv)))))
+
+
+def _mean_judged(ctx: _Context) -> _Sparse:
+    rk = ctx.ranking
+    return cast(_Sparse, _cached(ctx, ("judged",), lambda: _rows(
+        rk, _group_mean(rk, (~np.isnan(rk.ret_grades)).astype(np.float64)))))
+
+
+def _mean_gain(ctx: _Context, m: Measure) -> _Sparse:
+    rk = ctx.ranking
+
+    def make() -> _Sparse:
+        qi, pos, g = ctx.gain_ranks(m)
+        flat = np.zeros(len(rk.run_rows))
+        flat[rk.ret_offsets[qi] + pos] = g
+        return _rows(rk, _group_mean(rk, flat))
+
+    return cast(_Sparse, _cached(ctx, ("gain", m.gain), make))
+
+
+def _first_relevant(ctx: _Context, m: Measure) -> tuple[_Sparse, _Sparse]:
+    """(P(the first relevant document is at this rank), that / rank): HitRate and RR."""
+    lv = ctx.level(m)
+    rk = ctx.ranking
+
+    def make() -> tuple[_Sparse, _Sparse]:
+        gr = _groups(rk)
+        qi, pos = ctx.ranks(m)
+        q, first = np.unique(qi, return_index=True)
+        g = gr.gid[rk.ret_offsets[q] + pos[first]]       # the first group holding one
+        rel = _relevant(rk, lv)
+        r = np.bincount(gr.gid, weights=rel, minlength=len(gr.start))[g].astype(np.int64)
+        n = gr.size[g]
+        rows = np.repeat(gr.start[g] - np.cumsum(n) + n, n) + np.arange(int(n.sum()))
+        j = rows - np.repeat(gr.start[g], n)
+        nn, rr = np.repeat(n, n), np.repeat(r, n)
+        ok = j <= nn - rr
+        lf = _log_factorials(int(n.max()) if len(n) else 1)
+        jj = np.where(ok, j, 0)
+        p = np.where(ok, np.exp(lf[nn - 1 - jj] - lf[rr - 1] - lf[nn - rr - jj]
+                                - lf[nn] + lf[rr] + lf[nn - rr]), 0.0)
+        hit = _Sparse(gr.qi[rows], gr.pos[rows], p)
+        return hit, _Sparse(hit.qi, hit.pos, p / (hit.pos + 1.0))
+
+    return cast(tuple[_Sparse, _Sparse], _cached(ctx, ("first", lv), make))
+
+
+def _ap_terms(ctx: _Context, m: Measure) -> _Sparse:
+    """E[rel_t · relevant in the top t] / t for each rank t (AP's sum, before / R)."""
+    lv = ctx.level(m)
+    rk = ctx.ranking
+
+    def make() -> _Sparse:
+        gr = _groups(rk)
+        rel = _relevant(rk, lv)
+        r = np.bincount(gr.gid, weights=rel, minlength=len(gr.start)).astype(np.float64)
+        n = gr.size.astype(np.float64)
+        mean = (r / n)[gr.gid]
+        both = np.divide(r * (r - 1), n * (n - 1), out=np.zeros_like(r), where=n > 1)[gr.gid]
+        hits = np.concatenate(([0], np.cumsum(rel)))
+        start = gr.start[gr.gid]
+        before = hits[start] - hits[rk.ret_offsets[gr.qi]]  # relevant before the group
+        j = np.arange(len(rel)) - start
+        w = (mean * (before + 1.0) + j * both) / (gr.pos + 1.0)
+        return _rows(rk, np.where(mean > 0, w, 0.0))
+
+    return cast(_Sparse, _cached(ctx, ("ap", lv), make))
+
+
+def _sums(ctx: _Context, s: _Sparse, k: int | IntArray | None) -> FloatArray:
+    """Per-query sums of the contributions at ranks < k (k: one cutoff, per query, None)."""
+    if k is None:
+        sel: Any = slice(None)
+    elif isinstance(k, np.ndarray):
+        sel = s.pos < k[s.qi]
+    else:
+        sel = s.pos < k
+    return np.bincount(s.qi[sel], weights=s.w[sel], minlength=ctx.n).astype(np.float64)
+
+
+def _dense_sums(ctx: _Context, s: _Sparse, width: int) -> FloatArray:
+    """(queries, width) cumulative sums of the contributions at ranks 1..K."""
+    out = np.zeros((ctx.n, width))
+    keep = s.pos < width
+    out[s.qi[keep], s.pos[keep]] = s.w[keep]
+    return np.cumsum(out, axis=1)
+
+
+def _dense(ctx: _Context, s: _Sparse, width: int) -> FloatArray:
+    out = np.zeros((ctx.n, width))
+    keep = s.pos < width
+    out[s.qi[keep], s.pos[keep]] = s.w[keep]
+    return out
+
+
+def average_curve(ctx: _Context, m: Measure, width: int) -> FloatArray:
+    """(queries, width) expected value over all tie orders of a family at K = 1..width."""
+    from . import metrics
+
+    check_average(m)
+    name = m.name
+    ks = np.arange(1, width + 1, dtype=np.float64)
+    if name in ("P", "R", "F1", "Hits"):
+        x = cast(BoolArray, _dense(ctx, _mean_rel(ctx, m), width))  # fractional relevance
+        if name == "P":
+            return metrics.precision_at_k(x, width)
+        if name == "R":
+            return metrics.recall_at_k(x, ctx.n_rel(m), width)
+        if name == "F1":
+            return metrics.f1_at_k(x, ctx.n_rel(m), width)
+        return metrics.hits_at_k(x, width)
+    if name == "nDCG":
+        return metrics.ndcg_at_k(_dense(ctx, _mean_gain(ctx, m), width), ctx.ideal(m, width),
+                                 width)
+    if name in ("HitRate", "RR"):
+        hit, rr = _first_relevant(ctx, m)
+        return _dense_sums(ctx, hit if name == "HitRate" else rr, width)
+    if name == "AP":
+        return metrics._safe_div(_dense_sums(ctx, _ap_terms(ctx, m), width),
+                                 ctx.n_rel(m)[:, None])
+    if name == "R_cap":
+        hits = _dense_sums(ctx, _mean_rel(ctx, m), width)
+        return metrics._safe_div(hits, np.minimum(ks[None, :], ctx.n_rel(m)[:, None]))
+    if name == "Judged":
+        return _dense_sums(ctx, _mean_judged(ctx), width) / ks
+    raise MeasureError(f"{m} has no metric-vs-K curve under ties='average'")
+
+
+def average_values(ctx: _Context, m: Measure, k: int | None) -> FloatArray:
+    """(queries,) expected value over all tie orders of a measure at cutoff ``k`` (any K;
+    ``None``: the whole ranking)."""
+    from . import metrics
+
+    check_average(m)
+    name = m.name
+    if name in ORDER_FREE or (name in ("Hits", "Judged") and k is None):
+        return measure_values(ctx.ranking, m if k is None else m.at(k), ctx.rel_level, ctx)
+    if name in ("P", "R", "F1", "Hits", "R_cap"):
+        h = _sums(ctx, _mean_rel(ctx, m), k)
+        if name == "Hits":
+            return h
+        n_rel = ctx.n_rel(m)
+        kk = np.float64(cast(int, k))
+        if name == "P":
+            return h / kk
+        if name == "R":
+            return metrics._safe_div(h, n_rel)
+        if name == "R_cap":
+            return metrics._safe_div(h, np.minimum(kk, n_rel))
+        p, r = h / kk, metrics._safe_div(h, n_rel)
+        return metrics._safe_div(2.0 * p * r, p + r)
+    if name == "Rprec":
+        return metrics._safe_div(_sums(ctx, _mean_rel(ctx, m), ctx.n_rel(m)), ctx.n_rel(m))
+    if name == "nDCG":
+        s = _mean_gain(ctx, m)
+        return metrics.ndcg_at(ctx.n, s.qi, s.pos, s.w, *ctx.ideal_ranks(m), k)
+    if name in ("HitRate", "RR"):
+        hit, rr = _first_relevant(ctx, m)
+        return _sums(ctx, hit if name == "HitRate" else rr, k)
+    if name == "AP":
+        return metrics._safe_div(_sums(ctx, _ap_terms(ctx, m), k), ctx.n_rel(m))
+    if name == "Judged":
+        kk = np.float64(cast(int, k))
+        return _sums(ctx, _mean_judged(ctx), k) / kk
+    raise MeasureError(f"no expected value for {m} under ties='average'")

@@ -1,0 +1,241 @@
+"""Tie exposure (ragreport.ties): straddles, the interval over all tie orders, ties="average".
+
+The interval ends and the averages are compared with brute force: every order of every tied
+group enumerated, each evaluated by the engine's trec_eval path.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ragreport
+from ragreport import ties
+from ragreport.align import Ranking
+from ragreport.errors import MeasureError, RagReportError
+from ragreport.measures import parse_measure
+
+MEASURES = ["P@1", "P@3", "R@2", "F1@3", "HitRate@1", "HitRate@3", "Hits@2", "RR", "RR@2",
+            "nDCG@3", "nDCG", "nDCG(gain=exp)@2", "AP", "AP@3", "Rprec", "P(rel=2)@2"]
+
+
+def _group_bounds(rk: Ranking, q: int) -> list[tuple[int, int]]:
+    """(start, end) flat rows of each tied group of query q with at least 2 rows."""
+    tied = ties.tied_with_previous(rk)
+    lo, hi = int(rk.ret_offsets[q]), int(rk.ret_offsets[q + 1])
+    out, start = [], lo
+    for i in range(lo + 1, hi + 1):
+        if i == hi or not tied[i]:
+            if i - start > 1:
+                out.append((start, i))
+            start = i
+    return out
+
+
+def _orders(rk: Ranking, q: int) -> list[Ranking]:
+    """Every ranking obtained by reordering query q's tied groups (others as evaluated)."""
+    groups = _group_bounds(rk, q)
+    perms = [list(itertools.permutations(range(a, b))) for a, b in groups]
+    out = []
+    for choice in itertools.product(*perms):
+        src = np.arange(len(rk.run_rows))
+        for (a, b), p in zip(groups, choice, strict=True):
+            src[a:b] = p
+        out.append(replace(rk, ret_grades=rk.ret_grades[src], run_rows=rk.run_rows[src]))
+    return out
+
+
+def _brute(result: ragreport.EvaluationResult, measure: str) -> tuple[np.ndarray, ...]:
+    """Per query: (min, max, mean) over all tie orders of the query's value."""
+    rk = result.ranking
+    m = parse_measure(measure)
+    lo, hi, mean = (np.zeros(rk.n_queries) for _ in range(3))
+    for q in range(rk.n_queries):
+        vals = [ties.measure_values(o, m, 1.0)[q] for o in _orders(rk, q)]
+        lo[q], hi[q], mean[q] = min(vals), max(vals), sum(vals) / len(vals)
+    return lo, hi, mean
+
+
+GRADES = st.sampled_from([None, None, 0, 1, 1, 2, -1])
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(draw(st.integers(1, 3))):
+        n = draw(st.integers(0, 7))
+        scores = draw(st.lists(st.sampled_from([1.0, 2.0, 3.0]), min_size=n, max_size=n))
+        run[f"q{q}"] = {f"d{i}": s for i, s in enumerate(scores)}
+        judged = {f"d{i}": g for i in range(n) if (g := draw(GRADES)) is not None}
+        judged |= {f"x{i}": 1 for i in range(draw(st.integers(0, 2)))}  # never retrieved
+        judged.setdefault("x9", 0)
+        qrels[f"q{q}"] = judged
+    # keep brute force small: at most 6! orders per query
+    return qrels, run
+
+
+def _small(run: dict[str, dict[str, float]]) -> bool:
+    for docs in run.values():
+        counts: dict[float, int] = {}
+        for s in docs.values():
+            counts[s] = counts.get(s, 0) + 1
+        if math.prod(math.factorial(c) for c in counts.values()) > 720:
+            return False
+    return True
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases())
+def test_interval_and_average_equal_brute_force(
+        case: tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]) -> None:
+    qrels, run = case
+    if not _small(run):
+        return
+    trec = ragreport.evaluate(qrels, run, MEASURES)
+    avg = ragreport.evaluate(qrels, run, MEASURES, ties="average")
+    for name in MEASURES:
+        lo, hi, mean = _brute(trec, name)
+        e = ties.exposure(trec, name)
+        np.testing.assert_allclose(e.low_values, lo, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(e.high_values, hi, atol=1e-12, err_msg=name)
+        assert e.low == pytest.approx(lo.mean()) and e.high == pytest.approx(hi.mean())
+        assert (e.dependent == (lo != hi)).all(), name
+        np.testing.assert_allclose(avg.values(name), mean, atol=1e-9, err_msg=name)
+        # trec_eval's order and the average lie inside the interval
+        v = trec.values(name)
+        assert (lo - 1e-12 <= v).all() and (v <= hi + 1e-12).all()
+        m = parse_measure(name)
+        if m.cutoff is not None:  # the curve's column is the same expectation
+            np.testing.assert_allclose(avg.curve(m)[:, m.cutoff - 1], mean, atol=1e-9,
+                                       err_msg=name)
+
+
+@settings(max_examples=30, deadline=None)
+@given(cases())
+def test_average_curves_are_columnwise_expectations(
+        case: tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]) -> None:
+    qrels, run = case
+    if not _small(run):
+        return
+    avg = ragreport.evaluate(qrels, run, ["P@1"], ties="average", k_max=8)
+    trec = ragreport.evaluate(qrels, run, ["P@1"], k_max=8)
+    for fam in ("P", "R", "F1", "HitRate", "RR", "nDCG", "AP"):
+        for k in range(1, avg.k_max + 1):
+            _, _, mean = _brute(trec, f"{fam}@{k}")
+            np.testing.assert_allclose(avg.curve(fam)[:, k - 1], mean, atol=1e-9,
+                                       err_msg=f"{fam}@{k}")
+            # and past the curves' width, from the sparse forms
+        np.testing.assert_allclose(avg.values(f"{fam}@50"), _brute(trec, f"{fam}@50")[2],
+                                   atol=1e-9)
+
+
+def test_constant_scorer_mrr_interval() -> None:
+    # an MTEB task where a constant scorer got MRR@10 = 1.0: every document scores 0, the
+    # relevant one's id happens to sort first under trec_eval's rule (id descending)
+    qrels = {f"q{i}": {"z": 1} for i in range(4)}
+    run = {f"q{i}": {d: 0.0 for d in "abcdefghyz"} for i in range(4)}
+    r = ragreport.evaluate(qrels, run, ["RR@10"])
+    assert r.mean("RR@10") == 1.0
+    e = ties.exposure(r, "RR@10")
+    assert e.high == 1.0 and e.low == pytest.approx(0.1)
+    assert e.n_dependent == 4 and e.straddling == 0  # 10 documents: nothing past the cut
+    assert ties.exposure(r, "P@5").straddling == 4
+    avg = ragreport.evaluate(qrels, run, ["RR@10"], ties="average")
+    assert avg.mean("RR@10") == pytest.approx(sum(1 / k for k in range(1, 11)) / 10)
+
+
+def test_straddles() -> None:
+    r = ragreport.evaluate({"q": {"a": 1}, "p": {"a": 1}},
+                           {"q": {"a": 3.0, "b": 2.0, "c": 2.0, "d": 2.0, "e": 1.0},
+                            "p": {"a": 1.0, "b": 0.5}})
+    rk = r.ranking
+    assert [ties.straddles(rk, k).tolist() for k in (1, 2, 3, 4, 5, 10**15)] == [
+        [False, False], [False, True], [False, True], [False, False], [False, False],
+        [False, False]]
+    assert ties.straddles(rk, np.array([1, 2])).tolist() == [False, True]
+    assert ties.exposure(r, "P@2").straddling == 1
+    assert ties.exposure(r, "P@4").straddling == 0
+
+
+def test_no_ties_under_given_order_or_without_scores() -> None:
+    qrels = {"q": {"a": 1}}
+    run = {"q": {"a": 1.0, "b": 1.0}}
+    given_order = ragreport.evaluate(qrels, run, ["RR"], order="given")
+    e = ties.exposure(given_order, "RR")
+    assert e.low == e.high == e.value and not e.dependent.any()
+    listed = ragreport.evaluate(qrels, {"q": ["b", "a"]}, ["RR"])
+    assert not ties.has_ties(listed.ranking)
+    assert ties.exposure(listed, "RR").n_dependent == 0
+
+
+def test_judged_uses_its_own_orders() -> None:
+    r = ragreport.evaluate({"q": {"a": 0, "z": 1}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}},
+                           ["P@1"])
+    lo, hi = ties.tie_orders(r.ranking, "judged")
+    assert np.isnan(lo.ret_grades[0]) and not np.isnan(hi.ret_grades[0])
+    # grade order: a (grade 0) ties with unjudged b, c (grade 0 for ordering): nothing moves
+    g_lo, g_hi = ties.tie_orders(r.ranking)
+    assert g_lo is r.ranking and g_hi is r.ranking
+
+
+def test_orders_keep_trec_order_among_equal_keys() -> None:
+    r = ragreport.evaluate({"q": {"b": 1, "d": 1}},
+                           {"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0}}, ["P@1"])
+    docs = r.ranking.run.doc_ids
+    lo, hi = ties.tie_orders(r.ranking)
+    assert docs.take(lo.run_rows).to_pylist() == ["c", "a", "d", "b"]
+    assert docs.take(hi.run_rows).to_pylist() == ["d", "b", "c", "a"]
+
+
+def test_depends_on_ties_uses_the_rounded_comparison() -> None:
+    assert ties.depends_on_ties(0.5, 0.9, ">=", 0.85)
+    assert not ties.depends_on_ties(0.849996, 0.9, ">=", 0.85)  # both shown >= 0.8500
+    assert not ties.depends_on_ties(0.5, 0.85004, ">", 0.85)    # both fail
+    assert ties.depends_on_ties(0.5, 0.9, "<", 0.85)
+
+
+def test_average_refuses_what_it_cannot_compute_exactly() -> None:
+    with pytest.raises(RagReportError, match="ties must be one of"):
+        ragreport.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ties="mean")
+    with pytest.raises(RagReportError, match="order='given'"):
+        ragreport.evaluate({"q": {"a": 1}}, {"q": ["a"]}, order="given", ties="average")
+    exotic = [m for m in ("ERR@10", "RBP", "Bpref", "IPrec@0.5")
+              if _parses(m)]
+    for m in exotic:
+        with pytest.raises(MeasureError, match="no exact expected value"):
+            ragreport.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, [m], ties="average")
+
+
+def _parses(name: str) -> bool:
+    try:
+        parse_measure(name)
+    except MeasureError:
+        return False
+    return True
+
+
+def test_average_without_ties_is_trec_eval() -> None:
+    qrels = {"q": {"a": 1, "c": 2}}
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    a = ragreport.evaluate(qrels, run, MEASURES, ties="average")
+    t = ragreport.evaluate(qrels, run, MEASURES)
+    assert a.means() == t.means()
+    assert a.conventions.ties == "average"
+    assert "McSherry" in a.conventions.describe()["ties"]
+
+
+def test_average_with_max_depth_and_order_free_measures() -> None:
+    qrels = {"q": {"a": 1, "b": 1}}
+    run = {"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0}}
+    r = ragreport.evaluate(qrels, run, ["NumRet", "NumRelRet", "Hits", "P@2"],
+                           ties="average", max_depth=3)
+    assert r.values("NumRet").tolist() == [3.0]
+    # the kept rows are d, c, b: one relevant in three
+    assert r.values("P@2").tolist() == pytest.approx([1 / 3])
