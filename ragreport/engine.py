@@ -15,7 +15,8 @@ from .measures import Measure, normalize_measures
 from .metrics import BoolArray, FloatArray, IntArray
 from .result import Conventions, EvaluationResult
 
-__all__ = ["CURVE_FAMILIES", "LazyCurves", "curve_width", "cutoff_values", "evaluate"]
+__all__ = ["CURVE_FAMILIES", "LazyCurves", "curve_width", "cutoff_values", "evaluate",
+           "pr_curve"]
 
 #: Families computed for every K = 1..k_max in every evaluation (at default parameters).
 CURVE_FAMILIES: tuple[str, ...] = ("P", "R", "F1", "HitRate", "RR", "nDCG", "AP")
@@ -67,10 +68,81 @@ class _Context:
     _ideal_ranks: dict[str, GainRanks] = field(default_factory=dict)
     _gains: dict[str, FloatArray] = field(default_factory=dict)
     _ideal: dict[tuple[str, int | None], FloatArray] = field(default_factory=dict)
+    _nnonrel: dict[float, IntArray] = field(default_factory=dict)
+    _judged: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
         return self.ranking.n_queries
+
+    def n_rel_ret(self, m: Measure) -> FloatArray:
+        """Relevant documents retrieved per query (the whole ranking)."""
+        return metrics.hits_at(self.n, *self.ranks(m), None)
+
+    def n_nonrel(self, m: Measure) -> IntArray:
+        """Judged non-relevant documents per query: 0 <= grade < the relevance level
+        (trec_eval's count for bpref; negative grades are in neither count)."""
+        lv = self.level(m)
+        if lv not in self._nnonrel:
+            rk = self.ranking
+            qidx = np.repeat(np.arange(self.n), np.diff(rk.qrels_offsets))
+            w = (rk.qrels_grades >= 0) & (rk.qrels_grades < lv)
+            self._nnonrel[lv] = np.bincount(qidx, weights=w.astype(np.float64),
+                                            minlength=self.n).astype(np.int64)
+        return self._nnonrel[lv]
+
+    def judged_ranks(self) -> Ranks:
+        """(query, 0-based rank) of every retrieved document that has a judgment (any
+        grade, negative ones too), by query then rank."""
+        if "ranks" not in self._judged:
+            rk = self.ranking
+            rows = np.flatnonzero(~np.isnan(rk.ret_grades))
+            qi = (np.searchsorted(rk.ret_offsets, rows, side="right") - 1).astype(np.int64)
+            self._judged["ranks"] = (qi, rows - rk.ret_offsets[qi])
+        ranks: Ranks = self._judged["ranks"]
+        return ranks
+
+    def judged(self) -> BoolArray:
+        """(queries, width) bool: does the document at each rank have a judgment."""
+        if "dense" not in self._judged:
+            qi, pos = self.judged_ranks()
+            out = np.zeros((self.n, max(self.width, 1)), dtype=bool)
+            keep = pos < out.shape[1]
+            out[qi[keep], pos[keep]] = True
+            self._judged["dense"] = out
+        dense: BoolArray = self._judged["dense"]
+        return dense
+
+    def check_err(self) -> None:
+        """ERR is gdeval's: refuse a judged grade above 4, as gdeval does (its stopping
+        probability (2^g - 1) / 2^4 would exceed 1)."""
+        grades = self.ranking.qrels_grades
+        with np.errstate(invalid="ignore"):
+            over = np.flatnonzero(grades > metrics.ERR_MAX_GRADE)
+        if len(over):
+            q = int(np.searchsorted(self.ranking.qrels_offsets, over[0], side="right") - 1)
+            qid = self.ranking.query_ids[q]
+            shown = qid if len(qid) <= 40 else qid[:39] + "…"
+            raise MeasureError(
+                f"ERR is computed as gdeval computes it (ir_measures' ERR): stopping "
+                f"probability (2^grade - 1) / 2^{metrics.ERR_MAX_GRADE}, for grades up to "
+                f"{metrics.ERR_MAX_GRADE}; query {shown!r} has a judgment of grade "
+                f"{float(grades[over[0]]):g} ({len(over)} judgments above "
+                f"{metrics.ERR_MAX_GRADE})")
+
+    def err_terms(self) -> GainRanks:
+        """(query, 0-based rank, ERR term) of every retrieved document of positive grade."""
+        if "err" not in self._judged:
+            self.check_err()
+            qi, pos, g = self.gain_ranks(Measure("ERR"))  # linear gains: the grades
+            self._judged["err"] = (qi, pos, metrics.err_terms(self.n, qi, pos, g))
+        terms: GainRanks = self._judged["err"]
+        return terms
+
+    def err_grades(self) -> FloatArray:
+        """(queries, width) positive grades by rank (0 elsewhere), for the ERR curve."""
+        self.check_err()
+        return self.gains(Measure("ERR"))
 
     def level(self, m: Measure) -> float:
         return float(m.rel) if m.rel is not None else self.rel_level
@@ -164,7 +236,21 @@ _CURVES: dict[str, CurveFn] = {
     "RR": lambda c, m, k: metrics.reciprocal_rank_at_k(c.rel(m), k),
     "nDCG": lambda c, m, k: metrics.ndcg_at_k(c.gains(m), c.ideal(m, k), k),
     "AP": lambda c, m, k: metrics.average_precision_at_k(c.rel(m), c.n_rel(m), k),
+    "Judged": lambda c, m, k: metrics.judged_at_k(c.judged(), c.ranking.n_ret, k),
+    "ERR": lambda c, m, k: metrics.err_at_k(c.err_grades(), k),
+    "RBP": lambda c, m, k: metrics.rbp_at_k(c.rel(m), _p(m), k),
+    "R_cap": lambda c, m, k: metrics.capped_recall_at_k(c.rel(m), c.n_rel(m), k),
 }
+
+
+def _p(m: Measure) -> float:
+    return 0.8 if m.p is None else m.p
+
+
+def _iprec(c: _Context, m: Measure) -> FloatArray:
+    level = 0.0 if m.recall is None else m.recall
+    return metrics.interpolated_precision(c.n, *c.ranks(m), c.n_rel(m), (level,))[:, 0]
+
 
 _SCALARS: dict[str, ScalarFn] = {
     "RR": lambda c, m: metrics.reciprocal_rank_at(c.n, *c.ranks(m), None),
@@ -175,6 +261,16 @@ _SCALARS: dict[str, ScalarFn] = {
     "NumRel": lambda c, m: c.n_rel(m).astype(np.float64),
     "NumRelRet": lambda c, m: metrics.hits_at(c.n, *c.ranks(m), None),
     "Hits": lambda c, m: metrics.hits_at(c.n, *c.ranks(m), None),  # the whole ranking
+    "NumQ": lambda c, m: np.ones(c.n),
+    "SetP": lambda c, m: metrics.set_precision(c.n_rel_ret(m), c.ranking.n_ret),
+    "SetR": lambda c, m: metrics.set_recall(c.n_rel_ret(m), c.n_rel(m)),
+    "SetF": lambda c, m: metrics.set_f(c.n_rel_ret(m), c.ranking.n_ret, c.n_rel(m)),
+    "Judged": lambda c, m: metrics.judged_at(c.n, *c.judged_ranks(), c.ranking.n_ret, None),
+    "Bpref": lambda c, m: metrics.bpref(c.ranking.ret_grades, c.ranking.ret_offsets,
+                                        c.n_rel(m), c.n_nonrel(m), c.level(m)),
+    "IPrec": _iprec,
+    "ERR": lambda c, m: metrics.err_at(c.n, *c.err_terms(), None),
+    "RBP": lambda c, m: metrics.rbp_at(c.n, *c.ranks(m), _p(m), None),
 }
 
 AtFn = Callable[[_Context, Measure, int], FloatArray]
@@ -189,7 +285,31 @@ _AT: dict[str, AtFn] = {
     "RR": lambda c, m, k: metrics.reciprocal_rank_at(c.n, *c.ranks(m), k),
     "nDCG": lambda c, m, k: metrics.ndcg_at(c.n, *c.gain_ranks(m), *c.ideal_ranks(m), k),
     "AP": lambda c, m, k: metrics.average_precision_at(c.n, *c.ranks(m), c.n_rel(m), k),
+    "Judged": lambda c, m, k: metrics.judged_at(c.n, *c.judged_ranks(), c.ranking.n_ret, k),
+    "ERR": lambda c, m, k: metrics.err_at(c.n, *c.err_terms(), k),
+    "RBP": lambda c, m, k: metrics.rbp_at(c.n, *c.ranks(m), _p(m), k),
+    "R_cap": lambda c, m, k: metrics.capped_recall_at(c.n, *c.ranks(m), c.n_rel(m), k),
 }
+
+
+def pr_curve(result: EvaluationResult, rel: int | None = None) -> FloatArray:
+    """(queries, 11) interpolated precision of each query at recall 0.0, 0.1, ..., 1.0.
+
+    The 11-point precision-recall curve: column j is trec_eval's ``iprec_at_recall`` at
+    :data:`ragreport.metrics.PR_LEVELS` ``[j]`` (``IPrec@0.j``), per query, in
+    ``result.query_ids`` order; its mean over the queries (axis 0) is what trec_eval prints
+    in its ``all`` block. ``rel`` is the smallest relevant grade (default: the evaluation's
+    ``rel_level``). See :func:`ragreport.metrics.interpolated_precision`.
+
+    >>> r = evaluate({"q": {"a": 1, "b": 1, "c": 1, "d": 1}}, {"q": ["a", "x", "b"]}, ["RR"],
+    ...              order="given")
+    >>> pr_curve(r).round(4).tolist()
+    [[1.0, 1.0, 1.0, 1.0, 0.6667, 0.6667, 0.6667, 0.0, 0.0, 0.0, 0.0]]
+    """
+    rk = result.ranking
+    level = float(result.conventions.rel_level if rel is None else rel)
+    qi, pos = rk.relevant_ranks(level)
+    return metrics.interpolated_precision(rk.n_queries, qi, pos, rk.n_relevant(level))
 
 
 def cutoff_values(ranking: Ranking, measure: Measure, rel_level: float, *,
@@ -382,6 +502,8 @@ def evaluate(
     width = _curve_width if _curve_width is not None else curve_width(k_max, ranking)
     width = min(width, k_max)
     ctx = _Context(ranking, float(rel_level), width)
+    if any(m.name == "ERR" for m in wanted):
+        ctx.check_err()  # refused now, not when the curve is first read
 
     curve_keys: list[Measure] = [Measure(f) for f in CURVE_FAMILIES]
     for m in wanted:

@@ -32,7 +32,17 @@ same numbers in the same order as the dense ``*_at_k`` curves, so a value is bit
 the curve's column ``k - 1`` (``tests/test_metrics.py``). Past the end of every ranking:
 P@K = relevant retrieved / K, R@K, HitRate@K, RR@K and AP@K are constant, and nDCG@K =
 DCG of the whole ranking / IDCG@min(K, judged relevant) (IDCG still grows while judged
-documents remain).
+documents remain); Judged@K = judged / retrieved, R_cap@K = relevant retrieved / R, ERR@K
+and RBP@K are constant.
+
+Issue 13's measures and their sources
+-------------------------------------
+Set measures (:func:`set_precision`, :func:`set_recall`, :func:`set_f`), :func:`bpref` and
+:func:`interpolated_precision` follow trec_eval's C code (``m_set_P.c``, ``m_bpref.c``,
+``m_iprec_at_recall.c``); :func:`judged_at_k` follows ir_measures' Judged provider;
+:func:`err_at_k` follows gdeval.pl (Chapelle et al. 2009, as ir_measures runs it);
+:func:`rbp_at_k` is Moffat and Zobel's RBP (2008), as cwl_eval computes it for ir_measures;
+:func:`capped_recall_at_k` is BEIR's ``R_cap@k``.
 
 Gains
 -----
@@ -48,12 +58,21 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "ERR_MAX_GRADE",
     "EXP_HEADROOM",
+    "PR_LEVELS",
     "average_precision",
     "average_precision_at",
     "average_precision_at_k",
+    "bpref",
+    "capped_recall_at",
+    "capped_recall_at_k",
     "dcg_at",
     "dcg_at_k",
+    "err_at",
+    "err_at_k",
+    "err_stop",
+    "err_terms",
     "f1_at",
     "f1_at_k",
     "gain_of",
@@ -62,6 +81,9 @@ __all__ = [
     "hit_rate_at_k",
     "hits_at",
     "hits_at_k",
+    "interpolated_precision",
+    "judged_at",
+    "judged_at_k",
     "ndcg",
     "ndcg_at",
     "ndcg_at_k",
@@ -69,11 +91,16 @@ __all__ = [
     "precision_at_k",
     "r_precision",
     "r_precision_sparse",
+    "rbp_at",
+    "rbp_at_k",
     "recall_at",
     "recall_at_k",
     "reciprocal_rank",
     "reciprocal_rank_at",
     "reciprocal_rank_at_k",
+    "set_f",
+    "set_precision",
+    "set_recall",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -472,3 +499,317 @@ def gain_of(grades: FloatArray, shift: FloatArray, gain: str) -> FloatArray:
     s = shift[~plain]
     out[~plain] = np.exp2(g[~plain] - s) - np.exp2(-s)
     return out
+
+
+# ---- issue 13: set measures, judged share, bpref, interpolated precision, ERR, RBP, R_cap ------
+
+#: trec_eval's recall levels of ``iprec_at_recall`` (the 11-point precision-recall curve), the
+#: same doubles as its ``double_cutoff_array`` (``0.3`` is the literal 0.3, not 3 * 0.1).
+PR_LEVELS: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+#: gdeval's ``$MAX_JUDGMENT``: ERR's stopping probability is (2^grade - 1) / 2^4, and gdeval
+#: refuses a qrels line with a larger grade.
+ERR_MAX_GRADE = 4
+
+
+def set_precision(n_rel_ret: FloatArray, n_ret: IntArray) -> FloatArray:
+    """SetP (trec_eval ``set_P``) = relevant retrieved / retrieved; 0 when nothing was
+    retrieved.
+
+    Over the whole ranking (after ``max_depth``), however long it is: what LlamaIndex's
+    precision and RAGAS's ID-based context precision compute. No cutoff, so no tie rule
+    matters.
+
+    >>> set_precision(np.array([2.0, 0.0]), np.array([5, 0])).tolist()
+    [0.4, 0.0]
+    """
+    return _safe_div(np.asarray(n_rel_ret, dtype=np.float64), n_ret)
+
+
+def set_recall(n_rel_ret: FloatArray, n_rel: IntArray) -> FloatArray:
+    """SetR (trec_eval ``set_recall``) = relevant retrieved / relevant judged; 0 when the
+    query has no relevant document.
+
+    >>> set_recall(np.array([2.0]), np.array([3])).round(4).tolist()
+    [0.6667]
+    """
+    return _safe_div(np.asarray(n_rel_ret, dtype=np.float64), n_rel)
+
+
+def set_f(n_rel_ret: FloatArray, n_ret: IntArray, n_rel: IntArray) -> FloatArray:
+    """SetF (trec_eval ``set_F`` with beta = 1) = 2·SetP·SetR / (SetP + SetR); 0 when no
+    relevant document was retrieved (trec_eval computes ``(x + 1)·P·R / (x·P + R)``, x = 1:
+    the same operations).
+
+    Two relevant among 5 retrieved, 3 judged: P = 0.4, R = 2/3, F = 2·0.4·(2/3) / (0.4 + 2/3)
+    = 0.5.
+
+    >>> set_f(np.array([2.0, 0.0]), np.array([5, 4]), np.array([3, 2])).tolist()
+    [0.5, 0.0]
+    """
+    p = set_precision(n_rel_ret, n_ret)
+    r = set_recall(n_rel_ret, n_rel)
+    return _safe_div(2.0 * p * r, p + r)
+
+
+def judged_at_k(judged: BoolArray, n_ret: IntArray, k_max: int) -> FloatArray:
+    """Judged@K = documents with a judgment (any grade: 0 and negative grades too) in the top
+    K / min(K, retrieved); 0 for an empty ranking.
+
+    As ir_measures' ``Judged`` provider computes it (from OpenNIR): the divisor is the number
+    of documents in the top K, so a ranking shorter than K is not penalised for its length,
+    and Judged@K stays constant past its end. ``judged`` is (queries, depth), True where the
+    document at that rank appears in the qrels. Ties are broken before (the evaluation's
+    rule; ir_measures' provider breaks ties by document id ascending, so a tie across the cut
+    may differ).
+
+    Examples
+    --------
+    Judged by rank: 1 0 1 (three retrieved): K=1: 1/1, K=2: 1/2, K=3: 2/3, K=4: 2/3
+
+    >>> judged_at_k(np.array([[True, False, True]]), np.array([3]), 4).round(4).tolist()
+    [[1.0, 0.5, 0.6667, 0.6667]]
+    """
+    return _safe_div(_hits(judged, k_max), np.minimum(_ranks(k_max), n_ret[:, None]))
+
+
+def judged_at(n: int, qi: IntArray, pos: IntArray, n_ret: IntArray,
+              k: int | None) -> FloatArray:
+    """Judged@K from the (query, 0-based rank) pairs of the judged retrieved documents: judged
+    in the top K / min(K, retrieved) (``k=None``: judged / retrieved); 0 for an empty ranking.
+
+    Bit-identical to column ``k - 1`` of :func:`judged_at_k`.
+
+    >>> judged_at(2, np.array([0, 0]), np.array([0, 2]), np.array([3, 0]), 10).round(4).tolist()
+    [0.6667, 0.0]
+    """
+    den = n_ret if k is None else np.minimum(n_ret, k)
+    return _safe_div(hits_at(n, qi, pos, k), den)
+
+
+def bpref(grades: FloatArray, offsets: IntArray, n_rel: IntArray, n_nonrel: IntArray,
+          rel_level: float) -> FloatArray:
+    """Bpref (trec_eval ``bpref``; Buckley and Voorhees, SIGIR 2004), per query.
+
+    bpref = 1/R · sum over the relevant retrieved documents d of
+    (1 - min(n_d, R) / min(N, R)), the term being 1 when n_d = 0, where R = relevant judged
+    (grade >= ``rel_level``), N = judged non-relevant (0 <= grade < ``rel_level``, retrieved
+    or not) and n_d = judged non-relevant documents ranked above d. Unjudged documents and
+    negative grades (trec_eval's "in the pool but unjudged") are skipped: they neither count
+    as non-relevant nor move anything. 0 when R = 0 or nothing relevant was retrieved.
+
+    Parameters
+    ----------
+    grades : float array
+        Grades of the retrieved documents in ranking order, all queries one after the other
+        (NaN = unjudged), as :attr:`ragreport.align.Ranking.ret_grades`.
+    offsets : int array
+        Query ``q`` holds ``grades[offsets[q]:offsets[q + 1]]`` (length queries + 1).
+    n_rel, n_nonrel : int arrays
+        R and N per query.
+    rel_level : float
+        Smallest relevant grade.
+
+    Examples
+    --------
+    Grades by rank: 0 2 ? 1 with R = 2 and N = 3 (two non-relevant judged documents were not
+    retrieved): the document at rank 2 has one non-relevant above it, 1 - 1/min(3, 2) = 0.5;
+    the one at rank 4 also (the unjudged rank 3 is skipped): bpref = (0.5 + 0.5) / 2 = 0.5.
+
+    >>> g = np.array([0.0, 2.0, np.nan, 1.0])
+    >>> bpref(g, np.array([0, 4]), np.array([2]), np.array([3]), 1.0).tolist()
+    [0.5]
+    """
+    n = len(offsets) - 1
+    with np.errstate(invalid="ignore"):
+        nonrel = (grades >= 0) & (grades < rel_level)
+        rel_rows = np.flatnonzero(grades >= rel_level)
+    # judged non-relevant documents before each row, counted from the start of its query
+    before = np.concatenate(([0], np.cumsum(nonrel, dtype=np.int64)))
+    qi = (np.searchsorted(offsets, rel_rows, side="right") - 1).astype(np.int64)
+    above = before[rel_rows] - before[offsets[:-1]][qi]
+    r = n_rel[qi]
+    frac = _safe_div(np.minimum(above, r).astype(np.float64), np.minimum(n_nonrel[qi], r))
+    contrib = np.where(above > 0, 1.0 - frac, 1.0)
+    return _safe_div(_row_sums(n, qi, contrib), n_rel)
+
+
+def _lround(x: FloatArray) -> FloatArray:
+    """C's ``lround`` for x >= 0 (halves away from zero), exactly: ``floor(x + 0.5)`` is not
+    (0.49999999999999994 + 0.5 rounds to 1.0)."""
+    t = np.trunc(x)
+    return t + (x - t >= 0.5)
+
+
+def interpolated_precision(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray,
+                           levels: tuple[float, ...] = PR_LEVELS) -> FloatArray:
+    """Interpolated precision at recall levels (trec_eval ``iprec_at_recall``), (queries,
+    len(levels)).
+
+    IPrec@r = the largest precision at any rank whose recall is at least r, computed as
+    trec_eval does: the level is turned into a number of relevant documents c =
+    lround(r · R) (R = relevant judged); IPrec@r = max over m >= max(c, 1) of m / p_m, where
+    p_m is the rank of the m-th relevant retrieved document; 0 when c exceeds the relevant
+    retrieved (the level is never reached), or nothing relevant was retrieved, or R = 0.
+    ``qi``, ``pos``: query and 0-based rank of each relevant retrieved document (by query,
+    then rank). No cutoff, so the tie rule matters only through the order of the ranking.
+
+    Examples
+    --------
+    Relevant at ranks 1 and 3 of 5, R = 4: precisions 1/1 and 2/3; c = lround(r·4):
+    r = 0, 0.1 -> c = 0 -> max(1, 2/3) = 1; r = 0.5 -> c = 2 -> 2/3; r = 0.7 -> c = 3 > 2 -> 0
+
+    >>> interpolated_precision(1, np.array([0, 0]), np.array([0, 2]), np.array([4]),
+    ...                        (0.0, 0.1, 0.5, 0.7)).round(4).tolist()
+    [[1.0, 1.0, 0.6667, 0.0]]
+    """
+    first = np.searchsorted(qi, np.arange(n))
+    n_rr = np.bincount(qi, minlength=n)
+    hits = (np.arange(len(qi)) - first[qi] + 1).astype(np.float64)
+    prec = np.concatenate((hits / (pos + 1.0), [0.0]))  # one spare slot for reduceat's ends
+    out = np.zeros((n, len(levels)))
+    for j, level in enumerate(levels):
+        cut = np.maximum(_lround(float(level) * n_rel.astype(np.float64)), 1.0).astype(np.int64)
+        ok = np.flatnonzero(cut <= n_rr)
+        if not len(ok):
+            continue
+        # the suffix of each query's precisions from its c-th relevant document: one
+        # [start, end) pair per query, every other reduceat slot (the gaps) thrown away
+        bounds = np.empty(2 * len(ok), dtype=np.int64)
+        bounds[0::2] = first[ok] + cut[ok] - 1
+        bounds[1::2] = first[ok] + n_rr[ok]
+        out[ok, j] = np.maximum.reduceat(prec, bounds)[0::2]
+    return out
+
+
+def err_stop(grades: FloatArray) -> FloatArray:
+    """ERR's stopping probability of each grade, as gdeval computes it: (2^g - 1) / 2^4 for
+    g > 0, else 0 (zero and negative grades, and unjudged documents given as 0 or NaN).
+
+    >>> err_stop(np.array([0.0, 1.0, 4.0, -1.0, np.nan])).tolist()
+    [0.0, 0.0625, 0.9375, 0.0, 0.0]
+    """
+    g = np.asarray(grades, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        pos = g > 0
+    out = np.zeros_like(g)
+    out[pos] = (np.exp2(g[pos]) - 1.0) / float(2**ERR_MAX_GRADE)
+    return out
+
+
+def err_at_k(grades: FloatArray, k_max: int) -> FloatArray:
+    """ERR@K (Chapelle, Metzler, Zhang and Grinspan, CIKM 2009), as gdeval computes it
+    (ir_measures' ``ERR@K``):
+
+    ERR@K = sum over ranks i <= K of R_i / i · prod over j < i of (1 - R_j),
+    R = (2^grade - 1) / 2^4 (:func:`err_stop`; gdeval's maximum grade is 4).
+
+    ``grades`` is (queries, depth), 0 for unjudged documents and padding. The products and
+    sums are taken rank by rank, in gdeval's order. An empty ranking scores 0; the ideal
+    ranking plays no part (ERR is not normalised).
+
+    Examples
+    --------
+    Grades by rank: 4 0 2: R = 15/16, 0, 3/16; ERR@1 = 0.9375, ERR@3 = 0.9375 + 3/16 ·
+    (1/16) / 3 = 0.94140625
+
+    >>> err_at_k(np.array([[4.0, 0.0, 2.0]]), 3).tolist()
+    [[0.9375, 0.9375, 0.94140625]]
+    """
+    r = err_stop(np.asarray(_fit(grades, k_max), dtype=np.float64))
+    decay = np.ones_like(r)
+    np.cumprod(1.0 - r[:, :-1], axis=1, out=decay[:, 1:])
+    return np.cumsum(r * decay / _ranks(k_max), axis=1)
+
+
+def err_terms(n: int, qi: IntArray, pos: IntArray, grades: FloatArray) -> FloatArray:
+    """Each positive-grade document's term of ERR, R_i / i · prod over j < i of (1 - R_j),
+    from the (query, 0-based rank, grade) triples of the positive grades (by query, then
+    rank). Documents of grade <= 0 have R = 0: they add nothing and multiply by 1, so they
+    are not needed. The products run in ranking order, as gdeval's loop (and
+    :func:`err_at_k`) multiplies.
+
+    >>> err_terms(1, np.array([0, 0]), np.array([0, 2]), np.array([4.0, 2.0])).tolist()
+    [0.9375, 0.00390625]
+    """
+    r = err_stop(grades)
+    first = np.searchsorted(qi, np.arange(n))
+    lengths = np.bincount(qi, minlength=n)
+    decay = np.ones(len(qi))
+    # a segmented running product, exact and in order: queries with the same number of
+    # positive grades are stacked into one matrix and multiplied along its rows (there are
+    # at most about sqrt(2 · rows) distinct lengths)
+    for length in np.unique(lengths[lengths > 1]).tolist():
+        qs = np.flatnonzero(lengths == length)
+        cells = first[qs][:, None] + np.arange(length - 1)
+        decay[cells + 1] = np.cumprod(1.0 - r[cells], axis=1)
+    return r * decay / (pos + 1.0)
+
+
+def err_at(n: int, qi: IntArray, pos: IntArray, terms: FloatArray, k: int | None) -> FloatArray:
+    """ERR@K from the terms of :func:`err_terms` (``k=None``: the whole ranking); 0 for a
+    query without a positive grade retrieved. Bit-identical to column ``k - 1`` of
+    :func:`err_at_k`.
+
+    >>> err_at(1, np.array([0, 0]), np.array([0, 2]), np.array([0.9375, 0.00390625]), 2).tolist()
+    [0.9375]
+    """
+    sel = _within(pos, k)
+    return _row_sums(n, qi[sel], terms[sel])
+
+
+def rbp_at_k(rel: BoolArray, p: float, k_max: int) -> FloatArray:
+    """RBP@K (rank-biased precision, Moffat and Zobel, TOIS 2008), binary:
+
+    RBP@K = (1 - p) · sum over relevant ranks i <= K of p^(i - 1).
+
+    ir_measures computes ``RBP(rel=r)`` with cwl_eval, which spreads the weights over its
+    first 1000 ranks (each weight times 1 / (1 - p^1000), a difference below 1e-15 for
+    p = 0.8) and reads no document past rank 1000. The residual (what unjudged documents
+    could add) is not part of the value. ``p`` in (0, 1).
+
+    Examples
+    --------
+    Relevance by rank: 1 0 1, p = 0.5: 0.5 · (1 + 0.25) = 0.625
+
+    >>> rbp_at_k(np.array([[True, False, True]]), 0.5, 3).tolist()
+    [[0.5, 0.5, 0.625]]
+    """
+    w = np.power(p, np.arange(k_max, dtype=np.float64))
+    return (1.0 - p) * np.cumsum(np.where(_fit(rel, k_max), w, 0.0), axis=1)
+
+
+def rbp_at(n: int, qi: IntArray, pos: IntArray, p: float, k: int | None) -> FloatArray:
+    """RBP@K from the relevant ranks (``k=None``: the whole ranking); bit-identical to
+    column ``k - 1`` of :func:`rbp_at_k`. 0 for a query without a relevant document retrieved.
+
+    >>> rbp_at(2, np.array([0, 0]), np.array([0, 2]), 0.5, None).tolist()
+    [0.625, 0.0]
+    """
+    sel = _within(pos, k)
+    w = np.power(p, pos[sel].astype(np.float64))
+    return (1.0 - p) * _row_sums(n, qi[sel], w)
+
+
+def capped_recall_at_k(rel: BoolArray, n_rel: IntArray, k_max: int) -> FloatArray:
+    """R_cap@K (BEIR and MTEB's capped recall) = relevant in the top K / min(K, R), R =
+    relevant judged; 0 when R = 0 (BEIR divides by zero there).
+
+    Equals 1 for a perfect ranking at every K, unlike recall, whose best value at K < R is
+    K / R.
+
+    >>> capped_recall_at_k(np.array([[True, False, True]]), np.array([3]), 4).round(4).tolist()
+    [[1.0, 0.5, 0.6667, 0.6667]]
+    """
+    return _safe_div(_hits(rel, k_max), np.minimum(_ranks(k_max), n_rel[:, None]))
+
+
+def capped_recall_at(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray,
+                     k: int) -> FloatArray:
+    """R_cap@K from the relevant ranks, any K >= 1; bit-identical to column ``k - 1`` of
+    :func:`capped_recall_at_k`.
+
+    >>> capped_recall_at(1, np.array([0, 0]), np.array([0, 2]), np.array([3]), 2).tolist()
+    [0.5]
+    """
+    return _safe_div(hits_at(n, qi, pos, k), np.minimum(n_rel, k))
