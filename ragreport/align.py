@@ -54,6 +54,9 @@ class Counts:
     skipped_no_relevant: int
     run_queries: int
     qrels_queries: int
+    identical_ids_dropped: int = 0
+    """Retrieved documents of evaluated queries whose id equals their query's id, dropped
+    before ranking (``ignore_identical_ids=True``, BEIR/MTEB); 0 when the option is off."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -479,6 +482,29 @@ def _duplicate_pairs(keys: IntArray) -> tuple[IntArray, IntArray]:
     return order[run_start], order[dup + 1]
 
 
+def _drop_identical(run: Run, rows: IntArray, rpos: IntArray) -> tuple[IntArray, IntArray, int]:
+    """``rows`` (and their query positions) without the rows whose document id equals the
+    query id, and how many were dropped; the order of the others is kept.
+
+    One vectorised comparison of the two string columns (about 20 ms for 7 million rows),
+    exact, with no Python object per row.
+
+    >>> from ragreport.io import load_run
+    >>> r = load_run({"q1": ["q1", "d2"], "d2": ["d2"]})
+    >>> [a.tolist() if hasattr(a, "tolist") else a
+    ...  for a in _drop_identical(r, np.arange(3), np.array([0, 0, 1]))]
+    [[1], [0], 2]
+    """
+    import pyarrow.compute as pc
+
+    same = np.asarray(pc.equal(run.doc_ids, run.query_ids).to_numpy(zero_copy_only=False),
+                      dtype=bool)[rows]
+    if not same.any():
+        return rows, rpos, 0
+    keep = ~same
+    return rows[keep], rpos[keep], int(same.sum())
+
+
 def _listed_ids(ids: list[str], more: list[str]) -> list[str]:
     """``ids`` (already in listing order) with ``more`` merged in, in the same order."""
     if not more:
@@ -500,8 +526,15 @@ def align(
     rel_level: float = 1,
     no_relevant: str = "zero",
     duplicates: str = "error",
+    ignore_identical_ids: bool = False,
 ) -> Ranking:
-    """Order ``run`` per query and join it to ``qrels`` (see the module docstring)."""
+    """Order ``run`` per query and join it to ``qrels`` (see the module docstring).
+
+    ``ignore_identical_ids=True`` drops every retrieved document whose id equals its query's
+    id before the depth cut, as BEIR and MTEB do (``results[qid].pop(qid)``); a query left
+    with no document is an empty retrieval. The dropped rows are counted in
+    ``Counts.identical_ids_dropped``.
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -624,6 +657,9 @@ def align(
         rows = rows[perm]
         rpos = rpos[perm]
         del perm
+    identical = 0
+    if ignore_identical_ids and len(rows):
+        rows, rpos, identical = _drop_identical(run, rows, rpos)
     sizes = np.bincount(rpos, minlength=n_q)
     offsets = np.concatenate(([0], np.cumsum(sizes)))
     if max_depth is not None and len(rows) and int(sizes.max()) > max_depth:
@@ -663,6 +699,7 @@ def align(
         skipped_no_relevant=skipped,
         run_queries=int(in_run.sum()) + len(empty_only),
         qrels_queries=int(in_qrels.sum()),
+        identical_ids_dropped=identical,
     )
     return Ranking(
         query_ids=qids,

@@ -381,7 +381,7 @@ def evaluate(
     measures: str | Measure | Iterable[str | Measure] | None = None,
     k_max: int | None = None,
     *,
-    order: str = "score",
+    order: str | None = None,
     rel_level: int = 1,
     complete: bool = False,
     max_depth: int | None = None,
@@ -391,6 +391,8 @@ def evaluate(
     fractional_grades: bool = False,
     doc_map: Any = None,
     ties: str = "trec_eval",
+    compat: str | None = None,
+    ignore_identical_ids: bool | None = None,
     _curve_width: int | None = None,
 ) -> EvaluationResult:
     """Evaluate a run against qrels: every measure, for every K from 1 to ``k_max``.
@@ -410,9 +412,10 @@ def evaluate(
         exceed what the input holds (see :func:`curve_width`); ``result.k_max`` is the width
         they have. Measures at any cutoff (up to 2**53) are computed from sparse forms in
         memory proportional to the input, so ``P@1000000000`` costs no more than ``P@10``.
-    order : {"score", "given"}
+    order : {"score", "given"}, optional
         ``"score"``: by score descending, ties by document id descending (trec_eval; rank
-        columns are ignored). ``"given"``: as listed.
+        columns are ignored). ``"given"``: as listed. Default: ``compat``'s (``"given"`` for
+        LlamaIndex), else ``"score"``.
     rel_level : int
         Minimum grade that counts as relevant (trec_eval ``-l``); nDCG uses the positive grades
         themselves as gains whatever this is.
@@ -444,6 +447,14 @@ def evaluate(
         tied scores (McSherry and Najork, ECIR 2008), computed exactly (see
         :mod:`ragreport.ties`); a measure without an exact expectation (ERR, RBP, Bpref ...)
         is refused. Needs ``order="score"``.
+    compat : {"trec_eval", "beir", "mteb", "ranx", "llamaindex"}, optional
+        A peer tool's conventions in one word (:mod:`ragreport.compat`): its measures when
+        none are given, its order, identical-id rule and reading of grades, its rounding of
+        the means. Options given explicitly win and the conventions name them.
+    ignore_identical_ids : bool, optional
+        Drop every retrieved document whose id equals its query's id before evaluating (BEIR
+        and MTEB's ``ignore_identical_ids``), counted in ``counts.identical_ids_dropped``.
+        Default: ``compat``'s (True for BEIR), else False.
 
     Returns
     -------
@@ -458,9 +469,12 @@ def evaluate(
     >>> r.curve("P")[0, :3].round(3).tolist()
     [0.0, 0.5, 0.333]
     """
+    from .compat import default_measures, prepare_qrels, resolve
     from .io import load_qrels, load_run
 
-    order = _check_choice("order", order, _ORDERS)
+    cfg = resolve(compat, order=order, ignore_identical_ids=ignore_identical_ids,
+                  explicit={"rel_level": rel_level} if rel_level != 1 else None)
+    order = _check_choice("order", cfg.order, _ORDERS)
     no_relevant = _check_choice("no_relevant", no_relevant, _NO_REL)
     duplicates = _check_choice("duplicates", duplicates, _DUPS)
     ties = _check_choice("ties", ties, _TIES)
@@ -470,7 +484,7 @@ def evaluate(
     rel_level = _check_int("rel_level", rel_level, 0)  # negative grades are never relevant
     if max_depth is not None:
         max_depth = _check_int("max_depth", max_depth, 1)
-    wanted = normalize_measures(measures)
+    wanted = normalize_measures(default_measures(cfg.compat) if measures is None else measures)
     if ties == "average":
         from .ties import check_average
 
@@ -488,7 +502,8 @@ def evaluate(
     if not isinstance(fractional_grades, (bool, np.bool_)):
         raise RagReportError(f"fractional_grades must be True or False, got "
                              f"{fractional_grades!r}")
-    q = load_qrels(qrels, fractional_grades=bool(fractional_grades))
+    q = prepare_qrels(cfg.compat, load_qrels(qrels, fractional_grades=bool(fractional_grades)),
+                      rel_level)
     r = load_run(run, name=name)
     if doc_map is not None:  # chunks and documents (ragreport.docmap)
         from .docmap import chunk_qrels, judgment_level, load_doc_map
@@ -498,7 +513,8 @@ def evaluate(
         dm_level, dm_neither = judgment_level(q, dm)
         q = chunk_qrels(q, dm, dm_level)
     ranking = align(q, r, order=order, complete=bool(complete), max_depth=max_depth,
-                    rel_level=rel_level, no_relevant=no_relevant, duplicates=duplicates)
+                    rel_level=rel_level, no_relevant=no_relevant, duplicates=duplicates,
+                    ignore_identical_ids=cfg.ignore_identical_ids)
     width = _curve_width if _curve_width is not None else curve_width(k_max, ranking)
     width = min(width, k_max)
     ctx = _Context(ranking, float(rel_level), width)
@@ -527,7 +543,9 @@ def evaluate(
                               max_depth=max_depth, no_relevant=no_relevant,
                               duplicates=duplicates, k_max=k_max,
                               fractional_grades=bool(fractional_grades),
-                              curve_width=width, ties=ties)
+                              curve_width=width, ties=ties, compat=cfg.compat,
+                              compat_exceptions=cfg.exceptions,
+                              ignore_identical_ids=cfg.ignore_identical_ids)
     texts = dict(r.query_texts)
     result = EvaluationResult(
         run_name=r.name,

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from .align import Counts, Ranking
-    from .docmap import DocMapInfo
+    from .docmap import DocMap, DocMapInfo
     from .explorer.widget import Explorer
 
 __all__ = ["Conventions", "EvaluationResult", "RankedDoc"]
@@ -39,6 +39,9 @@ class Conventions:
     curve_width: int | None = None
     doc_map: str | None = None  # the chunk -> document map's statement (ragreport.docmap)
     ties: str = "trec_eval"  # or "average": expected value over all tie orders (ties.py)
+    compat: str | None = None  # a peer's conventions in one word (ragreport.compat)
+    compat_exceptions: tuple[str, ...] = ()  # options given explicitly against the preset
+    ignore_identical_ids: bool = False  # a document whose id is its query's id is dropped
 
     def describe(self) -> dict[str, str]:
         """Human-readable statement of each convention."""
@@ -72,7 +75,20 @@ class Conventions:
             "(ties='average', McSherry and Najork 2008)",
             "max depth": "all results" if self.max_depth is None
             else f"first {self.max_depth} results per query",
-        } | curves | ({"doc map": self.doc_map} if self.doc_map else {})
+        } | curves | ({"doc map": self.doc_map} if self.doc_map else {}) | self._compat_lines()
+
+    def _compat_lines(self) -> dict[str, str]:
+        """The ``compat`` preset and the identical-ids rule, when used (ragreport.compat)."""
+        out: dict[str, str] = {}
+        if self.compat is not None:
+            from .compat import describe
+
+            out["compat"] = describe(self.compat, self.compat_exceptions)
+        if self.ignore_identical_ids:
+            out["identical ids"] = ("a retrieved document whose id equals its query's id is "
+                                    "dropped before ranking (ignore_identical_ids, as BEIR "
+                                    "and MTEB); dataset health counts them")
+        return out
 
 
 @dataclass(frozen=True)
@@ -99,6 +115,7 @@ class EvaluationResult:
     document: EvaluationResult | None = None
     redundancy: npt.NDArray[np.int64] | None = None
     doc_map_info: DocMapInfo | None = None
+    doc_map: DocMap | None = None
 
     def __init__(
         self,
@@ -198,9 +215,15 @@ class EvaluationResult:
         return cache[m]
 
     def mean(self, measure: str | Measure) -> float:
-        """Mean over the evaluated queries."""
+        """Mean over the evaluated queries (rounded as the peer reports it under a ``compat``
+        preset that rounds, such as BEIR's 5 decimals; the per-query values never are)."""
         v = self.values(measure)
-        return float(v.mean()) if len(v) else 0.0
+        mean = float(v.mean()) if len(v) else 0.0
+        if self.conventions.compat is None:
+            return mean
+        from .compat import round_mean
+
+        return round_mean(self.conventions.compat, self._measure(measure), mean)
 
     def means(self, measures: list[str | Measure] | None = None) -> dict[str, float]:
         """Canonical name -> mean, for the summary measures (or those given)."""

@@ -53,6 +53,8 @@ class StreamResult:
     mean_curves: dict[Measure, FloatArray]
     k_max: int
     counts: dict[str, int] = field(default_factory=dict)
+    compat: str | None = None
+    """The ``compat`` preset: :meth:`mean` rounds as the peer reports (ragreport.compat)."""
 
     @property
     def n_queries(self) -> int:
@@ -69,7 +71,13 @@ class StreamResult:
 
     def mean(self, measure: str | Measure) -> float:
         v = self.values(measure)
-        return float(v.mean()) if len(v) else 0.0
+        mean = float(v.mean()) if len(v) else 0.0
+        if self.compat is None:
+            return mean
+        from .compat import round_mean
+        from .measures import parse_measure
+
+        return round_mean(self.compat, parse_measure(measure), mean)
 
     def means(self) -> dict[str, float]:
         return {str(m): self.mean(m) for m in self.measures}
@@ -265,6 +273,16 @@ def _duplicates(qid: Any, doc: Any, lines: np.ndarray, source: str, refuse: bool
     return 0  # unreachable: a count above 1 is a pair seen twice
 
 
+def _identical_in(run: Any, query_ids: list[str]) -> int:
+    """Rows of ``run`` whose document id equals the query id, among the given queries."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    same = pc.and_(pc.equal(run.doc_ids, run.query_ids),
+                   pc.is_in(run.query_ids, value_set=pa.array(query_ids, pa.string())))
+    return int(pc.sum(same).as_py() or 0)
+
+
 def evaluate_stream(
     qrels: Any,
     run_path: str | os.PathLike[str] | Source,
@@ -324,7 +342,10 @@ def evaluate_stream(
                          "the run are both '-'")
     q = load_qrels(qrels, fractional_grades=fractional_grades)
     check_qrels(q)  # blocks see only their own judgments: check them all once here
-    wanted = normalize_measures(measures)
+    from .compat import check_compat, default_measures
+
+    compat = check_compat(options.get("compat"))
+    wanted = normalize_measures(default_measures(compat) if measures is None else measures)
     if k_max is None:
         k_max = max([20, *(m.cutoff for m in wanted if m.cutoff)])
     # every block's curves have this width (their sums are added up): at most
@@ -346,7 +367,7 @@ def evaluate_stream(
     qids_out: list[str] = []
     counts = {"evaluated": 0, "run_only": 0, "qrels_only": 0, "no_relevant": 0,
               "empty_retrievals": 0, "duplicates_dropped": 0, "skipped_no_relevant": 0,
-              "run_queries": 0, "qrels_queries": 0}
+              "run_queries": 0, "qrels_queries": 0, "identical_ids_dropped": 0}
     pending: tuple[Any, Any, np.ndarray, np.ndarray] | None = None
     name = ""
 
@@ -404,6 +425,9 @@ def evaluate_stream(
                     no_rel_seen.extend(block_ids.filter(
                         pc.is_in(block_ids, value_set=no_rel_ids)).to_pylist())
         kept = np.flatnonzero(keep)
+        if res.counts.identical_ids_dropped:  # those of the queries kept, as evaluate counts
+            counts["identical_ids_dropped"] += res.counts.identical_ids_dropped if keep.all() \
+                else _identical_in(run, [res.query_ids[i] for i in kept.tolist()])
         qids_out.extend(res.query_ids[i] for i in kept.tolist())
         for m in wanted:
             per_query[m].append(res.values(m)[kept])
@@ -470,5 +494,5 @@ def evaluate_stream(
     values = {m: np.concatenate(per_query[m]) for m in wanted}
     curves = {k: np.asarray(v, dtype=np.float64) / n for k, v in curve_sums.items()}
     return StreamResult(name or os.path.basename(path), qids_out, tuple(wanted), values, curves,
-                        width, counts)
+                        width, counts, compat)
 

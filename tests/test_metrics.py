@@ -426,7 +426,7 @@ def test_counts_object() -> None:
     assert r.counts_dict() == {
         "evaluated": 2, "run_only": 1, "qrels_only": 1, "no_relevant": 1,
         "empty_retrievals": 0, "duplicates_dropped": 0, "skipped_no_relevant": 0,
-        "run_queries": 3, "qrels_queries": 3,
+        "run_queries": 3, "qrels_queries": 3, "identical_ids_dropped": 0,
     }
 
 
