@@ -129,7 +129,6 @@ def test_at_and_curve_key() -> None:
         # trec_eval's bare names: its default cutoffs (trec_eval -m P; ir_measures'
         # parse_trec_measure reads them the same way)
         ("P", [f"P@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]),
-        ("recall", [f"R@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]),
         ("ndcg_cut", [f"nDCG@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]),
         ("map_cut", [f"AP@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]),
         ("success", ["HitRate@1", "HitRate@5", "HitRate@10"]),
@@ -185,9 +184,11 @@ WHOLE = r"cutoff must be a whole number between 1 and 2\*\*53"
         ("foo", r"^unknown measure 'foo'; " + VALID),
         ("foo@5", r"^unknown measure 'foo@5'; " + VALID),
         ("p", r"^P needs a cutoff, e\.g\. P@5, or 'P' for trec_eval's default cutoffs "
-              r"\(got 'p'\)$"),
-        ("Recall", r"^R needs a cutoff, e\.g\. R@5, or 'recall' for trec_eval's default "
-                   r"cutoffs \(got 'Recall'\)$"),
+              r"\(got 'p'\); ranx's bare 'precision' \(the whole ranking\) is SetP$"),
+        ("Recall", r"^'Recall' is ambiguous without a cutoff: trec_eval and ir_measures' "
+                   r"parse_trec_measure read 'recall' as"),
+        ("R", r"^R needs a cutoff, e\.g\. R@5, or 'recall\.5,10,15,20,30,100,200,500,1000' "
+              r"for trec_eval's default cutoffs \(got 'R'\)$"),
         ("Success", r"^HitRate needs a cutoff, e\.g\. HitRate@5, or 'success' for trec_eval"),
         ("P@0", rf"^{BOUND}, got 0 in 'P@0'$"),
         ("P@-1", rf"^{BOUND}, got -1 in 'P@-1'$"),
@@ -203,7 +204,9 @@ WHOLE = r"cutoff must be a whole number between 1 and 2\*\*53"
         ("P@" + "9" * 5000, rf"^{BOUND}, got 9{{39}}… in 'P@9{{77}}…'$"),
         ("P.0", rf"^{BOUND}, got 0 in 'P\.0'$"),
         ("P.5,,10", r"^empty cutoff in the list '5,,10' of 'P\.5,,10'$"),
-        ("P(foo=1)@5", r"^unknown parameter 'foo' in 'P\(foo=1\)@5'; valid: rel, gain, p$"),
+        ("P(foo=1)@5", r"^unknown parameter 'foo' in 'P\(foo=1\)@5'; valid: rel, gain, p, "
+                       r"and ir_measures' dcg, cutoff, recall, judged_only=False, beta=1, "
+                       r"relative=False$"),
         ("P(rel)@5", r"^parameter must be key=value, got 'rel' in 'P\(rel\)@5'$"),
         ("P(rel=x)@5", r"^rel must be a whole number between 0 and 2\*\*53, got 'x' in "
                        r"'P\(rel=x\)@5'$"),
@@ -216,20 +219,21 @@ WHOLE = r"cutoff must be a whole number between 1 and 2\*\*53"
         ("", r"^a measure name must be a non-empty string, got ''$"),
         ("P.", r"^malformed measure 'P\.'; " + VALID),
         # names the peers read differently without a cutoff: refused, naming the readings
-        ("precision", r"^'precision' is ambiguous without a cutoff: ranx reads 'precision' "
-                      r"without k as the precision of the whole ranking .*trec_eval's P means "
-                      r"P_5 \.\.\. P_1000; give a cutoff, e\.g\. P@10$"),
-        ("f1", r"^'f1' is ambiguous without a cutoff: ranx reads 'f1' without k as F1 of the "
-               r"whole ranking"),
-        ("hit_rate", r"^'hit_rate' is ambiguous without a cutoff: ranx reads 'hit_rate' .*"
+        ("recall", r"^'recall' is ambiguous without a cutoff: trec_eval and ir_measures' "
+                   r"parse_trec_measure read 'recall' as recall_5, recall_10, \.\.\. "
+                   r"recall_1000 .*; ranx and LlamaIndex read it as the recall of the whole "
+                   r"ranking \(write SetR, trec_eval's set_recall\)$"),
+        ("hit_rate", r"^'hit_rate' is ambiguous without a cutoff: ranx and LlamaIndex read "
+                     r"'hit_rate' without k as 1 if any relevant document is retrieved .*"
                      r"trec_eval's success means success_1, success_5, success_10"),
     ],
-    ids=["unknown", "unknown-cutoff", "p-no-cutoff", "Recall-no-cutoff", "Success-no-cutoff",
+    ids=["unknown", "unknown-cutoff", "p-no-cutoff", "Recall-no-cutoff", "R-no-cutoff",
+         "Success-no-cutoff",
          "P@0", "P@-1", "P@x", "P@space5", "P-space@5", "P@10^23", "P@1e3", "P@5.0", "P@1_000",
          "P@arabic-5", "P@2**53+1", "P@huge", "trec-cutoff-0", "empty-in-list",
          "unknown-param", "param-no-value", "rel-not-int", "rel-negative", "Rprec@5",
-         "gain=foo", "gain-on-P", "rel-on-nDCG", "empty", "malformed", "precision-bare",
-         "f1-bare", "hit_rate-bare"],
+         "gain=foo", "gain-on-P", "rel-on-nDCG", "empty", "malformed", "recall-bare",
+         "hit_rate-bare"],
 )
 def test_errors(text: str, message: str) -> None:
     with pytest.raises(MeasureError, match=message) as info:

@@ -94,7 +94,7 @@ def test_spec_forms(spec: object, op: str, threshold: float) -> None:
     ({"P@0": 0.5}, r"t.toml: target 'P@0': cutoff must be between 1 and 2\*\*53, got 0"),
     ({"P@10^23": 0.5}, r"target 'P@10\^23': cutoff must be a whole number between 1 and 2"),
     ({"P": 0.5}, r"target 'P': expected one measure, 'P' names 9 \(P@5, P@10, P@15, \.\.\.\)"),
-    ({"precision": 0.5}, r"target 'precision': 'precision' is ambiguous without a cutoff"),
+    ({"recall": 0.5}, r"target 'recall': 'recall' is ambiguous without a cutoff"),
     # a count has no confidence interval
     ({"hits@3": {"min": 1, "on": "ci_lower"}},
      r"target 'hits@3': on = \"ci_lower\" needs a confidence interval"),
