@@ -68,11 +68,8 @@ class Conventions:
                                      "skip": "query left out",
                                      "raise": "error"}[self.no_relevant],
             "duplicates": "error" if self.duplicates == "error" else "first occurrence kept",
-            "ties": "tied scores in trec_eval's order (document id descending); the report "
-                    "shows how much the target measures depend on it"
-            if self.ties == "trec_eval" else
-            "every value is its expected value over all orders of each group of tied scores "
-            "(ties='average', McSherry and Najork 2008)",
+            "ties": "trec_eval's order" if self.ties == "trec_eval" else
+            "expected value over all tie orders (McSherry & Najork 2008)",
             "max depth": "all results" if self.max_depth is None
             else f"first {self.max_depth} results per query",
         } | curves | ({"doc map": self.doc_map} if self.doc_map else {}) | self._compat_lines()

@@ -381,7 +381,8 @@ class TieCheck:
 
     ``note`` is ``"this pass depends on tie order"`` / ``"this failure depends on tie order"``
     when the interval over all tie orders straddles the target's threshold, else ``""``.
-    ``dependent_queries`` are the ids of the queries whose value depends on the tie order.
+    ``dependent_queries`` maps the id of every query whose value depends on the tie order to
+    its (pessimistic, optimistic) values.
     """
 
     run: str
@@ -402,7 +403,7 @@ class TieCheck:
     on: str
     passed: bool
     note: str
-    dependent_queries: list[str] = field(default_factory=list)
+    dependent_queries: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def straddles_threshold(self) -> bool:
@@ -411,6 +412,21 @@ class TieCheck:
     @property
     def interval_text(self) -> str:
         return f"[{self.low_text}, {self.high_text}]"
+
+    @property
+    def summary_text(self) -> str:
+        """Counts and interval in words (plain text: the run name is not in it)."""
+        cut = f"{self.straddling} of {self.queries} queries tie across the cut at {self.cut}; " \
+            if self.cut else ""
+        exact = "" if self.exact else " (approximate: not a monotone measure)"
+        return (f"{cut}{self.dependent} of {self.queries} queries depend on the tie order; "
+                f"mean over all tie orders in {self.interval_text}{exact}")
+
+    @property
+    def message(self) -> str:
+        """The warning line (plain text holding the run name: escape it where shown)."""
+        return (f"{self.measure} {self.op} {self.threshold_text} (run {self.run!r}): "
+                f"{self.note or 'does not depend on tie order'}: {self.summary_text}")
 
 
 def tie_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
@@ -438,7 +454,10 @@ def tie_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
             if t.on == "mean" and depends_on_ties(e.low, e.high, t.op, t.threshold):
                 note = ("this pass depends on tie order" if passed
                         else "this failure depends on tie order")
-            ids = [r.query_ids[i] for i in np.flatnonzero(e.dependent).tolist()]
+            dep = np.flatnonzero(e.dependent)
+            ids = dict(zip([r.query_ids[i] for i in dep.tolist()],
+                           zip(e.low_values[dep].tolist(), e.high_values[dep].tolist(),
+                               strict=True), strict=True))
             out.append(TieCheck(r.run_name, str(t.measure), e.cut, r.n_queries, e.straddling,
                                 e.n_dependent, e.low, e.high, e.value, shown(e.low),
                                 shown(e.high), e.exact, t.op, t.threshold,
