@@ -536,14 +536,16 @@ def _parse_cutoff(raw: str, text: str) -> int:
     return value
 
 
-# ASCII digits, with the exponent repr() writes for a small level (5.96e-08)
-_DECIMAL = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
+# the exponent notation repr() writes for a level below 1e-4 (5.960464477539063e-08)
+_REPR_EXP = re.compile(r"[0-9](?:\.[0-9]+)?e-[0-9]+")
 
 
 def _parse_unit(raw: str, what: str, text: str) -> float:
     """A decimal number in ASCII digits (``0.5``, ``1``, ``.25``), else a MeasureError (the
     range is checked by :class:`Measure`)."""
-    if not _DECIMAL.fullmatch(raw):
+    if not (_DECIMAL.fullmatch(raw)
+            or (_REPR_EXP.fullmatch(raw) and repr(float(raw)) == raw)):  # str(Measure) wrote it
         raise MeasureError(f"{what} must be a decimal number between 0 and 1, got "
                            f"{_quoted(raw)} in {_quoted(text)}")
     return float(raw)
@@ -657,8 +659,9 @@ def _bare(name: str, fam: str, text: str, rel: int | None, whole: Measure | None
     if plain and name == "iprec_at_recall":
         return [Measure("IPrec", recall=r) for r in TREC_IPREC_LEVELS]
     if FAMILIES[fam].at == "recall":
-        raise MeasureError(f"{fam} needs a recall level, e.g. {fam}@0.5, or 'iprec_at_recall' "
-                           f"for trec_eval's 11 levels (got {_quoted(text)})")
+        hint = "" if name == fam else (f", or 'iprec_at_recall' for trec_eval's 11 levels "
+                                       f"(got {_quoted(text)})")
+        raise MeasureError(f"{fam} needs a recall level in [0, 1], e.g. {fam}@0.5{hint}")
     if whole is None:
         trec = next((t for t, (f, _) in TREC_DEFAULT_CUTOFFS.items() if f == fam), None)
         if trec is not None and trec.lower() in _BARE_CLASHES:
@@ -713,6 +716,25 @@ def parse_measures(text: str | Measure) -> list[Measure]:
     >>> [str(m) for m in parse_measures("iprec_at_recall_0.10")]
     ['IPrec@0.1']
     """
+    return _parse(text, family=False)
+
+
+def parse_family(text: str | Measure) -> Measure:
+    """The family, with its parameters, that a name stands for: the key of a metric-vs-K
+    curve (``EvaluationResult.curve``). Any spelling :func:`parse_measures` reads; a name
+    without a cutoff is the family itself even where a measure needs one.
+
+    >>> [str(parse_family(n)) for n in ("recall", "R_cap(rel=2)", "ndcg_burges", "ndcg_at_10")]
+    ['R', 'R_cap(rel=2)', 'nDCG(gain=exp)', 'nDCG']
+    """
+    found = _parse(text, family=True)
+    if len(found) != 1:
+        raise MeasureError(f"expected one measure, {_quoted(str(text))} names {len(found)}")
+    return found[0].curve_key
+
+
+def _parse(text: str | Measure, family: bool) -> list[Measure]:
+    """:func:`parse_measures`; ``family``: a name without a cutoff is its family."""
     if isinstance(text, Measure):
         return [text]
     if not isinstance(text, str) or not text.strip():
@@ -774,6 +796,8 @@ def parse_measures(text: str | Measure) -> list[Measure]:
     if values is not None and params.cutoff is not None:
         raise MeasureError(f"the cutoff is given twice in {_quoted(text)}")
     if values is None and params.cutoff is None:
+        if family:
+            return [Measure(fam, None, rel, gain, params.p, params.recall)]
         whole = None if FAMILIES[fam].cutoff == "required" else Measure(
             fam, None, rel, gain, params.p, params.recall)
         return _bare(name, fam, text, rel, whole, plain=parens is None and level is None,

@@ -166,15 +166,9 @@ class EvaluationResult:
         return self.curves[key]
 
     def _family(self, text: str) -> Measure:
-        from .measures import _ALIASES, FAMILIES
+        from .measures import parse_family
 
-        raw = text.strip()
-        if raw in FAMILIES:
-            return Measure(raw)
-        fam = _ALIASES.get(raw.lower())
-        if fam is not None:
-            return Measure(fam)
-        return self._measure(text)
+        return parse_family(text)  # any peer's spelling: "recall", "ndcg_burges", "P(rel=2)"
 
     def values(self, measure: str | Measure) -> FloatArray:
         """(queries,) per-query values of one measure, in :attr:`query_ids` order.
