@@ -292,14 +292,16 @@ _AT: dict[str, AtFn] = {
 }
 
 
-def pr_curve(result: EvaluationResult, rel: int | None = None) -> FloatArray:
+def pr_curve(result: EvaluationResult, rel: int | None = None,
+             rounding: str = "lround") -> FloatArray:
     """(queries, 11) interpolated precision of each query at recall 0.0, 0.1, ..., 1.0.
 
     The 11-point precision-recall curve: column j is trec_eval's ``iprec_at_recall`` at
     :data:`ragreport.metrics.PR_LEVELS` ``[j]`` (``IPrec@0.j``), per query, in
     ``result.query_ids`` order; its mean over the queries (axis 0) is what trec_eval prints
     in its ``all`` block. ``rel`` is the smallest relevant grade (default: the evaluation's
-    ``rel_level``). See :func:`ragreport.metrics.interpolated_precision`.
+    ``rel_level``). ``rounding="trec_eval9"`` gives trec_eval 9's levels (pytrec_eval's,
+    ir_measures'), see :func:`ragreport.metrics.interpolated_precision`.
 
     >>> r = evaluate({"q": {"a": 1, "b": 1, "c": 1, "d": 1}}, {"q": ["a", "x", "b"]}, ["RR"],
     ...              order="given")
@@ -309,7 +311,8 @@ def pr_curve(result: EvaluationResult, rel: int | None = None) -> FloatArray:
     rk = result.ranking
     level = float(result.conventions.rel_level if rel is None else rel)
     qi, pos = rk.relevant_ranks(level)
-    return metrics.interpolated_precision(rk.n_queries, qi, pos, rk.n_relevant(level))
+    return metrics.interpolated_precision(rk.n_queries, qi, pos, rk.n_relevant(level),
+                                          metrics.PR_LEVELS, rounding)
 
 
 def cutoff_values(ranking: Ranking, measure: Measure, rel_level: float, *,

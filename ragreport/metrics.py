@@ -60,6 +60,7 @@ import numpy.typing as npt
 __all__ = [
     "ERR_MAX_GRADE",
     "EXP_HEADROOM",
+    "IPREC_ROUNDINGS",
     "PR_LEVELS",
     "average_precision",
     "average_precision_at",
@@ -641,18 +642,29 @@ def _lround(x: FloatArray) -> FloatArray:
     return t + (x - t >= 0.5)
 
 
+#: How a recall level becomes a number of relevant documents in :func:`interpolated_precision`.
+IPREC_ROUNDINGS = ("lround", "trec_eval9")
+
+
 def interpolated_precision(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray,
-                           levels: tuple[float, ...] = PR_LEVELS) -> FloatArray:
+                           levels: tuple[float, ...] = PR_LEVELS,
+                           rounding: str = "lround") -> FloatArray:
     """Interpolated precision at recall levels (trec_eval ``iprec_at_recall``), (queries,
     len(levels)).
 
     IPrec@r = the largest precision at any rank whose recall is at least r, computed as
-    trec_eval does: the level is turned into a number of relevant documents c =
-    lround(r · R) (R = relevant judged); IPrec@r = max over m >= max(c, 1) of m / p_m, where
-    p_m is the rank of the m-th relevant retrieved document; 0 when c exceeds the relevant
-    retrieved (the level is never reached), or nothing relevant was retrieved, or R = 0.
-    ``qi``, ``pos``: query and 0-based rank of each relevant retrieved document (by query,
-    then rank). No cutoff, so the tie rule matters only through the order of the ranking.
+    trec_eval does: the level is turned into a number of relevant documents c (R = relevant
+    judged); IPrec@r = max over m >= max(c, 1) of m / p_m, where p_m is the rank of the m-th
+    relevant retrieved document; 0 when c exceeds the relevant retrieved (the level is never
+    reached), or nothing relevant was retrieved, or R = 0. ``qi``, ``pos``: query and 0-based
+    rank of each relevant retrieved document (by query, then rank). No cutoff, so the tie
+    rule matters only through the order of the ranking.
+
+    ``rounding`` says how c is computed: ``"lround"``, c = lround(r · R), is trec_eval 10.0's
+    (``m_iprec_at_recall.c`` since December 2023, and its test suite's); ``"trec_eval9"``,
+    c = (long)(r · R + 0.9), is trec_eval 9.x's, which pytrec_eval 0.5 and so ir_measures
+    run. They differ when the fraction of r · R is in [0.1, 0.5): R = 4, r = 0.3 gives c = 1
+    or 2.
 
     Examples
     --------
@@ -662,14 +674,27 @@ def interpolated_precision(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray,
     >>> interpolated_precision(1, np.array([0, 0]), np.array([0, 2]), np.array([4]),
     ...                        (0.0, 0.1, 0.5, 0.7)).round(4).tolist()
     [[1.0, 1.0, 0.6667, 0.0]]
+
+    With trec_eval 9's rounding, r = 0.1 needs c = (long)(0.4 + 0.9) = 1 and r = 0.5 needs
+    (long)(2.9) = 2: the same here, but r = 0.3 needs (long)(2.1) = 2 (lround(1.2) = 1):
+
+    >>> [interpolated_precision(1, np.array([0, 0]), np.array([0, 2]), np.array([4]),
+    ...                         (0.3,), rounding=x).round(4).tolist() for x in IPREC_ROUNDINGS]
+    [[[1.0]], [[0.6667]]]
     """
+    if rounding not in IPREC_ROUNDINGS:
+        from .errors import MeasureError
+
+        raise MeasureError(f"rounding must be 'lround' or 'trec_eval9', got {rounding!r}")
     first = np.searchsorted(qi, np.arange(n))
     n_rr = np.bincount(qi, minlength=n)
     hits = (np.arange(len(qi)) - first[qi] + 1).astype(np.float64)
     prec = np.concatenate((hits / (pos + 1.0), [0.0]))  # one spare slot for reduceat's ends
     out = np.zeros((n, len(levels)))
     for j, level in enumerate(levels):
-        cut = np.maximum(_lround(float(level) * n_rel.astype(np.float64)), 1.0).astype(np.int64)
+        x = float(level) * n_rel.astype(np.float64)
+        c = _lround(x) if rounding == "lround" else np.floor(x + 0.9)
+        cut = np.maximum(c, 1.0).astype(np.int64)
         ok = np.flatnonzero(cut <= n_rr)
         if not len(ok):
             continue

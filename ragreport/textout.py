@@ -92,7 +92,13 @@ def format_trec(result: PerQueryValues, per_query: bool = False) -> str:
 
     trec_eval's counts (``num_ret``, ``num_rel``, ``num_rel_ret``) are integers and sum over
     queries in the ``all`` block; other values (``hits_K`` included: ranx averages it) are
-    means with 4 decimals. Query ids are in trec_eval's (byte-wise) order; an id or run name
+    means with 4 decimals. ``num_q`` is printed once, in the ``all`` block, as trec_eval
+    prints it (asking for ``NumQ`` adds no line per query). Each measure is printed under its
+    :attr:`~ragreport.measures.Measure.trec_name`: trec_eval's name where it has the measure
+    (``set_P``, ``set_recall``, ``set_F``, ``bpref``, ``iprec_at_recall_0.50``), else one
+    in its style: ``judged_10`` / ``judged`` (ir_measures' Judged), ``err_20`` / ``err``
+    (gdeval's ERR), ``rbp_10(p=0.8)`` / ``rbp(p=0.8)``, ``r_cap_10`` (BEIR's R_cap).
+    Query ids are in trec_eval's (byte-wise) order; an id or run name
     that holds a control character or a workflow command is shown escaped
     (:func:`terminal_safe`), any other is printed as it is.
     """
@@ -104,10 +110,14 @@ def format_trec(result: PerQueryValues, per_query: bool = False) -> str:
         for i in order:
             q = terminal_safe(result.query_ids[i])
             for m in measures:
+                if m.name == "NumQ":  # trec_eval prints num_q in the all block only
+                    continue
                 lines.append(f"{m.trec_name:<22}\t{q}\t{_trec_value(m, float(cols[m][i]))}")
     lines.append(f"{'runid':<22}\tall\t{terminal_safe(result.run_name)}")
     lines.append(f"{'num_q':<22}\tall\t{result.n_queries}")
     for m in measures:
+        if m.name == "NumQ":  # the num_q line above
+            continue
         v = (float(result.values(m).sum()) if m.family.aggregate == "sum"
              else result.mean(m))
         lines.append(f"{m.trec_name:<22}\tall\t{_trec_value(m, v)}")
@@ -127,7 +137,9 @@ def format_table(result: EvaluationResult) -> str:
                 f"empty retrievals: {c.empty_retrievals}; duplicates dropped: "
                 f"{c.duplicates_dropped}"
                 + (f"; skipped (no relevant document): {c.skipped_no_relevant}"
-                   if c.skipped_no_relevant else ""))
+                   if c.skipped_no_relevant else "")
+                + (f"; identical ids dropped: {c.identical_ids_dropped}"
+                   if result.conventions.ignore_identical_ids else ""))
     return "\n".join(rows) + "\n"
 
 
