@@ -573,7 +573,10 @@ def test_format_trec_prints_trec_eval_names_and_sums_counts() -> None:
     assert ("r_cap_10", "all", "0.6667") in rows
 
 
-def test_streaming_gives_the_same_numbers(tmp_path: Path) -> None:
+@pytest.mark.parametrize("options", [{}, {"complete": True}, {"max_depth": 3},
+                                     {"rel_level": 2}, {"no_relevant": "skip"}],
+                         ids=["default", "complete", "max_depth", "rel_level", "skip"])
+def test_streaming_gives_the_same_numbers(tmp_path: Path, options: dict[str, Any]) -> None:
     qrels, run = generate(3)
     lines = []
     for q in sorted(run, key=int):
@@ -581,10 +584,12 @@ def test_streaming_gives_the_same_numbers(tmp_path: Path) -> None:
             lines.append(f"{q} Q0 {d} {i + 1} {run[q][d]} tag\n")
     path = tmp_path / "run.txt"
     path.write_text("".join(lines))
-    ms = ["SetP", "SetF(rel=2)", "NumQ", "Judged@5", "Judged", "Bpref", "IPrec@0.3", "ERR@10",
-          "ERR", "RBP(p=0.5)", "RBP@3", "R_cap@5", "Judged@1000000"]
-    whole = evaluate(qrels, path, ms)
-    streamed = evaluate_stream(qrels, path, ms, block_bytes=64)
+    ms = ["SetP", "SetF(rel=2)", "Judged@5", "Judged", "Bpref", "IPrec@0.3", "ERR@10", "ERR",
+          "RBP(p=0.5)", "RBP@3", "R_cap@5", "Judged@1000000"]
+    if not options.get("complete"):
+        ms.append("NumQ")  # a count: streaming with complete refuses it
+    whole = evaluate(qrels, path, ms, **options)
+    streamed = evaluate_stream(qrels, path, ms, block_bytes=64, **options)
     for m in ms:
         assert dict(zip(streamed.query_ids, streamed.values(m).tolist(), strict=True)) == \
             whole.per_query(m), m
