@@ -126,19 +126,22 @@ FAMILIES: dict[str, Family] = {
         Family("SetF", "Set F1", "none", ("rel",), "set_F", "set_F", True,
                "2·SetP·SetR / (SetP + SetR) (beta = 1), 0 when both are 0"),
         Family("Judged", "Judged", "optional", (), "judged_{k}", "judged", True,
-               "judged documents (any grade) in the top K / K (whole ranking without K: "
-               "/ retrieved)"),
+               "documents with a judgment (any grade) in the top K / min(K, retrieved), as "
+               "ir_measures divides (whole ranking without K); 0 for an empty ranking"),
         Family("Bpref", "Bpref", "none", ("rel",), "bpref", "bpref", True,
                "1/R · sum over relevant retrieved d of 1 - min(n_d, R) / min(N, R), n_d = "
-               "judged non-relevant ranked above d, N = judged non-relevant"),
+               "judged non-relevant ranked above d, N = judged non-relevant; unjudged and "
+               "negative grades skipped (trec_eval)"),
         Family("IPrec", "Interpolated precision", "none", ("rel",), "iprec_at_recall_{r}",
-               None, True, "largest precision at a rank whose recall is >= r (0 if none)",
-               at="recall"),
+               None, True, "largest precision at a rank whose recall is >= r (0 if none); r "
+               "counts lround(r·R) relevant documents, as trec_eval 10 (trec_eval 9 and "
+               "pytrec_eval: (long)(r·R + 0.9))", at="recall"),
         Family("ERR", "ERR", "optional", (), "err_{k}", "err", True,
                "sum over ranks i <= K of R_i/i · prod_{j<i}(1 - R_j), R = (2^g - 1) / 2^4 "
-               "(gdeval)"),
+               "for g > 0, else 0 (gdeval, as ir_measures runs it; grades above 4 refused)"),
         Family("RBP", "Rank-biased precision", "optional", ("rel", "p"), "rbp_{k}", "rbp", True,
-               "(1 - p) · sum over relevant ranks i <= K of p^(i-1)"),
+               "(1 - p) · sum over relevant ranks i <= K of p^(i-1), binary at rel "
+               "(Moffat and Zobel 2008; ir_measures' RBP(rel=1) via cwl_eval)"),
         Family("R_cap", "Capped recall", "required", ("rel",), "r_cap_{k}", None, True,
                "relevant in top K / min(K, relevant judged) (BEIR, MTEB)"),
     )
