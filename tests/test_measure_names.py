@@ -1,0 +1,472 @@
+"""Every peer's spelling of a measure, read with that peer's meaning (issue 13, "Names").
+
+Sources of the meanings (read from the peers' code, not guessed):
+
+- ir_measures 0.4.3 (installed): ``ir_measures/measures/*.py`` and ``util.parse_measure`` /
+  ``parse_trec_measure``; values compared below with ``ir_measures.calc_aggregate``.
+- trec_eval / pytrec_eval (installed): measure names and default cutoffs.
+- ranx (github.com/AmenRa/ranx, ``ranx/metrics/*.py``, ``ranx/meta/evaluate.py``):
+  ``extract_metric_and_params`` reads ``name@k-lN`` (N: relevance level) and ``rbp.95`` as
+  persistence 0.95; k = 0 (no ``@k``) is the whole ranking; ``ndcg_burges`` has gain
+  2^grade - 1; ``rbp`` weights each document by its grade.
+- MTEB (github.com/embeddings-benchmark/mteb, ``mteb/_evaluators/retrieval_metrics.py``):
+  ``ndcg_at_k``, ``map_at_k``, ``recall_at_k``, ``precision_at_k``, ``hit_rate_at_k`` are
+  pytrec_eval's ``ndcg_cut_k``, ``map_cut_k``, ``recall_k``, ``P_k``, ``success_k``;
+  ``mrr_at_k`` is 1 / rank of the first document with grade > 0 in the top k; ``R_cap_at_k``
+  is relevant in the top k / min(k, relevant); ``accuracy`` is Recall@1.
+- BEIR (github.com/beir-cellar/beir, ``beir/retrieval/evaluation.py``, ``custom_metrics.py``):
+  ``NDCG@k``, ``MAP@k``, ``Recall@k``, ``P@k`` from pytrec_eval; ``MRR@k``, ``R_cap@k``,
+  ``Accuracy@k`` (top-k accuracy: success@k), ``Hole@k``.
+- LlamaIndex (``llama_index/core/evaluation/retrieval/metrics.py``): ``precision`` is
+  |retrieved ∩ expected| / |retrieved| (set_P), ``recall`` is set recall, ``hit_rate`` is 1 if
+  any expected id is retrieved (granular mode: set recall).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ragreport
+from ragreport.errors import MeasureError
+from ragreport.measures import (
+    FAMILIES,
+    TREC_DEFAULT_CUTOFFS,
+    Measure,
+    parse_family,
+    parse_measure,
+    parse_measures,
+)
+
+TREC_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+LEVELS = ["IPrec@0.0", "IPrec@0.1", "IPrec@0.2", "IPrec@0.3", "IPrec@0.4", "IPrec@0.5",
+          "IPrec@0.6", "IPrec@0.7", "IPrec@0.8", "IPrec@0.9", "IPrec@1.0"]
+
+# (peer, spelling, what ragreport reads: canonical names)
+SPELLINGS = [
+    # --- ir_measures (names, aliases and parameters of ir_measures/measures/*.py) ---------------
+    ("ir_measures", "nDCG(dcg=exp-log2)@10", ["nDCG(gain=exp)@10"]),
+    ("ir_measures", "nDCG(dcg='exp-log2')@10", ["nDCG(gain=exp)@10"]),  # as its repr prints it
+    ("ir_measures", 'nDCG(dcg="exp-log2")', ["nDCG(gain=exp)"]),
+    ("ir_measures", "nDCG(dcg=log2)@10", ["nDCG@10"]),
+    ("ir_measures", "nDCG(dcg=log2,judged_only=False)@10", ["nDCG@10"]),
+    ("ir_measures", "NDCG@10", ["nDCG@10"]),
+    ("ir_measures", "NumRet(rel=1)", ["NumRelRet(rel=1)"]),  # retrieved with grade >= 1
+    ("ir_measures", "NumRet(rel=2)", ["NumRelRet(rel=2)"]),
+    ("ir_measures", "NumRet", ["NumRet"]),
+    ("ir_measures", "NumRelRet", ["NumRelRet"]),
+    ("ir_measures", "NumRel", ["NumRel"]),
+    ("ir_measures", "NumRel(rel=2)", ["NumRel(rel=2)"]),
+    ("ir_measures", "NumQ", ["NumQ"]),
+    ("ir_measures", "SetP(rel=2)", ["SetP(rel=2)"]),
+    ("ir_measures", "SetP(relative=False)", ["SetP"]),
+    ("ir_measures", "SetR", ["SetR"]),
+    ("ir_measures", "SetF", ["SetF"]),
+    ("ir_measures", "SetF(beta=1.0)", ["SetF"]),
+    ("ir_measures", "Judged@10", ["Judged@10"]),
+    ("ir_measures", "Judged", ["Judged"]),
+    ("ir_measures", "ERR@20", ["ERR@20"]),
+    ("ir_measures", "RBP(p=0.8)", ["RBP(p=0.8)"]),
+    ("ir_measures", "RBP(rel=1)", ["RBP(p=0.8,rel=1)"]),
+    ("ir_measures", "RBP(p=0.5,rel=2)", ["RBP(p=0.5,rel=2)"]),
+    ("ir_measures", "RBP@10", ["RBP(p=0.8)@10"]),
+    ("ir_measures", "IPrec@0.5", ["IPrec@0.5"]),
+    ("ir_measures", "IPrec(recall=0.5)", ["IPrec@0.5"]),
+    ("ir_measures", "IPrec(rel=2)@0.25", ["IPrec(rel=2)@0.25"]),
+    ("ir_measures", "Bpref", ["Bpref"]),
+    ("ir_measures", "BPref(rel=2)", ["Bpref(rel=2)"]),
+    ("ir_measures", "Success@5", ["HitRate@5"]),
+    ("ir_measures", "P@5", ["P@5"]),
+    ("ir_measures", "Precision@5", ["P@5"]),
+    ("ir_measures", "P(cutoff=5)", ["P@5"]),
+    ("ir_measures", "R@5", ["R@5"]),
+    ("ir_measures", "Recall@5", ["R@5"]),
+    ("ir_measures", "R(rel=2)@5", ["R(rel=2)@5"]),
+    ("ir_measures", "RR", ["RR"]),
+    ("ir_measures", "MRR@10", ["RR@10"]),
+    ("ir_measures", "AP", ["AP"]),
+    ("ir_measures", "MAP@100", ["AP@100"]),
+    ("ir_measures", "AP(rel=2)@10", ["AP(rel=2)@10"]),
+    ("ir_measures", "Rprec", ["Rprec"]),
+    ("ir_measures", "RPrec(rel=2)", ["Rprec(rel=2)"]),
+    # --- trec_eval (-m names, cutoff lists, printed names, bare names) -----------------------
+    ("trec_eval", "set_P", ["SetP"]),
+    ("trec_eval", "set_recall", ["SetR"]),
+    ("trec_eval", "set_F", ["SetF"]),
+    ("trec_eval", "set_F.1", ["SetF"]),  # beta = 1
+    ("trec_eval", "num_q", ["NumQ"]),
+    ("trec_eval", "num_ret", ["NumRet"]),
+    ("trec_eval", "num_rel", ["NumRel"]),
+    ("trec_eval", "num_rel_ret", ["NumRelRet"]),
+    ("trec_eval", "iprec_at_recall_0.10", ["IPrec@0.1"]),
+    ("trec_eval", "iprec_at_recall_1.00", ["IPrec@1.0"]),
+    ("trec_eval", "iprec_at_recall.0.1,0.5", ["IPrec@0.1", "IPrec@0.5"]),
+    ("trec_eval", "iprec_at_recall", LEVELS),
+    ("trec_eval", "bpref", ["Bpref"]),
+    ("trec_eval", "ndcg_cut_10", ["nDCG@10"]),
+    ("trec_eval", "ndcg_cut.10,20", ["nDCG@10", "nDCG@20"]),
+    ("trec_eval", "P_5", ["P@5"]),
+    ("trec_eval", "recall_5", ["R@5"]),
+    ("trec_eval", "recall.5,10", ["R@5", "R@10"]),
+    ("trec_eval", "map_cut_10", ["AP@10"]),
+    ("trec_eval", "success_1", ["HitRate@1"]),
+    ("trec_eval", "recip_rank", ["RR"]),
+    ("trec_eval", "Rprec", ["Rprec"]),
+    ("trec_eval", "map", ["AP"]),
+    ("trec_eval", "ndcg", ["nDCG"]),
+    ("trec_eval", "P", [f"P@{k}" for k in TREC_CUTS]),
+    ("trec_eval", "ndcg_cut", [f"nDCG@{k}" for k in TREC_CUTS]),
+    ("trec_eval", "map_cut", [f"AP@{k}" for k in TREC_CUTS]),
+    ("trec_eval", "success", ["HitRate@1", "HitRate@5", "HitRate@10"]),
+    # --- ranx (metric_switch names, name@k, name@k-lN) ---------------------------------------
+    ("ranx", "ndcg_burges@10", ["nDCG(gain=exp)@10"]),
+    ("ranx", "ndcg_burges", ["nDCG(gain=exp)"]),
+    ("ranx", "ndcg@10", ["nDCG@10"]),
+    ("ranx", "ndcg", ["nDCG"]),
+    ("ranx", "r-precision", ["Rprec"]),
+    ("ranx", "r_precision", ["Rprec"]),
+    ("ranx", "hits@3", ["Hits@3"]),
+    ("ranx", "hits", ["Hits"]),
+    ("ranx", "hit_rate@5", ["HitRate@5"]),
+    ("ranx", "mrr@10", ["RR@10"]),
+    ("ranx", "mrr", ["RR"]),
+    ("ranx", "map@10", ["AP@10"]),
+    ("ranx", "map", ["AP"]),
+    ("ranx", "f1@5", ["F1@5"]),
+    ("ranx", "precision@5", ["P@5"]),
+    ("ranx", "recall@5", ["R@5"]),
+    ("ranx", "precision", ["SetP"]),   # k = 0: the whole ranking, relevant retrieved / retrieved
+    ("ranx", "f1", ["SetF"]),          # k = 0: 2PR/(P+R) of the whole ranking
+    ("ranx", "bpref", ["Bpref"]),
+    ("ranx", "precision@5-l2", ["P(rel=2)@5"]),
+    ("ranx", "map-l2", ["AP(rel=2)"]),
+    ("ranx", "precision-l2", ["SetP(rel=2)"]),
+    ("ranx", "r-precision-l3", ["Rprec(rel=3)"]),
+    # --- MTEB (score keys) and BEIR (result keys, evaluate_custom names) ---------------------
+    ("MTEB", "ndcg_at_10", ["nDCG@10"]),
+    ("MTEB", "map_at_10", ["AP@10"]),
+    ("MTEB", "recall_at_100", ["R@100"]),
+    ("MTEB", "precision_at_1", ["P@1"]),
+    ("MTEB", "mrr_at_10", ["RR@10"]),
+    ("MTEB", "hit_rate_at_10", ["HitRate@10"]),
+    ("MTEB", "r_cap_at_10", ["R_cap@10"]),
+    ("MTEB", "R_cap_at_10", ["R_cap@10"]),
+    ("BEIR", "NDCG@10", ["nDCG@10"]),
+    ("BEIR", "MAP@10", ["AP@10"]),
+    ("BEIR", "Recall@10", ["R@10"]),
+    ("BEIR", "P@10", ["P@10"]),
+    ("BEIR", "MRR@10", ["RR@10"]),
+    ("BEIR", "R_cap@10", ["R_cap@10"]),
+    ("BEIR", "r_cap@10", ["R_cap@10"]),
+    ("BEIR", "recall_cap@10", ["R_cap@10"]),
+    # --- LlamaIndex's metric names ------------------------------------------------------------
+    ("LlamaIndex", "mrr", ["RR"]),
+    ("LlamaIndex", "ap", ["AP"]),
+    ("LlamaIndex", "precision", ["SetP"]),
+]
+
+
+@pytest.mark.parametrize(("peer", "spelling", "canonical"), SPELLINGS,
+                         ids=[f"{p}:{s}" for p, s, _ in SPELLINGS])
+def test_peer_spelling(peer: str, spelling: str, canonical: list[str]) -> None:
+    found = parse_measures(spelling)
+    assert [str(m) for m in found] == canonical
+    # and what ragreport prints reads back as the same measures
+    assert [parse_measure(c) for c in canonical] == found
+
+
+def test_ir_measures_reads_its_spellings_as_we_do() -> None:
+    """The ir_measures rows of the table are ir_measures' own names: it parses each, and its
+    repr, read by ragreport, is the same measure (ir_measures writes string values quoted)."""
+    import ir_measures
+
+    for peer, spelling, canonical in SPELLINGS:
+        if peer != "ir_measures" or re.search(r"dcg=[a-z]", spelling):
+            continue  # an unquoted value (the issue's spelling) is no Python for ir_measures
+        theirs = ir_measures.parse_measure(spelling)
+        # ir_measures' rel defaults to 1 (its NumRelRet is NumRet(rel=1)); ragreport's to
+        # the evaluation's rel_level, 1 unless changed
+        assert [_rel1(m) for m in parse_measures(repr(theirs))] == [
+            _rel1(parse_measure(c)) for c in canonical], spelling
+
+
+def _rel1(m: Measure) -> Measure:
+    return Measure(m.name, m.cutoff, 1, m.gain, m.p, m.recall) if m.rel is None and "rel" in \
+        m.family.params else m
+
+
+def test_trec_eval_reads_its_spellings_as_we_do() -> None:
+    """ir_measures' parse_trec_measure (trec_eval's names) gives as many measures, in order."""
+    import ir_measures
+
+    for peer, spelling, canonical in SPELLINGS:
+        if peer == "trec_eval":
+            theirs = ir_measures.parse_trec_measure(spelling)
+            assert len(theirs) == len(canonical), spelling
+
+
+# (spelling, patterns that must all appear in the message: each reading)
+CLASHES = [
+    ("recall", [r"trec_eval and ir_measures' parse_trec_measure read 'recall' as recall_5",
+                r"ranx and LlamaIndex read it as the recall of the whole ranking",
+                r"write SetR"]),
+    ("Recall", [r"recall_5, recall_10", r"ranx and LlamaIndex"]),
+    ("recall-l2", [r"recall_5, recall_10", r"ranx and LlamaIndex"]),
+    ("hit_rate", [r"ranx and LlamaIndex read 'hit_rate' without k as 1 if any relevant",
+                  r"LlamaIndex's granular hit rate is relevant retrieved / relevant",
+                  r"trec_eval's success means success_1, success_5, success_10"]),
+    ("accuracy", [r"MTEB's 'accuracy' is recall@1", r"BEIR's Accuracy@k \(top_k_accuracy\) is "
+                  r"success@k", r"ir_measures' Accuracy is the share of \(relevant, "
+                  r"non-relevant\) pairs"]),
+    ("Accuracy@10", [r"MTEB's", r"BEIR's", r"ir_measures'"]),
+    ("accuracy_at_1", [r"MTEB's", r"BEIR's", r"ir_measures'"]),
+    ("rbp.95", [r"ranx reads the number after rbp as the persistence \(rbp\.95: p = 0\.95\) "
+                r"and weights each document by its grade",
+                r"ir_measures' RBP@K is a cutoff", r"write RBP\(p=0\.95\)"]),
+    ("rbp@95", [r"ranx reads", r"ir_measures' RBP@K is a cutoff"]),
+    ("ndcg@10-l2", [r"ranx's -l2 leaves grades below 2 out of nDCG's gains",
+                    r"ragreport's nDCG has no relevance level"]),
+]
+
+
+@pytest.mark.parametrize(("spelling", "readings"), CLASHES, ids=[c[0] for c in CLASHES])
+def test_clash_refused_naming_the_readings(spelling: str, readings: list[str]) -> None:
+    with pytest.raises(MeasureError) as info:
+        parse_measures(spelling)
+    for pattern in readings:
+        assert re.search(pattern, str(info.value)), (pattern, str(info.value))
+
+
+def test_ir_measures_rbp_is_a_cutoff_and_case_tells_ranx_apart() -> None:
+    assert str(parse_measure("RBP@95")) == "RBP(p=0.8)@95"
+    # ragreport's own trec layout writes rbp_K(p=...): the parameter says the number is K
+    assert str(parse_measure("rbp_10(p=0.8)")) == "RBP(p=0.8)@10"
+
+
+NOT_IMPLEMENTED = [
+    ("infAP", r"inferred AP \(trec_eval's and ir_measures' infAP\)"),
+    ("infAP(rel=2)", r"inferred AP"),
+    ("gm_map", r"trec_eval's gm_map"),
+    ("11pt_avg", r"trec_eval's 11pt_avg"),
+    ("set_map", r"trec_eval's set_map"),
+    ("SetAP", r"ir_measures' SetAP"),
+    ("SetRelP", r"ir_measures' SetRelP"),
+    ("set_relative_P", r"trec_eval's set_relative_P"),
+    ("Rprec_mult_0.20", r"trec_eval's Rprec_mult"),
+    ("dcg@10", r"ranx's dcg"),
+    ("dcg_burges@10", r"ranx's dcg_burges"),
+    ("Hole@10", r"BEIR's and MTEB's Hole@k"),
+    ("alpha_nDCG@10", r"ir_measures' alpha_nDCG"),
+    ("α_nDCG@10", r"ir_measures' α_nDCG"),
+    ("NERR8(max_rel=3)@10", r"ir_measures' NERR8"),
+    ("SDCG(max_rel=3)@10", r"ir_measures' SDCG"),
+    ("p-MRR", r"MTEB's p-MRR"),
+]
+
+
+@pytest.mark.parametrize(("spelling", "what"), NOT_IMPLEMENTED, ids=[n[0] for n in NOT_IMPLEMENTED])
+def test_peer_measure_not_implemented(spelling: str, what: str) -> None:
+    with pytest.raises(MeasureError, match=rf"^'{re.escape(spelling)}' is {what}"
+                                           r".*, which ragreport does not compute; valid "
+                                           r"measures: "):
+        parse_measures(spelling)
+
+
+BAD_PARAMETERS = [
+    ("nDCG(dcg=exp)@10", r"^dcg must be 'log2' \(gain = grade\) or 'exp-log2' \(gain = "
+                         r"2\^grade - 1\), got 'exp' in"),
+    ("P(dcg=log2)@5", r"^P takes no 'dcg' parameter \(nDCG does\)$"),
+    ("nDCG(gain=exp,dcg=log2)@5", r"^parameter 'dcg' is given twice in"),
+    ("ndcg_burges(gain=linear)@10", r"^ndcg_burges has gain=exp; got"),
+    ("nDCG(judged_only=True)@10", r"^judged_only=True \(ir_measures: unjudged documents are "
+                                  r"dropped before scoring\) is not implemented"),
+    ("P(judged_only=maybe)@5", r"^judged_only must be True or False, got 'maybe'"),
+    ("nDCG(gains={0:0,1:1,2:3})@10", r"^custom gains \(ir_measures' gains=\{\.\.\.\}\) are "
+                                     r"not implemented"),
+    ("SetF(beta=0.5)", r"^only SetF takes beta, and only beta = 1 is implemented"),
+    ("P(beta=1)@5", r"^only SetF takes beta"),
+    ("set_F.0.5", r"^trec_eval's 'set_F\.0\.5' is set_F with beta = 0\.5; only beta = 1"),
+    ("SetP(relative=True)", r"^relative=True \(ir_measures' SetRelP, trec_eval's "
+                            r"set_relative_P\) is not implemented"),
+    ("P(rel=2)@5-l3", r"^parameter 'rel' is given twice in 'P\(rel=2\)@5-l3'$"),
+    ("P(cutoff=5)@10", r"^the cutoff is given twice in"),
+    ("IPrec(cutoff=5)", r"^IPrec takes a recall level, not a cutoff"),
+    ("IPrec(recall=0.5)@0.3", r"^the recall level is given twice in"),
+    ("IPrec@1e-1", r"^recall level must be a decimal number between 0 and 1, got '1e-1'"),
+    ("iprec", r"^IPrec needs a recall level in \[0, 1\], e\.g\. IPrec@0\.5, or "
+              r"'iprec_at_recall' for trec_eval's 11 levels"),
+    ("P(cutoff=0)", r"^cutoff must be between 1 and 2\*\*53, got 0"),
+    ("Precision", r"^P needs a cutoff, e\.g\. P@5, or 'P' for trec_eval's default cutoffs "
+                  r"\(got 'Precision'\); ranx's bare 'precision' \(the whole ranking\) is SetP$"),
+    ("F1", r"^F1 needs a cutoff, e\.g\. F1@5 \(got 'F1'\); ranx's bare 'f1' \(the whole "
+           r"ranking\) is SetF$"),
+    ("r_cap", r"^R_cap needs a cutoff, e\.g\. R_cap@5"),
+    ("ndcg_at_", r"^unknown measure 'ndcg_at_'"),
+    ("P_5@10", r"^malformed measure 'P_5@10'"),
+    ("NumRet(rel=x)", r"^rel must be a whole number between 0 and 2\*\*53, got 'x'"),
+]
+
+
+@pytest.mark.parametrize(("spelling", "message"), BAD_PARAMETERS,
+                         ids=[b[0] for b in BAD_PARAMETERS])
+def test_bad_parameters(spelling: str, message: str) -> None:
+    with pytest.raises(MeasureError, match=message):
+        parse_measures(spelling)
+
+
+# --- every family: canonical and trec_eval-style names read back ------------------------------
+
+@st.composite
+def family_measures(draw: st.DrawFn, name: str) -> Measure:
+    fam = FAMILIES[name]
+    cutoff: int | None = None
+    if fam.at == "cutoff" and fam.cutoff != "none":
+        big = st.integers(1, 2**53)
+        cutoff = draw(big if fam.cutoff == "required" else st.none() | big)
+    rel = draw(st.none() | st.integers(0, 2**53)) if "rel" in fam.params else None
+    gain = draw(st.sampled_from(["linear", "exp"])) if "gain" in fam.params else "linear"
+    p = draw(st.none() | st.floats(0.0, 1.0, exclude_min=True, exclude_max=True)) \
+        if "p" in fam.params else None
+    recall = draw(st.floats(0.0, 1.0)) if fam.at == "recall" else None
+    return Measure(fam.name, cutoff, rel, gain, p, recall)
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_every_family_round_trips(name: str, data: st.DataObject) -> None:
+    m = data.draw(family_measures(name))
+    assert parse_measure(str(m)) == m
+    assert parse_measure(m.trec_name) == m  # the --format trec name reads back
+    assert parse_family(str(m)) == m.curve_key
+
+
+def test_every_family_has_a_row_in_the_peer_table() -> None:
+    named = {parse_measures(s)[0].name for _, s, _ in SPELLINGS}
+    assert set(FAMILIES) <= named
+
+
+def test_trec_default_cutoffs_are_the_peers() -> None:
+    import ir_measures
+
+    for name, (_, cuts) in TREC_DEFAULT_CUTOFFS.items():
+        theirs = ir_measures.parse_trec_measure(name)
+        assert [m["cutoff"] for m in theirs] == list(cuts)
+
+
+def test_curves_by_peer_names() -> None:
+    r = ragreport.evaluate({"q": {"a": 2, "b": 1}}, {"q": ["b", "a", "c"]},
+                           ["nDCG(dcg=exp-log2)@3", "r_cap_at_2", "ndcg_at_2", "P(rel=2)@1"],
+                           order="given")
+    assert r.curve("ndcg_burges").tolist() == r.curve("nDCG(gain=exp)").tolist()
+    assert r.curve("nDCG(dcg='exp-log2')")[0, 2] == r.mean("ndcg_burges@3")
+    assert r.curve("recall_cap")[0, :2].tolist() == [1.0, 1.0]  # b (1), then a (2)
+    assert r.curve("ndcg")[0, 1] == r.mean("ndcg_at_2")
+    assert r.curve("P(rel=2)")[0, 0] == 0.0
+    assert r.curve("recall").tolist() == r.curve("R").tolist()  # the family: no clash
+    with pytest.raises(MeasureError, match=r"^SetP has no cutoff, so no metric-vs-K curve$"):
+        r.curve("set_P")
+
+
+# --- the values: ragreport's number under a peer's name is the peer's number ------------------
+
+def _dataset(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """Numeric query ids (gdeval wants them), graded labels 0-3, distinct scores (the peers
+    agree on score order; tie orders are tested elsewhere), unjudged documents retrieved."""
+    rnd = random.Random(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(1, 9):
+        docs = [f"d{i}" for i in range(40)]
+        judged = rnd.sample(docs, rnd.randint(3, 20))
+        qrels[str(q)] = {d: (rnd.choice([1, 2, 3]) if i == 0 else rnd.choice([0, 0, 1, 2, 3]))
+                         for i, d in enumerate(judged)}
+        ret = rnd.sample(docs, rnd.randint(1, 30))
+        scores = rnd.sample(range(10_000), len(ret))
+        run[str(q)] = {d: float(s) for d, s in zip(ret, scores, strict=True)}
+    return qrels, run
+
+
+# (ragreport spelling, ir_measures measure): equal per the peer's own code
+IR_MEASURES_PAIRS = [
+    ("P@5", "P@5"), ("R(rel=2)@5", "R(rel=2)@5"), ("AP", "AP"), ("AP@10", "AP@10"),
+    ("RR", "RR"), ("RR@3", "RR@3"), ("nDCG@10", "nDCG@10"), ("nDCG", "nDCG"),
+    ("Rprec", "Rprec"), ("SetP", "SetP"), ("SetP(rel=2)", "SetP(rel=2)"), ("SetR", "SetR"),
+    ("SetF", "SetF"), ("NumRet", "NumRet"), ("NumRet(rel=1)", "NumRet(rel=1)"),
+    ("NumRet(rel=2)", "NumRet(rel=2)"), ("NumRelRet", "NumRelRet"), ("NumRel", "NumRel"),
+    ("NumQ", "NumQ"), ("Success@5", "Success@5"), ("Bpref", "Bpref"), ("Judged@10", "Judged@10"),
+    ("Judged@3", "Judged@3"), ("RBP(rel=1)", "RBP(rel=1)"),
+    ("RBP(p=0.5,rel=2)", "RBP(p=0.5,rel=2)"), ("ERR@10", "ERR@10"), ("ERR@20", "ERR@20"),
+    ("nDCG(dcg=exp-log2)@10", "nDCG(dcg='exp-log2')@10"),
+    # ranx's and MTEB/BEIR's spellings against the same ir_measures measure
+    ("ndcg_burges@5", "nDCG(dcg='exp-log2')@5"), ("r-precision", "Rprec"),
+    ("precision", "SetP"), ("f1", "SetF"), ("precision-l2", "SetP(rel=2)"),
+    ("map-l2", "AP(rel=2)"), ("mrr@5", "RR@5"), ("hit_rate@5", "Success@5"),
+    ("precision@5-l2", "P(rel=2)@5"), ("ndcg_at_10", "nDCG@10"), ("map_at_10", "AP@10"),
+    ("recall_at_100", "R@100"), ("precision_at_1", "P@1"), ("mrr_at_10", "RR@10"),
+    ("hit_rate_at_10", "Success@10"), ("MAP@10", "AP@10"), ("Recall@10", "R@10"),
+    # trec_eval's names (ir_measures.parse_trec_measure gives the reference)
+    ("set_P", "SetP"), ("set_recall", "SetR"), ("set_F", "SetF"), ("num_q", "NumQ"),
+    ("num_rel_ret", "NumRelRet"), ("bpref", "Bpref"),
+]
+# IPrec is left out: ragreport rounds the recall level's rank as trec_eval 10 does
+# (lround(r x R)); pytrec_eval and so ir_measures (and ranx) round as trec_eval 9 did
+# ((long)(r x R + 0.9)). tests/test_measures_new.py compares both roundings.
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_values_equal_ir_measures(seed: int) -> None:
+    import ir_measures
+
+    qrels, run = _dataset(seed)
+    names = [ours for ours, _ in IR_MEASURES_PAIRS]
+    r = ragreport.evaluate(qrels, run, names)
+    theirs = ir_measures.calc_aggregate(
+        [ir_measures.parse_measure(t) for _, t in IR_MEASURES_PAIRS], qrels, run)
+    for ours, their in IR_MEASURES_PAIRS:
+        m = parse_measure(ours)
+        value = r.mean(m) * (r.n_queries if m.family.aggregate == "sum" else 1)
+        # gdeval (ERR, exp-log2 nDCG) prints 5 decimals per query
+        tol = 6e-6 if their.startswith(("ERR", "nDCG(dcg")) else 1e-12
+        assert value == pytest.approx(theirs[ir_measures.parse_measure(their)], abs=tol), ours
+
+
+def test_trec_eval_lists_equal_ir_measures() -> None:
+    import ir_measures
+
+    qrels, run = _dataset(2)
+    for name in ("P", "ndcg_cut", "map_cut", "success"):
+        ours = parse_measures(name)
+        theirs = ir_measures.parse_trec_measure(name)
+        r = ragreport.evaluate(qrels, run, ours)
+        ref = ir_measures.calc_aggregate(theirs, qrels, run)
+        assert [r.mean(m) for m in ours] == pytest.approx([ref[t] for t in theirs], abs=1e-12)
+
+
+def beir_recall_cap(qrels: dict[str, int], ranking: list[str], k: int) -> float:
+    """BEIR's ``recall_cap`` (beir/retrieval/custom_metrics.py) for one query, transcribed:
+    the documents with grade > 0 in the top k over min(relevant, k)."""
+    relevant = [d for d, g in qrels.items() if g > 0]
+    retrieved = [d for d in ranking[:k] if qrels.get(d, 0) > 0]
+    return len(retrieved) / min(len(relevant), k)
+
+
+def mteb_mrr(qrels: dict[str, int], ranking: list[str], k: int) -> float:
+    """MTEB's ``mrr`` (mteb/_evaluators/retrieval_metrics.py) for one query, transcribed."""
+    relevant = {d for d, g in qrels.items() if g > 0}
+    return next((1.0 / (i + 1) for i, d in enumerate(ranking[:k]) if d in relevant), 0.0)
+
+
+@pytest.mark.parametrize("k", [1, 3, 10, 100])
+def test_r_cap_and_mrr_at_k_equal_beir_and_mteb(k: int) -> None:
+    qrels, run = _dataset(3)
+    r = ragreport.evaluate(qrels, run, [f"r_cap_at_{k}", f"mrr_at_{k}", f"R_cap@{k}"])
+    for i, q in enumerate(r.query_ids):
+        ranking = sorted(run[q], key=lambda d: (run[q][d], d), reverse=True)
+        assert r.values(f"r_cap_at_{k}")[i] == pytest.approx(
+            beir_recall_cap(qrels[q], ranking, k), abs=1e-15)
+        assert r.values(f"mrr_at_{k}")[i] == mteb_mrr(qrels[q], ranking, k)
