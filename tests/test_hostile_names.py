@@ -83,6 +83,13 @@ def hits_by_hand(r: CaseResult) -> None:
     assert re.search(r"^Hits@3\s+1\.6667$", r.stdout, re.M)  # averaged, as ranx does
 
 
+def num_rel_ret_by_hand(r: CaseResult) -> None:
+    # ir_measures' NumRet(rel=N): the retrieved documents with grade >= N, summed over the
+    # queries: q1 d1 (1), d2 (2); q2 d3 (1), d8 (3); q3 d7 (1)
+    got = trec_means(r.stdout)
+    assert got["num_rel_ret(rel=1)"] == 5 and got["num_rel_ret(rel=2)"] == 2
+
+
 def hits_trec(r: CaseResult) -> None:
     lines = r.stdout.splitlines()
     assert "hits_3                \tq2\t2.0000" in lines
@@ -183,6 +190,44 @@ CASES = [
          stderr=r"'hit_rate' is ambiguous without a cutoff: ranx .* trec_eval's success"),
     Case("Success-bare", [*EVAL, "-m", "Success"], FILES,
          stderr=r"HitRate needs a cutoff, e\.g\. HitRate@5, or 'success' for trec_eval's"),
+    # issue 13: every peer's spelling with that peer's meaning, or refused naming the readings
+    Case("infAP-not-computed", [*EVAL, "-m", "infAP"], FILES,
+         stderr=r"'infAP' is inferred AP \(trec_eval's and ir_measures' infAP\), which "
+                r"ragreport does not compute; valid measures: "),
+    Case("ranx-rbp.95", [*EVAL, "-m", "rbp.95"], FILES,
+         stderr=r"'rbp\.95' is read differently by the peers: ranx reads the number after rbp "
+                r"as the persistence .* ir_measures' RBP@K is a cutoff"),
+    Case("accuracy@10", [*EVAL, "-m", "accuracy@10"], FILES,
+         stderr=r"'accuracy@10' is read differently by the peers: MTEB's 'accuracy' is "
+                r"recall@1 .*BEIR's Accuracy@k .*ir_measures' Accuracy"),
+    Case("ranx-ndcg-level", [*EVAL, "-m", "ndcg@10-l2"], FILES,
+         stderr=r"ranx's -l2 leaves grades below 2 out of nDCG's gains"),
+    Case("ranx-level-5000-digits", [*EVAL, "-m", "P@5-l" + "9" * 5000], FILES,
+         stderr=r"^ragreport: error: rel must be between 0 and 2\*\*53, got 9{39}… in "
+                r"'P@5-l9{74}…'\n$"),
+    Case("dcg=foo", [*EVAL, "-m", "nDCG(dcg=foo)@10"], FILES,
+         stderr=r"dcg must be 'log2' \(gain = grade\) or 'exp-log2' \(gain = 2\^grade - 1\), "
+                r"got 'foo'"),
+    Case("judged_only=True", [*EVAL, "-m", "P(judged_only=True)@5"], FILES,
+         stderr=r"judged_only=True \(ir_measures: unjudged documents are dropped before "
+                r"scoring\) is not implemented"),
+    Case("gains-dict", [*EVAL, "-m", "nDCG(gains={0:0,1:1})@10"], FILES,
+         stderr=r"custom gains \(ir_measures' gains=\{\.\.\.\}\) are not implemented"),
+    Case("set_F.0.5", [*EVAL, "-m", "set_F.0.5"], FILES,
+         stderr=r"trec_eval's 'set_F\.0\.5' is set_F with beta = 0\.5; only beta = 1"),
+    Case("target-infAP", [*CHECK, "--targets", "t.toml"], {**FILES, "t.toml": '"infAP" = 0.5\n'},
+         stderr=r"t\.toml: target 'infAP': 'infAP' is inferred AP"),
+    Case("ranx-precision-is-set_P", [*EVAL, "-m", "precision", "--format", "trec"], FILES,
+         exit=0, check=same_as_pytrec("set_P", ["set_P"])),
+    Case("ranx-f1-is-set_F", [*EVAL, "-m", "f1", "--format", "trec"], FILES, exit=0,
+         check=same_as_pytrec("set_F", ["set_F"])),
+    Case("mteb-ndcg_at_10", [*EVAL, "-m", "ndcg_at_10", "--format", "trec"], FILES, exit=0,
+         check=same_as_pytrec("ndcg_cut.10", ["ndcg_cut_10"])),
+    Case("trec-bpref", [*EVAL, "-m", "bpref", "--format", "trec"], FILES, exit=0,
+         check=same_as_pytrec("bpref", ["bpref"])),
+    Case("ir_measures-NumRet(rel=N)", [*EVAL, "-m", "NumRet(rel=1)", "-m", "NumRet(rel=2)",
+                                       "--format", "trec"], FILES, exit=0,
+         check=num_rel_ret_by_hand),
     # --- legal names, the peers' numbers --------------------------------------------------------
     Case("hits@k-by-hand", [*EVAL, "-m", "hits@1", "-m", "hits@3", "-m", "hits", "-m",
                             "HitRate@1", "-q"], FILES, exit=0, check=hits_by_hand),
