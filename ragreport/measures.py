@@ -767,7 +767,9 @@ def _parse(text: str | Measure, family: bool) -> list[Measure]:
         if fam == "nDCG":
             raise MeasureError(f"{_quoted(text)}: ranx's -l{level} leaves grades below {level} "
                                f"out of nDCG's gains; ragreport's nDCG has no relevance level "
-                               f"(every positive grade is a gain, as in trec_eval)")
+                               f"(every positive grade is a gain, as in trec_eval): give "
+                               f"compat='ranx' with rel_level={level} (--compat ranx -l "
+                               f"{level}) for ranx's")
         rel = level
     if fam == "NumRet" and rel is not None:
         fam = "NumRelRet"  # ir_measures: NumRet(rel=1) counts the retrieved with grade >= 1

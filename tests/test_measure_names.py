@@ -229,7 +229,8 @@ CLASHES = [
                 r"ir_measures' RBP@K is a cutoff", r"write RBP\(p=0\.95\)"]),
     ("rbp@95", [r"ranx reads", r"ir_measures' RBP@K is a cutoff"]),
     ("ndcg@10-l2", [r"ranx's -l2 leaves grades below 2 out of nDCG's gains",
-                    r"ragreport's nDCG has no relevance level"]),
+                    r"ragreport's nDCG has no relevance level",
+                    r"compat='ranx' with rel_level=2 \(--compat ranx -l 2\) for ranx's$"]),
 ]
 
 
@@ -239,6 +240,15 @@ def test_clash_refused_naming_the_readings(spelling: str, readings: list[str]) -
         parse_measures(spelling)
     for pattern in readings:
         assert re.search(pattern, str(info.value)), (pattern, str(info.value))
+
+
+def test_ranx_level_on_ndcg_is_compat_ranx() -> None:
+    """What the refusal of ndcg@10-l2 points to computes ranx's number: grades below the
+    level are no gain (ranx's clean_qrels), the others their grade."""
+    qrels, run = {"q": {"a": 1, "b": 2}}, {"q": {"a": 2.0, "b": 1.0}}
+    r = ragreport.evaluate(qrels, run, ["ndcg@2"], compat="ranx", rel_level=2)
+    # ranx: DCG = 0 (a: grade 1 < 2) + 2 / log2(3); IDCG = 2 (b first)
+    assert r.mean("nDCG@2") == pytest.approx((2 / 1.584962500721156) / 2, abs=1e-15)
 
 
 def test_ir_measures_rbp_is_a_cutoff_and_case_tells_ranx_apart() -> None:
