@@ -92,6 +92,9 @@ def _eval_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "no_relevant": args.no_relevant,
         "duplicates": "first" if args.keep_first_duplicate else "error",
     }
+    for option in ("compat", "ignore_identical_ids"):  # ragreport.compat
+        if getattr(args, option, None) is not None:
+            kwargs[option] = getattr(args, option)
     kwargs.update(_fractional(args))
     return kwargs
 
@@ -139,7 +142,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     _skip_pandas_interop()
     measures = args.measures
     if measures is None and args.format == "trec":
-        measures = list(TREC_DEFAULT_MEASURES)
+        from .compat import default_measures
+
+        measures = default_measures(args.compat) or list(TREC_DEFAULT_MEASURES)
     if args.stream:
         return _stream_evaluate(args, measures)
     _materialize(args, ("qrels", "runs"))
@@ -305,6 +310,29 @@ def _build_report(args: argparse.Namespace, workers: Any) -> Any:
         hashing.shutdown(wait=False, cancel_futures=True)
 
 
+def _merge_settings(args: argparse.Namespace) -> None:
+    """``compat`` and ``ignore_identical_ids`` written beside the targets
+    (:func:`ragreport.targets.load_settings`) fill the options not given; one given both ways
+    with two values is refused, naming both."""
+    from .targets import load_settings
+
+    settings = load_settings(args.targets)
+    for key, flag in (("compat", "--compat"), ("ignore_identical_ids", "--ignore-identical-ids")):
+        if key not in settings:
+            continue
+        given, written = getattr(args, key, None), settings[key]
+        if given is not None and given != written:
+            as_flag = f"{flag} {given}" if key == "compat" else (
+                flag if given else "--no-" + flag[2:])
+            raise RagReportError(f"{as_flag} conflicts with {key} = {_toml(written)} in "
+                                 f"{shown(settings['source'])}; give it in one place")
+        setattr(args, key, written)
+
+
+def _toml(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else f'"{value}"'
+
+
 def _input_file(role: str, path: Any, display: str | None) -> Any:
     """The report's record of one input (hashed in a thread); never raises."""
     from .report import InputFile
@@ -350,6 +378,7 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
               for role, path in roles]  # hashlib releases the GIL: overlaps the evaluation
     _skip_pandas_interop()
     targets = load_targets(args.targets)
+    _merge_settings(args)
     qrels = load_qrels(args.qrels, **_fractional(args))
     if _wants_html(args) and workers.jobs == 1:
         # no worker process draws the plots: import matplotlib here while the runs are
@@ -362,12 +391,14 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     from .data import distinct_names
 
     runs = distinct_names(runs, args.names)
+    from .compat import default_measures
     from .measures import normalize_measures
 
     # the summary measures (the defaults when none is given), then every target's measure and
     # the worst-queries measure: each is computed, so a target or --worst-measure may name any
     # measure the command accepts ("nDCG", "P(rel=2)@5", "hits@3"), not only the summary's
-    measures = normalize_measures(args.measures)
+    measures = normalize_measures(default_measures(args.compat) if args.measures is None
+                                  else args.measures)
     k_max = args.k_max
     worst = normalize_measures([args.worst_measure]) if args.worst_measure else []
     wanted = list(dict.fromkeys([*measures, *(t.measure for t in targets), *worst]))

@@ -133,14 +133,30 @@ def _add_inputs(p: argparse.ArgumentParser, many_runs: bool) -> None:
                    help="only the first N results per query count (trec_eval -M)")
     p.add_argument("-l", "--rel-level", type=_integer_in(-MAX_GRADE, MAX_GRADE), default=1,
                    help="minimum grade that counts as relevant (trec_eval -l; default 1)")
-    p.add_argument("--order", choices=("score", "given"), default="score",
-                   help="score: by score, ties by doc id descending (trec_eval); given: as listed")
+    p.add_argument("--order", choices=("score", "given"), default=None,
+                   help="score: by score, ties by doc id descending (trec_eval; the default, "
+                        "but --compat llamaindex: given); given: as listed")
+    _add_compat(p)
     p.add_argument("--no-relevant", choices=("zero", "skip", "raise"), default="zero",
                    help="queries without a relevant document: score 0 (default), skip, or error")
     p.add_argument("--keep-first-duplicate", action="store_true",
                    help="keep the first occurrence of a document repeated in a query "
                         "(default: error)")
     _add_common(p)
+
+
+def _add_compat(p: argparse.ArgumentParser) -> None:
+    """``--compat`` and ``--ignore-identical-ids`` (:mod:`ragreport.compat`)."""
+    from .compat import COMPAT_NAMES
+
+    p.add_argument("--compat", choices=COMPAT_NAMES, default=None,
+                   help="a peer tool's conventions in one word: its measures (when -m is not "
+                        "given), order, identical-id rule, reading of grades and rounding; "
+                        "options given beside it win, and the report says so")
+    p.add_argument("--ignore-identical-ids", action=argparse.BooleanOptionalAction,
+                   default=None,
+                   help="drop a retrieved document whose id equals its query's id (BEIR, "
+                        "MTEB); default: the --compat preset's (beir: on), else off")
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:

@@ -27,6 +27,7 @@ __all__ = [
     "TargetCheck",
     "check_targets",
     "default_targets",
+    "load_settings",
     "load_targets",
     "parse_targets",
     "passes",
@@ -42,6 +43,10 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
     "<=": operator.le,
 }
+
+#: Evaluation options a targets file may set beside its targets (``compat = "beir"``,
+#: ``ignore_identical_ids = true``; :mod:`ragreport.compat`): keys that are not targets.
+SETTINGS: tuple[str, ...] = ("compat", "ignore_identical_ids")
 
 #: The seed tutorial's "typical targets".
 DEFAULT_TARGETS: dict[str, str] = {
@@ -201,7 +206,7 @@ def parse_targets(table: Mapping[str, Any], source: str = "targets") -> list[Tar
     """
     if not isinstance(table, Mapping):
         raise ConfigError(f"{source}: targets must be a table of measure = target")
-    out = [_parse_one(str(k), v, source) for k, v in table.items()]
+    out = [_parse_one(str(k), v, source) for k, v in table.items() if k not in SETTINGS]
     seen: dict[Measure, str] = {}
     for t in out:
         if t.measure in seen:
@@ -270,6 +275,73 @@ def load_targets(path: str | os.PathLike[str] | None = None,
         data = _load_toml(rr)
         return parse_targets(data.get("targets", data), str(rr))
     return default_targets()
+
+
+def _settings_tables(path: str | os.PathLike[str] | None,
+                     cwd: str | os.PathLike[str] | None) -> tuple[str, list[tuple[str, Any]]]:
+    """The file :func:`load_settings` reads and the tables of it that may hold settings."""
+    def of_file(p: Path) -> tuple[str, list[tuple[str, Any]]]:
+        data = _load_toml(p)
+        return str(p), [("the top level", data),
+                        ("[tool.ragreport]", _nested(data, "tool", "ragreport")),
+                        ("[targets]", data.get("targets")),
+                        ("[tool.ragreport.targets]", _nested(data, "tool", "ragreport",
+                                                             "targets"))]
+
+    if path is not None:
+        return of_file(Path(path))
+    base = Path(cwd) if cwd is not None else Path.cwd()
+    pyproject = base / "pyproject.toml"
+    if pyproject.is_file():
+        tool = _nested(_load_toml(pyproject), "tool", "ragreport")
+        if isinstance(tool, Mapping) and ("targets" in tool or any(k in tool for k in SETTINGS)):
+            return str(pyproject), [("[tool.ragreport]", tool),
+                                    ("[tool.ragreport.targets]", tool.get("targets"))]
+    rr = base / "ragreport.toml"
+    if rr.is_file():
+        return of_file(rr)
+    return "", []
+
+
+def load_settings(path: str | os.PathLike[str] | None = None,
+                  cwd: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Evaluation settings written beside the targets: ``compat`` and
+    ``ignore_identical_ids`` (see :data:`SETTINGS`), read from the file :func:`load_targets`
+    reads (``path``, else ``[tool.ragreport]`` in ``cwd/pyproject.toml``, else
+    ``cwd/ragreport.toml``), at its top level, under ``[tool.ragreport]`` or in the targets
+    table itself. A setting given twice with different values, an unknown preset or a
+    non-boolean ``ignore_identical_ids`` is a ConfigError naming the file. When a setting is
+    found, ``"source"`` names the file.
+    """
+    from .compat import check_compat
+    from .errors import RagReportError
+
+    source, tables = _settings_tables(path, cwd)
+    found: dict[str, tuple[Any, str]] = {}
+    for where, table in tables:
+        if not isinstance(table, Mapping):
+            continue
+        for key in SETTINGS:
+            if key not in table:
+                continue
+            if key in found and found[key][0] != table[key]:
+                raise ConfigError(f"{source}: {key} is set twice, to {_short(repr(found[key][0]))} "
+                                  f"in {found[key][1]} and to {_short(repr(table[key]))} in "
+                                  f"{where}")
+            found[key] = (table[key], where)
+    out: dict[str, Any] = {}
+    if "compat" in found:
+        try:
+            out["compat"] = check_compat(found["compat"][0], f"{source}: compat")
+        except RagReportError as exc:
+            raise ConfigError(str(exc)) from None
+    if "ignore_identical_ids" in found:
+        value = found["ignore_identical_ids"][0]
+        if not isinstance(value, bool):
+            raise ConfigError(f"{source}: ignore_identical_ids must be true or false, got "
+                              f"{_short(repr(value))}")
+        out["ignore_identical_ids"] = value
+    return out | ({"source": source} if out else {})
 
 
 def check_targets(targets: list[Target], means: Mapping[str, Mapping[Measure, float]],

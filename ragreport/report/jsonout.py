@@ -108,6 +108,8 @@ def report_json(report: Report) -> dict[str, Any]:
             "empty_retrievals": h.empty_retrievals,
             "duplicates_dropped": h.duplicates_dropped,
             "skipped_no_relevant": h.skipped_no_relevant,
+            **({"identical_ids_dropped": h.identical_ids_dropped}
+               if h.identical_ids_dropped is not None else {}),
             "run_only_examples": list(h.run_only_examples),
             "qrels_only_examples": list(h.qrels_only_examples),
         } for h in report.health},

@@ -294,7 +294,10 @@ def _health_text(h: RunHealth) -> str:
             f"{_plural(h.empty_retrievals, 'retrieval')}, {h.duplicates_dropped} "
             f"{_plural(h.duplicates_dropped, 'duplicate')} dropped"
             + (f", {h.skipped_no_relevant} skipped (no relevant document)"
-               if h.skipped_no_relevant else ""))
+               if h.skipped_no_relevant else "")
+            + (f", {h.identical_ids_dropped} identical "
+               f"{_plural(h.identical_ids_dropped, 'id')} dropped"
+               if h.identical_ids_dropped is not None else ""))
 
 
 def _status(report: Report) -> str:

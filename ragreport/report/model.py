@@ -218,6 +218,7 @@ class RunHealth:
     skipped_no_relevant: int
     run_only_examples: list[str]
     qrels_only_examples: list[str]
+    identical_ids_dropped: int | None = None  # None: ignore_identical_ids was off
 
 
 @dataclass(frozen=True)
@@ -601,7 +602,9 @@ def build_report(
         c = r.counts
         health.append(RunHealth(r.run_name, c.evaluated, c.run_only, c.qrels_only, c.no_relevant,
                                 c.empty_retrievals, c.duplicates_dropped, c.skipped_no_relevant,
-                                r.ranking.run_only_ids[:10], r.ranking.qrels_only_ids[:10]))
+                                r.ranking.run_only_ids[:10], r.ranking.qrels_only_ids[:10],
+                                c.identical_ids_dropped if r.conventions.ignore_identical_ids
+                                else None))
 
     drops = _drop_checks(results, base, targets, info, max_drop) if max_drop is not None else []
 
