@@ -96,7 +96,28 @@ def _eval_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         if getattr(args, option, None) is not None:
             kwargs[option] = getattr(args, option)
     kwargs.update(_fractional(args))
+    if getattr(args, "doc_map", None) is not None:  # read once, for every run
+        from .docmap import load_doc_map
+
+        kwargs["doc_map"] = load_doc_map(args.doc_map, unmapped=args.doc_map_unmapped)
     return kwargs
+
+
+def _check_doc_map_options(args: argparse.Namespace) -> None:
+    """``--doc-map`` and the options that need it, before any input is read."""
+    if args.doc_map is None:
+        if args.doc_map_unmapped is not None:
+            raise RagReportError("--doc-map-unmapped needs --doc-map")
+        if getattr(args, "target_level", "chunk") != "chunk":
+            raise RagReportError("--target-level document needs --doc-map")
+        return
+    if getattr(args, "stream", False):
+        raise RagReportError("--doc-map is not supported with --stream (the document level "
+                             "needs each query's whole chunk ranking); drop --stream")
+    if getattr(args, "format", None) == "trec":
+        raise RagReportError("--format trec holds one level only; with --doc-map use "
+                             "--format table or json")
+
 
 
 def _fractional(args: argparse.Namespace) -> dict[str, Any]:
@@ -145,18 +166,28 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         from .compat import default_measures
 
         measures = default_measures(args.compat) or list(TREC_DEFAULT_MEASURES)
+    _check_doc_map_options(args)
     if args.stream:
         return _stream_evaluate(args, measures)
-    _materialize(args, ("qrels", "runs"))
+    _materialize(args, ("qrels", "runs", "doc_map"))
     result = evaluate(args.qrels, args.runs, measures, **_eval_kwargs(args))
     if args.format == "trec":
         out = format_trec(result, per_query=args.per_query)
     elif args.format == "json":
         out = format_json(result, per_query=args.per_query)
+        if result.document is not None:
+            from .textout import evaluate_json, json_text
+
+            out = json_text(_with_documents(evaluate_json(result, args.per_query), result,
+                                            args.per_query))
     else:
         out = format_table(result)
         if args.per_query:
             out += "\n" + _per_query_table(result)
+        if result.document is not None:
+            out += "\n" + _document_table(result)
+            if args.per_query:
+                out += "\ndocument level, per query:\n" + _per_query_table(result.document)
     _write_stdout(out)
     return EXIT_OK
 
@@ -188,6 +219,39 @@ def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
         out += "\n"
     _write_stdout(out)
     return EXIT_OK
+
+
+def _with_documents(data: dict[str, Any], result: Any, per_query: bool) -> dict[str, Any]:
+    """``evaluate --format json`` with ``--doc-map``: the document level under "document"."""
+    from dataclasses import asdict
+
+    doc = result.document.to_dict(per_query=per_query)
+    doc.pop("conventions", None)  # the chunk level's, which state the map
+    red = result.redundancy
+    doc["redundancy"] = [float(x) for x in red.mean(axis=0)] if len(red) else []
+    doc["doc_map"] = asdict(result.doc_map_info)
+    return {**data, "document": doc}
+
+
+def _document_table(result: Any) -> str:
+    """Means at chunk and at document level side by side, and the redundancy at K."""
+    from .textout import terminal_safe
+
+    c, d = result.means(), result.document.means()
+    width = max(len("measure"), *(len(k) for k in c))
+    rows = [f"{'measure':<{width}}  {'chunks':>7}  {'documents':>9}   "
+            f"(run {terminal_safe(result.run_name)}, --doc-map)"]
+    rows += [f"{k:<{width}}  {c[k]:7.4f}  {d[k]:9.4f}" for k in c]
+    # at the largest cutoff of the measures shown (10 when none has one)
+    k = min(max([m.cutoff for m in result.measures if m.cutoff] or [10]), result.k_max)
+    red = result.redundancy
+    mean = float(red[:, k - 1].mean()) if len(red) else 0.0
+    info = result.doc_map_info
+    rows.append("")
+    rows.append(f"redundancy@{k}: {mean:.4f} of the top {k} chunks per query belong to a "
+                f"document already ranked above (mean); {info.chunks_collapsed} ranked chunks "
+                f"collapsed; judgments per {info.judgment_level}")
+    return "\n".join(rows) + "\n"
 
 
 def _write_stdout(text: str) -> None:
@@ -272,13 +336,14 @@ def _check_options(args: argparse.Namespace) -> None:
     args.title = shown(args.title)
     args.names = [shown(n) for n in args.names] if args.names else args.names
     args.generated_at = generated_at_from_env(args.generated_at)  # a bad time: before any work
+    _check_doc_map_options(args)
     if args.max_drop is not None and args.no_stats:
         raise RagReportError("--max-drop needs the significance tests; drop --no-stats")
     outs = _outputs(args)
     if sum(p == "-" for p in outs) > 1:
         raise RagReportError("standard output ('-') can be used for one output only")
-    inputs = [p for p in (args.qrels, *args.runs, args.queries, args.docs, args.targets)
-              if p is not None and p != "-"]
+    inputs = [p for p in (args.qrels, *args.runs, args.queries, args.docs, args.targets,
+                          args.doc_map) if p is not None and p != "-"]
     from .fileio import check_outputs
 
     check_outputs(outs, inputs)  # a missing folder or an input as output: before any work
@@ -299,7 +364,7 @@ def _build_report(args: argparse.Namespace, workers: Any) -> Any:
 
     from .io.common import Source
 
-    _materialize(args, ("qrels", "runs", "queries", "docs", "targets"))
+    _materialize(args, ("qrels", "runs", "queries", "docs", "targets", "doc_map"))
 
     if isinstance(args.targets, Source):
         raise RagReportError(f"--targets must be a regular file, got {args.targets.name}")
@@ -373,7 +438,8 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
 
     roles = [("qrels", args.qrels), *(("run", p) for p in args.runs),
              *((role, path) for role, path in (("queries", args.queries), ("docs", args.docs),
-                                               ("targets", args.targets)) if path)]
+                                               ("targets", args.targets),
+                                               ("doc_map", args.doc_map)) if path)]
     hashes = [hashing.submit(_input_file, role, path, shown_path(path))
               for role, path in roles]  # hashlib releases the GIL: overlaps the evaluation
     _skip_pandas_interop()
@@ -421,6 +487,7 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
         worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
         stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
         seed=args.seed, alpha=args.alpha, max_drop=args.max_drop, workers=workers,
+        target_level=args.target_level,
     )
 
 

@@ -142,6 +142,13 @@ def _add_inputs(p: argparse.ArgumentParser, many_runs: bool) -> None:
     p.add_argument("--keep-first-duplicate", action="store_true",
                    help="keep the first occurrence of a document repeated in a query "
                         "(default: error)")
+    p.add_argument("--doc-map", default=None, metavar="FILE",
+                   help="chunk id -> document id (TSV chunk_id<TAB>doc_id or JSONL): evaluate "
+                        "at chunk and at document level (a document's rank is its best "
+                        "chunk's)")
+    p.add_argument("--doc-map-unmapped", choices=("error", "own"), default=None,
+                   help="an id missing from --doc-map: error (default) or a document of its "
+                        "own")
     _add_common(p)
 
 
@@ -267,6 +274,9 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
                    help="significance level of the Holm-corrected tests (default 0.05)")
     p.add_argument("--no-stats", action="store_true",
                    help="skip confidence intervals and significance tests")
+    p.add_argument("--target-level", choices=("chunk", "document"), default="chunk",
+                   help="with --doc-map: check the targets (and --max-drop) at chunk level "
+                        "(default) or at document level")
     p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                    help="processes for the bootstrap and the plots (default: the CPUs, at "
                         "most 4; 1: no worker process). The output does not depend on it")

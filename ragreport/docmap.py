@@ -604,3 +604,4 @@ def add_document_level(result: Any, dm: DocMap, level: str, n_neither: int, qrel
     result.document = doc
     result.redundancy = redundancy(result.ranking, lv.repeated, result.k_max)
     result.doc_map_info = info
+    result.doc_map = dm

@@ -258,3 +258,116 @@ def test_mapping_input_errors() -> None:
         load_doc_map(["c1", "A"])
     with pytest.raises(ValueError, match="unmapped must be one of"):
         load_doc_map(MAP, unmapped="skip")
+
+
+# ---- reports ---------------------------------------------------------------------------------
+
+def _report(target_level: str = "chunk", **kw: object) -> ragreport.report.Report:
+    from ragreport.report import build_report
+    from ragreport.targets import Target
+
+    qrels = {"q": {"c3": 2, "c4": 1}, "q2": {"c2": 1}}
+    run2 = {**RUN, "q2": {"c5": 2.0, "c1": 1.0, "c2": 0.5}}
+    results = [ragreport.evaluate(qrels, run2, ["P@2", "RR"], doc_map=MAP, name="r1")]
+    t = [Target(ragreport.measures.parse_measure("RR"), ">=", 0.9, "test")]
+    return build_report(results, t, generated_at="2026-01-01T00:00:00Z", stats=False,
+                        target_level=target_level, worst_measure="P@2", **kw)  # type: ignore[arg-type]
+
+
+def test_report_holds_both_levels() -> None:
+    rep = _report()
+    doc = rep.document
+    assert doc is not None and doc.target_level == "chunk"
+    rr = next(r for r in doc.summary if r.measure == "RR")
+    # q: c1 (A, unjudged), c2 (B), c3 (A, 2): chunk RR 1/3, document A first: 1
+    # q2: c5 (B, judged c2 1), c1, c2: chunk RR 1/3; documents B, A: B relevant: 1
+    assert rr.cells[0].chunk == pytest.approx(1 / 3) and rr.cells[0].document == 1.0
+    assert not rep.targets[0].passed  # chunk level: 0.3333 < 0.9
+    red = doc.runs[0]
+    assert red.k == 2 and red.redundancy == 0.0  # no repeat within the top 2
+    assert red.curve[:3] == [0.0, 0.0, 1.0]  # both queries repeat a document at rank 3
+    qd = doc.queries["r1"]["q"]
+    assert qd.documents[:5] == ["A", "B", "A", "C", "B"]
+    assert qd.repeated[:5] == [False, False, True, False, True]
+    assert _report("document").targets[0].passed  # document level: 1.0 >= 0.9
+
+
+def test_report_target_level_needs_a_doc_map() -> None:
+    from ragreport.errors import RagReportError
+    from ragreport.report import build_report
+
+    r = ragreport.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["RR"])
+    with pytest.raises(RagReportError, match="target_level='document' needs results"):
+        build_report([r], target_level="document", stats=False)
+    with pytest.raises(RagReportError, match="target_level must be 'chunk' or 'document'"):
+        build_report([r], target_level="doc", stats=False)
+    with_map = ragreport.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["RR"], doc_map={"a": "A"},
+                                  name="m")
+    with pytest.raises(RagReportError, match="every run with the doc map, or none"):
+        build_report([r, with_map], stats=False)
+
+
+def test_outputs_show_both_levels_and_escape_ids() -> None:
+    from ragreport.report import build_report
+
+    hostile = {"<script>c1</script>": "@octocat <b>doc</b>", "c2": "#12 doc"}
+    r = ragreport.evaluate({"q": {"<script>c1</script>": 1}},
+                           {"q": ["c2", "<script>c1</script>"]}, ["RR", "P@2"],
+                           doc_map=hostile, name="run")
+    rep = build_report([r], generated_at="2026-01-01T00:00:00Z", resamples=200,
+                       curve_resamples=50, worst_measure="RR")
+    page = rep.to_html()
+    assert 'id="documents"' in page and "Chunks and documents" in page
+    assert "<script>c1</script>" not in page and "&lt;script&gt;c1&lt;/script&gt;" in page
+    assert "<b>doc</b>" not in page and "@octocat &lt;b&gt;doc&lt;/b&gt;" in page
+    assert "doc-curve-0" in page
+    md = rep.to_markdown()
+    assert "### Chunks and documents" in md
+    assert "<script>" not in md and "@octocat" not in md
+    data = json.loads(rep.to_json())
+    d = data["document"]
+    assert d["means"]["run"]["RR"] == {"chunk": 0.5, "document": 0.5}
+    assert d["worst_queries"]["run"][0]["documents"] == ["#12 doc", "@octocat <b>doc</b>"]
+    assert set(d["redundancy"]["run"]) >= {"k", "mean", "curve", "chunks_collapsed"}
+    assert "doc map" in data["conventions"]
+
+
+def _write(tmp: Path) -> None:
+    (tmp / "qrels.txt").write_text("q1 0 A 2\nq1 0 B 0\nq2 0 C 1\n")  # document judgments
+    (tmp / "run.txt").write_text("q1 Q0 a1 1 9 t\nq1 Q0 a2 2 8 t\nq1 Q0 b1 3 7 t\n"
+                                 "q2 Q0 b1 1 9 t\nq2 Q0 c1 2 8 t\nq2 Q0 c2 3 7 t\n")
+    (tmp / "map.jsonl").write_text("\n".join(json.dumps({"chunk_id": c, "doc_id": d}) for c, d in
+                                             [("a1", "A"), ("a2", "A"), ("b1", "B"),
+                                              ("c1", "C"), ("c2", "C")]) + "\n")
+
+
+def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ragreport.cli import main
+
+    _write(tmp_path)
+    q, r, m = (str(tmp_path / n) for n in ("qrels.txt", "run.txt", "map.jsonl"))
+    assert main(["evaluate", q, r, "--doc-map", m, "-m", "P@2", "-m", "RR"]) == 0
+    out = capsys.readouterr().out
+    # chunk level: q1 a1 a2 relevant (A's grade), q2 c1 at rank 2; documents: q1 A B, q2 B C
+    assert "P@2       0.7500     0.5000" in out
+    assert "RR        0.7500     0.7500" in out
+    assert "redundancy@2: 0.5000" in out and "judgments per document" in out
+    assert main(["evaluate", q, r, "--doc-map", m, "-m", "P@2", "--format", "json", "-q"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["means"]["P@2"] == 0.75 and data["document"]["means"]["P@2"] == 0.5
+    assert data["document"]["per_query"]["q1"]["P@2"] == 0.5
+    assert data["document"]["redundancy"][:3] == [0.0, 0.5, 1.0]  # a2 at 2, c2 at 3
+    html, md, js = (str(tmp_path / n) for n in ("r.html", "r.md", "r.json"))
+    code = main(["check", q, r, "--doc-map", m, "-m", "P@2", "--html", html, "--markdown", md,
+                 "--json", js, "--no-stats", "--jobs", "1", "--target-level", "document"])
+    assert code == 1
+    out = capsys.readouterr().out
+    assert "Targets (document level)" in out and "Chunks and documents" in out
+    rep = json.loads(Path(js).read_text())
+    assert rep["document"]["target_level"] == "document"
+    assert any(f["role"] == "doc_map" for f in rep["inputs"])
+    # the target values are the document-level means
+    p2 = next(t for t in rep["targets"] if t["measure"] == "RR")
+    assert p2["results"][0]["value"] == rep["document"]["means"]["t"]["RR"]["document"]
+    assert "Chunks and documents" in Path(md).read_text()
+    assert 'id="documents"' in Path(html).read_text()

@@ -34,7 +34,11 @@ from .model import (
     Comparison,
     Curve,
     Distribution,
+    DocumentReport,
+    DocumentRun,
     DropCheck,
+    LevelCell,
+    LevelRow,
     QueryDetail,
     RankRow,
     Report,
@@ -248,6 +252,8 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
     jobs: list[tuple[Curve | Distribution, Sequence[str], str]] = [
         *((c, report.runs, f"rrc{i}") for i, c in enumerate(report.curves)),
         *((d, report.runs, f"rrd{i}") for i, d in enumerate(report.distributions))]
+    doc_curves = report.document.curves if report.document is not None else []
+    jobs += [(c, report.runs, f"rrdoc{i}") for i, c in enumerate(doc_curves)]
     svgs = map_with(workers, draw_plot, jobs)
     curves = [PlotView(f"curve-{i}", c.title, _curve_caption(c, report.stats),
                        Markup(svgs[i]))
@@ -281,6 +287,12 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
     on_ci = any(c.on == "ci_lower" for t in report.targets for c in t.cells)
     drops = [DropView(d, _signed(d.delta), f"[{shown(d.delta_lower)}, {shown(d.delta_upper)}]",
                       _p_text(d.p_value)) for d in report.drops]
+
+    document = _document_view(report, runs, [
+        PlotView(f"doc-curve-{i}", c.title, _curve_caption(c) + " Documents: each query's "
+                 "chunk ranking collapsed to documents.",
+                 Markup(svgs[len(report.curves) + len(report.distributions) + i]))
+        for i, c in enumerate(doc_curves)])
 
     checks = [c for t in report.targets for c in t.cells]
     failed = sum(1 for c in checks if not c.passed)
@@ -318,7 +330,33 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
                        "missing": MAX_MISSING},
         "comparisons": comparisons,
         "conventions": list(report.conventions.items()),
+        "document": document,
+        "document_queries": report.document.queries if report.document is not None else {},
     }
+
+
+@dataclass(frozen=True)
+class DocumentView:
+    """Chunk and document level side by side (``--doc-map``), as the template reads it."""
+
+    doc: DocumentReport
+    rows: list[tuple[LevelRow, list[tuple[RunView, LevelCell | None]]]]
+    runs: list[tuple[RunView, DocumentRun]]
+    curves: list[PlotView]
+
+
+def _document_view(report: Report, runs: list[RunView], curves: list[PlotView]
+                   ) -> DocumentView | None:
+    doc = report.document
+    if doc is None:
+        return None
+    by_name = {r.name: r for r in runs}
+    rows = []
+    for row in doc.summary:
+        cells = {c.run: c for c in row.cells}
+        rows.append((row, [(r, cells.get(r.name)) for r in runs]))
+    return DocumentView(doc, rows, [(by_name[d.run], d) for d in doc.runs if d.run in by_name],
+                        curves)
 
 
 def _cell_view(c: SummaryCell, stats: StatsInfo | None) -> CellView:

@@ -21,7 +21,7 @@ import math
 from typing import Any
 
 from ..errors import RagReportError
-from .model import Report
+from .model import DocumentReport, Report
 
 __all__ = ["SCHEMA", "render_json", "report_json"]
 
@@ -141,6 +141,8 @@ def report_json(report: Report) -> dict[str, Any]:
     if report.per_query:
         doc["per_query"] = {r: {q: dict(vals) for q, vals in qs.items()}
                             for r, qs in report.per_query.items()}
+    if report.document is not None:  # evaluated with a doc map (--doc-map)
+        doc["document"] = _document_json(report.document)
     cleaned: dict[str, Any] = _clean(doc, "report")
     return cleaned
 
@@ -148,3 +150,31 @@ def report_json(report: Report) -> dict[str, Any]:
 def render_json(report: Report) -> str:
     """The report as JSON text (schema :data:`SCHEMA`), ending with a newline."""
     return json.dumps(report_json(report), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+
+
+def _document_json(d: DocumentReport) -> dict[str, Any]:
+    """The ``document`` key: chunk and document level side by side, redundancy, the worst
+    queries' document level."""
+    runs = [r.run for r in d.runs]
+    return {
+        "doc_map": {"source": d.source, "chunks": d.chunks, "documents": d.documents,
+                    "judgment_level": d.judgment_level, "unmapped": d.unmapped,
+                    "description": d.description},
+        "target_level": d.target_level,
+        "means": {run: {row.measure: {"chunk": c.chunk, "document": c.document}
+                        for row in d.summary for c in row.cells if c.run == run}
+                  for run in runs},
+        "intervals": {run: {row.measure: [c.ci_lower, c.ci_upper] for row in d.summary
+                            for c in row.cells if c.run == run and c.ci_lower is not None
+                            and c.ci_upper is not None} for run in runs},
+        "curves": {c.family: {r: list(v) for r, v in c.series.items()} for c in d.curves},
+        "redundancy": {r.run: {"k": r.k, "mean": r.redundancy,
+                               "queries_affected": r.queries_affected, "queries": r.queries,
+                               "curve": list(r.curve), "chunks_collapsed": r.chunks_collapsed,
+                               "unmapped_retrieved": r.unmapped_retrieved,
+                               "unmapped_judged": r.unmapped_judged} for r in d.runs},
+        "worst_queries": {run: [{"query_id": q, "value": v.value, "redundant": v.redundant,
+                                 "k": v.k, "documents": list(v.documents),
+                                 "repeated": list(v.repeated)} for q, v in qs.items()]
+                          for run, qs in d.queries.items()},
+    }

@@ -33,7 +33,14 @@ from dataclasses import dataclass, replace
 
 from ..errors import RagReportError
 from ..targets import shown
-from .model import Report, RunHealth, SummaryCell, TargetCell, WorstQueries
+from .model import (
+    DocumentReport,
+    Report,
+    RunHealth,
+    SummaryCell,
+    TargetCell,
+    WorstQueries,
+)
 
 __all__ = ["BREAK", "MARKER", "MIN_CHARS", "escape_html", "escape_md", "render_markdown"]
 
@@ -390,7 +397,8 @@ def _render(report: Report, opts: _Opts, notice: str) -> str:
         lines += [notice, ""]
 
     # targets
-    lines += ["### Targets", ""]
+    lines += ["### Targets" + (" (document level)" if report.document is not None and
+                               report.document.target_level == "document" else ""), ""]
     if not report.targets:
         lines += ["No targets set.", ""]
     else:
@@ -437,6 +445,9 @@ def _render(report: Report, opts: _Opts, notice: str) -> str:
     if len(summary) < len(report.summary):
         n = len(report.summary) - len(summary)
         lines += [f"{n} more summary {_plural(n, 'row')} not shown.", ""]
+
+    if report.document is not None:
+        lines += _document_section(report, report.document, runs, opts, esc)
 
     # worst queries
     if opts.details and report.worst:
@@ -559,3 +570,52 @@ def render_markdown(report: Report, max_chars: int = 60_000) -> str:
     if not _fits(minimal, max_chars):  # cannot happen: every user string above is cut
         raise RagReportError(f"cannot fit the Markdown summary in {max_chars} characters")
     return minimal
+
+
+def _document_section(report: Report, doc: DocumentReport, runs: list[str], opts: _Opts,
+                      esc: _Esc) -> list[str]:
+    """Chunk and document level side by side, redundancy, the worst queries' document
+    level (``--doc-map``)."""
+    names = {r: esc.md(r) for r in report.runs}
+    out = ["### Chunks and documents", "",
+           f"{doc.chunks} chunks of {doc.documents} documents; judgments given per "
+           f"{doc.judgment_level}; targets checked at {doc.target_level} level. A document's "
+           "rank is its best chunk's rank.", ""]
+    head = ["Measure"]
+    for r in runs:
+        head += [f"{names[r]} chunks", f"{names[r]} documents"]
+    out += [_row(head), "|:--" + "|--:" * (2 * len(runs)) + "|"]
+    rows = doc.summary if opts.cap is None else doc.summary[: opts.cap]
+    for row in rows:
+        cells = {c.run: c for c in row.cells}
+        line = [esc.md(row.measure)]
+        for r in runs:
+            c = cells.get(r)
+            line += [c.chunk_shown, c.document_shown] if c is not None else ["", ""]
+        out.append(_row(line))
+    out.append("")
+    if len(rows) < len(doc.summary):
+        n = len(doc.summary) - len(rows)
+        out += [f"{n} more {_plural(n, 'row')} not shown.", ""]
+    for d in doc.runs:
+        if d.run in runs:
+            out.append(f"- {names[d.run]}: redundancy@{d.k} {d.shown} (top-{d.k} chunks of a "
+                       f"document already ranked above, mean per query; "
+                       f"{d.queries_affected} of {d.queries} queries have some)")
+    out.append("")
+    if opts.details and opts.rows != 0:
+        for w in report.worst:
+            per = doc.queries.get(w.run, {})
+            shown_q = [q for q in w.queries if q.query_id in per]
+            shown_q = shown_q if opts.rows is None else shown_q[: opts.rows]
+            if w.run not in runs or not shown_q:
+                continue
+            out += [f"<details><summary>{esc.html(w.run)}: the worst queries at document "
+                    f"level</summary>", "",
+                    _row(["Query", f"{esc.md(w.measure)} chunks",
+                          f"{esc.md(w.measure)} documents", f"Redundant in top {w.k}"]),
+                    "|:--|--:|--:|--:|"]
+            out += [_row([esc.md(q.query_id), q.shown, per[q.query_id].shown,
+                          str(per[q.query_id].redundant)]) for q in shown_q]
+            out += ["", "</details>", ""]
+    return out

@@ -285,6 +285,8 @@ class Report:
     digits: int = DISPLAY_DIGITS
     stats: StatsInfo | None = None
     drops: list[DropCheck] = field(default_factory=list)
+    document: DocumentReport | None = None
+    """Chunk and document level side by side (evaluated with a doc map), else None."""
 
     @property
     def all_passed(self) -> bool:
@@ -446,6 +448,7 @@ def build_report(
     alpha: float = 0.05,
     max_drop: float | None = None,
     workers: Mapper | None = None,
+    target_level: str = "chunk",
 ) -> Report:
     """Build the report data from one :class:`EvaluationResult` per run.
 
@@ -476,6 +479,10 @@ def build_report(
     max_drop : float, optional
         Fail (``Report.all_passed`` False) when a run's mean on a target measure is below the
         baseline's by more than this *and* the drop is significant.
+    target_level : {"chunk", "document"}
+        With results evaluated with a doc map (``doc_map=``): check the targets and
+        ``max_drop`` on the chunk-level means (default) or on the document-level ones.
+        Either way :attr:`Report.document` holds both levels side by side.
     workers : Workers, optional
         Worker processes for the bootstrap (:mod:`ragreport.parallel`); the numbers do not
         depend on them.
@@ -539,7 +546,13 @@ def build_report(
         raise RagReportError("a target is on the confidence interval; do not disable stats")
     lower = {run: {m: lo for m, (lo, _) in c.items()} for run, c in cis.items()}
     tests = _paired_tests(results, base, bounded, info) if info is not None else {}
-    checks = check_targets(list(targets), means, lower if info is not None else None)
+    doc_results = _document_results(results, target_level)  # None without a doc map
+    doc_cis = _document_cis(doc_results, bounded, info, workers)
+    t_means, t_lower = means, lower
+    if target_level == "document" and doc_results is not None:
+        t_means = {d.run_name: {m: d.mean(m) for m in measures} for d in doc_results}
+        t_lower = {run: {m: lo for m, (lo, _) in c.items()} for run, c in doc_cis.items()}
+    checks = check_targets(list(targets), t_means, t_lower if info is not None else None)
     target_rows = []
     for t in targets:
         cells = [TargetCell(c.run, c.value, c.shown, c.passed, c.margin, _signed(c.margin),
@@ -606,7 +619,11 @@ def build_report(
                                 c.identical_ids_dropped if r.conventions.ignore_identical_ids
                                 else None))
 
-    drops = _drop_checks(results, base, targets, info, max_drop) if max_drop is not None else []
+    drop_on, drop_base = results, base
+    if target_level == "document" and doc_results is not None:
+        drop_on, drop_base = doc_results, doc_results[names.index(base_name)]
+    drops = _drop_checks(drop_on, drop_base, targets, info, max_drop) \
+        if max_drop is not None else []
 
     pq: dict[str, dict[str, dict[str, float]]] = {}
     if per_query:
@@ -637,6 +654,9 @@ def build_report(
         per_query=pq,
         stats=info,
         drops=drops,
+        document=None if doc_results is None else _document_report(
+            results, doc_results, measures, families, k_max, means, doc_cis, target_level,
+            worst, wm),
     )
 
 
@@ -778,3 +798,179 @@ def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Map
                                    shown(float(values[i])), FAILURE_KINDS[int(kinds[i])],
                                    int(r.ranking.n_ret[i]), int(n_rel[i]), rows, missing))
     return WorstQueries(r.run_name, str(m), k, r.n_queries, details, counts)
+
+
+# ---- chunk and document level (evaluated with a doc map: ragreport.docmap) -----------------
+
+@dataclass(frozen=True)
+class LevelCell:
+    """One run's mean of one measure at chunk and at document level."""
+
+    run: str
+    chunk: float
+    chunk_shown: str
+    document: float
+    document_shown: str
+    ci_lower: float | None = None  # document-level bootstrap interval
+    ci_upper: float | None = None
+    ci_text: str = ""
+
+
+@dataclass(frozen=True)
+class LevelRow:
+    measure: str
+    title: str
+    cells: list[LevelCell]
+
+
+@dataclass(frozen=True)
+class DocumentRun:
+    """Per run: redundancy at K (top-K chunks whose document is ranked above them) and how
+    the run met the map."""
+
+    run: str
+    k: int
+    redundancy: float  # mean over queries
+    shown: str
+    queries_affected: int  # queries with at least one such chunk in the top K
+    queries: int
+    curve: list[float]  # mean redundancy at K = 1..k_max
+    chunks_collapsed: int
+    unmapped_retrieved: int
+    unmapped_judged: int
+
+
+@dataclass(frozen=True)
+class QueryDocuments:
+    """The document level of one worst query (drill-down): its redundancy at K, its value
+    at document level, and the document of each shown row (``repeated``: a chunk of that
+    document is ranked above)."""
+
+    k: int
+    redundant: int
+    value: float
+    shown: str
+    documents: list[str]
+    repeated: list[bool]
+
+
+@dataclass(frozen=True)
+class DocumentReport:
+    """Chunk and document level side by side (see :mod:`ragreport.docmap`)."""
+
+    source: str
+    chunks: int
+    documents: int
+    judgment_level: str  # "chunk" or "document": the level the judgments were given at
+    target_level: str  # the level the targets (and drop checks) were checked at
+    unmapped: str
+    description: str
+    summary: list[LevelRow]
+    curves: list[Curve]  # document-level mean curves
+    runs: list[DocumentRun]
+    queries: dict[str, dict[str, QueryDocuments]]  # run -> worst query id -> drill-down
+
+
+def _document_results(results: Sequence[EvaluationResult], target_level: str
+                      ) -> list[EvaluationResult] | None:
+    """The document-level results (every run evaluated with a doc map), else None."""
+    if target_level not in ("chunk", "document"):
+        raise RagReportError(f"target_level must be 'chunk' or 'document', got "
+                             f"{target_level!r}")
+    docs = [r.document for r in results]
+    if all(d is None for d in docs):
+        if target_level == "document":
+            raise RagReportError("target_level='document' needs results evaluated with a doc "
+                                 "map (doc_map=, --doc-map)")
+        return None
+    out = [d for d in docs if d is not None]
+    if len(out) != len(docs):
+        raise RagReportError("evaluate every run with the doc map, or none of them")
+    return out
+
+
+def _document_cis(doc_results: list[EvaluationResult] | None, bounded: list[Measure],
+                  info: StatsInfo | None, workers: Mapper | None
+                  ) -> dict[str, dict[Measure, tuple[float, float]]]:
+    """Bootstrap intervals of the document-level means (the chunk level's resampled query
+    sets: same seed, same queries)."""
+    if doc_results is None or info is None or not bounded:
+        return {}
+    from ..stats import bootstrap_cis
+
+    out = {}
+    for d in doc_results:
+        (ci,) = bootstrap_cis([(_columns([d.values(m)[:, None] for m in bounded],
+                                         d.n_queries), info.resamples)],
+                              info.level, info.seed, workers=workers)
+        out[d.run_name] = {m: (float(ci.lower[j]), float(ci.upper[j]))
+                           for j, m in enumerate(bounded)}
+    return out
+
+
+def _document_report(results: Sequence[EvaluationResult], doc_results: list[EvaluationResult],
+                     measures: list[Measure], families: list[Measure], k_max: int,
+                     means: dict[str, dict[Measure, float]],
+                     doc_cis: dict[str, dict[Measure, tuple[float, float]]], target_level: str,
+                     worst: list[WorstQueries], wm: Measure) -> DocumentReport:
+    rows = []
+    for m in measures:
+        cells = []
+        for r, d in zip(results, doc_results, strict=True):
+            v, dv = means[r.run_name][m], d.mean(m)
+            lo, hi = doc_cis.get(d.run_name, {}).get(m, (None, None))
+            ci_text = f"[{shown(lo)}, {shown(hi)}]" if lo is not None and hi is not None else ""
+            cells.append(LevelCell(r.run_name, v, shown(v), dv, shown(dv), lo, hi, ci_text))
+        rows.append(LevelRow(str(m), m.family.title, cells))
+    k_doc = min([k_max, *(d.k_max for d in doc_results)])
+    curves = []
+    for fam in families:
+        if not all(fam in d.curves for d in doc_results):
+            continue
+        series = {d.run_name: [float(x) for x in d.mean_curve(fam)[:k_doc]] for d in doc_results}
+        curves.append(Curve(str(fam), f"{FAMILIES[fam.name].title} ({fam})@K, documents",
+                            list(range(1, k_doc + 1)), series, []))
+    k = wm.cutoff or k_max
+    runs = []
+    for r in results:
+        red = r.redundancy if r.redundancy is not None else np.zeros((r.n_queries, 1), int)
+        at = red[:, min(k, red.shape[1]) - 1] if red.shape[1] else np.zeros(r.n_queries, int)
+        mean = float(at.mean()) if len(at) else 0.0
+        info = r.doc_map_info
+        runs.append(DocumentRun(
+            r.run_name, k, mean, shown(mean), int((at > 0).sum()), r.n_queries,
+            [float(x) for x in (red.mean(axis=0) if len(red) else red.sum(axis=0))[:k_max]],
+            info.chunks_collapsed if info else 0, info.unmapped_retrieved if info else 0,
+            info.unmapped_judged if info else 0))
+    queries: dict[str, dict[str, QueryDocuments]] = {}
+    for w in worst:
+        r = results[[x.run_name for x in results].index(w.run)]
+        d = doc_results[[x.run_name for x in results].index(w.run)]
+        dm = r.doc_map
+        per: dict[str, QueryDocuments] = {}
+        for qd in w.queries:
+            chunks = [row.doc_id for row in qd.rows]
+            found = dm.document_of(chunks) if dm is not None and chunks else []
+            docs_of = [f if f is not None else c for f, c in zip(found, chunks, strict=True)]
+            seen: set[str] = set()
+            repeated = []
+            for x in docs_of:
+                repeated.append(x in seen)
+                seen.add(x)
+            i = r.ranking.query_index(qd.query_id)
+            qred = r.redundancy
+            n_red = int(qred[i, min(w.k, qred.shape[1]) - 1]) if qred is not None else 0
+            value = float(d.values(w.measure)[d.ranking.query_index(qd.query_id)])
+            per[qd.query_id] = QueryDocuments(w.k, n_red, value, shown(value), docs_of,
+                                              repeated)
+        queries[w.run] = per
+    info0 = results[0].doc_map_info
+    return DocumentReport(
+        source=info0.source if info0 else "",
+        chunks=info0.chunks if info0 else 0,
+        documents=info0.documents if info0 else 0,
+        judgment_level=info0.judgment_level if info0 else "chunk",
+        target_level=target_level,
+        unmapped=info0.unmapped if info0 else "error",
+        description=results[0].conventions.doc_map or "",
+        summary=rows, curves=curves, runs=runs, queries=queries)

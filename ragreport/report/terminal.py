@@ -8,7 +8,7 @@ can be read by a CI runner as a workflow command.
 from __future__ import annotations
 
 from ..textout import terminal_safe
-from .model import Report
+from .model import DocumentReport, Report
 
 __all__ = ["render_failures", "render_terminal"]
 
@@ -34,7 +34,9 @@ def render_terminal(report: Report) -> str:
             cells = [f"{c.shown} {'PASS' if c.passed else 'FAIL'}" for c in t.cells]
             rows.append([t.measure, f"{t.op} {t.threshold_text}", *cells,
                          "pass" if t.passed else "FAIL"])
-        lines += ["", "Targets", *_table(rows)]
+        level = (" (document level)" if report.document is not None
+                 and report.document.target_level == "document" else "")
+        lines += ["", "Targets" + level, *_table(rows)]
     rows = [["measure", *report.runs]]
     for s in report.summary:
         rows.append([s.measure, *(f"{c.shown} {c.delta_text}".rstrip() for c in s.cells)])
@@ -50,6 +52,8 @@ def render_terminal(report: Report) -> str:
                 cells.append(f"{c.ci_text}{p}")
             rows.append([s.measure, *cells])
         lines += _table(rows)
+    if report.document is not None:
+        lines += _document_lines(report, report.document)
     if report.drops:
         lines += ["", f"Drop checks (max drop {report.drops[0].max_drop:g})"]
         lines += [("FAIL " if d.failed else "ok   ") + terminal_safe(d.message)
@@ -67,3 +71,16 @@ def render_failures(report: Report) -> str:
     ]
     lines += [f"FAILED drop {terminal_safe(d.message)}\n" for d in report.drops if d.failed]
     return "".join(lines)
+
+
+def _document_lines(report: Report, doc: DocumentReport) -> list[str]:
+    """Chunk and document level side by side, and the redundancy at K (``--doc-map``)."""
+    rows = [["measure", *(f"{r} chunks / documents" for r in report.runs)]]
+    for row in doc.summary:
+        rows.append([row.measure, *(f"{c.chunk_shown} / {c.document_shown}" for c in row.cells)])
+    lines = ["", f"Chunks and documents ({doc.chunks} chunks of {doc.documents} documents; "
+                 f"judgments per {doc.judgment_level})", *_table(rows)]
+    lines += [f"redundancy@{d.k} ({terminal_safe(d.run)}): {d.shown} of the top {d.k} chunks "
+              f"belong to a document ranked above (mean; {d.queries_affected} of {d.queries} "
+              "queries)" for d in doc.runs]
+    return lines
