@@ -410,7 +410,10 @@ IR_MEASURES_PAIRS = [
     ("SetF", "SetF"), ("NumRet", "NumRet"), ("NumRet(rel=1)", "NumRet(rel=1)"),
     ("NumRet(rel=2)", "NumRet(rel=2)"), ("NumRelRet", "NumRelRet"), ("NumRel", "NumRel"),
     ("NumQ", "NumQ"), ("Success@5", "Success@5"), ("Bpref", "Bpref"), ("Judged@10", "Judged@10"),
-    ("Judged@3", "Judged@3"), ("RBP(rel=1)", "RBP(rel=1)"),
+    ("Judged@3", "Judged@3"), ("Judged", "Judged"), ("RBP(rel=1)", "RBP(rel=1)"),
+    ("Rprec(rel=2)", "Rprec(rel=2)"), ("Bpref(rel=2)", "Bpref(rel=2)"),
+    ("SetF(rel=2)", "SetF(rel=2)"), ("R@1000", "R@1000"),
+    ("P@1000", "P@1000"), ("SetR(rel=3)", "SetR(rel=3)"),
     ("RBP(p=0.5,rel=2)", "RBP(p=0.5,rel=2)"), ("ERR@10", "ERR@10"), ("ERR@20", "ERR@20"),
     ("nDCG(dcg=exp-log2)@10", "nDCG(dcg='exp-log2')@10"),
     # ranx's and MTEB/BEIR's spellings against the same ir_measures measure
