@@ -95,6 +95,8 @@ def _eval_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     for option in ("compat", "ignore_identical_ids"):  # ragreport.compat
         if getattr(args, option, None) is not None:
             kwargs[option] = getattr(args, option)
+    if getattr(args, "ties", None) not in (None, "trec_eval"):  # --ties (ragreport.ties)
+        kwargs["ties"] = args.ties
     kwargs.update(_fractional(args))
     if getattr(args, "doc_map", None) is not None:  # read once, for every run
         from .docmap import load_doc_map
@@ -382,12 +384,13 @@ def _merge_settings(args: argparse.Namespace) -> None:
     from .targets import load_settings
 
     settings = load_settings(args.targets)
-    for key, flag in (("compat", "--compat"), ("ignore_identical_ids", "--ignore-identical-ids")):
+    for key, flag in (("compat", "--compat"), ("ignore_identical_ids", "--ignore-identical-ids"),
+                      ("ties", "--ties")):
         if key not in settings:
             continue
         given, written = getattr(args, key, None), settings[key]
         if given is not None and given != written:
-            as_flag = f"{flag} {given}" if key == "compat" else (
+            as_flag = f"{flag} {given}" if isinstance(given, str) else (
                 flag if given else "--no-" + flag[2:])
             raise RagReportError(f"{as_flag} conflicts with {key} = {_toml(written)} in "
                                  f"{shown(settings['source'])}; give it in one place")

@@ -136,6 +136,11 @@ def _add_inputs(p: argparse.ArgumentParser, many_runs: bool) -> None:
     p.add_argument("--order", choices=("score", "given"), default=None,
                    help="score: by score, ties by doc id descending (trec_eval; the default, "
                         "but --compat llamaindex: given); given: as listed")
+    p.add_argument("--ties", choices=("trec_eval", "average"), default=None,
+                   help="trec_eval: tied scores in trec_eval's order (default); average: each "
+                        "value is its expected value over all orders of the tied scores "
+                        "(McSherry & Najork 2008); also 'ties = \"average\"' in the targets "
+                        "file")
     _add_compat(p)
     p.add_argument("--no-relevant", choices=("zero", "skip", "raise"), default="zero",
                    help="queries without a relevant document: score 0 (default), skip, or error")

@@ -46,7 +46,7 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
 
 #: Evaluation options a targets file may set beside its targets (``compat = "beir"``,
 #: ``ignore_identical_ids = true``; :mod:`ragreport.compat`): keys that are not targets.
-SETTINGS: tuple[str, ...] = ("compat", "ignore_identical_ids")
+SETTINGS: tuple[str, ...] = ("compat", "ignore_identical_ids", "ties")
 
 #: The seed tutorial's "typical targets".
 DEFAULT_TARGETS: dict[str, str] = {
@@ -341,6 +341,12 @@ def load_settings(path: str | os.PathLike[str] | None = None,
             raise ConfigError(f"{source}: ignore_identical_ids must be true or false, got "
                               f"{_short(repr(value))}")
         out["ignore_identical_ids"] = value
+    if "ties" in found:  # ragreport.ties: "trec_eval" or "average"
+        value = found["ties"][0]
+        if value not in ("trec_eval", "average"):
+            raise ConfigError(f"{source}: ties must be \"trec_eval\" or \"average\", got "
+                              f"{_short(repr(value))}")
+        out["ties"] = value
     return out | ({"source": source} if out else {})
 
 

@@ -35,8 +35,8 @@ Interval over all tie orders
     ``ragreport.evaluate(..., ties="average")``):
 
     * measures linear in the per-rank relevance or gain (P, R, F1 = 2 hits / (K + R),
-      Hits, Rprec, nDCG, R_cap, Judged): each rank's relevance (gain) replaced by its tied
-      group's mean;
+      Hits, Rprec, nDCG, R_cap, RBP, Judged): each rank's relevance (gain, judged flag)
+      replaced by its tied group's mean;
     * HitRate and RR: a group lies wholly before or after any other, so what precedes the
       first group holding a relevant document is fixed; within it, the first relevant
       document is at offset j with the hypergeometric probability
@@ -45,7 +45,7 @@ Interval over all tie orders
       r(r - 1) / (n(n - 1)) (s before t in the same group) or a product of independent means;
     * measures of the retrieved set are the same in every order.
 
-    Other families (ERR, RBP, Bpref, IPrec ...) are refused with a
+    Other families (ERR, Bpref, IPrec ...) are refused with a
     :class:`~ragreport.errors.MeasureError` rather than approximated.
 
 With ``max_depth`` the tied groups are those of the ranking as cut: a group that the depth
@@ -114,7 +114,7 @@ MONOTONE = frozenset({"P", "R", "F1", "HitRate", "Hits", "RR", "nDCG", "AP", "Rp
 ORDER_FREE = frozenset({"SetP", "SetR", "SetF", "NumRet", "NumRel", "NumRelRet", "NumQ"})
 #: Families (with a cutoff where they take one) that ``ties="average"`` computes exactly.
 AVERAGE_EXACT = frozenset({"P", "R", "F1", "HitRate", "Hits", "RR", "nDCG", "AP", "Rprec",
-                           "R_cap", "Judged"}) | ORDER_FREE
+                           "R_cap", "Judged", "RBP"}) | ORDER_FREE
 
 
 # ---- tied groups ---------------------------------------------------------------------------
@@ -540,31 +540,70 @@ def _mean_gain(ctx: _Context, m: Measure) -> _Sparse:
     return cast(_Sparse, _cached(ctx, ("gain", m.gain), make))
 
 
-def _first_relevant(ctx: _Context, m: Measure) -> tuple[_Sparse, _Sparse]:
-    """(P(the first relevant document is at this rank), that / rank): HitRate and RR."""
+@dataclass(frozen=True)
+class _First:
+    """Per query with a relevant document retrieved: the first tied group holding one."""
+
+    q: IntArray    # the query
+    a: IntArray    # 0-based rank where the group starts
+    n: IntArray    # its documents
+    r: IntArray    # its relevant documents (>= 1)
+    lf: FloatArray  # log(x!) for x = 0..max n
+    rr: _Sparse    # P(the first relevant document is at this rank) / rank
+
+    def none_in(self, m: IntArray) -> FloatArray:
+        """P(none of the group's first m ranks is relevant) (m broadcast against the
+        queries, clipped to [0, n]): C(n - r, m) / C(n, m)."""
+        extra = (1,) * (np.ndim(m) - self.n.ndim)  # per query: one row of m each
+        n, r = self.n.reshape(self.n.shape + extra), self.r.reshape(self.r.shape + extra)
+        shape = np.broadcast_shapes(np.shape(m), n.shape)
+        n = np.broadcast_to(n, shape)
+        free = n - np.broadcast_to(r, shape)
+        mm = np.clip(m, 0, n)
+        ok = mm <= free
+        mm = np.where(ok, mm, 0)
+        lf = self.lf
+        return np.where(ok, np.exp(lf[free] - lf[free - mm] - lf[n] + lf[n - mm]), 0.0)
+
+
+def _first_relevant(ctx: _Context, m: Measure) -> _First:
+    """The first tied group holding a relevant document, per query (HitRate and RR): what
+    precedes it is fixed in every order; within it, the first relevant document is at offset
+    j with probability C(n - 1 - j, r - 1) / C(n, r) = none_in(j) - none_in(j + 1)."""
     lv = ctx.level(m)
     rk = ctx.ranking
 
-    def make() -> tuple[_Sparse, _Sparse]:
+    def make() -> _First:
         gr = _groups(rk)
         qi, pos = ctx.ranks(m)
         q, first = np.unique(qi, return_index=True)
-        g = gr.gid[rk.ret_offsets[q] + pos[first]]       # the first group holding one
+        g = gr.gid[rk.ret_offsets[q] + pos[first]]
         rel = _relevant(rk, lv)
         r = np.bincount(gr.gid, weights=rel, minlength=len(gr.start))[g].astype(np.int64)
         n = gr.size[g]
+        lf = _log_factorials(int(n.max()) if len(n) else 1)
+        f = _First(q.astype(np.int64), gr.pos[gr.start[g]], n, r, lf,
+                   _Sparse(q[:0], q[:0], np.zeros(0)))
         rows = np.repeat(gr.start[g] - np.cumsum(n) + n, n) + np.arange(int(n.sum()))
         j = rows - np.repeat(gr.start[g], n)
-        nn, rr = np.repeat(n, n), np.repeat(r, n)
-        ok = j <= nn - rr
-        lf = _log_factorials(int(n.max()) if len(n) else 1)
-        jj = np.where(ok, j, 0)
-        p = np.where(ok, np.exp(lf[nn - 1 - jj] - lf[rr - 1] - lf[nn - rr - jj]
-                                - lf[nn] + lf[rr] + lf[nn - rr]), 0.0)
-        hit = _Sparse(gr.qi[rows], gr.pos[rows], p)
-        return hit, _Sparse(hit.qi, hit.pos, p / (hit.pos + 1.0))
+        each = _First(q, f.a, np.repeat(n, n), np.repeat(r, n), lf, f.rr)
+        p = each.none_in(j) - each.none_in(j + 1)
+        return replace(f, rr=_Sparse(gr.qi[rows], gr.pos[rows], p / (gr.pos[rows] + 1.0)))
 
-    return cast(tuple[_Sparse, _Sparse], _cached(ctx, ("first", lv), make))
+    return cast(_First, _cached(ctx, ("first", lv), make))
+
+
+def _hit_rate(ctx: _Context, m: Measure, ks: IntArray | None) -> FloatArray:
+    """E[HitRate@K] = 1 - P(none of the first group's ranks before K is relevant), (queries,
+    len(ks)) (``ks`` None: the whole ranking, (queries, 1))."""
+    f = _first_relevant(ctx, m)
+    width = 1 if ks is None else len(ks)
+    out = np.zeros((ctx.n, width))
+    if ks is None:
+        out[f.q] = 1.0
+    else:
+        out[f.q] = 1.0 - f.none_in(ks[None, :] - f.a[:, None])
+    return out
 
 
 def _ap_terms(ctx: _Context, m: Measure) -> _Sparse:
@@ -587,6 +626,15 @@ def _ap_terms(ctx: _Context, m: Measure) -> _Sparse:
         return _rows(rk, np.where(mean > 0, w, 0.0))
 
     return cast(_Sparse, _cached(ctx, ("ap", lv), make))
+
+
+def _rbp_terms(ctx: _Context, m: Measure) -> _Sparse:
+    """(1 - p) p^(rank - 1) times each rank's mean relevance (RBP, binary, as the engine)."""
+    from .engine import _p
+
+    s = _mean_rel(ctx, m)
+    p = _p(m)
+    return _Sparse(s.qi, s.pos, (1.0 - p) * np.power(p, s.pos.astype(np.float64)) * s.w)
 
 
 def _sums(ctx: _Context, s: _Sparse, k: int | IntArray | None) -> FloatArray:
@@ -634,17 +682,21 @@ def average_curve(ctx: _Context, m: Measure, width: int) -> FloatArray:
     if name == "nDCG":
         return metrics.ndcg_at_k(_dense(ctx, _mean_gain(ctx, m), width), ctx.ideal(m, width),
                                  width)
-    if name in ("HitRate", "RR"):
-        hit, rr = _first_relevant(ctx, m)
-        return _dense_sums(ctx, hit if name == "HitRate" else rr, width)
+    if name == "HitRate":
+        return _hit_rate(ctx, m, np.arange(1, width + 1, dtype=np.int64))
+    if name == "RR":
+        return _dense_sums(ctx, _first_relevant(ctx, m).rr, width)
     if name == "AP":
         return metrics._safe_div(_dense_sums(ctx, _ap_terms(ctx, m), width),
                                  ctx.n_rel(m)[:, None])
     if name == "R_cap":
         hits = _dense_sums(ctx, _mean_rel(ctx, m), width)
         return metrics._safe_div(hits, np.minimum(ks[None, :], ctx.n_rel(m)[:, None]))
-    if name == "Judged":
-        return _dense_sums(ctx, _mean_judged(ctx), width) / ks
+    if name == "Judged":  # judged in the top K / min(K, retrieved)
+        return metrics._safe_div(_dense_sums(ctx, _mean_judged(ctx), width),
+                                 np.minimum(ks[None, :], ctx.ranking.n_ret[:, None]))
+    if name == "RBP":
+        return _dense_sums(ctx, _rbp_terms(ctx, m), width)
     raise MeasureError(f"{m} has no metric-vs-K curve under ties='average'")
 
 
@@ -676,12 +728,16 @@ def average_values(ctx: _Context, m: Measure, k: int | None) -> FloatArray:
     if name == "nDCG":
         s = _mean_gain(ctx, m)
         return metrics.ndcg_at(ctx.n, s.qi, s.pos, s.w, *ctx.ideal_ranks(m), k)
-    if name in ("HitRate", "RR"):
-        hit, rr = _first_relevant(ctx, m)
-        return _sums(ctx, hit if name == "HitRate" else rr, k)
+    if name == "HitRate":
+        ks = None if k is None else np.array([min(k, ctx.ranking.depth + 1)], dtype=np.int64)
+        return _hit_rate(ctx, m, ks)[:, 0]
+    if name == "RR":
+        return _sums(ctx, _first_relevant(ctx, m).rr, k)
     if name == "AP":
         return metrics._safe_div(_sums(ctx, _ap_terms(ctx, m), k), ctx.n_rel(m))
     if name == "Judged":
-        kk = np.float64(cast(int, k))
-        return _sums(ctx, _mean_judged(ctx), k) / kk
+        return metrics._safe_div(_sums(ctx, _mean_judged(ctx), k),
+                                 np.minimum(ctx.ranking.n_ret, cast(int, k)))
+    if name == "RBP":
+        return _sums(ctx, _rbp_terms(ctx, m), k)
     raise MeasureError(f"no expected value for {m} under ties='average'")

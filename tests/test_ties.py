@@ -6,9 +6,14 @@ group enumerated, each evaluated by the engine's trec_eval path.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
+import json
 import math
+import re
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,9 +25,13 @@ from ragreport import ties
 from ragreport.align import Ranking
 from ragreport.errors import MeasureError, RagReportError
 from ragreport.measures import parse_measure
+from ragreport.report import Report
 
 MEASURES = ["P@1", "P@3", "R@2", "F1@3", "HitRate@1", "HitRate@3", "Hits@2", "RR", "RR@2",
-            "nDCG@3", "nDCG", "nDCG(gain=exp)@2", "AP", "AP@3", "Rprec", "P(rel=2)@2"]
+            "nDCG@3", "nDCG", "nDCG(gain=exp)@2", "AP", "AP@3", "Rprec", "P(rel=2)@2",
+            "R_cap@2", "Judged@2", "RBP(p=0.8)", "RBP(p=0.5)@3", "SetP", "NumRelRet"]
+#: Measures whose interval the brute force checks, but which ties="average" refuses.
+NOT_AVERAGED = ["ERR@3", "Bpref", "IPrec@0.5"]
 
 
 def _group_bounds(rk: Ranking, q: int) -> list[tuple[int, int]]:
@@ -98,8 +107,13 @@ def test_interval_and_average_equal_brute_force(
     qrels, run = case
     if not _small(run):
         return
-    trec = ragreport.evaluate(qrels, run, MEASURES)
+    trec = ragreport.evaluate(qrels, run, MEASURES + NOT_AVERAGED)
     avg = ragreport.evaluate(qrels, run, MEASURES, ties="average")
+    for name in NOT_AVERAGED:
+        lo, hi, _ = _brute(trec, name)
+        e = ties.exposure(trec, name)
+        np.testing.assert_allclose(e.low_values, lo, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(e.high_values, hi, atol=1e-12, err_msg=name)
     for name in MEASURES:
         lo, hi, mean = _brute(trec, name)
         e = ties.exposure(trec, name)
@@ -124,9 +138,10 @@ def test_average_curves_are_columnwise_expectations(
     qrels, run = case
     if not _small(run):
         return
-    avg = ragreport.evaluate(qrels, run, ["P@1"], ties="average", k_max=8)
-    trec = ragreport.evaluate(qrels, run, ["P@1"], k_max=8)
-    for fam in ("P", "R", "F1", "HitRate", "RR", "nDCG", "AP"):
+    fams = ["P@1", "R_cap@1", "Judged@1", "RBP@1"]
+    avg = ragreport.evaluate(qrels, run, fams, ties="average", k_max=8)
+    trec = ragreport.evaluate(qrels, run, fams, k_max=8)
+    for fam in ("P", "R", "F1", "HitRate", "RR", "nDCG", "AP", "R_cap", "Judged", "RBP"):
         for k in range(1, avg.k_max + 1):
             _, _, mean = _brute(trec, f"{fam}@{k}")
             np.testing.assert_allclose(avg.curve(fam)[:, k - 1], mean, atol=1e-9,
@@ -206,19 +221,9 @@ def test_average_refuses_what_it_cannot_compute_exactly() -> None:
         ragreport.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ties="mean")
     with pytest.raises(RagReportError, match="order='given'"):
         ragreport.evaluate({"q": {"a": 1}}, {"q": ["a"]}, order="given", ties="average")
-    exotic = [m for m in ("ERR@10", "RBP", "Bpref", "IPrec@0.5")
-              if _parses(m)]
-    for m in exotic:
+    for m in NOT_AVERAGED:
         with pytest.raises(MeasureError, match="no exact expected value"):
             ragreport.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, [m], ties="average")
-
-
-def _parses(name: str) -> bool:
-    try:
-        parse_measure(name)
-    except MeasureError:
-        return False
-    return True
 
 
 def test_average_without_ties_is_trec_eval() -> None:
@@ -239,3 +244,103 @@ def test_average_with_max_depth_and_order_free_measures() -> None:
     assert r.values("NumRet").tolist() == [3.0]
     # the kept rows are d, c, b: one relevant in three
     assert r.values("P@2").tolist() == pytest.approx([1 / 3])
+
+
+# ---- reports: warning lines exactly when the interval straddles a threshold ----------------
+
+def _report(threshold: str, run_name: str = "bm25", qid: str = "q1") -> Report:
+    from ragreport.report import build_report
+    from ragreport.targets import parse_targets
+
+    # q1: a, b, c tied, a relevant; q2: b relevant under d: RR in [0.4167, 0.75]
+    qrels = {qid: {"a": 1}, "q2": {"b": 1}}
+    run = {qid: {"a": 1.0, "b": 1.0, "c": 1.0}, "q2": {"d": 2.0, "b": 1.0}}
+    r = ragreport.evaluate(qrels, run, ["RR"], name=run_name)
+    return build_report([r], parse_targets({"RR": threshold}, "t.toml"), stats=False,
+                        generated_at="2026-01-01T00:00:00Z", per_query=True)
+
+
+@pytest.mark.parametrize(("threshold", "note"), [
+    (">= 0.5", "this failure depends on tie order"),   # trec_eval: (1/3 + 1/2) / 2 = 0.4167
+    (">= 0.4", ""),                                     # passes in every order
+    (">= 0.8", ""),                                     # fails in every order
+    (">= 0.75", "this failure depends on tie order"),   # the optimistic end reaches it
+    ("> 0.75", ""),
+    ("<= 0.5", "this pass depends on tie order"),
+])
+def test_warning_lines_exactly_when_the_interval_straddles(threshold: str, note: str) -> None:
+    from ragreport.report.terminal import render_terminal
+
+    rep = _report(threshold)
+    (t,) = rep.ties
+    assert (t.low_text, t.high_text) == ("0.4167", "0.7500")
+    assert t.note == note and t.dependent == 1 and t.straddling == 0
+    html, md, text = rep.to_html(), rep.to_markdown(), render_terminal(rep)
+    doc = json.loads(rep.to_json())
+    for out in (html, md, text):
+        assert ("depends on tie order" in out) == bool(note)
+        if note:
+            assert note in out
+    assert doc["ties"][0]["depends_on_tie_order"] == bool(note)
+    assert doc["ties"][0]["dependent_queries"] == {"q1": [1 / 3, 1.0]}
+    # the tie exposure is shown (and the badge) whatever the verdict
+    assert "<h3>Tie exposure</h3>" in html and 'class="tie-badge"' in html
+    assert "Tie exposure" in text
+    worst = {q["query_id"]: q for q in doc["worst_queries"]["bm25"]}
+    assert worst["q1"]["tie_ranges"] == {"RR": [1 / 3, 1.0]}
+    assert worst["q2"]["tie_ranges"] == {}
+
+
+def test_no_tie_section_without_ties() -> None:
+    from ragreport.report import build_report
+    from ragreport.report.terminal import render_terminal
+    from ragreport.targets import parse_targets
+
+    r = ragreport.evaluate({"q": {"a": 1}}, {"q": {"a": 2.0, "b": 1.0}}, ["RR"])
+    rep = build_report([r], parse_targets({"RR": 0.5}), stats=False)
+    assert rep.ties[0].dependent == 0 and rep.ties[0].note == ""
+    html = rep.to_html()
+    assert "<h3>Tie exposure</h3>" not in html and 'class="tie-badge"' not in html
+    assert "Tie exposure" not in render_terminal(rep) and "tie order" not in rep.to_markdown()
+
+
+HOSTILE_ID = "<script>alert(1)</script>|**x**"
+
+
+def test_badges_and_warnings_escape_user_strings() -> None:
+    rep = _report(">= 0.5", run_name=HOSTILE_ID, qid=HOSTILE_ID)
+    html, md = rep.to_html(), rep.to_markdown()
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
+    badge = re.search(r'<span class="tie-badge"[^>]*>([^<]*)</span>', html)
+    assert badge is not None and badge.group(1) == "tie order: RR 0.3333–1.0000"
+    assert "<script>" not in md and "this failure depends on tie order" in md
+    warn = next(line for line in md.splitlines() if "depends on tie order" in line)
+    assert "|" not in warn.replace("\\|", "") and "**x**" not in warn
+    from ragreport.report.terminal import render_terminal
+
+    text = render_terminal(rep)
+    assert "WARNING RR >= 0.5" in text
+
+
+def test_check_prints_the_warning(tmp_path: Path) -> None:
+    from ragreport.cli import main
+
+    (tmp_path / "q.txt").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 a 1 1.0 x\nq1 Q0 b 2 1.0 x\nq1 Q0 c 3 1.0 x\n"
+                                    "q2 Q0 d 1 2.0 x\nq2 Q0 b 2 1.0 x\n")
+    (tmp_path / "t.toml").write_text('"RR" = 0.5\n')
+    argv = [str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "--targets",
+            str(tmp_path / "t.toml"), "--no-stats", "--json", str(tmp_path / "o.json")]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["check", *argv])
+    assert code == 1
+    assert "WARNING RR >= 0.5 (run 'x'): this failure depends on tie order" in out.getvalue()
+    # the average over tie orders: ((1 + 1/2 + 1/3) / 3 + 1/2) / 2 passes
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["check", *argv, "--ties", "average"])
+    assert code == 0, out.getvalue()
+    doc = json.loads((tmp_path / "o.json").read_text())
+    assert doc["means"]["x"]["RR"] == pytest.approx((11 / 18 + 1 / 2) / 2)
+    assert "McSherry" in doc["conventions"]["ties"]

@@ -135,9 +135,12 @@ def report_json(report: Report) -> dict[str, Any]:
                                                            "k": worst_by.k},
         "failure_kinds": {w.run: dict(w.failure_counts) for w in report.worst},
         "worst_queries": {w.run: [{"query_id": q.query_id, "value": q.value,
-                                   "failure": q.failure} for q in w.queries]
+                                   "failure": q.failure,
+                                   "tie_ranges": {m: list(v) for m, v in q.tie_ranges.items()}}
+                                  for q in w.queries]
                           for w in report.worst},
     }
+    doc["ties"] = _ties_json(report)
     if report.per_query:
         doc["per_query"] = {r: {q: dict(vals) for q, vals in qs.items()}
                             for r, qs in report.per_query.items()}
@@ -145,6 +148,23 @@ def report_json(report: Report) -> dict[str, Any]:
         doc["document"] = _document_json(report.document)
     cleaned: dict[str, Any] = _clean(doc, "report")
     return cleaned
+
+
+def _ties_json(report: Report) -> list[dict[str, Any]]:
+    """Each target measure of each run through its tied scores (:mod:`ragreport.ties`); the
+    queries whose value depends on the tie order are listed with ``--per-query``."""
+    out = []
+    for t in report.ties:
+        row: dict[str, Any] = {
+            "run": t.run, "measure": t.measure, "cut": t.cut, "queries": t.queries,
+            "straddling": t.straddling, "dependent": t.dependent, "low": t.low,
+            "high": t.high, "value": t.value, "exact": t.exact, "op": t.op,
+            "threshold": t.threshold, "on": t.on, "depends_on_tie_order": bool(t.note),
+            "note": t.note}
+        if report.per_query:
+            row["dependent_queries"] = {q: list(v) for q, v in t.dependent_queries.items()}
+        out.append(row)
+    return out
 
 
 def render_json(report: Report) -> str:

@@ -421,6 +421,7 @@ def _render(report: Report, opts: _Opts, notice: str) -> str:
         if len(targets) < len(report.targets):
             n = len(report.targets) - len(targets)
             lines += [f"{n} more target {_plural(n, 'row')} not shown.", ""]
+        lines += _tie_warnings(report, runs, esc)
 
     lines += _drop_section(report, runs, opts.cap, esc)
 
@@ -619,3 +620,12 @@ def _document_section(report: Report, doc: DocumentReport, runs: list[str], opts
                           str(per[q.query_id].redundant)]) for q in shown_q]
             out += ["", "</details>", ""]
     return out
+
+
+def _tie_warnings(report: Report, runs: list[str], esc: _Esc) -> list[str]:
+    """A line per target decision that the order of tied scores could flip
+    (:mod:`ragreport.ties`): the interval of the mean over all tie orders straddles it."""
+    warn = [t for t in report.ties if t.note and t.run in runs]
+    lines = [f"- ⚠️ {esc.md(t.measure)} {esc.md(f'{t.op} {t.threshold_text}')}, run "
+             f"{esc.md(t.run)}: **{t.note}**: {esc.md(t.summary_text)}" for t in warn]
+    return [*lines, ""] if lines else []

@@ -25,6 +25,7 @@ from ..io.common import Source
 from ..measures import FAMILIES, Measure, parse_measure
 from ..result import EvaluationResult
 from ..targets import DISPLAY_DIGITS, Target, check_targets, shown
+from ..ties import TieCheck, tie_checks
 
 if TYPE_CHECKING:
     from ..parallel import Mapper
@@ -182,6 +183,16 @@ class QueryDetail:
     n_rel: int
     rows: list[RankRow]
     missing: list[tuple[str, str, str]]  # (doc id, grade, snippet) of unretrieved relevant docs
+    tie_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Target measures whose value for this query depends on the order of tied scores:
+    measure -> (pessimistic, optimistic) value (see :mod:`ragreport.ties`)."""
+
+    @property
+    def tie_badge(self) -> str:
+        """``"R@5 0.2000–0.6000"`` (pessimistic–optimistic) for each target measure that
+        depends on the query's tie order; ``""`` when none does."""
+        return "; ".join(f"{m} {shown(lo)}–{shown(hi)}" for m, (lo, hi)
+                         in self.tie_ranges.items())
 
 
 @dataclass(frozen=True)
@@ -287,6 +298,9 @@ class Report:
     drops: list[DropCheck] = field(default_factory=list)
     document: DocumentReport | None = None
     """Chunk and document level side by side (evaluated with a doc map), else None."""
+    ties: list[TieCheck] = field(default_factory=list)
+    """Each target measure of each run through its tied scores (see
+    :func:`ragreport.ties.tie_checks`)."""
 
     @property
     def all_passed(self) -> bool:
@@ -553,6 +567,9 @@ def build_report(
         t_means = {d.run_name: {m: d.mean(m) for m in measures} for d in doc_results}
         t_lower = {run: {m: lo for m, (lo, _) in c.items()} for run, c in doc_cis.items()}
     checks = check_targets(list(targets), t_means, t_lower if info is not None else None)
+    # tie exposure of the target measures, on the results the targets are checked on
+    tie_rows = tie_checks(doc_results if target_level == "document" and doc_results
+                          is not None else results, targets, checks)
     target_rows = []
     for t in targets:
         cells = [TargetCell(c.run, c.value, c.shown, c.passed, c.margin, _signed(c.margin),
@@ -596,6 +613,7 @@ def build_report(
     k_worst = wm.cutoff or k_max
     texts = dict(queries or {})
     worst = [_worst_queries(r, wm, k_worst, worst_n, texts, docs or {}) for r in results]
+    worst = _tie_badges(worst, tie_rows)
 
     comparisons = []
     for r in results:
@@ -654,6 +672,7 @@ def build_report(
         per_query=pq,
         stats=info,
         drops=drops,
+        ties=tie_rows,
         document=None if doc_results is None else _document_report(
             results, doc_results, measures, families, k_max, means, doc_cis, target_level,
             worst, wm),
@@ -974,3 +993,17 @@ def _document_report(results: Sequence[EvaluationResult], doc_results: list[Eval
         unmapped=info0.unmapped if info0 else "error",
         description=results[0].conventions.doc_map or "",
         summary=rows, curves=curves, runs=runs, queries=queries)
+
+
+def _tie_badges(worst: list[WorstQueries], ties: list[TieCheck]) -> list[WorstQueries]:
+    """The drill-down's queries with the target measures that depend on their tie order."""
+    from dataclasses import replace
+
+    out = []
+    for w in worst:
+        rows = [t for t in ties if t.run == w.run and t.dependent]
+        queries = [replace(q, tie_ranges={t.measure: t.dependent_queries[q.query_id]
+                                          for t in rows if q.query_id in t.dependent_queries})
+                   for q in w.queries]
+        out.append(replace(w, queries=queries))
+    return out

@@ -37,6 +37,7 @@ def render_terminal(report: Report) -> str:
         level = (" (document level)" if report.document is not None
                  and report.document.target_level == "document" else "")
         lines += ["", "Targets" + level, *_table(rows)]
+        lines += _tie_lines(report)
     rows = [["measure", *report.runs]]
     for s in report.summary:
         rows.append([s.measure, *(f"{c.shown} {c.delta_text}".rstrip() for c in s.cells)])
@@ -84,3 +85,17 @@ def _document_lines(report: Report, doc: DocumentReport) -> list[str]:
               f"belong to a document ranked above (mean; {d.queries_affected} of {d.queries} "
               "queries)" for d in doc.runs]
     return lines
+
+
+def _tie_lines(report: Report) -> list[str]:
+    """A warning per target decision that the order of tied scores could flip, and the tie
+    exposure of the target measures when some query depends on it (:mod:`ragreport.ties`)."""
+    exposed = [t for t in report.ties if t.dependent or t.straddling]
+    if not exposed:
+        return []
+    rows = [["measure", "run", "cut", "ties across cut", "tie-dependent", "over tie orders"]]
+    rows += [[t.measure, t.run, t.cut or "-", str(t.straddling), str(t.dependent),
+              t.interval_text] for t in exposed]
+    out = ["", "Tie exposure (queries of each run; mean over all orders of tied scores)",
+           *_table(rows)]
+    return out + [f"WARNING {terminal_safe(t.message)}" for t in report.ties if t.note]
