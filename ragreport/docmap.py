@@ -89,9 +89,29 @@ class DocMap:
     @property
     def n_documents(self) -> int:
         """Number of distinct document ids."""
+        return len(self.codes()[1])
+
+    def codes(self) -> tuple[IntArray, Any]:
+        """(document code of each entry, the distinct document ids): computed once."""
+        cached: tuple[IntArray, Any] | None = self.__dict__.get("_codes")
+        if cached is None:
+            import pyarrow.compute as pc
+
+            enc = pc.dictionary_encode(self.doc_ids)
+            cached = (np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64),
+                      enc.dictionary)
+            self.__dict__["_codes"] = cached
+        return cached
+
+    def restricted(self, ids: Any) -> DocMap:
+        """The entries whose chunk id is one of ``ids`` (few, e.g. the judged ids): the
+        large map is probed against a small set, never hashed itself."""
         import pyarrow.compute as pc
 
-        return int(pc.count_distinct(self.doc_ids).as_py())
+        keep = pc.is_in(self.chunk_ids, value_set=pc.unique(ids))
+        out = DocMap(self.chunk_ids.filter(keep), self.doc_ids.filter(keep), self.source,
+                     None if self.lines is None else self.lines[_flag(keep)], self.unmapped)
+        return out
 
     def with_unmapped(self, unmapped: str) -> DocMap:
         """This map with another policy for ids it does not list (``"error"`` or ``"own"``)."""
@@ -411,8 +431,11 @@ def judgment_level(qrels: Qrels, dm: DocMap) -> tuple[str, int]:
     import pyarrow.compute as pc
 
     ids = qrels.doc_ids
-    in_c = _flag(pc.is_in(ids, value_set=dm.chunk_ids))
-    in_d = _flag(pc.is_in(ids, value_set=pc.unique(dm.doc_ids)))
+    judged = pc.unique(ids)
+    docs = dm.codes()[1]
+    # the (large) map is probed against the (few) judged ids, never hashed itself
+    in_c = _flag(pc.is_in(ids, value_set=dm.restricted(judged).chunk_ids))
+    in_d = _flag(pc.is_in(ids, value_set=docs.filter(pc.is_in(docs, value_set=judged))))
     chunk_only = np.flatnonzero(in_c & ~in_d)
     doc_only = np.flatnonzero(in_d & ~in_c)
     neither = np.flatnonzero(~in_c & ~in_d)
@@ -439,18 +462,12 @@ def judgment_level(qrels: Qrels, dm: DocMap) -> tuple[str, int]:
     return ("document" if len(doc_only) else "chunk"), len(neither)
 
 
-def _row_documents(ids: Any, dm: DocMap, what: Run | Qrels | None = None) -> Any:
-    """The document id of each id (itself when not in the map, allowed or not by ``what``)."""
+def _row_documents(ids: Any, dm: DocMap) -> Any:
+    """The document id of each id (itself when not in the map)."""
     import pyarrow.compute as pc
 
     idx = pc.index_in(ids, value_set=dm.chunk_ids)
-    if what is not None and idx.null_count and dm.unmapped == "error":
-        row = int(np.flatnonzero(_flag(pc.is_null(idx)))[0])
-        src, line = what.where(row)
-        raise InputError(f"chunk {ids[row].as_py()!r} is not in the doc map ({dm.source}); "
-                         "pass unmapped='own' (--doc-map-unmapped own) to count it as a "
-                         "document of its own", src, line)
-    return pc.coalesce(dm.doc_ids.take(idx), ids), int(idx.null_count)
+    return pc.coalesce(dm.doc_ids.take(idx), ids)
 
 
 def chunk_qrels(qrels: Qrels, dm: DocMap, level: str) -> Qrels:
@@ -465,6 +482,12 @@ def chunk_qrels(qrels: Qrels, dm: DocMap, level: str) -> Qrels:
     from .align import check_qrels
 
     check_qrels(qrels)  # a document judged twice is named as such, not as its chunks
+    codes, docs = dm.codes()
+    # only the chunks of judged documents matter: found by their codes, the map not hashed
+    judged = np.flatnonzero(_flag(pc.is_in(docs, value_set=pc.unique(qrels.doc_ids))))
+    keep = pa.array(np.isin(codes, judged))
+    dm = DocMap(dm.chunk_ids.filter(keep), dm.doc_ids.filter(keep), dm.source, None,
+                dm.unmapped)
     docs_u = pc.unique(dm.doc_ids)
     dcode = np.asarray(pc.index_in(dm.doc_ids, value_set=docs_u)
                        .to_numpy(zero_copy_only=False), dtype=np.int64)
@@ -494,7 +517,7 @@ def document_qrels(qrels: Qrels, dm: DocMap, level: str) -> Qrels:
 
     if level == "document":
         return qrels
-    docs, _ = _row_documents(qrels.doc_ids, dm)
+    docs = _row_documents(qrels.doc_ids, dm.restricted(qrels.doc_ids))
     n = len(qrels)
     t = pa.table({"q": qrels.query_ids, "d": docs, "g": qrels.grades,
                   "row": np.arange(n, dtype=np.int64)})
@@ -522,6 +545,39 @@ class DocumentLevel:
     unmapped_retrieved: int
 
 
+def _run_codes(run: Run, dm: DocMap) -> tuple[IntArray, Any]:
+    """The document code of each run row and the document ids the codes index: the map's
+    codes, then (``unmapped="own"``) the run's ids missing from the map that are no document
+    id of it. One hash of the map's chunk ids; the run's strings are hashed only where they
+    are missing from it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids = run.doc_ids
+    idx = pc.index_in(ids, value_set=dm.chunk_ids)
+    map_codes, names = dm.codes()
+    found = np.asarray(idx.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    codes = map_codes[np.maximum(found, 0)] if len(map_codes) else np.zeros(len(found),
+                                                                                np.int64)
+    missing = np.flatnonzero(found < 0)
+    if len(missing):
+        if dm.unmapped == "error":
+            src, line = run.where(int(missing[0]))
+            raise InputError(f"chunk {ids[int(missing[0])].as_py()!r} is not in the doc map "
+                             f"({dm.source}); pass unmapped='own' (--doc-map-unmapped own) "
+                             "to count it as a document of its own", src, line)
+        own = ids.take(pa.array(missing))
+        as_doc = np.asarray(pc.index_in(own, value_set=names).fill_null(-1)
+                            .to_numpy(zero_copy_only=False), dtype=np.int64)
+        new = np.flatnonzero(as_doc < 0)
+        enc = pc.dictionary_encode(own.take(pa.array(new)))
+        as_doc[new] = len(names) + np.asarray(enc.indices.to_numpy(zero_copy_only=False),
+                                              dtype=np.int64)
+        codes[missing] = as_doc
+        names = pa.concat_arrays([names, enc.dictionary]) if len(enc.dictionary) else names
+    return codes, names
+
+
 def document_level(ranking: Any, dm: DocMap) -> DocumentLevel:
     """Collapse an aligned chunk ranking (:class:`ragreport.align.Ranking`) to documents.
 
@@ -536,16 +592,14 @@ def document_level(ranking: Any, dm: DocMap) -> DocumentLevel:
     (['A', 'B'], [False, False, True])
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     run: Run = ranking.run
-    docs, n_unmapped = _row_documents(run.doc_ids, dm, run)
-    enc = pc.dictionary_encode(docs)
-    codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    codes, names = _run_codes(run, dm)
+    n_unmapped = int((codes >= len(dm.codes()[1])).sum())
     rows = ranking.run_rows
     n_q = ranking.n_queries
     qi = np.repeat(np.arange(n_q, dtype=np.int64), ranking.n_ret)
-    key = qi * max(len(enc.dictionary), 1) + codes[rows]
+    key = qi * max(len(names), 1) + codes[rows]
     _, first = np.unique(key, return_index=True)
     first.sort()
     repeated = np.ones(len(rows), dtype=bool)
@@ -555,7 +609,7 @@ def document_level(ranking: Any, dm: DocMap) -> DocumentLevel:
     lines = None if run.lines is None else np.asarray(run.lines, dtype=np.int64)[kept]
     n_ret = np.bincount(qi[first], minlength=n_q)
     empty = tuple(q for q, k in zip(ranking.query_ids, n_ret.tolist(), strict=True) if k == 0)
-    doc_run = Run(qids.take(pa.array(qi[first])), enc.dictionary.take(pa.array(codes[kept])),
+    doc_run = Run(qids.take(pa.array(qi[first])), names.take(pa.array(codes[kept])),
                   run.source, lines, run.scores[kept], run.name, run.has_scores,
                   dict(run.query_texts), empty)
     return DocumentLevel(doc_run, repeated, n_unmapped)

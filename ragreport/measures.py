@@ -576,6 +576,7 @@ class _Params:
 _DCG = {"log2": "linear", "exp-log2": "exp"}
 _FALSE = ("False", "false", "0")
 _TRUE = ("True", "true", "1")
+_GAINS_PARAM = re.compile(r"(?:^|,)\s*gains\s*=")
 _VALID_PARAMS = ("valid: rel, gain, p, and ir_measures' dcg, cutoff, recall, judged_only=False, "
                  "beta=1, relative=False")
 
@@ -590,7 +591,9 @@ def _unquote(value: str) -> str:
 def _parse_params(raw: str, text: str, fam: str) -> _Params:
     """The parameters of ``text``'s family ``fam``, ragreport's and ir_measures' spellings."""
     out = _Params()
-    if re.search(r"(?:^|,)\s*gains\s*=", raw):
+    if not raw:
+        return out
+    if _GAINS_PARAM.search(raw):
         raise MeasureError(f"custom gains (ir_measures' gains={{...}}) are not implemented; "
                            f"gain=exp or dcg=exp-log2 gives 2^grade - 1 (got {_quoted(text)})")
     seen: set[str] = set()

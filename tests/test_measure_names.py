@@ -24,6 +24,7 @@ Sources of the meanings (read from the peers' code, not guessed):
 
 from __future__ import annotations
 
+import math
 import random
 import re
 
@@ -409,7 +410,10 @@ IR_MEASURES_PAIRS = [
     ("SetF", "SetF"), ("NumRet", "NumRet"), ("NumRet(rel=1)", "NumRet(rel=1)"),
     ("NumRet(rel=2)", "NumRet(rel=2)"), ("NumRelRet", "NumRelRet"), ("NumRel", "NumRel"),
     ("NumQ", "NumQ"), ("Success@5", "Success@5"), ("Bpref", "Bpref"), ("Judged@10", "Judged@10"),
-    ("Judged@3", "Judged@3"), ("RBP(rel=1)", "RBP(rel=1)"),
+    ("Judged@3", "Judged@3"), ("Judged", "Judged"), ("RBP(rel=1)", "RBP(rel=1)"),
+    ("Rprec(rel=2)", "Rprec(rel=2)"), ("Bpref(rel=2)", "Bpref(rel=2)"),
+    ("SetF(rel=2)", "SetF(rel=2)"), ("R@1000", "R@1000"),
+    ("P@1000", "P@1000"), ("SetR(rel=3)", "SetR(rel=3)"),
     ("RBP(p=0.5,rel=2)", "RBP(p=0.5,rel=2)"), ("ERR@10", "ERR@10"), ("ERR@20", "ERR@20"),
     ("nDCG(dcg=exp-log2)@10", "nDCG(dcg='exp-log2')@10"),
     # ranx's and MTEB/BEIR's spellings against the same ir_measures measure
@@ -480,3 +484,94 @@ def test_r_cap_and_mrr_at_k_equal_beir_and_mteb(k: int) -> None:
         assert r.values(f"r_cap_at_{k}")[i] == pytest.approx(
             beir_recall_cap(qrels[q], ranking, k), abs=1e-15)
         assert r.values(f"mrr_at_{k}")[i] == mteb_mrr(qrels[q], ranking, k)
+
+
+# --- ranx's own definitions, transcribed from ranx/metrics/*.py (github.com/AmenRa/ranx) -------
+
+def ranx_precision_f1(qrels: dict[str, int], ranking: list[str], rel_lvl: int) -> tuple[
+        float, float]:
+    """``_precision`` and ``_f1`` with k = 0 (the whole ranking): hits / len(run), and the
+    harmonic mean with hits / relevant (0 without a relevant document or a retrieved one)."""
+    rel = {d for d, g in qrels.items() if g >= rel_lvl}
+    hits = sum(1 for d in ranking if d in rel)
+    precision = hits / len(ranking) if ranking else 0.0
+    if not rel or not ranking:
+        return precision, 0.0
+    recall = hits / len(rel)
+    f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+    return precision, f1
+
+
+def ranx_ndcg(qrels: dict[str, int], ranking: list[str], k: int, burges: bool) -> float:
+    """``_ndcg`` (rel_lvl 1): DCG over the first k retrieved (all when k = 0 or past the end),
+    gain = grade (jarvelin) or 2^grade - 1 (burges), over the same on the judged relevant
+    documents best first; an IDCG of 0 is read as 1."""
+    rel = {d: g for d, g in qrels.items() if g >= 1}
+    if not rel:
+        return 0.0
+
+    def dcg(grades: list[int]) -> float:
+        n = len(grades) if k == 0 or k > len(grades) else k
+        return sum((g if not burges else 2**g - 1) / math.log2(i + 2)
+                   for i, g in enumerate(grades[:n]))
+
+    ideal = dcg(sorted(rel.values(), reverse=True))
+    return dcg([rel.get(d, 0) for d in ranking]) / (ideal if ideal != 0.0 else 1.0)
+
+
+def ranx_r_precision(qrels: dict[str, int], ranking: list[str]) -> float:
+    """``_r_precision``: hits in the top R / R, R = relevant judged (0 when R = 0)."""
+    rel = {d for d, g in qrels.items() if g >= 1}
+    return sum(1 for d in ranking[:len(rel)] if d in rel) / len(rel) if rel else 0.0
+
+
+def ranx_bpref(qrels: dict[str, int], ranking: list[str]) -> float:
+    """``_bpref`` (rel_lvl 1): unjudged documents dropped, then for each relevant one
+    1 - min(non-relevant above, R) / min(R, N), summed, / R; N counts every judged document
+    below the level (negative grades too), and N = 0 gives NaN (0 / 0)."""
+    n_rels = sum(1 for g in qrels.values() if g >= 1)
+    n_non = sum(1 for g in qrels.values() if g < 1)
+    judged = [qrels[d] >= 1 for d in ranking if d in qrels]
+    total, above = 0.0, 0
+    for is_rel in judged:
+        if is_rel:
+            denominator = min(n_rels, n_non)
+            total += 1.0 - (min(above, n_rels) / denominator if denominator else math.nan)
+        else:
+            above += 1
+    return total / n_rels
+
+
+@pytest.mark.parametrize("seed", [4, 5, 6])
+def test_ranx_names_give_ranx_numbers(seed: int) -> None:
+    qrels, run = _dataset(seed)
+    names = ["precision", "f1", "precision-l2", "ndcg@5", "ndcg_burges@5", "ndcg_burges",
+             "r-precision", "bpref"]
+    r = ragreport.evaluate(qrels, run, names)
+    for i, q in enumerate(r.query_ids):
+        ranking = sorted(run[q], key=lambda d: run[q][d], reverse=True)  # distinct scores
+        precision, f1 = ranx_precision_f1(qrels[q], ranking, 1)
+        assert r.values("precision")[i] == pytest.approx(precision, abs=1e-15)
+        assert r.values("f1")[i] == pytest.approx(f1, abs=1e-15)
+        assert r.values("precision-l2")[i] == pytest.approx(
+            ranx_precision_f1(qrels[q], ranking, 2)[0], abs=1e-15)
+        assert r.values("ndcg@5")[i] == pytest.approx(ranx_ndcg(qrels[q], ranking, 5, False),
+                                                       abs=1e-12)
+        assert r.values("ndcg_burges@5")[i] == pytest.approx(
+            ranx_ndcg(qrels[q], ranking, 5, True), abs=1e-12)
+        assert r.values("ndcg_burges")[i] == pytest.approx(
+            ranx_ndcg(qrels[q], ranking, 0, True), abs=1e-12)
+        assert r.values("r-precision")[i] == pytest.approx(ranx_r_precision(qrels[q], ranking),
+                                                           abs=1e-15)
+        if any(g < 1 for g in qrels[q].values()):  # ranx: NaN without a judged non-relevant
+            assert r.values("bpref")[i] == pytest.approx(ranx_bpref(qrels[q], ranking),
+                                                         abs=1e-15)
+
+
+def test_ranx_bpref_differs_only_where_the_readme_says() -> None:
+    """A query without a judged non-relevant document: ranx's bpref is NaN, trec_eval's (and
+    ragreport's) counts each relevant document retrieved as 1."""
+    qrels, ranking = {"a": 1, "b": 1}, ["x", "a", "b"]
+    assert math.isnan(ranx_bpref(qrels, ranking))
+    r = ragreport.evaluate({"q": qrels}, {"q": ranking}, ["bpref"], order="given")
+    assert r.values("bpref").tolist() == [1.0]
