@@ -575,3 +575,28 @@ def test_ranx_bpref_differs_only_where_the_readme_says() -> None:
     assert math.isnan(ranx_bpref(qrels, ranking))
     r = ragreport.evaluate({"q": qrels}, {"q": ranking}, ["bpref"], order="given")
     assert r.values("bpref").tolist() == [1.0]
+
+
+def test_readme_measure_table_matches_the_parser() -> None:
+    """The README's measure table lists every family, and each peer's name in it reads as the
+    row's measure (K and k stand for a cutoff; a name marked ¹ is refused, see the README)."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Measures\n"):text.index("### Conventions of each preset")]
+    rows = [line.split("|")[1:-1] for line in section.splitlines()
+            if line.startswith("| `")]
+    families = set()
+    for row in rows:
+        first = re.findall(r"`([^`]+)`", row[0])
+        ours = parse_measures(re.sub(r"@(K|r)\b", "@0.1" if "IPrec" in first[0] else "@10",
+                                     first[0]))[0]
+        families.add(ours.name)
+        for cell in row[2:]:
+            for token in re.findall(r"`([^`]+)`", cell):
+                if "¹" in cell or token.startswith("--"):
+                    continue
+                spelled = re.sub(r"(?<=[@_.])K\b|(?<=@)k\b", "10", token)
+                theirs = parse_measures(spelled)[0]
+                assert (theirs.name, theirs.gain) == (ours.name, ours.gain), (token, row[0])
+    assert families == set(FAMILIES)
