@@ -150,3 +150,58 @@ def test_hostile_strings_do_not_execute(browser: Browser, tmp_path: Path) -> Non
         page.screenshot(path=str(tmp_path / f"hostile-{enabled}.png"), full_page=True)
         log.assert_clean()  # also: no dialog fired
         page.context.close()
+
+
+def test_unjudged_rows_differ_from_judged_non_relevant(browser: Browser,
+                                                        tmp_path: Path) -> None:
+    """An unjudged document reads differently from a judged non-relevant one, by its text
+    *and* its style, in light and dark pages; the summary of a closed query already counts
+    the unjudged documents of its top K."""
+    from test_report_views import unjudged_report
+
+    path = tmp_path / "unjudged.html"
+    path.write_text(unjudged_report().to_html(), encoding="utf-8")
+    for scheme in ("light", "dark"):
+        page, log = open_page(browser, path, color_scheme=scheme)
+        q1 = page.locator("details.query", has=page.locator("code.qid", has_text="q1"))
+        badge = q1.locator("summary .unjudged-count")
+        assert badge.is_visible() and badge.inner_text() == "2 unjudged in top 5"
+        q1.locator("summary").click()
+        assert "2 of the top 5 unjudged" in q1.locator("p.qmeta").inner_text()
+        unj = q1.locator("tr.unjudged-row td.grade").first
+        non = q1.locator("tr.nonrel td.grade").first
+        assert unj.is_visible() and non.is_visible()
+        assert unj.inner_text().strip() == "? unjudged"
+        assert non.inner_text().strip() == "○ 0 not relevant"
+        styles = page.evaluate("""() => {
+            const s = e => { const c = getComputedStyle(e);
+                return {border: c.borderTopStyle, italic: c.fontStyle, color: c.color}; };
+            return {unj: s(document.querySelector('tr.unjudged-row td.grade .unjudged')),
+                    non: s(document.querySelector('tr.nonrel td.grade .nonrel-word'))};
+        }""")
+        assert styles["unj"]["border"] == "dashed" and styles["unj"]["italic"] == "italic"
+        assert styles["non"]["border"] == "none" and styles["non"]["italic"] == "normal"
+        page.screenshot(path=str(tmp_path / f"unjudged-{scheme}.png"), full_page=True)
+        log.assert_clean()
+        page.context.close()
+
+
+def test_pr_curve_visible_with_its_table(browser: Browser, example_path: Path,
+                                         tmp_path: Path) -> None:
+    """The precision-recall plot is drawn (axes, one line per run) beside its table, and a
+    screen reader gets its name and its numbers (role img, title, desc)."""
+    page, log = open_page(browser, example_path)
+    assert log.requests == [example_path.as_uri()]
+    svg = page.locator("#pr-curve svg.plot")
+    assert_visible(svg)
+    assert svg.get_attribute("role") == "img"
+    assert page.get_by_role("img", name="11-point interpolated precision-recall curve").count() == 1
+    assert "bm25: 0.0 0.7865" in (svg.locator("desc").text_content() or "")
+    table = page.locator("#pr-curve table.pr-table")
+    assert table.is_visible() and table.locator("tbody tr").count() == 11
+    # the plot and the table sit side by side on a wide page
+    pbox, tbox = svg.bounding_box(), table.bounding_box()
+    assert pbox is not None and tbox is not None and tbox["x"] >= pbox["x"] + pbox["width"]
+    page.locator("#pr-curve").screenshot(path=str(tmp_path / "pr-curve.png"))
+    log.assert_clean()
+    page.context.close()

@@ -553,3 +553,30 @@ def test_large_single_run_band_only_on_request(results: list[ragreport.Evaluatio
     ex.tests_checkbox.value = True
     assert ex._bands and "<polygon" in ex.panel_html.value
     assert "bootstrap interval of the mean" in ex.panel_html.value
+
+
+def test_unjudged_marked_and_counted() -> None:
+    # q: x (unjudged) a (grade 2) y (unjudged) b (grade 0: judged, not relevant) c (grade 1)
+    from ragreport.report.model import judged_at
+
+    qrels = {"q": {"a": 2, "b": 0, "c": 1}, "p": {"d": 1}}
+    run = {"q": {"x": 6.0, "a": 5.0, "y": 4.0, "b": 3.0, "c": 2.0, "z": 1.0}, "p": {"d": 1.0}}
+    r = ragreport.evaluate(qrels, run, ["P@5"], k_max=6)
+    state = ExplorerState(r)
+    state.select_query("q")
+    state.set_k(5)
+    page = state.render_ranking()
+    # text, not only colour: the unjudged cells say so, the judged non-relevant one does not
+    assert page.count("<span>? unjudged</span>") == 3
+    assert page.count("class='g-non' title='judged not relevant'>○ 0") == 1
+    assert "2 of the top 5 unjudged" in page
+    judged = judged_at(r, 5)
+    assert judged is not None
+    assert f"Judged@5 = {float(judged[r.ranking.query_index('q')]):.4f}" in page
+    assert "Judged@5 = 0.6000" in page
+    state.set_k(1)
+    assert "1 of the top 1 unjudged" in state.render_ranking()
+    state.set_k(6)
+    assert "3 of the top 6 unjudged" in state.render_ranking()
+    state.select_query("p")
+    assert "0 of the top 1 unjudged" in state.render_ranking()

@@ -167,8 +167,8 @@ def section(html: str, id: str) -> Node:
 def test_sections_present_in_order() -> None:
     html = example_html()
     ids = [n.attrs.get("id") for n in parse(html).root.iter("section")]
-    assert ids == ["targets", "summary", "curves", "distributions", "worst", "comparison",
-                   "health", "conventions"]
+    assert ids == ["targets", "summary", "curves", "pr-curve", "distributions", "worst",
+                   "comparison", "health", "conventions"]
 
 
 def test_header() -> None:

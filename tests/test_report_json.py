@@ -20,8 +20,8 @@ from ragreport.targets import default_targets, parse_targets, passes
 KEYS = ["schema", "title", "generated_at", "ragreport_version", "command", "inputs", "runs",
         "baseline", "k_max", "qrels_queries", "measures", "means", "intervals", "targets",
         "all_targets_passed", "drops", "all_passed", "counts", "conventions", "stats", "curves",
-        "curve_bands", "comparisons", "significance", "worst_queries_by", "failure_kinds",
-        "worst_queries", "ties"]
+        "curve_bands", "pr_curve", "comparisons", "significance", "worst_queries_by",
+        "failure_kinds", "worst_queries", "ties"]
 
 
 @pytest.fixture(scope="module")
@@ -129,8 +129,11 @@ def test_curves_counts_worst(doc: dict, example: Report,  # type: ignore[type-ar
     assert doc["counts"]["bm25"]["no_relevant"] == 2
     assert doc["worst_queries_by"] == {"measure": "R@5", "k": 5}
     first = doc["worst_queries"]["bm25"][0]
-    assert {k: first[k] for k in ("query_id", "value", "failure")} == {
-        "query_id": "q03", "value": 0.0, "failure": "relevant only beyond K"}
+    assert {k: first[k] for k in ("query_id", "value", "failure", "top_k",
+                                  "unjudged_top_k")} == {
+        "query_id": "q03", "value": 0.0, "failure": "relevant only beyond K", "top_k": 5,
+        "unjudged_top_k": 0}
+    assert [d["rank"] for d in first["ranking"]] == [1, 2, 3, 4, 5]
     assert len(doc["worst_queries"]["tfidf"]) == 20
     assert doc["failure_kinds"]["bm25"]["no judged relevant document"] == 2
     assert doc["comparisons"][0] == {"run": "tfidf", "baseline": "bm25", "measure": "P@3",

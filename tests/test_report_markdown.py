@@ -196,7 +196,9 @@ def test_worst_queries_in_details(example_md: str) -> None:
     blocks = re.findall(r"<details><summary>(.*?)</summary>\n(.*?)</details>", example_md,
                         flags=re.S)
     assert [s for s, _ in blocks] == ["bm25: 20 worst of 41 queries by R@5 (K=5)",
-                                      "tfidf: 20 worst of 41 queries by R@5 (K=5)"]
+                                      "tfidf: 20 worst of 41 queries by R@5 (K=5)",
+                                      "Precision-recall curve (11-point interpolated "
+                                      "precision)"]
     body = blocks[0][1]
     assert "| Query | Text | R@5 | Failure |" in body
     assert "| q03 | difference between is and == | 0.0000 | relevant only beyond K |" in body
@@ -228,7 +230,7 @@ def test_deterministic(example: Report) -> None:
 
 def test_renders_as_github_markdown(example_md: str) -> None:
     html = html_of(example_md)
-    assert html.count("<table>") == 4
+    assert html.count("<table>") == 5  # targets, summary, 2 x worst, precision-recall
     assert "<details>" in html and "<summary>" in html
 
 

@@ -90,7 +90,9 @@ vertical-align:top}
 .rrx tr.cut td{border-top:3px dashed #d55e00;color:#d55e00;font-weight:600;padding:1px 6px}
 .rrx .g-rel{color:#0072b2;font-weight:600}
 .rrx .g-non{color:#d55e00}
-.rrx .g-unj{color:#808080}
+.rrx .g-unj{color:#808080;font-style:italic}
+.rrx .g-unj span{border:1px dashed currentColor;border-radius:8px;padding:0 5px}
+.rrx .unj-count{font-style:italic}
 .rrx .pass{color:#0072b2;font-weight:600}
 .rrx .fail{color:#d55e00;font-weight:600}
 .rrx tr.up{background:rgba(0,158,115,.15)}
@@ -313,6 +315,7 @@ class ExplorerState:
         self.selected: str | None = None
         self._means: dict[tuple[int, Measure], FloatArray] = {}
         self._bands: dict[tuple[int, Measure], BootstrapCI] = {}
+        self._judged: dict[tuple[int, int], FloatArray | None] = {}  # (run, K) -> Judged@K
         self._summary_ci: dict[tuple[int, int], BootstrapCI] = {}
         self._tests: dict[tuple[Measure, int, int, int], CompareStats] = {}
         #: Whether :meth:`render_compare` computes the paired tests when they are not cached
@@ -820,7 +823,8 @@ class ExplorerState:
 
     def _grade_cell(self, grade: float | None, relevant: bool) -> str:
         if grade is None:
-            return "<td class='g-unj' title='not judged'>? unjudged</td>"
+            return ("<td class='g-unj' title='no judgment (no qrels line): not the same as "
+                    "judged not relevant'><span>? unjudged</span></td>")
         if relevant:
             return f"<td class='g-rel' title='relevant'>● {grade:g}</td>"
         return f"<td class='g-non' title='judged not relevant'>○ {grade:g}</td>"
@@ -839,6 +843,24 @@ class ExplorerState:
         note = f" (only {n_ret} retrieved)" if n_ret < self.k else ""
         return (f"<tr class='cut'><td colspan='{cols}'>✂ cut at K={self.k}{note}: "
                 f"documents below do not count for {_e(str(self.measure))}</td></tr>")
+
+    def _judged_text(self, i: int) -> str:
+        """``3 of the top 10 unjudged · Judged@10 = 0.7000`` for the query at index ``i``."""
+        from ..report.model import judged_at, unjudged_in_top
+
+        r = self.result_a
+        top, unjudged = unjudged_in_top(r, i, self.k)
+        if top == 0:
+            text = "nothing retrieved"
+        else:
+            text = (f"<span class='unj-count'>{unjudged} of the top {top} unjudged</span>")
+        key = (self.a, self.k)
+        if key not in self._judged:  # computed once per run and K
+            self._judged[key] = judged_at(r, self.k)
+        judged = self._judged[key]
+        if judged is not None:
+            text += f" · Judged@{self.k} = {float(judged[i]):.4f}"
+        return text
 
     def _rows_limit(self) -> int:
         return max(self.k + 10, 20)
@@ -887,10 +909,12 @@ class ExplorerState:
         code = int(self.kinds()[i])
         kind = f" · {_e(FAILURE_KINDS[code])}" if code else ""
         text = self.queries.get(q, "")
+        judged = self._judged_text(i)
         return (f"{_CSS}<div class='rrx rrx-ranking' data-qid='{_e(q)}' data-k='{self.k}'>"
                 f"<h4>{_e(q)}{': ' + _e(text) if text else ''}</h4>"
                 f"<div class='muted'>run {_e(r.run_name)} · {_e(str(self.measure))} = "
-                f"{v:.4f} · {n_ret} retrieved{kind} · legend: ● relevant, ○ judged not "
+                f"{v:.4f} · {n_ret} retrieved{kind} · {judged} · legend: ● relevant, "
+                f"○ judged not "
                 f"relevant, ? unjudged</div>"
                 f"<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>{miss}"
                 "</div>")

@@ -39,6 +39,7 @@ from .model import (
     DropCheck,
     LevelCell,
     LevelRow,
+    PRCurve,
     QueryDetail,
     RankRow,
     Report,
@@ -249,12 +250,15 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
     by_name = {r.name: r for r in runs}
 
     # every plot is a pure function of its data: drawn by the workers when there are some
-    jobs: list[tuple[Curve | Distribution, Sequence[str], str]] = [
+    jobs: list[tuple[Curve | Distribution | PRCurve, Sequence[str], str]] = [
         *((c, report.runs, f"rrc{i}") for i, c in enumerate(report.curves)),
         *((d, report.runs, f"rrd{i}") for i, d in enumerate(report.distributions))]
     doc_curves = report.document.curves if report.document is not None else []
     jobs += [(c, report.runs, f"rrdoc{i}") for i, c in enumerate(doc_curves)]
+    if report.pr_curve is not None:  # the precision-recall curve: the last job
+        jobs.append((report.pr_curve, report.runs, "rrpr"))
     svgs = map_with(workers, draw_plot, jobs)
+    pr_view = None if report.pr_curve is None else _pr_view(report.pr_curve, runs, svgs[-1])
     curves = [PlotView(f"curve-{i}", c.title, _curve_caption(c, report.stats),
                        Markup(svgs[i]))
               for i, c in enumerate(report.curves)]
@@ -330,6 +334,7 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
                        "missing": MAX_MISSING},
         "comparisons": comparisons,
         "conventions": list(report.conventions.items()),
+        "pr_curve": pr_view,
         "document": document,
         "document_queries": report.document.queries if report.document is not None else {},
         "tie_rows": [t for t in report.ties if t.dependent or t.straddling],  # ragreport.ties
@@ -359,6 +364,31 @@ def _document_view(report: Report, runs: list[RunView], curves: list[PlotView]
         rows.append((row, [(r, cells.get(r.name)) for r in runs]))
     return DocumentView(doc, rows, [(by_name[d.run], d) for d in doc.runs if d.run in by_name],
                         curves)
+
+
+@dataclass(frozen=True)
+class PRView:
+    """The precision-recall curve: its plot and the 11 means of each run as a table."""
+
+    plot: PlotView
+    runs: list[RunView]
+    rows: list[tuple[str, list[str]]]  # (recall level, each run's mean shown)
+
+
+def _pr_view(pr: PRCurve, runs: list[RunView], svg: str) -> PRView:
+    from markupsafe import Markup
+
+    shown_runs = [r for r in runs if r.name in pr.series]
+    values = {r.name: pr.shown(r.name) for r in shown_runs}
+    rows = [(f"{level:.1f}", [values[r.name][j] for r in shown_runs])
+            for j, level in enumerate(pr.levels)]
+    caption = (f"Mean over each run's queries of the interpolated precision at recall 0.0, "
+               f"0.1, …, 1.0 (relevant: grade ≥ {pr.rel}). Interpolated precision at recall "
+               "r is the highest precision at any rank whose recall is r or more (trec_eval's "
+               "iprec_at_recall; IPrec@r in ragreport), so each line only goes down; a level "
+               "a query never reaches counts 0 for that query.")
+    return PRView(PlotView("pr-plot", "Precision-recall curve (11-point, interpolated)",
+                           caption, Markup(svg)), shown_runs, rows)
 
 
 def _cell_view(c: SummaryCell, stats: StatsInfo | None) -> CellView:

@@ -21,7 +21,7 @@ import math
 from typing import Any
 
 from ..errors import RagReportError
-from .model import DocumentReport, Report
+from .model import DocumentReport, RankRow, Report
 
 __all__ = ["SCHEMA", "render_json", "report_json"]
 
@@ -55,6 +55,13 @@ def _maybe(x: float | None) -> float | None:
     if x is None or not math.isfinite(float(x)):
         return None
     return float(x)
+
+
+def _rank_row(row: RankRow) -> dict[str, Any]:
+    """One document of a query's top K: ``grade`` null and ``judged`` false for an unjudged
+    document (no qrels line), which is not the same as a judged non-relevant one."""
+    return {"rank": row.rank, "doc_id": row.doc_id, "score": row.score_value,
+            "grade": row.grade_value, "judged": row.judged, "relevant": row.relevant}
 
 
 def report_json(report: Report) -> dict[str, Any]:
@@ -123,6 +130,9 @@ def report_json(report: Report) -> dict[str, Any]:
         "curve_bands": {c.family: {r: {"lower": list(lo), "upper": list(hi)}
                                    for r, (lo, hi) in c.bands.items()}
                         for c in report.curves if c.bands},
+        "pr_curve": None if report.pr_curve is None else {
+            "recall": list(report.pr_curve.levels), "rel": report.pr_curve.rel,
+            "precision": {r: list(v) for r, v in report.pr_curve.series.items()}},
         "comparisons": [{"run": c.run, "baseline": c.baseline, "measure": c.measure,
                          "wins": c.wins, "losses": c.losses, "ties": c.ties}
                         for c in report.comparisons],
@@ -135,8 +145,12 @@ def report_json(report: Report) -> dict[str, Any]:
                                                            "k": worst_by.k},
         "failure_kinds": {w.run: dict(w.failure_counts) for w in report.worst},
         "worst_queries": {w.run: [{"query_id": q.query_id, "value": q.value,
-                                   "failure": q.failure,
-                                   "tie_ranges": {m: list(v) for m, v in q.tie_ranges.items()}}
+                                   "failure": q.failure, "top_k": q.top_k,
+                                   "unjudged_top_k": q.unjudged_top_k,
+                                   "judged_at_k": q.judged_at_k,
+                                   "tie_ranges": {m: list(v) for m, v in q.tie_ranges.items()},
+                                   "ranking": [_rank_row(row) for row in q.rows
+                                               if row.within_k]}
                                   for q in w.queries]
                           for w in report.worst},
     }

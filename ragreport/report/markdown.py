@@ -3,8 +3,8 @@
 The document starts with a hidden ``<!-- ragreport -->`` marker (so a CI job can find and update
 its own "sticky" comment), then the title, one status line, the runs and query counts, the
 targets table, the ``--max-drop`` gate (when set), the summary table with deltas against the
-baseline, the worst queries of each run (folded in ``<details>``), the dataset health and the
-conventions (statistics included).
+baseline, the worst queries of each run (folded in ``<details>``), the 11-point
+precision-recall table (folded), the dataset health and the conventions (statistics included).
 
 Two guarantees:
 
@@ -16,9 +16,9 @@ Two guarantees:
 * **The document never exceeds** ``max_chars`` (counted in UTF-16 code units, which is never less
   than the number of characters, so it also holds for code points). When the full document is
   too long, the least important parts go first -- the confidence intervals (the bold
-  significant deltas stay), then worst-query rows, then long names are shortened, then the
-  details, conventions and provenance, then summary/target rows and run columns (and drop-gate
-  rows) -- and a visible line says what was left out.
+  significant deltas stay), then the precision-recall table, then worst-query rows, then long
+  names are shortened, then the details, conventions and provenance, then summary/target rows
+  and run columns (and drop-gate rows) -- and a visible line says what was left out.
 
 >>> escape_md("a|b <i>*x*</i>")
 'a\\\\|b &lt;i&gt;\\\\*x\\\\*&lt;/i&gt;'
@@ -35,6 +35,7 @@ from ..errors import RagReportError
 from ..targets import shown
 from .model import (
     DocumentReport,
+    QueryDetail,
     Report,
     RunHealth,
     SummaryCell,
@@ -182,6 +183,7 @@ class _Opts:
     details: bool = True          # the worst-query section
     extras: bool = True           # conventions and provenance footer
     cap: int | None = None        # at most this many runs, summary rows and target rows
+    pr: bool = True               # the precision-recall table
 
 
 @dataclass
@@ -195,6 +197,7 @@ class _Dropped:
     measures: int = 0
     targets: int = 0
     drops: int = 0
+    pr: bool = False
 
     def notice(self, max_chars: int) -> str:
         parts = []
@@ -202,6 +205,8 @@ class _Dropped:
             parts.append("confidence intervals not shown")
         if self.rows:
             parts.append(f"{self.rows} worst {_plural(self.rows, 'query', 'queries')} not shown")
+        if self.pr:
+            parts.append("precision-recall table not shown")
         if self.details:
             parts.append("worst-query details not shown")
         if self.names:
@@ -350,17 +355,50 @@ def _worst_section(w: WorstQueries, rows: int | None, name: str, esc: _Esc) -> l
     out.append(f"Failure kinds at K={w.k}: " + (" · ".join(kinds) if kinds else "none") + ".")
     out.append("")
     if queries:
-        out.append(_row(["Query", "Text", esc.md(w.measure), "Failure"]))
-        out.append("|:--|:--|--:|:--|")
+        # unjudged documents (no qrels line) in the top K: a column only when there are some
+        unjudged = any(q.unjudged_top_k for q in queries)
+        out.append(_row(["Query", "Text", esc.md(w.measure), "Failure"]
+                        + ([f"Unjudged in top {w.k}"] if unjudged else [])))
+        out.append("|:--|:--|--:|:--|" + ("--:|" if unjudged else ""))
         for q in queries:
             out.append(_row([esc.md(q.query_id), escape_md(q.text, QUERY_TEXT_CHARS),
-                             q.shown, "—" if q.failure == "ok" else esc.md(q.failure)]))
+                             q.shown, "—" if q.failure == "ok" else esc.md(q.failure)]
+                            + ([_unjudged_cell(q)] if unjudged else [])))
         out.append("")
+        if unjudged:
+            out += [f"Unjudged: documents in a query's top {w.k} with no judgment (no qrels "
+                    "line); every measure counts them as not relevant.", ""]
     if len(queries) < len(w.queries):
         n = len(w.queries) - len(queries)
         out += [f"{n} more {_plural(n, 'query', 'queries')} not shown.", ""]
     out += ["</details>", ""]
     return out
+
+
+def _pr_section(report: Report, runs: list[str], names: dict[str, str]) -> list[str]:
+    """The 11-point interpolated precision-recall curve as a table, folded."""
+    pr = report.pr_curve
+    if pr is None:
+        return []
+    shown_runs = [r for r in runs if r in pr.series]
+    values = {r: pr.shown(r) for r in shown_runs}
+    out = ["<details><summary>Precision-recall curve (11-point interpolated precision)"
+           "</summary>", "",
+           _row(["Recall"] + [names[r] for r in shown_runs]),
+           "|--:" + "|--:" * len(shown_runs) + "|"]
+    out += [_row([f"{level:.1f}"] + [values[r][j] for r in shown_runs])
+            for j, level in enumerate(pr.levels)]
+    out += ["", "Mean over the queries of the highest precision at any rank whose recall is "
+            "at least r (trec_eval's iprec_at_recall).", "", "</details>", ""]
+    return out
+
+
+def _unjudged_cell(q: QueryDetail) -> str:
+    """``2 of 5`` (and ``Judged@K`` when known), ``—`` when nothing was retrieved."""
+    if q.top_k == 0:
+        return "—"
+    text = f"{q.unjudged_top_k} of {q.top_k}"
+    return text if q.judged_at_k is None else f"{text} (Judged {shown(q.judged_at_k)})"
 
 
 @dataclass(frozen=True)
@@ -457,6 +495,9 @@ def _render(report: Report, opts: _Opts, notice: str) -> str:
             if w.run in runs:
                 lines += _worst_section(w, opts.rows, w.run, esc)
 
+    if opts.pr and report.pr_curve is not None:
+        lines += _pr_section(report, runs, run_names)
+
     # dataset health
     health = [h for h in report.health if h.run in runs]
     texts = [_health_text(h) for h in health]
@@ -527,6 +568,7 @@ def render_markdown(report: Report, max_chars: int = 60_000) -> str:
         else:
             dropped.details = bool(report.worst)
         dropped.names = opts.names is not None
+        dropped.pr = not opts.pr and report.pr_curve is not None
         dropped.extras = not opts.extras and (bool(report.conventions) or bool(report.inputs))
         if opts.cap is not None:
             dropped.runs = len(report.runs) - len(runs)
@@ -535,13 +577,15 @@ def render_markdown(report: Report, max_chars: int = 60_000) -> str:
             dropped.drops = max(len([d for d in report.drops if d.run in runs]) - opts.cap, 0)
         return _render(report, opts, dropped.notice(max_chars))
 
-    # 0. no confidence intervals (significance stays: the bold deltas)
-    text = attempt(_Opts(intervals=False))
-    if _fits(text, max_chars):
-        return text
+    # 0. no confidence intervals (significance stays: the bold deltas), then no
+    # precision-recall table (the HTML and JSON reports have the curve)
+    for opts in (_Opts(intervals=False), _Opts(intervals=False, pr=False)):
+        text = attempt(opts)
+        if _fits(text, max_chars):
+            return text
     # 1. fewer worst-query rows, 2. the same with long names cut
     for names in (None, SHORT_NAME_CHARS):
-        base = _Opts(intervals=False, names=names)
+        base = _Opts(intervals=False, names=names, pr=False)
 
         def fits_rows(k: int, base: _Opts = base) -> bool:
             return _fits(attempt(replace(base, rows=k)), max_chars)
@@ -550,13 +594,15 @@ def render_markdown(report: Report, max_chars: int = 60_000) -> str:
         if n is not None:
             return attempt(replace(base, rows=n))
     # 3. no worst-query details, 4. no conventions / provenance footer
-    for opts in (_Opts(intervals=False, names=SHORT_NAME_CHARS, details=False),
-                 _Opts(intervals=False, names=SHORT_NAME_CHARS, details=False, extras=False)):
+    for opts in (_Opts(intervals=False, names=SHORT_NAME_CHARS, details=False, pr=False),
+                 _Opts(intervals=False, names=SHORT_NAME_CHARS, details=False, extras=False,
+                       pr=False)):
         text = attempt(opts)
         if _fits(text, max_chars):
             return text
     # 5. at most n runs, summary rows and target rows
-    base = _Opts(intervals=False, names=SHORT_NAME_CHARS, details=False, extras=False)
+    base = _Opts(intervals=False, names=SHORT_NAME_CHARS, details=False, extras=False,
+                 pr=False)
     biggest = max(len(report.runs), len(report.summary), len(report.targets),
                   len(report.drops), 1)
     n = _largest(1, biggest, lambda k: _fits(attempt(replace(base, cap=k)), max_chars))

@@ -35,6 +35,7 @@ __all__ = [
     "Curve",
     "Distribution",
     "InputFile",
+    "PRCurve",
     "QueryDetail",
     "RankRow",
     "Report",
@@ -46,6 +47,8 @@ __all__ = [
     "WorstQueries",
     "build_report",
     "generated_at_from_env",
+    "judged_at",
+    "unjudged_in_top",
 ]
 
 SNIPPET_CHARS = 240
@@ -152,6 +155,22 @@ class Curve:
 
 
 @dataclass(frozen=True)
+class PRCurve:
+    """The 11-point interpolated precision-recall curve: per run, the mean over the queries
+    of the interpolated precision at recall 0.0, 0.1, ..., 1.0 (trec_eval's
+    ``iprec_at_recall``; see :func:`ragreport.engine.pr_curve`)."""
+
+    levels: list[float]
+    series: dict[str, list[float]]  # run -> 11 means, in ``levels`` order
+    rel: int  # the smallest grade that counts as relevant
+    queries: dict[str, int]  # run -> queries the mean is over
+
+    def shown(self, run: str) -> list[str]:
+        """The run's 11 means as every output shows them (4 decimals)."""
+        return [shown(v) for v in self.series.get(run, [])]
+
+
+@dataclass(frozen=True)
 class Distribution:
     """Per-query values of one measure, per run."""
 
@@ -161,6 +180,13 @@ class Distribution:
 
 @dataclass(frozen=True)
 class RankRow:
+    """One retrieved document of a query's ranking, as shown.
+
+    ``judged`` is False for an *unjudged* document (no qrels line for this query and
+    document), which is not the same as a judged non-relevant one (a grade below the
+    relevance level): ``grade`` is then ``"unjudged"`` and ``grade_value`` None.
+    """
+
     rank: int
     doc_id: str
     score: str
@@ -169,6 +195,8 @@ class RankRow:
     judged: bool
     within_k: bool
     snippet: str
+    score_value: float | None = None
+    grade_value: float | None = None
 
 
 @dataclass(frozen=True)
@@ -183,6 +211,9 @@ class QueryDetail:
     n_rel: int
     rows: list[RankRow]
     missing: list[tuple[str, str, str]]  # (doc id, grade, snippet) of unretrieved relevant docs
+    top_k: int = 0  # documents in the top K: min(K, retrieved)
+    unjudged_top_k: int = 0  # of those, how many have no judgment (no qrels line)
+    judged_at_k: float | None = None  # Judged@K of the query (None: measure unavailable)
     tie_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
     """Target measures whose value for this query depends on the order of tied scores:
     measure -> (pessimistic, optimistic) value (see :mod:`ragreport.ties`)."""
@@ -193,6 +224,13 @@ class QueryDetail:
         depends on the query's tie order; ``""`` when none does."""
         return "; ".join(f"{m} {shown(lo)}–{shown(hi)}" for m, (lo, hi)
                          in self.tie_ranges.items())
+
+    @property
+    def unjudged_text(self) -> str:
+        """``"3 of the top 10 unjudged"`` (``"nothing retrieved"`` for an empty ranking)."""
+        if self.top_k == 0:
+            return "nothing retrieved"
+        return f"{self.unjudged_top_k} of the top {self.top_k} unjudged"
 
 
 @dataclass(frozen=True)
@@ -301,6 +339,8 @@ class Report:
     ties: list[TieCheck] = field(default_factory=list)
     """Each target measure of each run through its tied scores (see
     :func:`ragreport.ties.tie_checks`)."""
+    pr_curve: PRCurve | None = None
+    """The 11-point interpolated precision-recall curve of every run."""
 
     @property
     def all_passed(self) -> bool:
@@ -673,6 +713,7 @@ def build_report(
         stats=info,
         drops=drops,
         ties=tie_rows,
+        pr_curve=_pr_curve(results),
         document=None if doc_results is None else _document_report(
             results, doc_results, measures, families, k_max, means, doc_cis, target_level,
             worst, wm),
@@ -805,18 +846,68 @@ def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Map
     level = r.conventions.rel_level
     n_rel = r.ranking.n_relevant(float(level))
     texts = {**r.query_texts, **queries}
+    judged = judged_at(r, k)
     details = []
     for i in order.tolist():
         q = r.query_ids[i]
         rows = [RankRow(d.rank, d.doc_id, "" if d.score is None else f"{d.score:g}",
                         _grade_text(d.grade), d.relevant, d.grade is not None, d.rank <= k,
-                        _snippet(docs.get(d.doc_id)))
+                        _snippet(docs.get(d.doc_id)), d.score, d.grade)
                 for d in r.ranked_list(q, limit=max(RANK_ROWS, min(k, 1000)))]
         missing = [(d, f"{g:g}", _snippet(docs.get(d))) for d, g in r.missing_relevant(q)]
+        top, unjudged = unjudged_in_top(r, i, k)
         details.append(QueryDetail(q, texts.get(q, ""), r.run_name, float(values[i]),
                                    shown(float(values[i])), FAILURE_KINDS[int(kinds[i])],
-                                   int(r.ranking.n_ret[i]), int(n_rel[i]), rows, missing))
+                                   int(r.ranking.n_ret[i]), int(n_rel[i]), rows, missing,
+                                   top, unjudged,
+                                   None if judged is None else float(judged[i])))
     return WorstQueries(r.run_name, str(m), k, r.n_queries, details, counts)
+
+
+def _pr_curve(results: Sequence[EvaluationResult]) -> PRCurve:
+    """Mean 11-point interpolated precision of each run (:func:`ragreport.engine.pr_curve`)."""
+    from ..engine import pr_curve
+    from ..metrics import PR_LEVELS
+
+    series = {}
+    for r in results:
+        per_query = pr_curve(r)
+        # column by column: the same sums (bit for bit) as the mean of IPrec@r alone
+        series[r.run_name] = [float(np.ascontiguousarray(per_query[:, j]).mean())
+                              if len(per_query) else 0.0 for j in range(len(PR_LEVELS))]
+    return PRCurve(list(PR_LEVELS), series, int(results[0].conventions.rel_level),
+                   {r.run_name: r.n_queries for r in results})
+
+
+def unjudged_in_top(r: EvaluationResult, i: int, k: int) -> tuple[int, int]:
+    """(documents in the top ``k`` of the query at index ``i``, how many are unjudged).
+
+    Unjudged: no qrels line for the query and document (NaN grade in the ranking), which
+    is distinct from a judged non-relevant document (a grade below the relevance level).
+
+    >>> from ragreport import evaluate
+    >>> r = evaluate({"q": {"a": 1, "b": 0}}, {"q": ["x", "a", "b", "y"]}, ["P@1"])
+    >>> unjudged_in_top(r, 0, 3), unjudged_in_top(r, 0, 10)
+    ((3, 1), (4, 2))
+    """
+    rk = r.ranking
+    lo = int(rk.ret_offsets[i])
+    top = min(int(k), int(rk.n_ret[i]))
+    return top, int(np.isnan(rk.ret_grades[lo:lo + top]).sum())
+
+
+def judged_at(r: EvaluationResult, k: int) -> np.ndarray | None:
+    """Per-query ``Judged@k``: the measure itself (its curve when the evaluation has it,
+    else computed from the ranking), or None when the measure is not available."""
+    if "Judged" not in FAMILIES:
+        return None
+    m = Measure("Judged", int(k))
+    if m.curve_key in r.curves:
+        return np.asarray(r.values(m), dtype=np.float64)
+    from ..engine import cutoff_values
+
+    return cutoff_values(r.ranking, m, float(r.conventions.rel_level),
+                         ties=r.conventions.ties)
 
 
 # ---- chunk and document level (evaluated with a doc map: ragreport.docmap) -----------------

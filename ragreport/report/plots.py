@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import RagReportError
 
 if TYPE_CHECKING:
-    from .model import Curve, Distribution
+    from .model import Curve, Distribution, PRCurve
 
 __all__ = [
     "BAND_ALPHA",
@@ -43,6 +43,7 @@ __all__ = [
     "curve_svg",
     "distribution_svg",
     "draw_plot",
+    "pr_curve_svg",
     "run_style",
     "warm_up",
 ]
@@ -203,16 +204,73 @@ def curve_svg(curve: Curve, runs: Sequence[str], *, prefix: str) -> str:
         return _to_svg(fig, prefix, f"{curve.family} at K = 1 to {ks[-1] if ks else 0}")
 
 
-def draw_plot(job: tuple[Curve | Distribution, Sequence[str], str]) -> str:
-    """The SVG of one ``(curve or distribution, runs, prefix)``: a picklable unit of work.
+def pr_curve_svg(pr: PRCurve, runs: Sequence[str], *, prefix: str) -> str:
+    """The 11-point interpolated precision-recall curve: one line per run through the mean
+    interpolated precision at recall 0.0, 0.1, ..., 1.0 (a marker at each of the 11 points).
+
+    Both axes are [0, 1]. The SVG has a ``<title>`` and a ``<desc>`` that states every run's
+    11 values, so a screen reader gets the numbers, not only "a chart".
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MultipleLocator
+
+    with _rc_context():
+        longest = max((len(_legend_label(r)) for r in runs), default=0)
+        ncols = min(len(runs), 3 if longest <= 14 else 2 if longest <= 28 else 1) or 1
+        legend_rows = -(-len(runs) // ncols)
+        legend_h = 0.12 + 0.2 * legend_rows if runs else 0.0  # inches
+        height = 3.4 + legend_h
+        fig = Figure(figsize=(4.8, height), facecolor="none")
+        fig.subplots_adjust(left=0.13, right=0.97, top=1 - 0.12 / height,
+                            bottom=(legend_h + 0.55) / height)
+        ax = fig.add_subplot()
+        _style_axes(ax)
+        handles: list[Any] = []
+        labels: list[str] = []
+        for i, run in enumerate(runs):
+            ys = pr.series.get(run)
+            if ys is None:
+                continue
+            st = run_style(i)
+            (line,) = ax.plot(pr.levels[: len(ys)], ys,
+                              color=_RUN_SENTINELS[i % len(_RUN_SENTINELS)],
+                              linestyle=st["linestyle"], marker=st["marker"], zorder=3,
+                              clip_on=False)
+            handles.append(line)
+            labels.append(_legend_label(run))
+        ax.set_xlim(0.0, 1.0)
+        ax.set_ylim(0.0, 1.0)
+        ax.xaxis.set_major_locator(MultipleLocator(0.1))
+        ax.yaxis.set_major_locator(MultipleLocator(0.2))
+        ax.set_xlabel("recall level r")
+        ax.set_ylabel("mean interpolated precision")
+        if handles:
+            fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.0),
+                       ncols=ncols, frameon=False, labelcolor=_TEXT, handlelength=2.6,
+                       borderaxespad=0.2)
+        desc = "; ".join(
+            f"{run}: " + ", ".join(f"{lv:.1f} {v:.4f}" for lv, v in zip(
+                pr.levels, pr.series[run], strict=False))
+            for run in runs if run in pr.series)
+        return _to_svg(fig, prefix, "11-point interpolated precision-recall curve",
+                       desc=("Mean interpolated precision at recall 0.0 to 1.0 per run "
+                             f"(recall level, precision): {desc}" if desc else
+                             "No run to show."))
+
+
+def draw_plot(job: tuple[Curve | Distribution | PRCurve, Sequence[str], str]) -> str:
+    """The SVG of one ``(curve, distribution or P-R curve, runs, prefix)``: a picklable unit
+    of work.
 
     The report's pages hand these to :meth:`ragreport.parallel.Workers.map`.
     """
-    from .model import Curve
+    from .model import Curve, PRCurve
 
     plot, runs, prefix = job
     if isinstance(plot, Curve):
         return curve_svg(plot, runs, prefix=prefix)
+    if isinstance(plot, PRCurve):
+        return pr_curve_svg(plot, runs, prefix=prefix)
     return distribution_svg(plot, runs, prefix=prefix)
 
 
@@ -306,7 +364,7 @@ def _colour_css(style: re.Match[str]) -> str:
     return f'style="{s.strip()}"'
 
 
-def _to_svg(fig: Any, prefix: str, label: str) -> str:
+def _to_svg(fig: Any, prefix: str, label: str, desc: str = "") -> str:
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", prefix):
         raise RagReportError(f"bad SVG id prefix {prefix!r}")
     buf = io.StringIO()
@@ -326,6 +384,10 @@ def _to_svg(fig: Any, prefix: str, label: str) -> str:
     svg = _STYLE.sub(_colour_css, svg)
     svg = _ROOT_SIZE.sub(
         lambda m: f'<svg{m.group(1)} class="plot" role="img" aria-label="{_attr(label)}"', svg)
+    if desc:  # an accessible name and description, escaped (run names are user text)
+        root_end = svg.index(">") + 1
+        svg = (f"{svg[:root_end]}\n <title>{_attr(label)}</title>\n <desc>{_attr(desc)}</desc>"
+               f"{svg[root_end:]}")
     svg = svg.strip() + "\n"
     _check_svg(svg)
     return svg

@@ -1,0 +1,242 @@
+"""Issue 13's report views: unjudged documents marked in every per-query ranking (HTML,
+Markdown, JSON, explorer), the 11-point interpolated precision-recall curve, and reports that
+ask for every new measure (counts on their own axis, no [0, 1] interval for a count).
+
+:func:`unjudged_report` is reused by ``test_browser_report.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+from test_report_html import section
+
+import ragreport
+from ragreport.report import Report, build_report
+from ragreport.report.model import QueryDetail, judged_at, unjudged_in_top
+from ragreport.targets import parse_targets
+
+WHEN = "2026-01-02T03:04:05Z"
+
+# q1: x (unjudged) a (grade 2) y (unjudged) b (grade 0: judged, not relevant) c (grade 1) z
+# q2: d (grade 1) only; q3: judged but nothing retrieved (empty retrieval)
+QRELS = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"d": 1}, "q3": {"e": 1}}
+RUN = {"q1": {"x": 6.0, "a": 5.0, "y": 4.0, "b": 3.0, "c": 2.0, "z": 1.0},
+       "q2": {"d": 1.0}, "q3": {}}
+
+
+def unjudged_result(**kwargs: object) -> ragreport.EvaluationResult:
+    return ragreport.evaluate(QRELS, RUN, ["P@5", "nDCG@5", "RR"], name="mixed",
+                              **kwargs)  # type: ignore[arg-type]
+
+
+def unjudged_report() -> Report:
+    """One run whose worst queries hold unjudged, judged non-relevant and relevant rows."""
+    return build_report([unjudged_result()], parse_targets({"P@5": 0.5}),
+                        generated_at=WHEN, docs={"x": "an unjudged passage"})
+
+
+def _detail(rep: Report, qid: str) -> QueryDetail:
+    return next(q for w in rep.worst for q in w.queries if q.query_id == qid)
+
+
+# -- the model ---------------------------------------------------------------------------------
+
+
+def test_unjudged_counts_in_the_model() -> None:
+    rep = unjudged_report()
+    q1, q2, q3 = (_detail(rep, q) for q in ("q1", "q2", "q3"))
+    assert (q1.top_k, q1.unjudged_top_k) == (5, 2)
+    assert q1.unjudged_text == "2 of the top 5 unjudged"
+    assert (q2.top_k, q2.unjudged_top_k) == (1, 0)
+    assert (q3.top_k, q3.unjudged_top_k) == (0, 0)
+    assert q3.unjudged_text == "nothing retrieved"
+    judged = {r.doc_id: r.judged for r in q1.rows}
+    assert judged == {"x": False, "a": True, "y": False, "b": True, "c": True, "z": False}
+    b = next(r for r in q1.rows if r.doc_id == "b")  # judged non-relevant, not unjudged
+    assert (b.grade, b.grade_value, b.relevant) == ("0", 0.0, False)
+    x = q1.rows[0]
+    assert (x.grade, x.grade_value, x.score_value) == ("unjudged", None, 6.0)
+
+
+def test_unjudged_in_top_counts_only_the_top_k() -> None:
+    r = unjudged_result()
+    i = r.ranking.query_index("q1")
+    assert [unjudged_in_top(r, i, k) for k in (1, 2, 3, 6, 100)] == [
+        (1, 1), (2, 1), (3, 2), (6, 3), (6, 3)]
+
+
+def test_judged_at_k_is_the_measure() -> None:
+    q1 = _detail(unjudged_report(), "q1")
+    judged = ragreport.evaluate(QRELS, RUN, ["Judged@5"])
+    want = float(judged.values("Judged@5")[judged.ranking.query_index("q1")])
+    assert q1.judged_at_k == want == pytest.approx(3 / 5)
+    r = unjudged_result()  # evaluated without Judged: computed from the ranking
+    assert judged_at(r, 5).tolist() == judged.values("Judged@5").tolist()  # type: ignore[union-attr]
+
+
+# -- HTML --------------------------------------------------------------------------------------
+
+
+def test_html_marks_unjudged_rows_by_text_and_class() -> None:
+    page = unjudged_report().to_html()
+    sec = section(page, "worst")
+    q1 = next(d for d in sec.find("details", cls="query")
+              if "q1" in d.find("summary")[0].text())
+    # the closed summary already says it
+    badge = q1.find("summary")[0].find("span", cls="unjudged-count")
+    assert [b.text() for b in badge] == ["2 unjudged in top 5"]
+    meta = " ".join(q1.find("p", cls="qmeta")[0].text().split())
+    assert "2 of the top 5 unjudged" in meta
+    rows = q1.find("table", cls="ranking")[0].find("tbody")[0].find("tr")
+    by_doc = {r.find("td", cls="docid")[0].text(): r for r in rows if r.find("td", cls="docid")}
+    for doc in ("x", "y", "z"):
+        row = by_doc[doc]
+        assert "unjudged-row" in row.classes() and "nonrel" not in row.classes()
+        grade = " ".join(row.find("td", cls="grade")[0].text().split())
+        assert grade == "? unjudged"
+        assert row.find("span", cls="unjudged")
+    nonrel = by_doc["b"]
+    assert "nonrel" in nonrel.classes()
+    assert " ".join(nonrel.find("td", cls="grade")[0].text().split()) == "○ 0 not relevant"
+    assert "rel" in by_doc["a"].classes()
+    assert "relevant" in by_doc["a"].find("td", cls="grade")[0].text()
+    # a query whose top K is fully judged has no badge; an empty one says so
+    q2 = next(d for d in sec.find("details", cls="query")
+              if "q2" in d.find("summary")[0].text())
+    assert not q2.find("summary")[0].find("span", cls="unjudged-count")
+    assert "0 of the top 1 unjudged" in " ".join(q2.text().split())
+    q3 = next(d for d in sec.find("details", cls="query")
+              if "q3" in d.find("summary")[0].text())
+    assert "nothing retrieved" in q3.find("p", cls="qmeta")[0].text()
+
+
+def test_html_shows_judged_at_k() -> None:
+    page = unjudged_report().to_html()
+    q1 = next(d for d in section(page, "worst").find("details", cls="query")
+              if "q1" in d.find("summary")[0].text())
+    meta = " ".join(q1.find("p", cls="qmeta")[0].text().split())
+    assert "2 of the top 5 unjudged · Judged@5 = 0.6000" in meta
+
+
+# -- Markdown and JSON -------------------------------------------------------------------------
+
+
+def test_markdown_worst_table_counts_unjudged() -> None:
+    md = unjudged_report().to_markdown()
+    head = next(line for line in md.splitlines() if line.startswith("| Query |"))
+    assert head.endswith("| Unjudged in top 5 |")
+    q1 = next(line for line in md.splitlines() if line.startswith("| q1 |"))
+    assert q1.endswith("| 2 of 5 (Judged 0.6000) |")
+    q3 = next(line for line in md.splitlines() if line.startswith("| q3 |"))
+    assert q3.endswith("| — |")
+    assert "no judgment (no qrels line)" in md
+
+
+def test_markdown_without_unjudged_has_no_column() -> None:
+    r = ragreport.evaluate({"q": {"a": 1, "b": 0}}, {"q": ["b", "a"]}, ["P@2"], name="full")
+    md = build_report([r], generated_at=WHEN).to_markdown()
+    assert "Unjudged" not in md
+
+
+def test_json_ranking_marks_unjudged() -> None:
+    doc = json.loads(unjudged_report().to_json())
+    q1 = next(q for q in doc["worst_queries"]["mixed"] if q["query_id"] == "q1")
+    assert (q1["top_k"], q1["unjudged_top_k"]) == (5, 2)
+    assert [(d["doc_id"], d["judged"], d["grade"]) for d in q1["ranking"]] == [
+        ("x", False, None), ("a", True, 2.0), ("y", False, None), ("b", True, 0.0),
+        ("c", True, 1.0)]  # the top K only
+    assert q1["ranking"][0] == {"rank": 1, "doc_id": "x", "score": 6.0, "grade": None,
+                                "judged": False, "relevant": False}
+    q3 = next(q for q in doc["worst_queries"]["mixed"] if q["query_id"] == "q3")
+    assert (q3["top_k"], q3["unjudged_top_k"], q3["ranking"]) == (0, 0, [])
+
+
+# -- the precision-recall curve ----------------------------------------------------------------
+
+
+LEVELS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+
+
+@pytest.fixture(scope="module")
+def example() -> Report:
+    from test_report_html import example_report
+
+    return example_report()
+
+
+def test_pr_curve_is_the_mean_of_iprec(example: Report) -> None:
+    """The curve's points are the means of the IPrec@r measure, bit for bit (the measure is
+    checked against trec_eval's iprec_at_recall in test_measures_new.py)."""
+    from ragreport.examples import example_files
+
+    pr = example.pr_curve
+    assert pr is not None and pr.levels == LEVELS and pr.rel == 1
+    f = example_files()
+    for path in f.runs:
+        r = ragreport.evaluate(f.qrels, path, [f"IPrec@{lv}" for lv in LEVELS])
+        assert pr.series[r.run_name] == [r.mean(f"IPrec@{lv}") for lv in LEVELS]
+        assert pr.queries[r.run_name] == r.n_queries == 41
+    # each point is a mean of non-increasing curves: the line never rises
+    for ys in pr.series.values():
+        assert all(a >= b for a, b in itertools.pairwise(ys))
+
+
+def test_pr_curve_in_html(example: Report) -> None:
+    page = example.to_html()
+    sec = section(page, "pr-curve")
+    svg = sec.find("svg", cls="plot")
+    assert len(svg) == 1 and svg[0].attrs["role"] == "img"
+    assert svg[0].attrs["aria-label"] == "11-point interpolated precision-recall curve"
+    assert svg[0].find("title")[0].text() == "11-point interpolated precision-recall curve"
+    desc = svg[0].find("desc")[0].text()
+    pr = example.pr_curve
+    assert pr is not None
+    for run in ("bm25", "tfidf"):
+        assert f"{run}: 0.0 {pr.series[run][0]:.4f}," in desc
+        assert f"1.0 {pr.series[run][10]:.4f}" in desc
+    caption = " ".join(sec.find("figcaption")[0].text().split())
+    assert "highest precision at any rank whose recall is r or more" in caption
+    assert "iprec_at_recall" in caption
+    table = sec.find("table", cls="pr-table")[0]
+    head = [" ".join(th.text().split()) for th in table.find("thead")[0].find("th")]
+    assert head == ["Recall", "bm25", "tfidf"]
+    rows = table.find("tbody")[0].find("tr")
+    assert [r.find("th")[0].text() for r in rows] == [f"{lv:.1f}" for lv in LEVELS]
+    assert [[td.text() for td in r.find("td")] for r in rows] == [
+        [pr.shown("bm25")[j], pr.shown("tfidf")[j]] for j in range(11)]
+    # the table of contents links to it; the axis labels are text
+    assert 'href="#pr-curve"' in page
+    assert "recall level r" in svg[0].text() and "mean interpolated precision" in svg[0].text()
+
+
+def test_pr_curve_in_markdown_and_json(example: Report) -> None:
+    pr = example.pr_curve
+    assert pr is not None
+    md = example.to_markdown()
+    block = md[md.index("<details><summary>Precision-recall curve"):]
+    block = block[: block.index("</details>")]
+    assert "| Recall | bm25 | tfidf |" in block
+    assert f"| 0.5 | {pr.shown('bm25')[5]} | {pr.shown('tfidf')[5]} |" in block
+    assert len([line for line in block.splitlines() if line.startswith("| ")]) == 12
+    doc = json.loads(example.to_json())
+    assert doc["pr_curve"] == {"recall": LEVELS, "rel": 1, "precision": pr.series}
+
+
+def test_pr_curve_hostile_run_names_escaped() -> None:
+    from test_report_html import SCRIPT, hostile_report
+
+    page = hostile_report().to_html()
+    sec = section(page, "pr-curve")
+    desc = sec.find("desc")[0]
+    assert SCRIPT in desc.text()  # shown as text
+    assert "<script>" not in page.split('<section id="pr-curve">')[1].split("</section>")[0]
+
+
+def test_pr_curve_without_relevant_documents() -> None:
+    r = ragreport.evaluate({"q": {"a": 0}}, {"q": ["a", "b"]}, ["P@1"])
+    rep = build_report([r], generated_at=WHEN)
+    assert rep.pr_curve is not None and rep.pr_curve.series[r.run_name] == [0.0] * 11
+    assert "pr-plot" in rep.to_html()
