@@ -43,8 +43,10 @@ __all__ = [
     "MAX_CUTOFF",
     "TREC_DEFAULT_CUTOFFS",
     "TREC_DEFAULT_MEASURES",
+    "TREC_IPREC_LEVELS",
     "Family",
     "Measure",
+    "parse_family",
     "parse_measure",
     "parse_measures",
 ]
