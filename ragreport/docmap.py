@@ -301,6 +301,10 @@ def _fast_tsv(data: bytes, source: str, unmapped: str) -> DocMap | None:
 
 
 def _lines(data: bytes) -> IntArray:
+    """The line of each data line (blank lines skipped; no comment line here)."""
+    if not data.startswith(b"\n") and b"\n\n" not in data:  # every line is a row
+        n = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        return np.arange(1, n + 1, dtype=np.int64)
     from .io.common import data_line_numbers
 
     return data_line_numbers(data)
