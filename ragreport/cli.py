@@ -85,7 +85,7 @@ def _example_inputs(args: argparse.Namespace) -> None:
 def _eval_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     kwargs = {
         "k_max": args.k_max,
-        "complete": args.complete,
+        "complete": args.complete or None,  # None: the --compat preset's (mteb: on)
         "max_depth": args.max_depth,
         "rel_level": args.rel_level,
         "order": args.order,
@@ -119,7 +119,6 @@ def _check_doc_map_options(args: argparse.Namespace) -> None:
     if getattr(args, "format", None) == "trec":
         raise RagReportError("--format trec holds one level only; with --doc-map use "
                              "--format table or json")
-
 
 
 def _fractional(args: argparse.Namespace) -> dict[str, Any]:

@@ -115,7 +115,10 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
         (_SCORE, ("ignore_identical_ids", True), ("rel_level", 1)),
         round_digits=5, rounded=frozenset({"nDCG", "AP", "R", "P", "RR", "R_cap", "HitRate"}),
         notes=("each mean is over the queries pytrec_eval evaluated (in both qrels and run, "
-               "an emptied result list scoring 0) and rounded to 5 decimals",
+               "an emptied result list scoring 0) and rounded to 5 decimals; BEIR's dense "
+               "search lists every query (an empty dict when nothing was found), its BM25 "
+               "search only those with a hit: --complete counts a qrels query missing from "
+               "the run as 0, as the former",
                "BEIR's evaluate_custom (MRR@k, R_cap@k, Accuracy@k) sorts by score alone "
                "(tied scores stay in the run's order, not by document id) and divides by "
                "every qrels query: the same numbers when no tie straddles a relevant "
@@ -127,11 +130,15 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
         "mteb", "MTEB RetrievalEvaluator.evaluate / calculate_retrieval_scores (v2)",
         "embeddings-benchmark/mteb mteb/_evaluators/retrieval_metrics.py @ a905523",
         _at(("nDCG", "AP", "R", "P", "RR", "HitRate"), MTEB_CUTOFFS),
-        (_SCORE, ("rel_level", 1)),  # identical ids: each task decides (default False)
+        # every query of the task is in MTEB's results ({} when nothing was found: scores 0);
+        # identical ids: each task decides (default False)
+        (_SCORE, ("rel_level", 1), ("complete", True)),
         round_digits=5, rounded=frozenset({"nDCG", "AP", "R", "P", "HitRate"}),
-        notes=("ndcg_at_k, map_at_k, recall_at_k, precision_at_k and hit_rate_at_k are "
-               "means over the queries pytrec_eval evaluated (an empty result list scores "
-               "0), rounded to 5 decimals; mrr_at_k is the plain mean, not rounded",
+        notes=("MTEB's search lists every query of the task in its results, an empty dict "
+               "when nothing was retrieved, which scores 0 in every mean: so a qrels query "
+               "missing from the run counts as 0 here (complete); ndcg_at_k, map_at_k, "
+               "recall_at_k, precision_at_k and hit_rate_at_k are rounded to 5 decimals, "
+               "mrr_at_k is the plain mean, not rounded",
                "mrr_at_k breaks ties by document id descending since MTEB 2.18.19 (#5136); "
                "earlier versions kept the run's order for tied scores, so a constant scorer "
                "could reach MRR@10 = 1.0",
@@ -197,13 +204,15 @@ class Resolved:
     order: str
     ignore_identical_ids: bool
     exceptions: tuple[str, ...] = ()
+    complete: bool = False
     """``option=value`` given explicitly against the preset's value."""
 
 
 def resolve(compat: str | None, *, order: str | None, ignore_identical_ids: Any,
-            explicit: dict[str, Any] | None = None) -> Resolved:
-    """Fill ``order`` and ``ignore_identical_ids`` (None: unset) from the preset (else
-    ragreport's defaults) and list the explicit options that differ from the preset's.
+            explicit: dict[str, Any] | None = None, complete: Any = None) -> Resolved:
+    """Fill ``order``, ``ignore_identical_ids`` and ``complete`` (None: unset) from the
+    preset (else ragreport's defaults) and list the explicit options that differ from the
+    preset's.
 
     ``explicit`` holds other options the caller gave with a non-default value (such as
     ``rel_level=2``); those the preset fixes otherwise are named as exceptions.
@@ -225,13 +234,16 @@ def resolve(compat: str | None, *, order: str | None, ignore_identical_ids: Any,
                                  f"{ignore_identical_ids!r}")
         ignore_identical_ids = bool(ignore_identical_ids)
     preset = PRESETS[compat].option_values if compat is not None else {}
-    given = {"order": order, "ignore_identical_ids": ignore_identical_ids, **(explicit or {})}
+    given = {"order": order, "ignore_identical_ids": ignore_identical_ids,
+             "complete": None if complete is None else bool(complete), **(explicit or {})}
     exceptions = tuple(f"{k}={v!r}" for k, v in given.items()
                        if v is not None and k in preset and preset[k] != v)
     out_order = order if order is not None else preset.get("order", "score")
     out_ignore = ignore_identical_ids if ignore_identical_ids is not None else \
         bool(preset.get("ignore_identical_ids", False))
-    return Resolved(compat, out_order, out_ignore, exceptions)
+    out_complete = bool(complete) if complete is not None else \
+        bool(preset.get("complete", False))
+    return Resolved(compat, out_order, out_ignore, exceptions, out_complete)
 
 
 def default_measures(compat: str | None) -> list[str] | None:

@@ -386,7 +386,7 @@ def evaluate(
     *,
     order: str | None = None,
     rel_level: int = 1,
-    complete: bool = False,
+    complete: bool | None = None,
     max_depth: int | None = None,
     no_relevant: str = "zero",
     duplicates: str = "error",
@@ -422,8 +422,9 @@ def evaluate(
     rel_level : int
         Minimum grade that counts as relevant (trec_eval ``-l``); nDCG uses the positive grades
         themselves as gains whatever this is.
-    complete : bool
+    complete : bool, optional
         Count qrels queries missing from the run as empty rankings (trec_eval ``-c``).
+        Default: ``compat``'s (True for MTEB, whose results list every query), else False.
     max_depth : int, optional
         Only the first N results of each query count (trec_eval ``-M``).
     no_relevant : {"zero", "skip", "raise"}
@@ -476,7 +477,9 @@ def evaluate(
     from .io import load_qrels, load_run
 
     cfg = resolve(compat, order=order, ignore_identical_ids=ignore_identical_ids,
-                  explicit={"rel_level": rel_level} if rel_level != 1 else None)
+                  explicit={"rel_level": rel_level} if rel_level != 1 else None,
+                  complete=complete)
+    complete = cfg.complete
     order = _check_choice("order", cfg.order, _ORDERS)
     no_relevant = _check_choice("no_relevant", no_relevant, _NO_REL)
     duplicates = _check_choice("duplicates", duplicates, _DUPS)

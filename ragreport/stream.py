@@ -290,7 +290,7 @@ def evaluate_stream(
     k_max: int | None = None,
     *,
     block_bytes: int = BLOCK_BYTES,
-    complete: bool = False,
+    complete: bool | None = None,
     fractional_grades: bool = False,
     **options: Any,
 ) -> StreamResult:
@@ -342,9 +342,12 @@ def evaluate_stream(
                          "the run are both '-'")
     q = load_qrels(qrels, fractional_grades=fractional_grades)
     check_qrels(q)  # blocks see only their own judgments: check them all once here
-    from .compat import check_compat, default_measures
+    from .compat import check_compat, default_measures, resolve
 
     compat = check_compat(options.get("compat"))
+    # decided here (the blocks see only their own queries): the preset's, else False
+    complete = resolve(compat, order=None, ignore_identical_ids=None,
+                       complete=complete).complete
     wanted = normalize_measures(default_measures(compat) if measures is None else measures)
     if k_max is None:
         k_max = max([20, *(m.cutoff for m in wanted if m.cutoff)])

@@ -90,6 +90,30 @@ def test_mteb_recall_cap_counts_capped_relevant_hits() -> None:
     assert evaluate(qrels, results, ["R_cap@10"], compat="mteb").means() == {"R_cap@10": 1.0}
 
 
+def test_mteb_empty_results_count_as_zero(tmp_path: Path) -> None:
+    # MTEB's search returns {qid: {} for every query} (mteb/models/search_wrappers.py): a query
+    # with nothing retrieved scores 0 in every mean (pytrec_eval evaluates it, mrr appends 0)
+    qrels = {"a": {"x": 1}, "b": {"y": 1}}
+    results: dict[str, dict[str, float]] = {"a": {"x": 1.0}, "b": {}}
+    scores = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(results)
+    mteb = round(sum(v["ndcg_cut_10"] for v in scores.values()) / len(scores), 5)
+    assert mteb == 0.5
+    assert evaluate(qrels, results, ["nDCG@10"], compat="mteb").means() == {"nDCG@10": 0.5}
+    # the same results written as a TREC run lose the empty query: still 0 under "mteb"
+    (tmp_path / "run.txt").write_text("a Q0 x 1 1.0 t\n")
+    r = evaluate(qrels, str(tmp_path / "run.txt"), ["nDCG@10", "RR@10"], compat="mteb")
+    assert r.means() == {"nDCG@10": 0.5, "RR@10": 0.5} and r.conventions.complete
+    from ragreport.stream import evaluate_stream
+
+    s = evaluate_stream(qrels, tmp_path / "run.txt", ["nDCG@10"], compat="mteb")
+    assert s.means() == {"nDCG@10": 0.5}
+    plain = evaluate(qrels, str(tmp_path / "run.txt"), ["nDCG@10"])
+    assert plain.means() == {"nDCG@10": 1.0}
+    r = evaluate(qrels, str(tmp_path / "run.txt"), ["nDCG@10"], compat="mteb", complete=False)
+    assert r.means() == {"nDCG@10": 1.0}
+    assert "except complete=False" in r.conventions.describe()["compat"]
+
+
 def test_mteb_defaults_and_rounding() -> None:
     r = evaluate(MTEB_QRELS, MTEB_RESULTS, compat="mteb")
     names = [str(m) for m in r.measures]
@@ -453,6 +477,8 @@ def test_report_names_the_preset_and_counts(tmp_path: Path) -> None:
     assert "beir: BEIR EvaluateRetrieval.evaluate" in md and "2 identical ids dropped" in md
     html = report.to_html()
     assert "beir: BEIR EvaluateRetrieval.evaluate" in html
+    assert "2 retrieved documents whose id equals the query&#39;s id dropped" in html or \
+        "2 retrieved documents whose id equals the query's id dropped" in html
     plain = build_report([evaluate(MTEB_QRELS, MTEB_RESULTS, ["nDCG@3"])],
                          parse_targets({"nDCG@3": 0.3}), stats=False)
     assert "identical_ids_dropped" not in json.loads(plain.to_json())["counts"]["run"]
