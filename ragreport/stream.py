@@ -325,6 +325,9 @@ def evaluate_stream(
 
     if isinstance(block_bytes, bool) or not isinstance(block_bytes, int) or block_bytes < 1:
         raise RagReportError(f"block_bytes must be an integer >= 1, got {block_bytes!r}")
+    if options.get("doc_map") is not None:  # the document level needs whole chunk rankings
+        raise RagReportError("doc_map is not supported by evaluate_stream (the document level "
+                             "needs each query's whole chunk ranking); use evaluate")
     # the blocks are evaluated with no_relevant='zero'; skipping and refusing are decided
     # here, over the whole run, as evaluate() decides them over all its queries
     no_relevant = _check_choice("no_relevant", options.pop("no_relevant", "zero"), _NO_REL)

@@ -371,3 +371,13 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert p2["results"][0]["value"] == rep["document"]["means"]["t"]["RR"]["document"]
     assert "Chunks and documents" in Path(md).read_text()
     assert 'id="documents"' in Path(html).read_text()
+
+
+def test_stream_refuses_a_doc_map(tmp_path: Path) -> None:
+    from ragreport.errors import RagReportError
+    from ragreport.stream import evaluate_stream
+
+    run = tmp_path / "run.txt"
+    run.write_text("q Q0 c1 1 3 t\n")
+    with pytest.raises(RagReportError, match="doc_map is not supported by evaluate_stream"):
+        evaluate_stream({"q": {"c1": 1}}, run, ["P@1"], doc_map=MAP)
