@@ -554,6 +554,15 @@ def test_targets_file_compat(files: Path, capsys: pytest.CaptureFixture[str]) ->
     t.write_text('compat = "beir"\n[targets]\ncompat = "ranx"\n"P@1" = 0.5\n')
     with pytest.raises(ConfigError, match="compat is set twice"):
         load_settings(t)
+    # ignore_identical_ids on its own, from the file
+    t.write_text('ignore_identical_ids = true\n"P@1" = 0.4\n')
+    code, _, _ = _cli(["check", str(files / "qrels.txt"), str(files / "run.txt"), "--targets",
+                       str(t), "--json", str(out), "--no-stats", "--jobs", "1", "-m", "P@1"],
+                      capsys)
+    doc = json.loads(out.read_text())
+    assert code == 0 and doc["means"]["t"]["P@1"] == 0.5
+    assert doc["counts"]["t"]["identical_ids_dropped"] == 2
+    assert "identical ids" in doc["conventions"] and "compat" not in doc["conventions"]
     t.write_text('ignore_identical_ids = "yes"\n')
     with pytest.raises(ConfigError, match="ignore_identical_ids must be true or false"):
         load_settings(t)
