@@ -570,5 +570,6 @@ def evaluate(
 
         add_document_level(result, dm, dm_level, dm_neither, given_qrels, {
             "k_max": k_max, "rel_level": rel_level, "complete": bool(complete),
-            "no_relevant": no_relevant, "fractional_grades": bool(fractional_grades)})
+            "no_relevant": no_relevant, "fractional_grades": bool(fractional_grades),
+            "compat": cfg.compat, "ignore_identical_ids": cfg.ignore_identical_ids})
     return result

@@ -381,3 +381,15 @@ def test_stream_refuses_a_doc_map(tmp_path: Path) -> None:
     run.write_text("q Q0 c1 1 3 t\n")
     with pytest.raises(RagReportError, match="doc_map is not supported by evaluate_stream"):
         evaluate_stream({"q": {"c1": 1}}, run, ["P@1"], doc_map=MAP)
+
+
+def test_compat_and_identical_ids_apply_at_document_level() -> None:
+    # BEIR drops a retrieved id equal to the query id: at document level, the document q1
+    run = {"q1": {"q1#0": 3.0, "c1": 2.0, "c2": 1.5, "c3": 1.0, "c4": 0.5}}
+    dmap = {**MAP, "q1#0": "q1"}
+    r = ragreport.evaluate({"q1": {"c1": 1, "c4": 2}}, run, ["P@2", "nDCG@3"], doc_map=dmap,
+                           compat="beir")
+    assert r.document is not None
+    assert [x.doc_id for x in r.document.ranked_list("q1")] == ["A", "B", "C"]
+    assert r.document.conventions.compat == "beir"
+    assert r.document.mean("nDCG@3") == round(r.document.values("nDCG@3").mean(), 5)
