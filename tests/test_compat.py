@@ -374,6 +374,34 @@ def test_trec_eval_preset_is_the_default(seed: int) -> None:
     assert b.conventions.describe()["compat"].startswith("trec_eval: ")
 
 
+@pytest.mark.parametrize("case", ["out.test.aq", "out.test.aqc", "out.test.aqcM",
+                                  "out.test.aql"])
+def test_trec_eval_preset_on_trec_eval_suite(conformance_dir: Path, case: str) -> None:
+    """trec_eval's own test suite (../shared/conformance/trec_eval), under compat="trec_eval"
+    with its options (-c, -M, -l): every value of the measures ragreport implements."""
+    from test_conformance import CASES, our_measures, parse_expected
+
+    expected, qrels, run, options = next(c for c in CASES if c[0] == case)
+    exp = parse_expected(conformance_dir / expected)
+    measures = our_measures(list(exp))
+    r = evaluate(conformance_dir / qrels, conformance_dir / run, list(measures.values()),
+                 compat="trec_eval", **options)  # type: ignore[arg-type]
+    assert r.conventions.compat == "trec_eval" and r.conventions.compat_exceptions == ()
+    checked = 0
+    for name, m in measures.items():
+        values = r.per_query(m)
+        for qid, want in exp[name].items():
+            if qid == "all":
+                got = str(round(sum(values.values()))) if not m.family.bounded \
+                    else f"{r.mean(m):.4f}"
+            else:
+                got = str(round(values[qid])) if not m.family.bounded \
+                    else f"{values[qid]:.4f}"
+            assert got == want, (name, qid)
+            checked += 1
+    assert checked > 100
+
+
 # ---- ignore_identical_ids --------------------------------------------------------------
 
 
