@@ -211,4 +211,5 @@ def _document_json(d: DocumentReport) -> dict[str, Any]:
                                  "k": v.k, "documents": list(v.documents),
                                  "repeated": list(v.repeated)} for q, v in qs.items()]
                           for run, qs in d.queries.items()},
+        **({"per_query": d.per_query} if d.per_query else {}),
     }

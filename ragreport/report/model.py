@@ -716,7 +716,7 @@ def build_report(
         pr_curve=_pr_curve(results),
         document=None if doc_results is None else _document_report(
             results, doc_results, measures, families, k_max, means, doc_cis, target_level,
-            worst, wm),
+            worst, wm, per_query),
     )
 
 
@@ -979,6 +979,9 @@ class DocumentReport:
     curves: list[Curve]  # document-level mean curves
     runs: list[DocumentRun]
     queries: dict[str, dict[str, QueryDocuments]]  # run -> worst query id -> drill-down
+    per_query: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    """With ``per_query=True``: run -> query id -> document-level value of each measure and
+    ``redundancy@K``."""
 
 
 def _document_results(results: Sequence[EvaluationResult], target_level: str
@@ -1022,7 +1025,8 @@ def _document_report(results: Sequence[EvaluationResult], doc_results: list[Eval
                      measures: list[Measure], families: list[Measure], k_max: int,
                      means: dict[str, dict[Measure, float]],
                      doc_cis: dict[str, dict[Measure, tuple[float, float]]], target_level: str,
-                     worst: list[WorstQueries], wm: Measure) -> DocumentReport:
+                     worst: list[WorstQueries], wm: Measure, per_query: bool = False
+                     ) -> DocumentReport:
     rows = []
     for m in measures:
         cells = []
@@ -1074,6 +1078,15 @@ def _document_report(results: Sequence[EvaluationResult], doc_results: list[Eval
             per[qd.query_id] = QueryDocuments(w.k, n_red, value, shown(value), docs_of,
                                               repeated)
         queries[w.run] = per
+    pq: dict[str, dict[str, dict[str, float]]] = {}
+    if per_query:
+        for r, d in zip(results, doc_results, strict=True):
+            cols = {str(m): d.values(m).tolist() for m in measures}
+            if r.redundancy is not None and r.redundancy.shape[1]:
+                cols[f"redundancy@{min(k, r.redundancy.shape[1])}"] = [
+                    float(x) for x in r.redundancy[:, min(k, r.redundancy.shape[1]) - 1]]
+            pq[d.run_name] = {q: {name: v[i] for name, v in cols.items()}
+                              for i, q in enumerate(d.query_ids)}
     info0 = results[0].doc_map_info
     return DocumentReport(
         source=info0.source if info0 else "",
@@ -1083,7 +1096,7 @@ def _document_report(results: Sequence[EvaluationResult], doc_results: list[Eval
         target_level=target_level,
         unmapped=info0.unmapped if info0 else "error",
         description=results[0].conventions.doc_map or "",
-        summary=rows, curves=curves, runs=runs, queries=queries)
+        summary=rows, curves=curves, runs=runs, queries=queries, per_query=pq)
 
 
 def _tie_badges(worst: list[WorstQueries], ties: list[TieCheck]) -> list[WorstQueries]:
