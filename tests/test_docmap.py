@@ -393,3 +393,10 @@ def test_compat_and_identical_ids_apply_at_document_level() -> None:
     assert [x.doc_id for x in r.document.ranked_list("q1")] == ["A", "B", "C"]
     assert r.document.conventions.compat == "beir"
     assert r.document.mean("nDCG@3") == round(r.document.values("nDCG@3").mean(), 5)
+
+
+def test_json_per_query_document_level() -> None:
+    rep = _report(per_query=True)
+    doc = json.loads(rep.to_json())["document"]
+    assert doc["per_query"]["r1"]["q"] == {"P@2": 0.5, "RR": 1.0, "redundancy@2": 0.0}
+    assert "per_query" not in json.loads(_report().to_json())["document"]
