@@ -13,8 +13,9 @@ tool does, read from its own source (the commit is named in :data:`PRESETS`):
 ``mteb``
     ``calculate_retrieval_scores`` (embeddings-benchmark/mteb, v2): pytrec_eval's nDCG, MAP,
     recall, P and success at k = 1, 3, 5, 10, 20, 100, 1000 rounded to 5 decimals; its MRR@k
-    (ties by document id descending since MTEB 2.18.19) not rounded. Identical ids are kept
-    (MTEB's default; the tasks that drop them set ``ignore_identical_ids=True``).
+    (ties by document id descending since MTEB 2.18.19) not rounded; every qrels query counts
+    (MTEB's results list each query, ``{}`` when nothing was found: ``complete``). Identical
+    ids are kept (MTEB's default; the tasks that drop them set ``ignore_identical_ids=True``).
 ``ranx``
     ``ranx.evaluate``: trec_eval's measures at the cutoffs asked for, full precision; its nDCG
     counts only grades >= the relevance level as gains.
@@ -60,7 +61,8 @@ class Preset:
         Measures computed when none are asked for (None: ragreport's defaults).
     options : dict
         Engine options the peer fixes or defaults (``order``, ``ignore_identical_ids``,
-        ``rel_level``); a caller's explicit value wins and is named as an exception.
+        ``complete``, ``rel_level``); a caller's explicit value wins and is named as an
+        exception.
     round_digits : int or None
         Decimals the peer rounds its means to (Python's ``round``), or None.
     rounded : frozenset of str
