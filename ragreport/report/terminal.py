@@ -65,9 +65,12 @@ def render_terminal(report: Report) -> str:
 def render_failures(report: Report) -> str:
     """One line per failed target check (measure, value, target, run) and per failed
     ``--max-drop`` check (measure, drop, its interval, p-value)."""
+    level = (", document level" if report.document is not None
+             and report.document.target_level == "document" else "")
     lines = [
         f"FAILED {terminal_safe(t.measure)}: {'CI lower bound ' if c.on == 'ci_lower' else ''}"
-        f"{c.shown} is not {t.op} {t.threshold_text} (run {terminal_safe(repr(c.run))})\n"
+        f"{c.shown} is not {t.op} {t.threshold_text} (run {terminal_safe(repr(c.run))}"
+        f"{level})\n"
         for t, c in report.failed_checks
     ]
     lines += [f"FAILED drop {terminal_safe(d.message)}\n" for d in report.drops if d.failed]
