@@ -363,6 +363,7 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert code == 1
     out = capsys.readouterr().out
     assert "Targets (document level)" in out and "Chunks and documents" in out
+    assert "FAILED RR: 0.7500 is not > 0.8 (run 't', document level)" in out
     rep = json.loads(Path(js).read_text())
     assert rep["document"]["target_level"] == "document"
     assert any(f["role"] == "doc_map" for f in rep["inputs"])
