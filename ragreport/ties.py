@@ -198,6 +198,62 @@ def straddles(ranking: Ranking, k: int | IntArray) -> BoolArray:
     return out
 
 
+def _mixed_rows(ranking: Ranking, key: str) -> tuple[IntArray, IntArray, FloatArray]:
+    """(row, group, ordering key) of every row of a tied group whose keys differ (the only
+    rows a tie order can move), in ranking order."""
+    if key not in ("grade", "judged"):
+        raise RagReportError(f"key must be 'grade' or 'judged', got {key!r}")
+    tied = tied_with_previous(ranking)
+    none = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    t = np.flatnonzero(tied)  # rows tied with the row before them
+    if not len(t):
+        return none
+    g = ranking.ret_grades
+
+    def keys(at: IntArray) -> FloatArray:
+        v = g[at]
+        return np.where(np.isnan(v), 0.0, v) if key == "grade" else (~np.isnan(v)).astype(float)
+
+    seeds = t[keys(t) != keys(t - 1)]  # a row whose key differs from its tied neighbour's
+    if not len(seeds):
+        return none
+    starts = np.flatnonzero(~tied)
+    groups = np.unique(np.searchsorted(starts, seeds, side="right") - 1)
+    first = starts[groups]
+    sizes = np.append(starts, len(tied))[groups + 1] - first
+    rows = _spans(first, sizes)
+    return rows, np.repeat(groups, sizes).astype(np.int64), keys(rows)
+
+
+def _spans(starts: IntArray, lens: IntArray) -> IntArray:
+    """Every position of the spans ``[start, start + len)``, in order."""
+    return np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
+
+
+def _subset(ranking: Ranking, queries: IntArray) -> Ranking:
+    """The ranking of some of its queries only (their rows and judgments, in order)."""
+    sizes = ranking.n_ret[queries]
+    rows = _spans(ranking.ret_offsets[queries], sizes)
+    qsizes = np.diff(ranking.qrels_offsets)[queries]
+    qrows = _spans(ranking.qrels_offsets[queries], qsizes)
+    return replace(ranking, query_ids=[ranking.query_ids[i] for i in queries.tolist()],
+                   ret_grades=ranking.ret_grades[rows], n_ret=sizes,
+                   run_rows=ranking.run_rows[rows],
+                   ret_offsets=np.concatenate(([0], np.cumsum(sizes))).astype(np.int64),
+                   qrels_rows=ranking.qrels_rows[qrows],
+                   qrels_offsets=np.concatenate(([0], np.cumsum(qsizes))).astype(np.int64),
+                   qrels_grades=ranking.qrels_grades[qrows])
+
+
+def _sub_orders(ranking: Ranking, key: str) -> tuple[IntArray, Ranking, Ranking]:
+    """(the queries a tie order can change, their pessimistic and optimistic orders): only
+    those queries are evaluated again, whatever the size of the ranking."""
+    rows, _, _ = _mixed_rows(ranking, key)
+    queries = np.unique(np.searchsorted(ranking.ret_offsets, rows, side="right") - 1)
+    sub = _subset(ranking, queries.astype(np.int64))
+    return (queries.astype(np.int64), *tie_orders(sub, key))
+
+
 def tie_orders(ranking: Ranking, key: str = "grade") -> tuple[Ranking, Ranking]:
     """The pessimistic and the optimistic tie orders of a ranking, as permuted Rankings.
 
@@ -215,24 +271,11 @@ def tie_orders(ranking: Ranking, key: str = "grade") -> tuple[Ranking, Ranking]:
     >>> rk.ret_grades.tolist(), low.ret_grades.tolist(), high.ret_grades.tolist()
     ([nan, 1.0, 2.0], [nan, 1.0, 2.0], [2.0, 1.0, nan])
     """
-    if key not in ("grade", "judged"):
-        raise RagReportError(f"key must be 'grade' or 'judged', got {key!r}")
+    rows, gid, kr = _mixed_rows(ranking, key)
+    if not len(rows):
+        return ranking, ranking
     tied = tied_with_previous(ranking)
-    if not tied.any():
-        return ranking, ranking
     g = ranking.ret_grades
-    in_group = tied.copy()
-    in_group[:-1] |= tied[1:]
-    rows = np.flatnonzero(in_group)
-    first = np.flatnonzero(~tied[rows])  # each group's first row, among ``rows``
-    gid = np.cumsum(~tied[rows]) - 1
-    kr = g[rows]
-    kr = np.where(np.isnan(kr), 0.0, kr) if key == "grade" else (~np.isnan(kr)).astype(float)
-    mixed = np.minimum.reduceat(kr, first) != np.maximum.reduceat(kr, first)
-    sel = mixed[gid]
-    if not sel.any():
-        return ranking, ranking
-    rows, gid, kr = rows[sel], gid[sel], kr[sel]
 
     def permuted(order: IntArray) -> Ranking:
         src = rows[order]
@@ -322,7 +365,7 @@ def _mean(v: FloatArray) -> float:
 
 
 def exposure(result: EvaluationResult, measure: str | Measure,
-             _orders: dict[str, tuple[Ranking, Ranking]] | None = None,
+             _orders: dict[str, tuple[IntArray, Ranking, Ranking]] | None = None,
              _contexts: dict[tuple[str, int], _Context] | None = None) -> TieExposure:
     """The interval over all tie orders of one measure of an evaluated run.
 
@@ -349,14 +392,15 @@ def exposure(result: EvaluationResult, measure: str | Measure,
     key = "judged" if m.name == "Judged" else "grade"
     orders = _orders if _orders is not None else {}
     if key not in orders:
-        orders[key] = tie_orders(rk, key)
+        orders[key] = _sub_orders(rk, key)
+    queries, *sub = orders[key]
     contexts = _contexts if _contexts is not None else {}
-    ends = []
-    for i, ranking in enumerate(orders[key]):
+    lo, hi = value.copy(), value.copy()  # the other queries: the same in every tie order
+    for i, (ranking, end) in enumerate(zip(sub, (lo, hi), strict=True)):
         if (key, i) not in contexts:
             contexts[(key, i)] = engine._Context(ranking, level)
-        ends.append(measure_values(ranking, m, level, contexts[(key, i)]))
-    lo, hi = ends
+        if len(queries):
+            end[queries] = measure_values(ranking, m, level, contexts[(key, i)])
     dependent = lo != hi
     exact = m.name in MONOTONE or m.name == "Judged"
     return TieExposure(m, cut, straddling, dependent, _mean(lo), _mean(hi), _mean(value),
@@ -441,7 +485,7 @@ def tie_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
 
     out = []
     for r in results:
-        orders: dict[str, tuple[Ranking, Ranking]] = {}
+        orders: dict[str, tuple[IntArray, Ranking, Ranking]] = {}
         contexts: dict[tuple[str, int], _Context] = {}
         done: dict[Measure, TieExposure] = {}
         for t in targets:
