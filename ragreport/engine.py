@@ -487,6 +487,12 @@ def evaluate(
     if ties == "average" and order != "score":
         raise RagReportError("ties='average' averages over the orders of tied scores; with "
                              "order='given' nothing is tied (use order='score')")
+    if ties == "average" and doc_map is not None:
+        # the document level orders documents by their best chunk: the chunks' tie orders
+        # do not give each order of the tied documents the same chance
+        raise RagReportError("ties='average' is not supported with doc_map (the document "
+                             "level's expected value over the chunks' tie orders is not "
+                             "computed); use ties='trec_eval'")
     rel_level = _check_int("rel_level", rel_level, 0)  # negative grades are never relevant
     if max_depth is not None:
         max_depth = _check_int("max_depth", max_depth, 1)

@@ -43,6 +43,9 @@ CASES = [
     Case("ties-missing-value", [*EVAL, "--ties"], FILES, stderr=r"expected one argument"),
     Case("ties-given-order", [*EVAL, "--ties", "average", "--order", "given"], FILES,
          stderr=r"ties='average' averages over the orders of tied scores; with order='given'"),
+    Case("ties-average-doc-map", [*EVAL, "--ties", "average", "--doc-map", "map.tsv"],
+         {**TIED, "map.tsv": "a\tA\nb\tB\nc\tC\nd\tD\n"},
+         stderr=r"ties='average' is not supported with doc_map"),
     # --- measures without an exact expectation: refused, never approximated -----------------
     Case("ties-average-ERR", [*EVAL, "--ties", "average", "-m", "ERR@10"], FILES,
          stderr=NO_EXACT.format("ERR@10")),
