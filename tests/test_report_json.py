@@ -18,8 +18,9 @@ from ragreport.report.jsonout import SCHEMA, render_json, report_json
 from ragreport.targets import default_targets, parse_targets, passes
 
 KEYS = ["schema", "title", "generated_at", "ragreport_version", "command", "inputs", "runs",
-        "baseline", "k_max", "qrels_queries", "measures", "means", "intervals", "targets",
-        "all_targets_passed", "drops", "all_passed", "counts", "conventions", "stats", "curves",
+        "baseline", "k_max", "qrels_queries", "measures", "means", "intervals", "totals",
+        "targets", "all_targets_passed", "drops", "all_passed", "counts", "conventions", "stats",
+        "curves",
         "curve_bands", "pr_curve", "comparisons", "significance", "worst_queries_by",
         "failure_kinds", "worst_queries", "ties"]
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
+from pathlib import Path
 
 import pytest
 from test_report_html import section
@@ -240,3 +242,105 @@ def test_pr_curve_without_relevant_documents() -> None:
     rep = build_report([r], generated_at=WHEN)
     assert rep.pr_curve is not None and rep.pr_curve.series[r.run_name] == [0.0] * 11
     assert "pr-plot" in rep.to_html()
+
+
+# -- every new measure in a report -------------------------------------------------------------
+
+NEW_MEASURES = ["SetP", "SetR", "SetF", "NumQ", "Judged@10", "Judged", "Bpref", "IPrec@0.5",
+                "ERR@10", "ERR", "RBP(p=0.8)", "RBP(p=0.8)@10", "R_cap@10", "NumRet", "NumRel",
+                "NumRelRet", "Hits@5", "Hits"]
+COUNTS = {"NumQ", "NumRet", "NumRel", "NumRelRet", "Hits@5", "Hits"}  # Family.bounded False
+NEW_TARGETS = {"NumRet": ">= 40", "NumQ": ">= 1", "IPrec@0.5": "> 0.3", "Judged@10": ">= 0.9",
+               "Bpref": "> 0.3", "RBP(p=0.8)@10": "> 0.2", "SetP": "> 0.05",
+               "R_cap@10": "> 0.2", "ERR@10": "> 0.1", "Hits@5": "> 1"}
+
+
+def test_report_with_every_new_measure(tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """``ragreport report`` with every new measure as summary measures and as targets: counts
+    get no [0, 1] interval, no histogram on [0, 1] and their trec_eval total; only measures
+    with a K get a curve; a target on IPrec@r is marked on the precision-recall plot."""
+    from ragreport.cli import main
+    from ragreport.measures import parse_measure
+
+    targets = tmp_path / "targets.toml"
+    targets.write_text("".join(f'"{m}" = "{t}"\n' for m, t in NEW_TARGETS.items()))
+    out = {k: tmp_path / f"r.{k}" for k in ("html", "md", "json")}
+    argv = ["report", "--example", "--targets", str(targets), "--html", str(out["html"]),
+            "--markdown", str(out["md"]), "--json", str(out["json"])]
+    for m in NEW_MEASURES:
+        argv += ["-m", m]
+    assert main(argv) == 0
+    terminal = capsys.readouterr().out
+    assert main(["check", *argv[1:]]) == 0  # every target passes
+    capsys.readouterr()
+
+    canonical = [str(parse_measure(m)) for m in NEW_MEASURES]
+    assert {str(parse_measure(m)) for m in COUNTS} == {
+        m for m in canonical if not parse_measure(m).family.bounded}
+    doc = json.loads(out["json"].read_text())
+    for run in ("bm25", "tfidf"):
+        assert set(canonical) <= set(doc["means"][run])
+        assert not set(doc["intervals"][run]) & {str(parse_measure(m)) for m in COUNTS}
+        assert {m for m in canonical if parse_measure(m).family.bounded} <= set(
+            doc["intervals"][run])
+        assert doc["totals"][run] == {"NumQ": 41.0, "NumRet": 2050.0,
+                                      "NumRel": pytest.approx(doc["means"][run]["NumRel"] * 41),
+                                      "NumRelRet": pytest.approx(
+                                          doc["means"][run]["NumRelRet"] * 41)}
+        for m in canonical:
+            lo_hi = doc["intervals"][run].get(m)
+            if lo_hi is not None:
+                assert 0.0 <= lo_hi[0] <= lo_hi[1] <= 1.0
+    # curves: the families with a K, and nothing else
+    assert set(doc["curves"]) >= {"Judged", "ERR", "RBP(p=0.8)", "R_cap", "Hits"}
+    assert not set(doc["curves"]) & {"SetP", "SetR", "SetF", "NumQ", "Bpref", "IPrec",
+                                     "NumRet", "NumRel", "NumRelRet"}
+    assert max(doc["curves"]["Hits"]["bm25"]) > 1  # a count: its axis is not [0, 1]
+    assert doc["all_passed"] and len(doc["targets"]) == len(NEW_TARGETS)
+
+    page = out["html"].read_text()
+    summary = section(page, "summary")
+    rows = {r.find("th")[0].text(): r for r in summary.find("tbody")[0].find("tr")}
+    assert set(canonical) <= set(rows)
+    for m in canonical:
+        cells = rows[m].find("td")
+        text = " ".join(cells[0].text().split())
+        if m in COUNTS:
+            assert "[" not in text  # no interval for a count
+        else:
+            assert re.search(r"\[\d\.\d{4}, \d\.\d{4}\]", text), (m, text)
+    assert "total 41" in " ".join(rows["NumQ"].text().split())
+    assert "total 2050" in " ".join(rows["NumRet"].text().split())
+    dists = [h.text() for h in section(page, "distributions").find("h3")]
+    assert not set(dists) & {str(parse_measure(m)) for m in COUNTS}
+    assert {"SetP", "Bpref", "IPrec@0.5", "RBP(p=0.8)"} <= set(dists)
+    pr = section(page, "pr-curve")
+    assert "Target IPrec@0.5 > 0.3: hollow diamond." in pr.find("figcaption")[0].text()
+    assert "target &gt; 0.3" in page.split('id="pr-plot"')[1].split("</svg>")[0]
+
+    md = out["md"].read_text()
+    assert "| NumQ | 1.0000 (total 41) | 1.0000 (total 41) ±0.0000 |" in md
+    assert "| NumRet | 50.0000 (total 2050) |" in md
+    assert "NumRet   " in terminal and "50.0000 (total 2050)" in terminal
+
+
+def test_evaluate_trec_format_with_every_new_measure(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from ragreport.cli import main
+    from ragreport.examples import example_files
+
+    f = example_files()
+    argv = ["evaluate", str(f.qrels), str(f.runs[0]), "--format", "trec"]
+    for m in NEW_MEASURES:
+        argv += ["-m", m]
+    assert main(argv) == 0
+    rows = {}
+    for line in capsys.readouterr().out.splitlines():
+        name, qid, value = line.split("\t")
+        if qid == "all":
+            rows[name.rstrip()] = value
+    assert rows["num_q"] == "41" and rows["num_ret"] == "2050"
+    for name in ("set_P", "set_recall", "set_F", "judged_10", "bpref", "iprec_at_recall_0.50",
+                 "err_10", "r_cap_10", "num_rel", "num_rel_ret", "hits_5"):
+        assert re.fullmatch(r"\d+(\.\d{4})?", rows[name]), name

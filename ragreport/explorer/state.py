@@ -952,7 +952,9 @@ class ExplorerState:
             f"<line x1='{left}' x2='{w - right}' y1='{y(t):.1f}' y2='{y(t):.1f}' "
             f"stroke='currentColor' stroke-opacity='.15'/>"
             f"<text x='{left - 4}' y='{y(t) + 3:.1f}' text-anchor='end' font-size='9' "
-            f"fill='currentColor'>{t:g}</text>" for t in (0.0, 0.5, 1.0) if t <= hi)
+            f"fill='currentColor'>{t:.3g}</text>"
+            # a count (Hits@K) is not in [0, 1]: its axis is labelled up to its top
+            for t in ((0.0, 0.5, 1.0) if hi <= 1.0 else (0.0, hi / 2, hi)))
         return (
             f"<svg class='rrx-curve' width='{w}' height='{h}' viewBox='0 0 {w} {h}' "
             f"role='img' xmlns='http://www.w3.org/2000/svg'><title>{_e(title)}</title>{ticks}"

@@ -386,7 +386,9 @@ def _pr_view(pr: PRCurve, runs: list[RunView], svg: str) -> PRView:
                f"0.1, …, 1.0 (relevant: grade ≥ {pr.rel}). Interpolated precision at recall "
                "r is the highest precision at any rank whose recall is r or more (trec_eval's "
                "iprec_at_recall; IPrec@r in ragreport), so each line only goes down; a level "
-               "a query never reaches counts 0 for that query.")
+               "a query never reaches counts 0 for that query."
+               + ("".join(f" Target IPrec@{r:g} {label}: hollow diamond."
+                          for r, _, label in pr.targets)))
     return PRView(PlotView("pr-plot", "Precision-recall curve (11-point, interpolated)",
                            caption, Markup(svg)), shown_runs, rows)
 

@@ -91,6 +91,8 @@ def report_json(report: Report) -> dict[str, Any]:
                           for c in s.cells
                           if c.run == r and c.ci_lower is not None and c.ci_upper is not None}
                       for r in report.runs} if info is not None else {},
+        "totals": {r: {s.measure: c.total for s in report.summary for c in s.cells
+                       if c.run == r and c.total is not None} for r in report.runs},
         "targets": [{
             "measure": t.measure,
             "op": t.op,

@@ -279,6 +279,8 @@ def _summary_cell(c: SummaryCell, intervals: bool = True) -> str:
     ('0.5000 [0.4000, 0.6000] **▼ −0.0200**', '0.5000 **▼ −0.0200**')
     """
     value = f"{c.shown} {c.ci_text}" if intervals and c.ci_text else c.shown
+    if c.total_text:  # a count trec_eval sums (NumRet...): the total beside the mean
+        value = f"{value} (total {c.total_text})"
     if c.delta is None:
         return value
     arrow = ARROWS.get(c.direction, "")

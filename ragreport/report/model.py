@@ -132,6 +132,8 @@ class SummaryCell:
     p_value: float | None = None  # Holm-adjusted randomization-test p-value vs the baseline
     t_p_value: float | None = None  # Holm-adjusted paired t-test p-value
     significant: bool = False
+    total: float | None = None  # the sum over queries, for a count trec_eval sums (NumQ...)
+    total_text: str = ""  # "2050"
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,8 @@ class PRCurve:
     series: dict[str, list[float]]  # run -> 11 means, in ``levels`` order
     rel: int  # the smallest grade that counts as relevant
     queries: dict[str, int]  # run -> queries the mean is over
+    targets: list[tuple[float, float, str]] = field(default_factory=list)
+    """Targets on IPrec@r at this relevance level: (r, threshold, label)."""
 
     def shown(self, run: str) -> list[str]:
         """The run's 11 means as every output shows them (4 decimals)."""
@@ -625,15 +629,17 @@ def build_report(
             v = means[r.run_name][m]
             lo, hi = cis.get(r.run_name, {}).get(m, (None, None))
             ci_text = f"[{shown(lo)}, {shown(hi)}]" if lo is not None and hi is not None else ""
+            total = _total(r, m)
             if r is base:
                 scells.append(SummaryCell(r.run_name, v, shown(v), None, "", "", lo, hi,
-                                          ci_text))
+                                          ci_text, total=total, total_text=_total_text(total)))
             else:
                 d = v - means[base_name][m]
                 p, tp = tests.get((r.run_name, m), (None, None))
                 scells.append(SummaryCell(r.run_name, v, shown(v), d, _signed(d),
                                           _direction(d), lo, hi, ci_text, p, tp,
-                                          p is not None and p < alpha))
+                                          p is not None and p < alpha, total,
+                                          _total_text(total)))
         summary.append(SummaryRow(str(m), m.family.title, scells))
 
     curves = []
@@ -713,7 +719,7 @@ def build_report(
         stats=info,
         drops=drops,
         ties=tie_rows,
-        pr_curve=_pr_curve(results),
+        pr_curve=_pr_curve(results, targets),
         document=None if doc_results is None else _document_report(
             results, doc_results, measures, families, k_max, means, doc_cis, target_level,
             worst, wm, per_query),
@@ -864,8 +870,28 @@ def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Map
     return WorstQueries(r.run_name, str(m), k, r.n_queries, details, counts)
 
 
-def _pr_curve(results: Sequence[EvaluationResult]) -> PRCurve:
-    """Mean 11-point interpolated precision of each run (:func:`ragreport.engine.pr_curve`)."""
+def _total(r: EvaluationResult, m: Measure) -> float | None:
+    """The sum over the queries of a count trec_eval sums (``Family.aggregate == "sum"``:
+    NumQ, NumRet, NumRel, NumRelRet), else None: the report shows it beside the mean."""
+    if m.family.aggregate != "sum":
+        return None
+    return float(np.sum(r.values(m)))
+
+
+def _total_text(total: float | None) -> str:
+    """``"2050"`` (a whole number as digits), ``""`` without a total.
+
+    >>> _total_text(2050.0), _total_text(None), _total_text(2.5)
+    ('2050', '', '2.5000')
+    """
+    if total is None:
+        return ""
+    return str(int(total)) if float(total).is_integer() else shown(total)
+
+
+def _pr_curve(results: Sequence[EvaluationResult], targets: Sequence[Target] = ()) -> PRCurve:
+    """Mean 11-point interpolated precision of each run (:func:`ragreport.engine.pr_curve`),
+    with the targets on ``IPrec@r`` (at the curve's relevance level) to mark on it."""
     from ..engine import pr_curve
     from ..metrics import PR_LEVELS
 
@@ -875,8 +901,12 @@ def _pr_curve(results: Sequence[EvaluationResult]) -> PRCurve:
         # column by column: the same sums (bit for bit) as the mean of IPrec@r alone
         series[r.run_name] = [float(np.ascontiguousarray(per_query[:, j]).mean())
                               if len(per_query) else 0.0 for j in range(len(PR_LEVELS))]
-    return PRCurve(list(PR_LEVELS), series, int(results[0].conventions.rel_level),
-                   {r.run_name: r.n_queries for r in results})
+    rel = int(results[0].conventions.rel_level)
+    marks = [(float(t.measure.recall), t.threshold, f"{t.op} {t.threshold:g}")
+             for t in targets if t.measure.name == "IPrec" and t.measure.recall is not None
+             and t.measure.rel in (None, rel)]
+    return PRCurve(list(PR_LEVELS), series, rel, {r.run_name: r.n_queries for r in results},
+                   marks)
 
 
 def unjudged_in_top(r: EvaluationResult, i: int, k: int) -> tuple[int, int]:

@@ -208,8 +208,9 @@ def pr_curve_svg(pr: PRCurve, runs: Sequence[str], *, prefix: str) -> str:
     """The 11-point interpolated precision-recall curve: one line per run through the mean
     interpolated precision at recall 0.0, 0.1, ..., 1.0 (a marker at each of the 11 points).
 
-    Both axes are [0, 1]. The SVG has a ``<title>`` and a ``<desc>`` that states every run's
-    11 values, so a screen reader gets the numbers, not only "a chart".
+    Both axes are [0, 1]. A target on ``IPrec@r`` is a hollow diamond at (r, threshold). The
+    SVG has a ``<title>`` and a ``<desc>`` that states every run's 11 values, so a screen
+    reader gets the numbers, not only "a chart".
     """
     from matplotlib.figure import Figure
     from matplotlib.ticker import MultipleLocator
@@ -238,6 +239,16 @@ def pr_curve_svg(pr: PRCurve, runs: Sequence[str], *, prefix: str) -> str:
                               clip_on=False)
             handles.append(line)
             labels.append(_legend_label(run))
+        for r, threshold, label in pr.targets:  # a target on IPrec@r: a hollow diamond
+            ax.plot([r], [threshold], linestyle="none", marker="D", markersize=8,
+                    markerfacecolor="none", markeredgecolor=_TARGET, markeredgewidth=1.6,
+                    zorder=4, clip_on=False)
+            # short label (the caption names the measure); right of the point, or left and
+            # below near the right edge
+            ax.annotate(f"target {label}", (r, threshold),
+                        xytext=(-7, -12) if r > 0.6 else (7, 4), textcoords="offset points",
+                        ha="right" if r > 0.6 else "left", color=_TEXT,
+                        fontsize=_FONT_SIZE * 0.85, zorder=5)
         ax.set_xlim(0.0, 1.0)
         ax.set_ylim(0.0, 1.0)
         ax.xaxis.set_major_locator(MultipleLocator(0.1))

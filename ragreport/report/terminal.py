@@ -40,7 +40,8 @@ def render_terminal(report: Report) -> str:
         lines += _tie_lines(report)
     rows = [["measure", *report.runs]]
     for s in report.summary:
-        rows.append([s.measure, *(f"{c.shown} {c.delta_text}".rstrip() for c in s.cells)])
+        rows.append([s.measure, *(f"{c.shown}{f' (total {c.total_text})' if c.total_text else ''}"
+                                  f" {c.delta_text}".rstrip() for c in s.cells)])
     lines += ["", f"Summary (baseline: {terminal_safe(report.baseline)})", *_table(rows)]
     if report.stats is not None:
         lines += ["", "Intervals and tests: " + report.stats.describe()]
