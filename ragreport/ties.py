@@ -98,6 +98,7 @@ __all__ = [
     "has_ties",
     "measure_values",
     "straddles",
+    "straddles_at_k",
     "tie_checks",
     "tie_orders",
     "tied_with_previous",
@@ -252,6 +253,27 @@ def _sub_orders(ranking: Ranking, key: str) -> tuple[IntArray, Ranking, Ranking]
     queries = np.unique(np.searchsorted(ranking.ret_offsets, rows, side="right") - 1)
     sub = _subset(ranking, queries.astype(np.int64))
     return (queries.astype(np.int64), *tie_orders(sub, key))
+
+
+def straddles_at_k(ranking: Ranking, width: int) -> BoolArray:
+    """(queries, width) bool: column K - 1 says whether a tied group straddles the cut at K
+    (ranks K and K + 1 tied), for every K = 1..width at once.
+
+    >>> from ragreport.align import align
+    >>> from ragreport.io import load_qrels, load_run
+    >>> rk = align(load_qrels({"q": {"a": 1}}),
+    ...            load_run({"q": {"a": 3.0, "b": 2.0, "c": 2.0, "d": 1.0}}))
+    >>> straddles_at_k(rk, 5).astype(int).tolist()
+    [[0, 1, 0, 0, 0]]
+    """
+    w = max(int(width), 1)
+    out = np.zeros((ranking.n_queries, w), dtype=bool)
+    tied = tied_with_previous(ranking)
+    gr = _groups(ranking) if tied.any() else None
+    if gr is not None:
+        at = np.flatnonzero(tied & (gr.pos <= w))  # row at rank K + 1 tied with rank K
+        out[gr.qi[at], gr.pos[at] - 1] = True
+    return out
 
 
 def tie_orders(ranking: Ranking, key: str = "grade") -> tuple[Ranking, Ranking]:
@@ -673,10 +695,11 @@ def _ap_terms(ctx: _Context, m: Measure) -> _Sparse:
 
 
 def _rbp_terms(ctx: _Context, m: Measure) -> _Sparse:
-    """(1 - p) p^(rank - 1) times each rank's mean relevance (RBP, binary, as the engine)."""
+    """(1 - p) p^(rank - 1) times each rank's mean relevance (RBP(rel=r), binary) or mean
+    gain (RBP without rel, graded), as the engine."""
     from .engine import _p
 
-    s = _mean_rel(ctx, m)
+    s = _mean_rel(ctx, m) if m.rel is not None else _mean_gain(ctx, m)
     p = _p(m)
     return _Sparse(s.qi, s.pos, (1.0 - p) * np.power(p, s.pos.astype(np.float64)) * s.w)
 

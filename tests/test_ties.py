@@ -176,6 +176,9 @@ def test_straddles() -> None:
         [False, False]]
     assert ties.straddles(rk, np.array([1, 2])).tolist() == [False, True]
     assert ties.exposure(r, "P@2").straddling == 1
+    every_k = ties.straddles_at_k(rk, 6)
+    assert [every_k[:, k - 1].tolist() for k in range(1, 7)] == [
+        ties.straddles(rk, k).tolist() for k in range(1, 7)]
     assert ties.exposure(r, "P@4").straddling == 0
 
 
