@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -134,6 +135,9 @@ def test_explorer_round_trip_in_jupyterlab(lab: tuple[str, Path]) -> None:
             assert "cut at K=5" in ranking.inner_text()
             readout = page.locator(".rrx-k-slider .widget-readout").first
             assert readout.inner_text().strip() == "5"
+            # the unjudged documents of the top K are counted, with Judged@K (issue 13)
+            assert re.search(r"\d+ of the top [1-5] unjudged · Judged@5 = \d\.\d{4}",
+                             ranking.inner_text())
             first_qid = ranking.get_attribute("data-qid")
             assert first_qid
 
@@ -144,6 +148,7 @@ def test_explorer_round_trip_in_jupyterlab(lab: tuple[str, Path]) -> None:
             page.wait_for_selector(".widget-html .rrx-ranking[data-k='6']", timeout=20_000)
             assert "cut at K=6" in page.locator(".widget-html .rrx-ranking").first.inner_text()
             assert "cut at K=5" not in page.locator(".widget-html .rrx-ranking").first.inner_text()
+            assert "Judged@6 = " in page.locator(".widget-html .rrx-ranking").first.inner_text()
             assert readout.inner_text().strip() == "6"
             assert "nDCG@6" in page.locator(".widget-html .rrx-list").first.inner_text()
 
