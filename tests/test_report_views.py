@@ -249,7 +249,7 @@ def test_pr_curve_without_relevant_documents() -> None:
 NEW_MEASURES = ["SetP", "SetR", "SetF", "NumQ", "Judged@10", "Judged", "Bpref", "IPrec@0.5",
                 "ERR@10", "ERR", "RBP(p=0.8)", "RBP(p=0.8)@10", "R_cap@10", "NumRet", "NumRel",
                 "NumRelRet", "Hits@5", "Hits"]
-COUNTS = {"NumQ", "NumRet", "NumRel", "NumRelRet", "Hits@5", "Hits"}  # Family.bounded False
+SUMMED = {"NumQ", "NumRet", "NumRel", "NumRelRet"}  # trec_eval sums them (Family.aggregate)
 NEW_TARGETS = {"NumRet": ">= 40", "NumQ": ">= 1", "IPrec@0.5": "> 0.3", "Judged@10": ">= 0.9",
                "Bpref": "> 0.3", "RBP(p=0.8)@10": "> 0.2", "SetP": "> 0.05",
                "R_cap@10": "> 0.2", "ERR@10": "> 0.1", "Hits@5": "> 1"}
@@ -276,12 +276,14 @@ def test_report_with_every_new_measure(tmp_path: Path,
     capsys.readouterr()
 
     canonical = [str(parse_measure(m)) for m in NEW_MEASURES]
-    assert {str(parse_measure(m)) for m in COUNTS} == {
-        m for m in canonical if not parse_measure(m).family.bounded}
+    # not in [0, 1]: the counts, and graded RBP (above 1 with grades above 1)
+    unbounded = {m for m in canonical if not parse_measure(m).family.bounded}
+    assert {"NumQ", "NumRet", "Hits@5", "Hits"} <= unbounded
+    assert {m for m in canonical if parse_measure(m).family.aggregate == "sum"} == SUMMED
     doc = json.loads(out["json"].read_text())
     for run in ("bm25", "tfidf"):
         assert set(canonical) <= set(doc["means"][run])
-        assert not set(doc["intervals"][run]) & {str(parse_measure(m)) for m in COUNTS}
+        assert not set(doc["intervals"][run]) & unbounded
         assert {m for m in canonical if parse_measure(m).family.bounded} <= set(
             doc["intervals"][run])
         assert doc["totals"][run] == {"NumQ": 41.0, "NumRet": 2050.0,
@@ -306,15 +308,15 @@ def test_report_with_every_new_measure(tmp_path: Path,
     for m in canonical:
         cells = rows[m].find("td")
         text = " ".join(cells[0].text().split())
-        if m in COUNTS:
-            assert "[" not in text  # no interval for a count
+        if m in unbounded:
+            assert "[" not in text  # no [0, 1] interval for a count
         else:
             assert re.search(r"\[\d\.\d{4}, \d\.\d{4}\]", text), (m, text)
     assert "total 41" in " ".join(rows["NumQ"].text().split())
     assert "total 2050" in " ".join(rows["NumRet"].text().split())
     dists = [h.text() for h in section(page, "distributions").find("h3")]
-    assert not set(dists) & {str(parse_measure(m)) for m in COUNTS}
-    assert {"SetP", "Bpref", "IPrec@0.5", "RBP(p=0.8)"} <= set(dists)
+    assert not set(dists) & unbounded  # histograms on [0, 1]: bounded measures only
+    assert {m for m in canonical if m not in unbounded} <= set(dists)
     pr = section(page, "pr-curve")
     assert "Target IPrec@0.5 > 0.3: hollow diamond." in pr.find("figcaption")[0].text()
     assert "target &gt; 0.3" in page.split('id="pr-plot"')[1].split("</svg>")[0]
