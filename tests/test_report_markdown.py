@@ -544,8 +544,10 @@ def test_tiny_limit_gives_minimal_document(example: Report) -> None:
 
 
 def test_truncation_counts(example: Report) -> None:
-    md = example.to_markdown(max_chars=3000)
-    assert len(md) <= 3000
+    # a limit at which some, not all, worst-query rows fit (the fixed part of the example's
+    # comment is about 3,400 characters since the conventions name the tie rule)
+    md = example.to_markdown(max_chars=4200)
+    assert len(md) <= 4200
     m = re.search(r"truncated: confidence intervals not shown; (\d+) worst queries not shown",
                   md)
     assert m
