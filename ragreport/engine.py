@@ -238,13 +238,23 @@ _CURVES: dict[str, CurveFn] = {
     "AP": lambda c, m, k: metrics.average_precision_at_k(c.rel(m), c.n_rel(m), k),
     "Judged": lambda c, m, k: metrics.judged_at_k(c.judged(), c.ranking.n_ret, k),
     "ERR": lambda c, m, k: metrics.err_at_k(c.err_grades(), k),
-    "RBP": lambda c, m, k: metrics.rbp_at_k(c.rel(m), _p(m), k),
+    "RBP": lambda c, m, k: metrics.rbp_at_k(c.rel(m) if m.rel is not None else c.gains(m),
+                                            _p(m), k),
     "R_cap": lambda c, m, k: metrics.capped_recall_at_k(c.rel(m), c.n_rel(m), k),
 }
 
 
 def _p(m: Measure) -> float:
     return 0.8 if m.p is None else m.p
+
+
+def _rbp(c: _Context, m: Measure, k: int | None) -> FloatArray:
+    """RBP binary at ``m.rel`` (ir_measures' ``RBP(rel=r)``), or graded without ``rel``
+    (ir_measures' ``RBP``: each positive grade is the gain, as trectools)."""
+    if m.rel is not None:
+        return metrics.rbp_at(c.n, *c.ranks(m), _p(m), k)
+    qi, pos, g = c.gain_ranks(m)  # RBP's gain is "linear": the positive grades
+    return metrics.rbp_at(c.n, qi, pos, _p(m), k, g)
 
 
 def _iprec(c: _Context, m: Measure) -> FloatArray:
@@ -270,7 +280,7 @@ _SCALARS: dict[str, ScalarFn] = {
                                         c.n_rel(m), c.n_nonrel(m), c.level(m)),
     "IPrec": _iprec,
     "ERR": lambda c, m: metrics.err_at(c.n, *c.err_terms(), None),
-    "RBP": lambda c, m: metrics.rbp_at(c.n, *c.ranks(m), _p(m), None),
+    "RBP": lambda c, m: _rbp(c, m, None),
 }
 
 AtFn = Callable[[_Context, Measure, int], FloatArray]
@@ -287,7 +297,7 @@ _AT: dict[str, AtFn] = {
     "AP": lambda c, m, k: metrics.average_precision_at(c.n, *c.ranks(m), c.n_rel(m), k),
     "Judged": lambda c, m, k: metrics.judged_at(c.n, *c.judged_ranks(), c.ranking.n_ret, k),
     "ERR": lambda c, m, k: metrics.err_at(c.n, *c.err_terms(), k),
-    "RBP": lambda c, m, k: metrics.rbp_at(c.n, *c.ranks(m), _p(m), k),
+    "RBP": _rbp,
     "R_cap": lambda c, m, k: metrics.capped_recall_at(c.n, *c.ranks(m), c.n_rel(m), k),
 }
 

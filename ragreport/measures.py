@@ -147,9 +147,12 @@ FAMILIES: dict[str, Family] = {
         Family("ERR", "ERR", "optional", (), "err_{k}", "err", True,
                "sum over ranks i <= K of R_i/i · prod_{j<i}(1 - R_j), R = (2^g - 1) / 2^4 "
                "for g > 0, else 0 (gdeval, as ir_measures runs it; grades above 4 refused)"),
-        Family("RBP", "Rank-biased precision", "optional", ("rel", "p"), "rbp_{k}", "rbp", True,
-               "(1 - p) · sum over relevant ranks i <= K of p^(i-1), binary at rel "
-               "(Moffat and Zobel 2008; ir_measures' RBP(rel=1) via cwl_eval)"),
+        Family("RBP", "Rank-biased precision", "optional", ("rel", "p"), "rbp_{k}", "rbp",
+               False,
+               "(1 - p) · sum over ranks i <= K of g_i·p^(i-1) (Moffat and Zobel 2008): "
+               "graded without rel, g = the grade when positive (ir_measures' RBP via "
+               "trectools; above 1 with grades above 1); binary with rel, g = 1 at grade >= "
+               "rel (ir_measures' RBP(rel=1) via cwl_eval)"),
         Family("R_cap", "Capped recall", "required", ("rel",), "r_cap_{k}", None, True,
                "relevant in top K / min(K, relevant judged) (BEIR, MTEB)"),
     )
@@ -291,7 +294,9 @@ class Measure:
         itself (the whole metric-vs-K curve).
     rel : int or None
         Minimum grade that counts as relevant for this measure; ``None`` uses the evaluation's
-        ``rel_level``.
+        ``rel_level``, except for RBP, where ``None`` is graded RBP (each positive grade is
+        the gain, ir_measures' ``RBP``) and a level is binary RBP (ir_measures'
+        ``RBP(rel=1)``).
     gain : str
         ``"linear"`` (gain = grade, trec_eval) or ``"exp"`` (gain = 2^grade - 1); nDCG only.
     p : float or None
@@ -793,10 +798,13 @@ def _parse(text: str | Measure, family: bool) -> list[Measure]:
     elif at is not None:
         values = [at]
     if values is not None and name.lower() == "rbp" and name != "RBP" and parens is None:
+        digits = values[0] if values[0].isdigit() and len(values) == 1 else "95"
+        lvl = 1 if rel is None else rel
         raise MeasureError(f"{_quoted(text)} is read differently by the peers: ranx reads the "
-                           f"number after rbp as the persistence (rbp.95: p = 0.95) and "
-                           f"weights each document by its grade; ir_measures' RBP@K is a "
-                           f"cutoff; write RBP(p=0.95) or RBP(p=0.8)@10")
+                           f"number after rbp as the persistence (rbp.95: p = 0.95), binary "
+                           f"at grade >= {lvl}; ir_measures' RBP@K is a cutoff, graded RBP "
+                           f"with p = 0.8; write RBP(p=0.{_short(digits)},rel={lvl}) for "
+                           f"ranx's or RBP(p=0.8)@{_short(digits)} for ir_measures'")
     if FAMILIES[fam].at == "recall":
         if params.cutoff is not None:
             raise MeasureError(f"{fam} takes a recall level, not a cutoff (got "

@@ -41,7 +41,8 @@ Set measures (:func:`set_precision`, :func:`set_recall`, :func:`set_f`), :func:`
 :func:`interpolated_precision` follow trec_eval's C code (``m_set_P.c``, ``m_bpref.c``,
 ``m_iprec_at_recall.c``); :func:`judged_at_k` follows ir_measures' Judged provider;
 :func:`err_at_k` follows gdeval.pl (Chapelle et al. 2009, as ir_measures runs it);
-:func:`rbp_at_k` is Moffat and Zobel's RBP (2008), as cwl_eval computes it for ir_measures;
+:func:`rbp_at_k` is Moffat and Zobel's RBP (2008), binary as cwl_eval computes it for
+ir_measures' ``RBP(rel=r)``, graded as trectools computes it for ir_measures' ``RBP``;
 :func:`capped_recall_at_k` is BEIR's ``R_cap@k``.
 
 Gains
@@ -783,15 +784,26 @@ def err_at(n: int, qi: IntArray, pos: IntArray, terms: FloatArray, k: int | None
     return _row_sums(n, qi[sel], terms[sel])
 
 
-def rbp_at_k(rel: BoolArray, p: float, k_max: int) -> FloatArray:
-    """RBP@K (rank-biased precision, Moffat and Zobel, TOIS 2008), binary:
+def rbp_at_k(rel: BoolArray | FloatArray, p: float, k_max: int) -> FloatArray:
+    """RBP@K (rank-biased precision, Moffat and Zobel, TOIS 2008), binary or graded:
 
-    RBP@K = (1 - p) · sum over relevant ranks i <= K of p^(i - 1).
+    RBP@K = (1 - p) · sum over ranks i <= K of g_i · p^(i - 1).
 
-    ir_measures computes ``RBP(rel=r)`` with cwl_eval, which spreads the weights over its
-    first 1000 ranks (each weight times 1 / (1 - p^1000), a difference below 1e-15 for
-    p = 0.8) and reads no document past rank 1000. The residual (what unjudged documents
-    could add) is not part of the value. ``p`` in (0, 1).
+    ``rel`` bool (binary, ir_measures' ``RBP(rel=r)``): g_i = 1 at a relevant rank, else 0.
+    ir_measures computes it with cwl_eval, which spreads the weights over its first 1000
+    ranks (each weight times 1 / (1 - p^1000), a difference below 1e-15 for p = 0.8) and
+    reads no document past rank 1000.
+
+    ``rel`` float (graded, ir_measures' ``RBP`` without ``rel``): the gains by rank, g_i = the
+    grade when it is positive, else 0 (unjudged: 0). ir_measures computes it with trectools'
+    ``TrecEval.get_rbp(p, depth, binary_topical_relevance=False)``, which multiplies each
+    rank's weight (1 - p) p^(i - 1) by the judged grade of every document with grade > 0
+    (https://github.com/joaopalotti/trectools/blob/master/trectools/trec_eval.py). With
+    grades above 1 the value can exceed 1 (at most the largest grade); with grades 0/1 it is
+    the binary RBP.
+
+    The residual (what unjudged documents could add) is not part of the value. ``p`` in
+    (0, 1).
 
     Examples
     --------
@@ -799,20 +811,34 @@ def rbp_at_k(rel: BoolArray, p: float, k_max: int) -> FloatArray:
 
     >>> rbp_at_k(np.array([[True, False, True]]), 0.5, 3).tolist()
     [[0.5, 0.5, 0.625]]
+
+    Grades by rank: 2 0 1, p = 0.5: 0.5 · (2 + 0.25 · 1) = 1.125
+
+    >>> rbp_at_k(np.array([[2.0, 0.0, 1.0]]), 0.5, 3).tolist()
+    [[1.0, 1.0, 1.125]]
     """
     w = np.power(p, np.arange(k_max, dtype=np.float64))
-    return (1.0 - p) * np.cumsum(np.where(_fit(rel, k_max), w, 0.0), axis=1)
+    g = _fit(rel, k_max)
+    terms = np.where(g, w, 0.0) if g.dtype == np.bool_ else g * w
+    return (1.0 - p) * np.cumsum(terms, axis=1)
 
 
-def rbp_at(n: int, qi: IntArray, pos: IntArray, p: float, k: int | None) -> FloatArray:
+def rbp_at(n: int, qi: IntArray, pos: IntArray, p: float, k: int | None,
+           gains: FloatArray | None = None) -> FloatArray:
     """RBP@K from the relevant ranks (``k=None``: the whole ranking); bit-identical to
     column ``k - 1`` of :func:`rbp_at_k`. 0 for a query without a relevant document retrieved.
 
+    ``gains`` (graded RBP): the gain of each of those ranks (default: 1 each, binary).
+
     >>> rbp_at(2, np.array([0, 0]), np.array([0, 2]), 0.5, None).tolist()
     [0.625, 0.0]
+    >>> rbp_at(2, np.array([0, 0]), np.array([0, 2]), 0.5, None, np.array([2.0, 1.0])).tolist()
+    [1.125, 0.0]
     """
     sel = _within(pos, k)
     w = np.power(p, pos[sel].astype(np.float64))
+    if gains is not None:
+        w = gains[sel] * w
     return (1.0 - p) * _row_sums(n, qi[sel], w)
 
 

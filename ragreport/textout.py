@@ -97,7 +97,8 @@ def format_trec(result: PerQueryValues, per_query: bool = False) -> str:
     :attr:`~ragreport.measures.Measure.trec_name`: trec_eval's name where it has the measure
     (``set_P``, ``set_recall``, ``set_F``, ``bpref``, ``iprec_at_recall_0.50``), else one
     in its style: ``judged_10`` / ``judged`` (ir_measures' Judged), ``err_20`` / ``err``
-    (gdeval's ERR), ``rbp_10(p=0.8)`` / ``rbp(p=0.8)``, ``r_cap_10`` (BEIR's R_cap).
+    (gdeval's ERR), ``rbp_10(p=0.8)`` / ``rbp(p=0.8)`` (graded RBP; binary:
+    ``rbp_10(p=0.8,rel=1)``), ``r_cap_10`` (BEIR's R_cap).
     Query ids are in trec_eval's (byte-wise) order; an id or run name
     that holds a control character or a workflow command is shown escaped
     (:func:`terminal_safe`), any other is printed as it is.

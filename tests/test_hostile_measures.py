@@ -21,15 +21,16 @@ MEASURES = ["SetP", "Judged@2", "Judged", "ERR@2", "RBP", "Bpref", "R_cap@1", "I
             "NumQ", "Judged@9007199254740992"]
 ARGS = [a for m in MEASURES for a in ("-m", m)]
 # SetP: (2/3 + 2/3 + 1/2) / 3 ; Judged@2: (2/2 + 1/2 + 1/2) / 3 ; Judged = SetP's ratios here
-# ERR@2: q1 1/16 + (3/16)(15/16)/2, q2 (7/16)/2, q3 (1/16)/2 ; RBP: 0.2·(1 + 0.8), 0.2·(0.8 +
-# 0.64), 0.2·0.8 ; Bpref: 1 each ; R_cap@1: 1, 0, 0 ; IPrec@0.5: 1, max(1/2, 2/3), 1/2
+# ERR@2: q1 1/16 + (3/16)(15/16)/2, q2 (7/16)/2, q3 (1/16)/2 ; RBP (graded: gain = grade):
+# 0.2·(1 + 0.8·2), 0.2·(0.8·3 + 0.64·1), 0.2·0.8·1 ; Bpref: 1 each ; R_cap@1: 1, 0, 0 ;
+# IPrec@0.5: 1, max(1/2, 2/3), 1/2
 EXPECTED = {
     "num_q": 3.0,
     "set_P": round((2 / 3 + 2 / 3 + 1 / 2) / 3, 4),
     "judged_2": round(2 / 3, 4),
     "judged": round((2 / 3 + 2 / 3 + 1 / 2) / 3, 4),
     "err_2": round((1 / 16 + (3 / 16) * (15 / 16) / 2 + 7 / 32 + 1 / 32) / 3, 4),
-    "rbp(p=0.8)": round((0.36 + 0.288 + 0.16) / 3, 4),
+    "rbp(p=0.8)": round((0.52 + 0.608 + 0.16) / 3, 4),
     "bpref": 1.0,
     "r_cap_1": round(1 / 3, 4),
     "iprec_at_recall_0.50": round((1 + 2 / 3 + 1 / 2) / 3, 4),

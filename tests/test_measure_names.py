@@ -8,7 +8,11 @@ Sources of the meanings (read from the peers' code, not guessed):
 - ranx (github.com/AmenRa/ranx, ``ranx/metrics/*.py``, ``ranx/meta/evaluate.py``):
   ``extract_metric_and_params`` reads ``name@k-lN`` (N: relevance level) and ``rbp.95`` as
   persistence 0.95; k = 0 (no ``@k``) is the whole ranking; ``ndcg_burges`` has gain
-  2^grade - 1; ``rbp`` weights each document by its grade.
+  2^grade - 1; ``rbp`` is binary at the level (``_get_hit_list``: 1.0 per document with
+  grade >= rel_lvl, default 1).
+- ir_measures' ``RBP`` without ``rel`` is graded (provider trectools, ``get_rbp(...,
+  binary_topical_relevance=False)``: the weight times the grade); ``RBP(rel=N)`` is binary
+  (provider cwl_eval).
 - MTEB (github.com/embeddings-benchmark/mteb, ``mteb/_evaluators/retrieval_metrics.py``):
   ``ndcg_at_k``, ``map_at_k``, ``recall_at_k``, ``precision_at_k``, ``hit_rate_at_k`` are
   pytrec_eval's ``ndcg_cut_k``, ``map_cut_k``, ``recall_k``, ``P_k``, ``success_k``;
@@ -225,9 +229,10 @@ CLASHES = [
                   r"non-relevant\) pairs"]),
     ("Accuracy@10", [r"MTEB's", r"BEIR's", r"ir_measures'"]),
     ("accuracy_at_1", [r"MTEB's", r"BEIR's", r"ir_measures'"]),
-    ("rbp.95", [r"ranx reads the number after rbp as the persistence \(rbp\.95: p = 0\.95\) "
-                r"and weights each document by its grade",
-                r"ir_measures' RBP@K is a cutoff", r"write RBP\(p=0\.95\)"]),
+    ("rbp.95", [r"ranx reads the number after rbp as the persistence \(rbp\.95: p = 0\.95\), "
+                r"binary at grade >= 1",
+                r"ir_measures' RBP@K is a cutoff, graded RBP with p = 0\.8",
+                r"write RBP\(p=0\.95,rel=1\) for ranx's or RBP\(p=0\.8\)@95 for ir_measures'"]),
     ("rbp@95", [r"ranx reads", r"ir_measures' RBP@K is a cutoff"]),
     ("ndcg@10-l2", [r"ranx's -l2 leaves grades below 2 out of nDCG's gains",
                     r"ragreport's nDCG has no relevance level",
@@ -250,6 +255,20 @@ def test_ranx_level_on_ndcg_is_compat_ranx() -> None:
     r = ragreport.evaluate(qrels, run, ["ndcg@2"], compat="ranx", rel_level=2)
     # ranx: DCG = 0 (a: grade 1 < 2) + 2 / log2(3); IDCG = 2 (b first)
     assert r.mean("nDCG@2") == pytest.approx((2 / 1.584962500721156) / 2, abs=1e-15)
+
+
+def test_ir_measures_rbp_is_graded_without_rel_and_binary_with_it() -> None:
+    # grades by rank 2 0 1: ir_measures' RBP (trectools) 0.2·(2 + 0.64·1) ; RBP(rel=1)
+    # (cwl_eval) 0.2·(1 + 0.64) ; RBP(rel=2) 0.2
+    qrels, run = {"q": {"a": 2, "b": 0, "c": 1}}, {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    r = ragreport.evaluate(qrels, run, ["RBP(p=0.8)", "RBP(rel=1)", "RBP(p=0.8,rel=2)"])
+    assert r.means() == pytest.approx({"RBP(p=0.8)": 0.528, "RBP(p=0.8,rel=1)": 0.328,
+                                       "RBP(p=0.8,rel=2)": 0.2}, abs=1e-15)
+    ir_measures = pytest.importorskip("ir_measures")
+    assert "rel" not in ir_measures.parse_measure("RBP(p=0.8)").params  # graded: trectools
+    cwl = {str(m.measure): m.value for m in ir_measures.cwl_eval.iter_calc(
+        [ir_measures.RBP(rel=1), ir_measures.RBP(rel=2)], qrels, run)}
+    assert [cwl["RBP(rel=1)"], cwl["RBP(rel=2)"]] == pytest.approx([0.328, 0.2], abs=1e-12)
 
 
 def test_ir_measures_rbp_is_a_cutoff_and_case_tells_ranx_apart() -> None:
@@ -590,13 +609,15 @@ def test_readme_measure_table_matches_the_parser() -> None:
     for row in rows:
         first = re.findall(r"`([^`]+)`", row[0])
         ours = parse_measures(re.sub(r"@(K|r)\b", "@0.1" if "IPrec" in first[0] else "@10",
-                                     first[0]))[0]
+                                     first[0].replace("rel=N", "rel=1")))[0]
         families.add(ours.name)
         for cell in row[2:]:
             for token in re.findall(r"`([^`]+)`", cell):
                 if "¹" in cell or token.startswith("--"):
                     continue
                 spelled = re.sub(r"(?<=[@_.])K\b|(?<=@)k\b", "10", token)
-                theirs = parse_measures(spelled)[0]
+                theirs = parse_measures(spelled.replace("rel=N", "rel=1"))[0]
                 assert (theirs.name, theirs.gain) == (ours.name, ours.gain), (token, row[0])
+                if ours.name == "RBP":  # graded without rel, binary with it (ir_measures)
+                    assert theirs.rel == ours.rel, (token, row[0])
     assert families == set(FAMILIES)

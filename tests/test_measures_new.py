@@ -8,8 +8,10 @@ Each is checked three ways:
 * against the peers on generated data (seeded numpy: tied scores, grades -1..4, unjudged
   documents, queries without a relevant document, empty rankings, depths 0..25): pytrec_eval
   (trec_eval's C code) for the set measures, the counts, bpref and iprec_at_recall;
-  ir_measures' providers for Judged (``judged``), ERR (``gdeval``, perl) and RBP
-  (``cwl_eval``); BEIR's ``recall_cap`` transcribed for R_cap; trec_eval's own test suite;
+  ir_measures' providers for Judged (``judged``), ERR (``gdeval``, perl) and binary RBP
+  (``cwl_eval``); graded RBP against trectools' values (transcribed; checked on generated
+  data when trectools is installed); BEIR's ``recall_cap`` transcribed for R_cap; trec_eval's
+  own test suite;
 * the engine's own invariants: every curve column equals the sparse value at that K bit for
   bit, past the end of the rankings too; canonical names round-trip; ``--format trec``
   prints trec_eval's names; the streaming evaluator gives the same numbers.
@@ -154,16 +156,57 @@ def test_err_refuses_grades_above_four_as_gdeval_does() -> None:
 
 
 def test_rbp_by_hand() -> None:
-    # ranks: 1 0 1, p = 0.5: (1 - 0.5)(1 + 0.25) = 0.625 ; p = 0.8: 0.2·(1 + 0.64) = 0.328
+    # grades by rank: 1 0 2. Graded (no rel, ir_measures' RBP): p = 0.5: 0.5·(1 + 0.25·2) =
+    # 0.75 ; p = 0.8: 0.2·(1 + 0.64·2) = 0.456. Binary at rel 1: 0.2·(1 + 0.64) = 0.328,
+    # p = 0.5: 0.5·(1 + 0.25) = 0.625 ; at rel 2: 0.2·0.64
     qrels = {"q": {"a": 1, "c": 2}}
     run = {"q": ["a", "b", "c"]}
-    r = evaluate(qrels, run, ["RBP(p=0.5)", "RBP", "RBP@1", "RBP(rel=2)", "RBP(p=0.5)@2"],
-                 order="given")
-    assert _vals(r, "RBP(p=0.5)") == [0.625]
-    assert _vals(r, "RBP(p=0.8)") == [pytest.approx(0.328, abs=1e-15)]
+    r = evaluate(qrels, run, ["RBP(p=0.5)", "RBP", "RBP@1", "RBP(rel=2)", "RBP(p=0.5)@2",
+                              "RBP(rel=1)", "RBP(p=0.5,rel=1)"], order="given", rel_level=2)
+    assert _vals(r, "RBP(p=0.5)") == [0.75]
+    assert _vals(r, "RBP(p=0.8)") == [pytest.approx(0.456, abs=1e-15)]
     assert _vals(r, "RBP(p=0.8)@1") == [pytest.approx(0.2, abs=1e-15)]
     assert _vals(r, "RBP(p=0.8,rel=2)") == [pytest.approx(0.2 * 0.64, abs=1e-15)]
     assert _vals(r, "RBP(p=0.5)@2") == [0.5]
+    assert _vals(r, "RBP(p=0.8,rel=1)") == [pytest.approx(0.328, abs=1e-15)]
+    assert _vals(r, "RBP(p=0.5,rel=1)") == [0.625]
+    # graded RBP exceeds 1 with grades above 1 (at most the largest grade): not a rate
+    big = evaluate({"q": {"a": 3, "b": 3}}, {"q": ["a", "b"]}, ["RBP(p=0.5)", "RBP(p=0.5,rel=1)"],
+                   order="given")
+    assert _vals(big, "RBP(p=0.5)") == [0.5 * (3 + 0.5 * 3)]
+    assert _vals(big, "RBP(p=0.5,rel=1)") == [0.75]
+    assert not FAMILIES["RBP"].bounded
+
+
+# trectools 0.0.50's TrecEval.get_rbp(p, depth, binary_topical_relevance=False), as ir_measures
+# 0.4.3 runs it for RBP without rel (providers/trectools_provider.py), on these inputs; values
+# transcribed (trectools is not a test dependency: it pulls matplotlib and scikit-learn).
+# Source: https://github.com/joaopalotti/trectools/blob/master/trectools/trec_eval.py (get_rbp):
+# each rank's weight (1 - p) p^(rank - 1) times the grade of a document with grade > 0, summed;
+# the weights of equal scores in adjacent rows averaged (average_ties=True).
+RBP_QRELS: Qrels = {"q1": {"a": 2, "b": 0, "c": 3, "d": 1, "e": -1}, "q2": {"x": 1, "y": 4},
+                    "q3": {"z": 0}, "q4": {"a": 2, "b": 0, "c": 1}}
+RBP_RUN: RunDict = {"q1": {"a": 6.0, "b": 5.0, "c": 4.0, "e": 3.0, "f": 2.0, "d": 1.0},
+                    "q2": {"y": 13.0, "w": 12.0, "x": 11.0}, "q3": {"z": 21.0},
+                    "q4": {"a": 31.0, "b": 31.0, "c": 30.0}}  # q4: a and b tied
+RBP_TRECTOOLS = {  # per query q1, q2, q3, q4
+    "RBP(p=0.8)": [0.8495359999999998, 0.9279999999999998, 0.0, 0.4879999999999999],
+    "RBP(p=0.8)@3": [0.7839999999999998, 0.9279999999999998, 0.0, 0.4879999999999999],
+    "RBP(p=0.5)": [1.390625, 2.125, 0.0, 0.875],
+    "RBP(p=0.5)@2": [1.0, 2.0, 0.0, 0.75],
+}
+
+
+def test_graded_rbp_equals_trectools() -> None:
+    # by hand, q1 (grades by rank 2 0 3 -1 ? 1), p = 0.8: 0.2·(2 + 3·0.64 + 1·0.8^5) = 0.849536;
+    # q4: a (2) and b (0) tied at ranks 1-2: trectools gives both the mean weight (0.2 + 0.16)
+    # / 2, as ties="average" gives the mean grade (2 + 0) / 2 to both ranks: 0.36 + 0.2·0.64
+    res = evaluate(RBP_QRELS, RBP_RUN, list(RBP_TRECTOOLS), ties="average")
+    for name, want in RBP_TRECTOOLS.items():
+        assert _vals(res, name) == pytest.approx(want, abs=1e-15, rel=0), name
+    # trec_eval's tie order (document id descending: b, a) reads q4 as 0 2 1: 0.2·(1.6 + 0.64)
+    assert _vals(evaluate(RBP_QRELS, RBP_RUN, ["RBP"]), "RBP(p=0.8)")[3] == pytest.approx(
+        0.448, abs=1e-15)
 
 
 def test_capped_recall_by_hand() -> None:
@@ -412,17 +455,45 @@ def test_rbp_equals_cwl_eval() -> None:
     assert checked > 100
 
 
+def test_graded_rbp_equals_trectools_on_generated_data() -> None:
+    """Runs where trectools is installed (not a test dependency; 936 values agreed to 2.3e-16
+    with trectools 0.0.50 and ir_measures 0.4.3 when this test was written)."""
+    ir_measures = pytest.importorskip("ir_measures")
+    pytest.importorskip("trectools")
+    checked = 0
+    for seed in range(12):
+        qrels, run = generate(seed)
+        # scores distinct within and across queries: trectools averages the weights of equal
+        # scores in adjacent rows, across a query boundary too
+        peer = {q: {d: s + 1000.0 * i for d, s in docs.items()}
+                for i, (q, docs) in enumerate(sorted(distinct(run).items())) if docs}
+        for p in (0.8, 0.5, 0.95):
+            for k in (None, 1, 3, 10):
+                name = f"RBP(p={p})" + (f"@{k}" if k else "")
+                m = ir_measures.RBP(p=p) @ k if k else ir_measures.RBP(p=p)
+                # one measure per call: the provider's RBP closure reads the last measure
+                got = {r.query_id: r.value for r in ir_measures.trectools.iter_calc([m], qrels,
+                                                                                    peer)}
+                for q, v in evaluate(qrels, peer, [name]).per_query(name).items():
+                    assert v == pytest.approx(got.get(q, 0.0), abs=1e-15, rel=1e-12), (seed, q)
+                    checked += 1
+    assert checked > 500
+
+
 def test_rbp_and_err_cutoffs_equal_their_definitions() -> None:
-    """RBP@K and ERR@K (no peer computes RBP with a cutoff) from the formulas, rank by rank."""
+    """RBP@K (graded and binary) and ERR@K from the formulas, rank by rank."""
     for seed in range(4):
         qrels, run = generate(seed)
-        res = evaluate(qrels, run, ["RBP(p=0.7)@4", "ERR@4", "RBP(p=0.7)"], k_max=30)
+        res = evaluate(qrels, run, ["RBP(p=0.7)@4", "ERR@4", "RBP(p=0.7)", "RBP(p=0.7,rel=1)"],
+                       k_max=30)
         for i, q in enumerate(res.query_ids):
             order = trec_order(run.get(q, {}))
             grades = [qrels[q].get(d, 0) for d in order]
             for k in range(1, res.k_max + 1):
+                rbp = 0.3 * sum(g * 0.7 ** j for j, g in enumerate(grades[:k]) if g > 0)
+                assert res.curve("RBP(p=0.7)")[i, k - 1] == pytest.approx(rbp, abs=1e-14)
                 rbp = 0.3 * sum(0.7 ** j for j, g in enumerate(grades[:k]) if g >= 1)
-                assert res.curve("RBP(p=0.7)")[i, k - 1] == pytest.approx(rbp, abs=1e-15)
+                assert res.curve("RBP(p=0.7,rel=1)")[i, k - 1] == pytest.approx(rbp, abs=1e-15)
                 err, decay = 0.0, 1.0
                 for j, g in enumerate(grades[:k]):
                     stop = (2 ** max(g, 0) - 1) / 16
