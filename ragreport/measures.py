@@ -414,6 +414,15 @@ class Measure:
         return Measure(self.name, None, self.rel, self.gain, self.p)
 
     @property
+    def bounded(self) -> bool:
+        """True when every value lies in [0, 1]: the family's bound, or binary RBP.
+
+        >>> Measure("RBP", p=0.8).bounded, Measure("RBP", p=0.8, rel=1).bounded
+        (False, True)
+        """
+        return self.family.bounded or (self.name == "RBP" and self.rel is not None)
+
+    @property
     def has_curve(self) -> bool:
         """True when the family is defined for every K (and so has a metric-vs-K curve)."""
         return self.family.cutoff != "none"

@@ -143,13 +143,13 @@ def _parse_one(key: str, value: Any, source: str) -> Target:
     else:
         raise ConfigError(f"{source}: target {key!r}: expected a number or a string such as "
                           f"'> 0.85', got {type(value).__name__}")
-    if measure.family.bounded and not 0.0 <= threshold <= 1.0:
+    if measure.bounded and not 0.0 <= threshold <= 1.0:
         raise ConfigError(f"{source}: target {key!r}: threshold must be between 0 and 1, got "
                           f"{threshold:g}")
-    if on == "ci_lower" and not measure.family.bounded:
+    if on == "ci_lower" and not measure.bounded:
         raise ConfigError(f"{source}: target {key!r}: on = \"ci_lower\" needs a confidence "
                           f"interval, which is computed for measures between 0 and 1 only, not "
-                          f"for the count {measure}")
+                          f"for {measure}, whose values are not bounded by 1")
     return Target(measure, op, threshold, source, key, on)
 
 

@@ -98,6 +98,10 @@ def test_spec_forms(spec: object, op: str, threshold: float) -> None:
     # a count has no confidence interval
     ({"hits@3": {"min": 1, "on": "ci_lower"}},
      r"target 'hits@3': on = \"ci_lower\" needs a confidence interval"),
+    # graded RBP is not bounded by 1 (a grade-2 document at rank 1 gives 0.4 at p = 0.8)
+    ({"RBP(p=0.8)": {"min": 0.5, "on": "ci_lower"}},
+     r"needs a confidence interval.*RBP\(p=0.8\), whose values are not bounded by 1"),
+    ({"RBP(p=0.8,rel=1)": 1.5}, r"threshold must be between 0 and 1, got 1.5"),
 ])
 def test_bad_targets(table: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
@@ -113,6 +117,9 @@ def test_bad_targets(table: dict[str, object], message: str) -> None:
     ("hits", "< 7.5", "Hits < 7.5"),
     ("map_cut_5", 0.1, "AP@5 >= 0.1"),
     ("NumRet", {"min": 3}, "NumRet >= 3"),
+    ("RBP(p=0.8)", 1.5, "RBP(p=0.8) >= 1.5"),          # graded: not bounded by 1
+    ("RBP(p=0.8,rel=1)", {"min": 0.5, "on": "ci_lower"},  # binary: in [0, 1], has a CI
+     "RBP(p=0.8,rel=1) >= 0.5 (CI lower bound)"),
 ])
 def test_any_measure_is_a_target(key: str, spec: object, expected: str) -> None:
     (t,) = parse_targets({key: spec}, "t.toml")

@@ -572,7 +572,7 @@ def build_report(
     measures += [t.measure for t in targets if t.measure not in measures]
     means = {r.run_name: {m: r.mean(m) for m in measures} for r in results}
 
-    bounded = [m for m in measures if m.family.bounded]
+    bounded = [m for m in measures if m.bounded]
     info = StatsInfo(ci_level, resamples, curve_resamples, seed, alpha) if stats else None
     families = []
     for m in [*measures, *(Measure(f) for f in ("P", "R", "nDCG", "RR"))]:
@@ -652,7 +652,7 @@ def build_report(
                             list(range(1, k_max + 1)), series, marks, bands))
 
     distributions = [Distribution(str(m), {r.run_name: r.values(m).tolist() for r in results})
-                     for m in measures if m.family.bounded]
+                     for m in measures if m.bounded]
 
     wm = parse_measure(worst_measure) if worst_measure is not None else next(
         (t.measure for t in targets), next((m for m in measures if m.cutoff), measures[0]))
@@ -667,7 +667,7 @@ def build_report(
             continue
         ia, ib = _common(r, base)
         for m in measures:
-            if not m.family.bounded:
+            if not m.bounded:
                 continue
             diff = np.round(r.values(m)[ia] - base.values(m)[ib], 12)
             comparisons.append(Comparison(r.run_name, base_name, str(m),
@@ -810,7 +810,7 @@ def _drop_checks(results: Sequence[EvaluationResult], base: EvaluationResult,
         raise RagReportError("--max-drop needs the significance tests; do not disable stats")
     if isinstance(max_drop, bool) or not isinstance(max_drop, (int, float)) or max_drop < 0:
         raise RagReportError(f"max-drop must be a number >= 0, got {max_drop!r}")
-    measures = list(dict.fromkeys(t.measure for t in targets if t.measure.family.bounded))
+    measures = list(dict.fromkeys(t.measure for t in targets if t.measure.bounded))
     rows: list[tuple[str, Measure, float, float, float, float, int]] = []
     pvals: list[float] = []
     for r in results:
