@@ -621,3 +621,17 @@ def test_readme_measure_table_matches_the_parser() -> None:
                 if ours.name == "RBP":  # graded without rel, binary with it (ir_measures)
                     assert theirs.rel == ours.rel, (token, row[0])
     assert families == set(FAMILIES)
+
+
+def test_readme_judged_divisor_is_the_codes() -> None:
+    """The README's Judged@K row divides by min(K, retrieved), as judged_at_k and ir_measures
+    do: qrels {a, b, c}, run [a, b, x] gives Judged@10 = 2/3, not 2/10."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `Judged@K`"))
+    definition = row.split("|")[2]
+    assert "min(K, retrieved)" in definition, definition
+    r = ragreport.evaluate({"q": {"a": 1, "b": 1, "c": 1}}, {"q": {"a": 3, "b": 2, "x": 1}},
+                           ["Judged@10"])
+    assert r.values("Judged@10").tolist() == pytest.approx([2 / 3])
