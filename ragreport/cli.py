@@ -195,6 +195,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
     import json
+    from dataclasses import asdict
 
     from .stream import evaluate_stream
 
@@ -207,7 +208,9 @@ def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
     if args.format == "json":
         out = json.dumps({"schema": "ragreport.evaluate/1", "run": res.run_name,
                           "queries": res.n_queries, "k_max": res.k_max, "means": res.means(),
-                          "counts": res.counts}, indent=2, ensure_ascii=False) + "\n"
+                          "counts": res.counts,
+                          "conventions": asdict(res.conventions) if res.conventions else None},
+                         indent=2, ensure_ascii=False) + "\n"
     elif args.format == "trec":
         from .textout import format_trec
 

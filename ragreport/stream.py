@@ -10,6 +10,7 @@ wrong number.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 import os
@@ -33,6 +34,7 @@ from .io.common import (
 )
 from .measures import Measure, normalize_measures
 from .metrics import FloatArray
+from .result import Conventions
 
 __all__ = ["StreamResult", "evaluate_stream"]
 
@@ -55,6 +57,9 @@ class StreamResult:
     counts: dict[str, int] = field(default_factory=dict)
     compat: str | None = None
     """The ``compat`` preset: :meth:`mean` rounds as the peer reports (ragreport.compat)."""
+    conventions: Conventions | None = None
+    """The conventions used, as :attr:`ragreport.EvaluationResult.conventions` states them
+    (``curve_width`` is the streamed curves' width)."""
 
     @property
     def n_queries(self) -> int:
@@ -358,11 +363,6 @@ def evaluate_stream(
     # STREAM_CURVE_K, so memory follows the block, not k_max; larger cutoffs are computed
     # from each block's rankings
     width = min(k_max, STREAM_CURVE_K)
-    # a query missing from the run gets 0: right for every measure but the counts (RBP is
-    # not bounded, graded RBP exceeds 1, but it is 0 for an empty ranking)
-    if complete and any(not m.family.bounded and m.name != "RBP" for m in wanted):
-        raise RagReportError("complete=True in streaming mode supports rate measures only, "
-                             "not counts")
     judged_ids = pc.unique(q.query_ids)
     # judged queries without a relevant document (grade >= rel_level)
     with np.errstate(invalid="ignore"):
@@ -378,6 +378,7 @@ def evaluate_stream(
               "run_queries": 0, "qrels_queries": 0, "identical_ids_dropped": 0}
     pending: tuple[Any, Any, np.ndarray, np.ndarray] | None = None
     name = ""
+    used: list[Conventions] = []  # those of the first evaluation (each block's are the same)
 
     def flush(qid: Any, doc: Any, score: np.ndarray, lines: np.ndarray) -> None:
         if len(qid) == 0:
@@ -414,9 +415,12 @@ def evaluate_stream(
         take = pa.array(sel)
         run = Run(qid.take(take), doc.take(take), path, lines[sel], score[sel], name)
         # only this block's judgments: the per-block work does not grow with the whole qrels
+        # complete changes nothing here (every judged query of the block is in the run) but
+        # names the preset's exceptions in the conventions as evaluate() names them
         res = evaluate(_qrels_of(q, pa.array(ids, pa.string())), run, wanted, k_max,
                        fractional_grades=fractional_grades, _curve_width=width,
-                       no_relevant="zero", **options)
+                       complete=complete, no_relevant="zero", **options)
+        used.append(res.conventions)
         counts["duplicates_dropped"] += res.counts.duplicates_dropped
         keep = np.ones(len(res.query_ids), dtype=bool)
         if res.counts.no_relevant:
@@ -481,10 +485,21 @@ def evaluate_stream(
             counts["skipped_no_relevant"] += len(missing_no_rel)
             no_rel_seen.extend(missing_no_rel)
         if added:
-            zeros = np.zeros(len(added))
+            # evaluated by the engine with nothing retrieved, from their own judgments: 0 for
+            # most measures, but NumQ is 1 and NumRel their relevant count (as evaluate gives)
+            empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), path,
+                        np.zeros(0, dtype=np.int64), np.zeros(0), name)
+            res = evaluate(_qrels_of(q, pa.array(added, pa.string())), empty, wanted, k_max,
+                           fractional_grades=fractional_grades, _curve_width=width,
+                           complete=complete, no_relevant="zero", **options)
+            used.append(res.conventions)
+            at = {x: i for i, x in enumerate(res.query_ids)}
+            order = np.array([at[x] for x in added], dtype=np.int64)
             qids_out.extend(added)
             for m in wanted:
-                per_query[m].append(zeros)
+                per_query[m].append(res.values(m)[order])
+            for key, c in res.curves.items():
+                curve_sums[key] = curve_sums.get(key, 0) + c.sum(axis=0)
             counts["evaluated"] += len(added)
             counts["empty_retrievals"] += len(added)
             for f in CURVE_FAMILIES:
@@ -501,6 +516,7 @@ def evaluate_stream(
     n = len(qids_out)
     values = {m: np.concatenate(per_query[m]) for m in wanted}
     curves = {k: np.asarray(v, dtype=np.float64) / n for k, v in curve_sums.items()}
+    conventions = dataclasses.replace(used[0], no_relevant=no_relevant, curve_width=width)
     return StreamResult(name or os.path.basename(path), qids_out, tuple(wanted), values, curves,
-                        width, counts, compat)
+                        width, counts, compat, conventions)
 

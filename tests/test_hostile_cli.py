@@ -38,6 +38,8 @@ from hostile import (
 
 # the inputs most rows start from; T passes on them (so ``check`` exits 0), F fails
 BASE = {"q.txt": QRELS, "r.txt": RUN}
+# the same qrels with a query the run does not have (judged: two relevant, one not)
+QRELS4 = QRELS + "q4 0 d1 1\nq4 0 d2 1\nq4 0 d3 0\n"
 T = '[targets]\n"RR" = 0.1\n'
 F = '[targets]\n"RR" = 0.99\n'
 CHECK = ["check", "q.txt", "r.txt", "--targets", "t.toml", "--no-stats", "--jobs", "1"]
@@ -287,6 +289,20 @@ CASES = [
          check=_check_rr),
     Case("stream-stdin-twice", ["evaluate", "--stream", "-", "-"], {}, stdin=QRELS.encode(),
          stderr=r"one input only"),
+    # complete (-c, or a preset's) with counts: q4 is judged only, so num_q 4 and num_rel 7
+    Case("stream-complete-counts", ["evaluate", "q.txt", "r.txt", "-c", "--stream", "-m",
+                                    "num_q", "-m", "num_rel", "-m", "num_rel_ret", "--format",
+                                    "trec"], {"q.txt": QRELS4, "r.txt": RUN}, exit=0,
+         stdout=r"num_q +\tall\t4\nnum_rel +\tall\t7\nnum_rel_ret +\tall\t5\n"),
+    Case("stream-complete-trec-defaults", ["evaluate", "q.txt", "r.txt", "-c", "--stream",
+                                           "--format", "trec"], {"q.txt": QRELS4, "r.txt": RUN},
+         exit=0, stdout=r"num_q +\tall\t4\n"),
+    Case("stream-mteb-numq", ["evaluate", "q.txt", "r.txt", "--compat", "mteb", "--stream", "-m",
+                              "NumQ"], {"q.txt": QRELS4, "r.txt": RUN}, exit=0,
+         stdout=r"NumQ +1\.0000\n.*qrels only: 1"),
+    Case("stream-json-conventions", ["evaluate", "q.txt", "r.txt", "--compat", "mteb",
+                                     "--stream", "--format", "json"], BASE, exit=0,
+         stdout=r'"conventions": \{[^}]*"compat": "mteb"'),
     Case("targets-from-stdin", [*CHECK[:3], "--targets", "-", "--no-stats"], BASE,
          stdin=T.encode(), stderr=r"--targets must be a regular file"),
     Case("output-to-dev-null", [*CHECK, "--json", "/dev/null", "--markdown", "b.md"],

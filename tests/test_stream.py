@@ -326,3 +326,93 @@ def test_no_relevant_and_complete_as_evaluate(tmp_path: Path, kind: str, rel_lev
     for fam in ("P", "RR", "nDCG"):
         np.testing.assert_allclose(streamed.mean_curves[Measure(fam)],
                                    full.mean_curve(fam)[:streamed.k_max], atol=1e-12)
+
+
+UNBOUNDED = ["NumQ", "NumRel", "NumRel(rel=2)", "NumRet", "NumRelRet", "NumRelRet(rel=2)",
+             "Hits@3", "Hits@10", "RBP", "RBP(p=0.5)@5", "P@5", "nDCG@10", "Judged@5"]
+
+
+@pytest.mark.parametrize("kind", ["mixed", "common"])
+@pytest.mark.parametrize("no_relevant", ["zero", "skip"])
+@pytest.mark.parametrize("block", [40, 1 << 20])
+def test_complete_with_counts_and_unbounded_measures_as_evaluate(
+        tmp_path: Path, kind: str, no_relevant: str, block: int) -> None:
+    """complete=True with NumQ, NumRel (a qrels-only query has its judged count), NumRet and
+    NumRelRet (0 for it), Hits and graded RBP: values, means and counts of evaluate()."""
+    qrels, run = _no_relevant_inputs(tmp_path, kind)
+    kw = {"complete": True, "no_relevant": no_relevant, "duplicates": "first"}
+    full = evaluate(qrels, run, UNBOUNDED, **kw)
+    streamed = evaluate_stream(qrels, run, UNBOUNDED, block_bytes=block, **kw)
+    assert streamed.counts == dataclasses.asdict(full.counts)
+    assert sorted(streamed.query_ids) == sorted(full.query_ids)
+    order = [full.query_ids.index(q) for q in streamed.query_ids]
+    for m in UNBOUNDED:
+        np.testing.assert_allclose(streamed.values(m), full.values(m)[order], atol=1e-12)
+    assert streamed.means() == pytest.approx(full.means(), abs=1e-12)
+    only = [streamed.query_ids.index(q) for q in ("q0", "q1", "q2", "q3")
+            if q in streamed.query_ids]
+    assert only  # qrels-only queries: evaluated, NumQ 1, NumRel their judged count
+    assert (streamed.values("NumQ")[only] == 1).all()
+    assert (streamed.values("NumRet")[only] == 0).all()
+    assert (streamed.values("NumRelRet")[only] == 0).all()
+    assert streamed.values("NumRel")[only].sum() > 0
+
+
+def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ragreport", *argv], capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.mark.parametrize("argv", [
+    ["-c", "-m", "num_q", "-m", "num_rel", "-m", "num_ret", "-m", "num_rel_ret"],
+    ["-c", "--format", "trec"],
+    ["-c", "-m", "NumQ", "-m", "NumRel", "-m", "Hits@5", "-m", "RBP", "--format", "trec"],
+    ["--compat", "mteb", "-m", "NumQ", "-m", "NumRel"],
+    ["--compat", "mteb", "-m", "NumQ", "--format", "json"],
+], ids=["counts", "trec-default", "trec-counts", "mteb-text", "mteb-json"])
+def test_stream_complete_counts_cli_as_without_stream(tmp_path: Path, argv: list[str]) -> None:
+    """`evaluate -c --stream` accepts counts (it refused them) and prints the means of
+    `evaluate -c`: --format trec output identical to the non-stream one."""
+    import json
+
+    qrels, run = _no_relevant_inputs(tmp_path, "mixed")
+    args = ["evaluate", str(qrels), str(run), "--keep-first-duplicate", *argv]
+    plain, streamed = _cli(*args), _cli(*args, "--stream")
+    assert plain.returncode == 0, plain.stderr
+    assert streamed.returncode == 0, streamed.stderr
+    if "trec" in argv:
+        assert streamed.stdout == plain.stdout
+    elif "json" in argv:
+        got, want = json.loads(streamed.stdout), json.loads(plain.stdout)
+        assert got["means"] == want["means"]
+    else:
+        def means(text: str) -> list[str]:
+            return [line for line in text.splitlines() if line.startswith(("Num", "num"))]
+        assert means(streamed.stdout) == means(plain.stdout)
+        assert means(streamed.stdout)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--compat", "mteb", "-m", "nDCG@3"],
+    ["--compat", "beir", "-m", "nDCG@3", "--no-ignore-identical-ids"],
+    ["-c", "-m", "P@5", "--no-relevant", "skip", "-l", "2"],
+    ["-m", "RR"],
+], ids=["mteb", "beir-exception", "options", "plain"])
+def test_stream_json_states_the_conventions(tmp_path: Path, argv: list[str]) -> None:
+    """`--stream --format json` has the conventions of the non-stream JSON (the preset, its
+    exceptions, complete, no_relevant ...); only the curves' width may differ."""
+    import json
+
+    qrels, run = _no_relevant_inputs(tmp_path, "mixed")
+    args = ["evaluate", str(qrels), str(run), "--keep-first-duplicate", "--format", "json",
+            *argv]
+    plain, streamed = _cli(*args), _cli(*args, "--stream")
+    assert plain.returncode == 0, plain.stderr
+    assert streamed.returncode == 0, streamed.stderr
+    got, want = json.loads(streamed.stdout)["conventions"], json.loads(plain.stdout)["conventions"]
+    assert set(got) == set(want)
+    assert got["curve_width"] == json.loads(streamed.stdout)["k_max"]
+    got.pop("curve_width"), want.pop("curve_width")
+    assert got == want
+    if "mteb" in argv:
+        assert got["compat"] == "mteb"
