@@ -160,6 +160,12 @@ class DocMapInfo:
                 f"chunks dropped; {judged}; {own}")
 
 
+#: How to make an id missing from the map a document of its own, in the CLI and the API
+#: (``evaluate`` takes the map loaded with ``unmapped="own"`` as its ``doc_map``).
+OWN_HINT = ("pass --doc-map-unmapped own (Python: doc_map=ragreport.docmap.load_doc_map("
+            "the_map, unmapped='own')) to count it as a document of its own")
+
+
 def _check_unmapped(unmapped: Any) -> str:
     if unmapped not in _UNMAPPED:
         raise RagReportError(f"unmapped must be one of {', '.join(map(repr, _UNMAPPED))}, "
@@ -460,9 +466,7 @@ def judgment_level(qrels: Qrels, dm: DocMap) -> tuple[str, int]:
     if len(neither) and dm.unmapped == "error":
         r = int(neither[0])
         raise InputError(f"judged id {ids[r].as_py()!r} is neither a chunk nor a document id "
-                         f"of the doc map ({dm.source}); pass unmapped='own' "
-                         "(--doc-map-unmapped own) to count it as a document of its own",
-                         *at(r))
+                         f"of the doc map ({dm.source}); {OWN_HINT}", *at(r))
     return ("document" if len(doc_only) else "chunk"), len(neither)
 
 
@@ -568,8 +572,7 @@ def _run_codes(run: Run, dm: DocMap) -> tuple[IntArray, Any]:
         if dm.unmapped == "error":
             src, line = run.where(int(missing[0]))
             raise InputError(f"chunk {ids[int(missing[0])].as_py()!r} is not in the doc map "
-                             f"({dm.source}); pass unmapped='own' (--doc-map-unmapped own) "
-                             "to count it as a document of its own", src, line)
+                             f"({dm.source}); {OWN_HINT}", src, line)
         own = ids.take(pa.array(missing))
         as_doc = np.asarray(pc.index_in(own, value_set=names).fill_null(-1)
                             .to_numpy(zero_copy_only=False), dtype=np.int64)

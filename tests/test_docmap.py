@@ -401,3 +401,30 @@ def test_json_per_query_document_level() -> None:
     doc = json.loads(rep.to_json())["document"]
     assert doc["per_query"]["r1"]["q"] == {"P@2": 0.5, "RR": 1.0, "redundancy@2": 0.0}
     assert "per_query" not in json.loads(_report().to_json())["document"]
+
+
+@pytest.mark.parametrize("where", ["judged", "retrieved"])
+def test_unmapped_message_names_a_real_api(where: str) -> None:
+    """The error's advice works as written: in Python, the evaluate keyword it names exists
+    and the expression it gives (with the map put in) makes the id a document of its own; on
+    the command line it names --doc-map-unmapped own."""
+    import inspect
+    import re
+
+    import ragreport.docmap
+
+    qrels = {"q": {"c1": 1, "zz": 1}} if where == "judged" else {"q": {"c1": 1}}
+    run = RUN if where == "judged" else {"q": {"c1": 3.0, "c9": 2.0}}
+    with pytest.raises(InputError) as exc:
+        ragreport.evaluate(qrels, run, ["R@5"], doc_map=MAP)
+    text = str(exc.value)
+    assert "--doc-map-unmapped own" in text
+    got = re.search(r"(\w+)=(ragreport\.docmap\.load_doc_map)\(the_map, (unmapped='own')\)",
+                    text)
+    assert got is not None, text
+    assert got.group(1) in inspect.signature(ragreport.evaluate).parameters
+    assert "unmapped" not in inspect.signature(ragreport.evaluate).parameters
+    loaded = ragreport.docmap.load_doc_map(MAP, unmapped="own")  # as the message says
+    r = ragreport.evaluate(qrels, run, ["R@5"], **{got.group(1): loaded})
+    assert r.doc_map_info is not None
+    assert r.doc_map_info.unmapped_judged + r.doc_map_info.unmapped_retrieved == 1

@@ -82,6 +82,16 @@ CASES = [
                 r"--doc-map-unmapped own"),
     Case("judged-id-not-in-map", EVAL, _with(**{"map.tsv": MAP.replace("d4\tF\n", "")}),
          stderr=r"qrels\.txt:3: judged id 'd4' is neither a chunk nor a document id"),
+    # the advice names the real option and the real Python API (evaluate has no unmapped=)
+    Case("chunk-not-in-map-advice", EVAL, _with(**{"map.tsv": MAP.replace("d9\tB\n", "")}),
+         stderr=r"pass --doc-map-unmapped own \(Python: doc_map=ragreport\.docmap\."
+                r"load_doc_map\(the_map, unmapped='own'\)\) to count it as a document of"),
+    Case("judged-id-not-in-map-advice", EVAL,
+         _with(**{"map.tsv": MAP.replace("d4\tF\n", "")}),
+         stderr=r"pass --doc-map-unmapped own \(Python: doc_map=ragreport\.docmap\."
+                r"load_doc_map\(the_map, unmapped='own'\)\)"),
+    Case("unmapped-own-accepted", [*EVAL, "--doc-map-unmapped", "own"],
+         _with(**{"map.tsv": MAP.replace("d9\tB\n", "")}), exit=0),
     Case("qrels-mix-levels", EVAL, _with(**{"qrels.txt": "q1 0 d1 1\nq1 0 C 1\n"}),
          stderr=r"qrels\.txt:2: the qrels mix chunk ids of the doc map \('d1' at line 1\) "
                 r"and document ids \('C'\)"),
