@@ -361,10 +361,12 @@ _TIES = ("trec_eval", "average")
 
 
 def _average_needed(ranking: Ranking) -> bool:
-    """ties='average' differs from trec_eval's order only where scores tie."""
+    """ties='average' differs from trec_eval's order only where scores tie (in the ranking
+    before its ``max_depth`` cut, when it was cut: :func:`ragreport.ties.attach_uncut`)."""
     from .ties import has_ties
 
-    return has_ties(ranking)
+    full = ranking.__dict__.get("_tie_cache", {}).get("uncut")
+    return has_ties(ranking if full is None else full[0])
 
 
 def _average_scalar(ctx: _Context, m: Measure) -> FloatArray:
@@ -537,6 +539,14 @@ def evaluate(
     ranking = align(q, r, order=order, complete=bool(complete), max_depth=max_depth,
                     rel_level=rel_level, no_relevant=no_relevant, duplicates=duplicates,
                     ignore_identical_ids=cfg.ignore_identical_ids)
+    if ties == "average" and max_depth is not None and int(ranking.n_ret.max(initial=0)) \
+            >= max_depth:  # tie groups are the uncut ranking's; the depth cuts after them
+        from .ties import attach_uncut
+
+        attach_uncut(ranking, align(q, r, order=order, complete=bool(complete),
+                                    rel_level=rel_level, no_relevant=no_relevant,
+                                    duplicates=duplicates,
+                                    ignore_identical_ids=cfg.ignore_identical_ids), max_depth)
     width = _curve_width if _curve_width is not None else curve_width(k_max, ranking)
     width = min(width, k_max)
     ctx = _Context(ranking, float(rel_level), width)

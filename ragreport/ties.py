@@ -48,9 +48,23 @@ Interval over all tie orders
     Other families (ERR, Bpref, IPrec ...) are refused with a
     :class:`~ragreport.errors.MeasureError` rather than approximated.
 
-With ``max_depth`` the tied groups are those of the ranking as cut: a group that the depth
-cuts is seen only up to the depth (documents past it are not evaluated in any order), so the
-interval and the average are over the orders of what was kept.
+With ``max_depth`` M (trec_eval ``-M``) the tied groups are those of the *uncut* ranking:
+the depth is one more cut, made after the tie order. A group across rank M straddles the
+depth cut (for a measure at K, the cut is at min(K, M); for a measure of the whole ranking,
+at M), and every order of the whole group is considered before the top M are kept: which of
+its documents are evaluated at all depends on the order. The interval's orders are the same
+(the pessimistic order then keeps the lowest grades); each end is exact for the monotone
+families and for the set measures, which then depend on the order too (SetP, SetR, SetF,
+NumRelRet: more relevant documents kept never lowers them). ``ties="average"`` replaces
+each rank's contribution by its expectation over the whole group, then keeps ranks < M.
+
+Document level (``doc_map``): the document ranking lists each document at its best chunk's
+rank, with that chunk's score. Documents whose best scores are equal are tied: every order
+of them is reached by some order of the tied chunks, so they are analysed like tied chunks
+(the interval is over all orders of the tied documents). With ``max_depth`` the document
+list is that of the chunk ranking cut in trec_eval's order; when a chunk tie straddles the
+depth cut, which documents are listed depends on the order too, and the document-level
+interval is flagged ``exact=False``. ``ties="average"`` is not available with a doc map.
 
 >>> from ragreport import evaluate
 >>> r = evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}, ["RR"])
@@ -90,9 +104,11 @@ __all__ = [
     "TIES",
     "TieCheck",
     "TieExposure",
+    "attach_uncut",
     "average_curve",
     "average_values",
     "check_average",
+    "cut_at",
     "depends_on_ties",
     "exposure",
     "has_ties",
@@ -102,6 +118,7 @@ __all__ = [
     "tie_checks",
     "tie_orders",
     "tied_with_previous",
+    "uncut",
 ]
 
 #: Values of ``evaluate(..., ties=...)``.
@@ -312,6 +329,63 @@ def tie_orders(ranking: Ranking, key: str = "grade") -> tuple[Ranking, Ranking]:
     return (permuted(np.lexsort((rows, kr, gid))), permuted(np.lexsort((rows, -kr, gid))))
 
 
+def attach_uncut(cut: Ranking, full: Ranking, depth: int) -> None:
+    """Remember, on a ranking cut at ``max_depth``, the same ranking uncut (its tie groups
+    are the uncut ranking's; :func:`uncut`)."""
+    full.__dict__.setdefault("_tie_cache", {})["depth"] = int(depth)
+    cut.__dict__.setdefault("_tie_cache", {})["uncut"] = (full, int(depth))
+
+
+def uncut(result: EvaluationResult) -> tuple[Ranking, int | None]:
+    """(the ranking before the ``max_depth`` cut, the depth), or (the ranking, None) when
+    nothing was cut. The uncut ranking is aligned again with the result's conventions (once;
+    it is remembered on the result's ranking)."""
+    from .align import align
+
+    rk = result.ranking
+    c = result.conventions
+    cache: dict[str, Any] = rk.__dict__.setdefault("_tie_cache", {})
+    got = cache.get("uncut")
+    if got is not None:
+        return cast(tuple[Ranking, int], got)
+    if c.max_depth is None or c.order != "score" or int(rk.n_ret.max(initial=0)) < c.max_depth:
+        return rk, None
+    full = align(rk.qrels, rk.run, order="score", complete=c.complete, max_depth=None,
+                 rel_level=c.rel_level, no_relevant=c.no_relevant, duplicates=c.duplicates,
+                 ignore_identical_ids=c.ignore_identical_ids)
+    if full.query_ids != rk.query_ids:
+        raise RagReportError("the uncut ranking does not have the evaluated queries")
+    attach_uncut(rk, full, c.max_depth)
+    return full, c.max_depth
+
+
+def cut_at(ranking: Ranking, depth: int) -> Ranking:
+    """The ranking with each query's first ``depth`` rows only (the tie marks kept: a group
+    across the cut stays a group)."""
+    sizes = np.minimum(ranking.n_ret, int(depth))
+    rows = _spans(ranking.ret_offsets[:-1], sizes)
+    tied = tied_with_previous(ranking)[rows]
+    out = replace(ranking, ret_grades=ranking.ret_grades[rows], n_ret=sizes,
+                  run_rows=ranking.run_rows[rows],
+                  ret_offsets=np.concatenate(([0], np.cumsum(sizes))).astype(np.int64))
+    out.__dict__["_tie_cache"] = {"tied": tied}
+    return out
+
+
+def _scored(result: EvaluationResult) -> tuple[bool, bool]:
+    """(whether the result's ranking is in score order, so equal scores are ties; whether
+    its interval can be exact). A document-level result (``doc_map``) is listed in its
+    chunk ranking's order, which is a score order when the chunk level's is; its interval
+    is not exact when a chunk tie straddles the chunk level's depth cut."""
+    chunk = result.__dict__.get("_chunk_level")
+    if chunk is None:
+        return result.conventions.order == "score", True
+    if chunk.conventions.order != "score":
+        return False, True
+    full, depth = uncut(chunk)
+    return True, depth is None or not bool(straddles(full, depth).any())
+
+
 def measure_values(ranking: Ranking, measure: Measure, rel_level: float,
                    context: _Context | None = None) -> FloatArray:
     """(queries,) values of one measure on a ranking, by the engine's own functions.
@@ -396,25 +470,30 @@ def exposure(result: EvaluationResult, measure: str | Measure,
     from . import engine
 
     m = parse_measure(measure)
-    rk = result.ranking
+    scored, whole = _scored(result)
+    rk, depth = uncut(result) if scored else (result.ranking, None)
     value = result.values(m)
     n = len(value)
     level = float(result.conventions.rel_level)
     cut = f"K={m.cutoff}" if m.cutoff is not None else ("K=R" if m.name == "Rprec" else "")
-    if result.conventions.order != "score" or m.name in ORDER_FREE or not has_ties(rk):
+    if depth is not None:
+        cut = f"{cut}, depth M={depth}" if cut else f"depth M={depth}"
+    if not scored or (m.name in ORDER_FREE and depth is None) or not has_ties(rk):
         return TieExposure(m, cut, 0, np.zeros(n, dtype=bool), _mean(value), _mean(value),
                            _mean(value), value, value, True)
-    if m.cutoff is not None:
-        straddling = int(straddles(rk, m.cutoff).sum())
-    elif m.name == "Rprec":
-        straddling = int(straddles(rk, rk.n_relevant(level if m.rel is None
-                                                     else float(m.rel))).sum())
-    else:
-        straddling = 0
+    kk: int | IntArray | None = m.cutoff
+    if m.name == "Rprec":
+        kk = rk.n_relevant(level if m.rel is None else float(m.rel))
+    if depth is not None:  # the depth is one more cut, after the tie order
+        kk = depth if kk is None else np.minimum(kk, depth)
+    straddling = 0 if kk is None else int(straddles(rk, kk).sum())
     key = "judged" if m.name == "Judged" else "grade"
     orders = _orders if _orders is not None else {}
     if key not in orders:
-        orders[key] = _sub_orders(rk, key)
+        q_, lo_, hi_ = _sub_orders(rk, key)
+        if depth is not None:
+            lo_, hi_ = cut_at(lo_, depth), cut_at(hi_, depth)
+        orders[key] = (q_, lo_, hi_)
     queries, *sub = orders[key]
     contexts = _contexts if _contexts is not None else {}
     lo, hi = value.copy(), value.copy()  # the other queries: the same in every tie order
@@ -424,7 +503,7 @@ def exposure(result: EvaluationResult, measure: str | Measure,
         if len(queries):
             end[queries] = measure_values(ranking, m, level, contexts[(key, i)])
     dependent = lo != hi
-    exact = m.name in MONOTONE or m.name == "Judged"
+    exact = whole and (m.name in MONOTONE or m.name in ORDER_FREE or m.name == "Judged")
     return TieExposure(m, cut, straddling, dependent, _mean(lo), _mean(hi), _mean(value),
                        lo, hi, exact)
 
@@ -556,10 +635,40 @@ class _Sparse:
     w: FloatArray
 
 
+def _depth(ranking: Ranking) -> int | None:
+    """The ``max_depth`` cut still to be made on an uncut ranking (:func:`attach_uncut`)."""
+    got = ranking.__dict__.get("_tie_cache", {}).get("depth")
+    return None if got is None else int(got)
+
+
 def _rows(ranking: Ranking, w: FloatArray) -> _Sparse:
+    """The nonzero contributions, at ranks above the depth cut only (if any)."""
     gr = _groups(ranking)
-    keep = np.flatnonzero(w != 0)
+    depth = _depth(ranking)
+    keep = np.flatnonzero((w != 0) if depth is None else (w != 0) & (gr.pos < depth))
     return _Sparse(gr.qi[keep], gr.pos[keep], w[keep])
+
+
+def _deep(ctx: _Context) -> _Context:
+    """The context to average on: that of the uncut ranking when ``ctx``'s was cut at
+    ``max_depth`` (its contributions are then kept above the depth only), else ``ctx``."""
+    from .engine import _Context as Ctx
+
+    cache: dict[Any, Any] = ctx.ranking.__dict__.get("_tie_cache", {})
+    got = cache.get("uncut")
+    if got is None:
+        return ctx
+    key = ("deep", ctx.rel_level, ctx.width)
+    if key not in cache:
+        cache[key] = Ctx(got[0], ctx.rel_level, ctx.width)
+    return cast("_Context", cache[key])
+
+
+def _n_ret(ctx: _Context) -> IntArray:
+    """Documents retrieved per query, after the depth cut."""
+    depth = _depth(ctx.ranking)
+    n = ctx.ranking.n_ret
+    return n if depth is None else np.minimum(n, depth)
 
 
 def _relevant(ranking: Ranking, level: float) -> FloatArray:
@@ -654,6 +763,10 @@ def _first_relevant(ctx: _Context, m: Measure) -> _First:
         j = rows - np.repeat(gr.start[g], n)
         each = _First(q, f.a, np.repeat(n, n), np.repeat(r, n), lf, f.rr)
         p = each.none_in(j) - each.none_in(j + 1)
+        depth = _depth(rk)
+        if depth is not None:  # the first relevant document is past the depth: RR 0
+            above = gr.pos[rows] < depth
+            rows, p = rows[above], p[above]
         return replace(f, rr=_Sparse(gr.qi[rows], gr.pos[rows], p / (gr.pos[rows] + 1.0)))
 
     return cast(_First, _cached(ctx, ("first", lv), make))
@@ -665,6 +778,9 @@ def _hit_rate(ctx: _Context, m: Measure, ks: IntArray | None) -> FloatArray:
     f = _first_relevant(ctx, m)
     width = 1 if ks is None else len(ks)
     out = np.zeros((ctx.n, width))
+    depth = _depth(ctx.ranking)
+    if depth is not None:  # nothing past the depth counts
+        ks = np.minimum(np.array([depth], dtype=np.int64) if ks is None else ks, depth)
     if ks is None:
         out[f.q] = 1.0
     else:
@@ -735,6 +851,7 @@ def average_curve(ctx: _Context, m: Measure, width: int) -> FloatArray:
     from . import metrics
 
     check_average(m)
+    ctx = _deep(ctx)
     name = m.name
     ks = np.arange(1, width + 1, dtype=np.float64)
     if name in ("P", "R", "F1", "Hits"):
@@ -761,7 +878,7 @@ def average_curve(ctx: _Context, m: Measure, width: int) -> FloatArray:
         return metrics._safe_div(hits, np.minimum(ks[None, :], ctx.n_rel(m)[:, None]))
     if name == "Judged":  # judged in the top K / min(K, retrieved)
         return metrics._safe_div(_dense_sums(ctx, _mean_judged(ctx), width),
-                                 np.minimum(ks[None, :], ctx.ranking.n_ret[:, None]))
+                                 np.minimum(ks[None, :], _n_ret(ctx)[:, None]))
     if name == "RBP":
         return _dense_sums(ctx, _rbp_terms(ctx, m), width)
     raise MeasureError(f"{m} has no metric-vs-K curve under ties='average'")
@@ -773,9 +890,25 @@ def average_values(ctx: _Context, m: Measure, k: int | None) -> FloatArray:
     from . import metrics
 
     check_average(m)
+    cut_ctx, ctx = ctx, _deep(ctx)
     name = m.name
-    if name in ORDER_FREE or (name in ("Hits", "Judged") and k is None):
-        return measure_values(ctx.ranking, m if k is None else m.at(k), ctx.rel_level, ctx)
+    whole = name in ORDER_FREE or (name in ("Hits", "Judged") and k is None)
+    if whole and (ctx is cut_ctx or name in ("NumRet", "NumRel", "NumQ")):
+        return measure_values(cut_ctx.ranking, m if k is None else m.at(k), ctx.rel_level,
+                              cut_ctx)
+    if whole:  # cut at max_depth: which documents are kept depends on the tie order
+        if name == "Judged":
+            return metrics._safe_div(_sums(ctx, _mean_judged(ctx), None), _n_ret(ctx))
+        h = _sums(ctx, _mean_rel(ctx, m), None)  # expected relevant retrieved above the depth
+        if name in ("Hits", "NumRelRet"):
+            return h
+        if name == "SetP":
+            return metrics.set_precision(h, _n_ret(ctx))
+        if name == "SetR":
+            return metrics.set_recall(h, ctx.n_rel(m))
+        if name == "SetF":  # 2 h / (retrieved + relevant): linear in h
+            return metrics.set_f(h, _n_ret(ctx), ctx.n_rel(m))
+        raise MeasureError(f"no expected value for {m} under ties='average' with max_depth")
     if name in ("P", "R", "F1", "Hits", "R_cap"):
         h = _sums(ctx, _mean_rel(ctx, m), k)
         if name == "Hits":
@@ -804,7 +937,7 @@ def average_values(ctx: _Context, m: Measure, k: int | None) -> FloatArray:
         return metrics._safe_div(_sums(ctx, _ap_terms(ctx, m), k), ctx.n_rel(m))
     if name == "Judged":
         return metrics._safe_div(_sums(ctx, _mean_judged(ctx), k),
-                                 np.minimum(ctx.ranking.n_ret, cast(int, k)))
+                                 np.minimum(_n_ret(ctx), cast(int, k)))
     if name == "RBP":
         return _sums(ctx, _rbp_terms(ctx, m), k)
     raise MeasureError(f"no expected value for {m} under ties='average'")

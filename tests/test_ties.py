@@ -151,6 +151,66 @@ def test_average_curves_are_columnwise_expectations(
                                    atol=1e-9)
 
 
+def _brute_depth(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
+                 measure: str, depth: int) -> tuple[np.ndarray, ...]:
+    """Per query (min, max, mean) over every order of the UNCUT ranking's tied groups, each
+    order cut at ``depth`` afterwards (trec_eval -M on that order)."""
+    rk = ragreport.evaluate(qrels, run, ["P@1"]).ranking
+    m = parse_measure(measure)
+    lo, hi, mean = (np.zeros(rk.n_queries) for _ in range(3))
+    for q in range(rk.n_queries):
+        vals = [ties.measure_values(ties.cut_at(o, depth), m, 1.0)[q] for o in _orders(rk, q)]
+        lo[q], hi[q], mean[q] = min(vals), max(vals), sum(vals) / len(vals)
+    return lo, hi, mean
+
+
+DEPTH_MEASURES = [*MEASURES, "SetR", "SetF", "NumRet", "Hits", "Judged", "P@5", "nDCG@5",
+                  "RR@5", "AP@5", "HitRate@5", "R_cap@5", "Judged@5"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.integers(1, 4))
+def test_max_depth_cuts_after_the_tie_order(
+        case: tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]],
+        depth: int) -> None:
+    qrels, run = case
+    if not _small(run):
+        return
+    trec = ragreport.evaluate(qrels, run, DEPTH_MEASURES + NOT_AVERAGED, max_depth=depth)
+    avg = ragreport.evaluate(qrels, run, DEPTH_MEASURES, ties="average", max_depth=depth,
+                             k_max=8)
+    for name in DEPTH_MEASURES + NOT_AVERAGED:
+        lo, hi, mean = _brute_depth(qrels, run, name, depth)
+        e = ties.exposure(trec, name)
+        np.testing.assert_allclose(e.low_values, lo, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(e.high_values, hi, atol=1e-12, err_msg=name)
+        assert (e.dependent == (lo != hi)).all() and e.exact, name
+        if name not in NOT_AVERAGED:
+            np.testing.assert_allclose(avg.values(name), mean, atol=1e-9, err_msg=name)
+    for fam in ("P", "R", "F1", "HitRate", "RR", "nDCG", "AP", "R_cap", "Judged", "RBP"):
+        for k in (1, depth, depth + 1, 8):
+            np.testing.assert_allclose(avg.curve(fam)[:, k - 1],
+                                       _brute_depth(qrels, run, f"{fam}@{k}", depth)[2],
+                                       atol=1e-9, err_msg=f"{fam}@{k}")
+
+
+def test_max_depth_examples_from_the_review() -> None:
+    # the -M cut was made in document-id order before the tie analysis
+    qrels, run = {"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}
+    for rel in ("a", "z"):
+        q = {"q": {rel: 1}}
+        r = {"q": {rel if d == "a" else d: s for d, s in run["q"].items()}}
+        avg = ragreport.evaluate(q, r, ["P@1", "NumRelRet"], ties="average", max_depth=1)
+        assert avg.mean("P@1") == pytest.approx(1 / 3)
+        assert avg.mean("NumRelRet") == pytest.approx(1 / 3)
+    trec = ragreport.evaluate(qrels, run, ["P@1", "SetP"], max_depth=1)
+    e = ties.exposure(trec, "P@1")
+    assert (e.low, e.high, e.straddling, e.n_dependent) == (0.0, 1.0, 1, 1)
+    s = ties.exposure(trec, "SetP")  # which document is kept depends on the order
+    assert (s.low, s.high, s.straddling) == (0.0, 1.0, 1) and s.exact
+    assert "depth M=1" in e.cut
+
+
 def test_constant_scorer_mrr_interval() -> None:
     # an MTEB task where a constant scorer got MRR@10 = 1.0: every document scores 0, the
     # relevant one's id happens to sort first under trec_eval's rule (id descending)
@@ -245,8 +305,10 @@ def test_average_with_max_depth_and_order_free_measures() -> None:
     r = ragreport.evaluate(qrels, run, ["NumRet", "NumRelRet", "Hits", "P@2"],
                            ties="average", max_depth=3)
     assert r.values("NumRet").tolist() == [3.0]
-    # the kept rows are d, c, b: one relevant in three
-    assert r.values("P@2").tolist() == pytest.approx([1 / 3])
+    # every order of the four tied documents, then the top 3 kept: 2 relevant in 4
+    assert r.values("P@2").tolist() == pytest.approx([1 / 2])
+    assert r.values("NumRelRet").tolist() == pytest.approx([3 / 2])
+    assert r.values("Hits").tolist() == pytest.approx([3 / 2])
 
 
 # ---- reports: warning lines exactly when the interval straddles a threshold ----------------
