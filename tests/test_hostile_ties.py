@@ -68,7 +68,8 @@ CASES = [
                                       "trec"], TIED, exit=0,
          stdout=r"recip_rank\s+\tall\t0\.5556"),
     Case("ties-average-max-depth", [*EVAL, "--ties", "average", "-M", "2", "-m", "P@2"], TIED,
-         exit=0, stdout=r"P@2\s+0\.2500\b"),  # q1 keeps c, b: no relevant in any order
+         exit=0, stdout=r"P@2\s+0\.4167\b"),  # q1: every order of a, b, c, then the top 2
+    # (E = 1/3; trec_eval's cut keeps c, b, 0): (1/3 + 1/2) / 2
     # --- the targets file ----------------------------------------------------------------------
     Case("ties-toml-unknown", CHECK, {**TIED, "t.toml": '"RR" = 0.5\nties = "avg"\n'},
          stderr=r't\.toml: ties must be "trec_eval" or "average", got \'avg\''),
