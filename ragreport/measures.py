@@ -790,11 +790,15 @@ def _parse(text: str | Measure, family: bool) -> list[Measure]:
         if rel is not None:
             raise MeasureError(f"parameter 'rel' is given twice in {_quoted(text)}")
         if fam == "nDCG":
+            # right whether or not the preset is given: a suffix is never read as the
+            # evaluation's level (the other measures would change with it)
             raise MeasureError(f"{_quoted(text)}: ranx's -l{level} leaves grades below {level} "
                                f"out of nDCG's gains; ragreport's nDCG has no relevance level "
-                               f"(every positive grade is a gain, as in trec_eval): give "
-                               f"compat='ranx' with rel_level={level} (--compat ranx -l "
-                               f"{level}) for ranx's")
+                               f"of its own (every positive grade is a gain, as in trec_eval), "
+                               f"even with compat='ranx': for ranx's number ask for "
+                               f"{_quoted(body)} with compat='ranx' and rel_level={level} "
+                               f"(--compat ranx -l {level} -m {_quoted(body)}), which sets the "
+                               f"level of every measure")
         rel = level
     if fam == "NumRet" and rel is not None:
         fam = "NumRelRet"  # ir_measures: NumRet(rel=1) counts the retrieved with grade >= 1

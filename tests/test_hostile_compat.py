@@ -129,6 +129,15 @@ CASES = [
     Case("llamaindex-with-order-score", [*EVAL, "--compat", "llamaindex", "--order", "score",
                                          "--format", "json", "-m", "RR"], FILES, exit=0,
          stdout=r'"order": "score"'),
+    # ranx's level suffix on nDCG with --compat ranx given: the advice is what is missing
+    # (-l 2, the suffix dropped), not the preset already there
+    Case("ranx-ndcg-level-suffix-under-ranx", [*EVAL, "--compat", "ranx", "-m", "ndcg@10-l2"],
+         FILES, exit=2,
+         stderr=r"even with compat='ranx': .*\(--compat ranx -l 2 -m 'ndcg@10'\)"),
+    # as advised: q1 2/log2(3)/2, q2 (d8 above d3, tied) 3/log2(3)/3, q3 nothing at grade 2
+    Case("ranx-ndcg-level-as-advised", [*EVAL, "--compat", "ranx", "-l", "2", "-m",
+                                        "ndcg@10"], FILES, exit=0,
+         stdout=r"nDCG@10  0\.4206\n"),
     Case("ties-average-with-llamaindex", [*EVAL, "--compat", "llamaindex", "--ties",
                                           "average", "-m", "RR"], FILES, exit=2,
          stderr=r"ties='average' .*order='given'"),

@@ -236,7 +236,8 @@ CLASHES = [
     ("rbp@95", [r"ranx reads", r"ir_measures' RBP@K is a cutoff"]),
     ("ndcg@10-l2", [r"ranx's -l2 leaves grades below 2 out of nDCG's gains",
                     r"ragreport's nDCG has no relevance level",
-                    r"compat='ranx' with rel_level=2 \(--compat ranx -l 2\) for ranx's$"]),
+                    r"even with compat='ranx': for ranx's number ask for 'ndcg@10' with "
+                    r"compat='ranx' and rel_level=2 \(--compat ranx -l 2 -m 'ndcg@10'\)"]),
 ]
 
 
@@ -635,3 +636,24 @@ def test_readme_judged_divisor_is_the_codes() -> None:
     r = ragreport.evaluate({"q": {"a": 1, "b": 1, "c": 1}}, {"q": {"a": 3, "b": 2, "x": 1}},
                            ["Judged@10"])
     assert r.values("Judged@10").tolist() == pytest.approx([2 / 3])
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_ranx_level_suffix_refusal_under_compat_ranx_says_what_to_do(seed: int) -> None:
+    """``--compat ranx -m ndcg@10-l2``: the message does not send the user to --compat ranx
+    (already given) but to what is missing, and doing what it says gives ranx's ndcg@10-l2
+    (ranx's _dcg: clean_qrels(qrels, rel_lvl) drops grades below the level, gain = grade)."""
+    qrels, run = _dataset(seed)
+    with pytest.raises(MeasureError) as info:
+        ragreport.evaluate(qrels, run, ["ndcg@10-l2"], compat="ranx")
+    text = str(info.value)
+    assert "even with compat='ranx'" in text
+    advice = re.search(r"--compat ranx -l (\d+) -m '([^']+)'", text)
+    assert advice is not None, text
+    level, name = int(advice.group(1)), advice.group(2)
+    r = ragreport.evaluate(qrels, run, [name], compat="ranx", rel_level=level)
+    for i, q in enumerate(r.query_ids):
+        ranking = sorted(run[q], key=lambda d: run[q][d], reverse=True)  # distinct scores
+        kept = {d: g for d, g in qrels[q].items() if g >= level}
+        assert r.values(name)[i] == pytest.approx(ranx_ndcg(kept, ranking, 10, False),
+                                                  abs=1e-12), q
