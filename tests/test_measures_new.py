@@ -407,6 +407,43 @@ def test_judged_equals_ir_measures() -> None:
     assert checked > 300
 
 
+def test_judged_on_tied_runs_against_ir_measures() -> None:
+    """On tied scores (not made distinct): ir_measures' judged provider sorts by score, then
+    document id ascending. Given each ranking in that order (order='given'), ragreport equals
+    it exactly; in trec_eval's order (document id descending among ties) a value differs only
+    on a query whose tied group straddles K (the K-th and the (K+1)-th documents tie)."""
+    import ir_measures
+    cuts = (1, 2, 3, 5, 10)
+    measures = [ir_measures.Judged @ k for k in cuts] + [ir_measures.Judged]
+    names = [f"Judged@{k}" for k in cuts] + ["Judged"]
+    checked = differing = 0
+    for seed in SEEDS:
+        qrels, run = generate(seed)
+        peer = {q: d for q, d in run.items() if d}  # ir_measures divides by 0 on []
+        got = {(str(m.measure), m.query_id): m.value
+               for m in ir_measures.judged.iter_calc(measures, qrels, peer)}
+        theirs = {q: [d for d, _ in sorted(docs.items(), key=lambda x: (-x[1], x[0]))]
+                  for q, docs in peer.items()}
+        given = evaluate(qrels, theirs, names, order="given")
+        trec = evaluate(qrels, run, names)
+        for name, k in zip(names, (*cuts, None), strict=True):
+            in_given, in_trec = given.per_query(name), trec.per_query(name)
+            for q, v in in_given.items():
+                assert v == got[(name, q)], (seed, name, q)
+                checked += 1
+                scores = sorted(peer[q].values(), reverse=True)
+                straddles = k is not None and len(scores) > k and scores[k - 1] == scores[k]
+                if in_trec[q] != v:
+                    assert straddles, (seed, name, q)
+                    differing += 1
+    assert checked > 300
+    assert differing > 0  # the data has ties across the cut that change the value
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    known = readme[readme.index("## Known differences from the peers"):]
+    assert "`Judged@K` on tied scores: ir_measures' judged provider breaks ties by " \
+           "document id\n  ascending" in known
+
+
 def test_err_equals_gdeval() -> None:
     import ir_measures
     cuts = (1, 2, 5, 10, 20, 1000)
