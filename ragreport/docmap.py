@@ -662,6 +662,7 @@ def add_document_level(result: Any, dm: DocMap, level: str, n_neither: int, qrel
     text = info.describe()
     result.conventions = replace(result.conventions, doc_map=text)
     doc.conventions = replace(doc.conventions, doc_map=text)
+    doc.__dict__["_chunk_level"] = result  # its order is the chunks' (ragreport.ties)
     result.document = doc
     result.redundancy = redundancy(result.ranking, lv.repeated, result.k_max)
     result.doc_map_info = info

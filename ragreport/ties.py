@@ -480,7 +480,7 @@ def exposure(result: EvaluationResult, measure: str | Measure,
         cut = f"{cut}, depth M={depth}" if cut else f"depth M={depth}"
     if not scored or (m.name in ORDER_FREE and depth is None) or not has_ties(rk):
         return TieExposure(m, cut, 0, np.zeros(n, dtype=bool), _mean(value), _mean(value),
-                           _mean(value), value, value, True)
+                           _mean(value), value, value, whole or m.name in ("NumQ", "NumRel"))
     kk: int | IntArray | None = m.cutoff
     if m.name == "Rprec":
         kk = rk.n_relevant(level if m.rel is None else float(m.rel))
@@ -563,7 +563,9 @@ class TieCheck:
         """Counts and interval in words (plain text: the run name is not in it)."""
         cut = f"{self.straddling} of {self.queries} queries tie across the cut at {self.cut}; " \
             if self.cut else ""
-        exact = "" if self.exact else " (approximate: not a monotone measure)"
+        exact = "" if self.exact else (" (approximate: the measure is not monotone, or the "
+                                       "documents were listed from chunks cut at max_depth "
+                                       "across a tie)")
         return (f"{cut}{self.dependent} of {self.queries} queries depend on the tie order; "
                 f"mean over all tie orders in {self.interval_text}{exact}")
 

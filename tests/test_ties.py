@@ -211,6 +211,57 @@ def test_max_depth_examples_from_the_review() -> None:
     assert "depth M=1" in e.cut
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases())
+def test_document_level_ties_equal_brute_force(
+        case: tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]) -> None:
+    # chunks d0..d6 of documents D0..D2; a document's score is its best chunk's
+    qrels, run = case
+    if not _small(run):
+        return
+    dm = {f"d{i}": f"D{i % 3}" for i in range(7)} | {f"x{i}": f"X{i}" for i in range(10)}
+    r = ragreport.evaluate(qrels, run, MEASURES + NOT_AVERAGED, doc_map=dm)
+    doc = r.document
+    assert doc is not None
+    for name in MEASURES + NOT_AVERAGED:
+        lo, hi, _ = _brute(doc, name)
+        e = ties.exposure(doc, name)
+        np.testing.assert_allclose(e.low_values, lo, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(e.high_values, hi, atol=1e-12, err_msg=name)
+        assert (e.dependent == (lo != hi)).all() and e.exact, name
+
+
+def test_document_level_ties_from_the_review(tmp_path: Path) -> None:
+    from ragreport.cli import main
+
+    # two chunks of two documents tie: the documents tie (equal best scores)
+    (tmp_path / "q").write_text("q 0 c1 1\n")
+    (tmp_path / "r").write_text("q Q0 c1 1 1.0 r\nq Q0 c2 2 1.0 r\n")
+    (tmp_path / "m").write_text("c1\tD1\nc2\tD2\n")
+    (tmp_path / "t").write_text('[targets]\n"P@1" = 0.5\n')
+    argv = [str(tmp_path / x) for x in "qr"] + [
+        "--targets", str(tmp_path / "t"), "--doc-map", str(tmp_path / "m"),
+        "--target-level", "document", "--json", str(tmp_path / "o.json")]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["check", *argv])
+    assert code == 1
+    assert "this failure depends on tie order" in out.getvalue()
+    (t,) = json.loads((tmp_path / "o.json").read_text())["ties"]
+    assert (t["straddling"], t["dependent"], t["low"], t["high"], t["exact"]) == (
+        1, 1, 0.0, 1.0, True)
+    # order='given' at chunk level: nothing ties at either level
+    given_order = ragreport.evaluate({"q": {"c1": 1}}, {"q": {"c1": 1.0, "c2": 1.0}}, ["P@1"],
+                                     doc_map={"c1": "D1", "c2": "D2"}, order="given")
+    assert given_order.document is not None
+    assert ties.exposure(given_order.document, "P@1").n_dependent == 0
+    # a chunk tie across the depth cut: which documents are listed depends on it
+    deep = ragreport.evaluate({"q": {"c1": 1}}, {"q": {"c0": 2.0, "c1": 1.0, "c2": 1.0}},
+                              ["P@2"], doc_map={"c0": "D0", "c1": "D1", "c2": "D2"},
+                              max_depth=2)
+    assert deep.document is not None and not ties.exposure(deep.document, "P@2").exact
+
+
 def test_constant_scorer_mrr_interval() -> None:
     # an MTEB task where a constant scorer got MRR@10 = 1.0: every document scores 0, the
     # relevant one's id happens to sort first under trec_eval's rule (id descending)
