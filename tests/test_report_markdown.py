@@ -230,7 +230,7 @@ def test_deterministic(example: Report) -> None:
 
 def test_renders_as_github_markdown(example_md: str) -> None:
     html = html_of(example_md)
-    assert html.count("<table>") == 5  # targets, summary, 2 x worst, precision-recall
+    assert html.count("<table>") == 6  # targets, tie exposure, summary, 2 x worst, P-R
     assert "<details>" in html and "<summary>" in html
 
 

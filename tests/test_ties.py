@@ -438,6 +438,51 @@ def test_badges_and_warnings_escape_user_strings() -> None:
     assert "WARNING RR >= 0.5" in text
 
 
+def test_markdown_tie_table_per_run_for_straddled_targets_only() -> None:
+    from ragreport.report import build_report
+    from ragreport.targets import parse_targets
+
+    qrels = {HOSTILE_ID: {"a": 1}, "q2": {"b": 1}}
+    run = {HOSTILE_ID: {"a": 1.0, "b": 1.0, "c": 1.0}, "q2": {"d": 2.0, "b": 1.0}}
+    results = [ragreport.evaluate(qrels, run, ["RR", "P@1"], name=n)
+               for n in (HOSTILE_ID, "plain")]
+    rep = build_report(results, parse_targets({"P@1": 0.9, "RR": 0.4}, "t.toml"), stats=False,
+                       generated_at="2026-01-01T00:00:00Z")
+    md = rep.to_markdown()
+    rows = [line for line in md.splitlines() if " at K=" in line and line.startswith("|")]
+    assert len(rows) == 2 and all(r.startswith("| P@1 |") for r in rows)  # one per run
+    for row, name in zip(rows, ("<script>", "plain"), strict=True):
+        # five cells: every user string escaped, no raw pipe inside a cell
+        assert row.replace("\\|", "").count("|") == 6, row
+        assert "1 of 2 at K=1" in row and "\\[0.0000, 0.5000\\]" in row
+        assert (name == "plain") == ("plain" in row)
+    assert "<script>" not in md and "&lt;script&gt;" in md
+    assert "Tie exposure" in md and not any(
+        line.startswith("| RR |") and " of 2" in line for line in md.splitlines())  # no cut
+    # no straddled target: no table
+    rep2 = build_report(results, parse_targets({"RR": 0.4}), stats=False)
+    assert "Tie exposure" not in rep2.to_markdown()
+
+
+def test_pr_curve_is_labelled_with_its_tie_order_under_average() -> None:
+    from ragreport.report import build_report
+    from ragreport.targets import parse_targets
+
+    qrels, run = {"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}
+    note = "Computed in trec_eval's tie order"
+    for t, labelled in (("trec_eval", False), ("average", True)):
+        r = ragreport.evaluate(qrels, run, ["RR"], ties=t)
+        rep = build_report([r], parse_targets({"RR": 0.4}), stats=False)
+        assert rep.pr_curve is not None and bool(rep.pr_curve.tie_note) == labelled
+        html, md = rep.to_html(), rep.to_markdown()
+        section = md[md.index("Precision-recall curve"):]
+        section = section[:section.index("</details>")]
+        assert ("Computed in trec\\_eval's tie order" in section) == labelled
+        assert ("Computed in trec_eval&#39;s tie order" in html
+                or "Computed in trec_eval&#x27;s tie order" in html
+                or note in html) == labelled
+
+
 def test_check_prints_the_warning(tmp_path: Path) -> None:
     from ragreport.cli import main
 

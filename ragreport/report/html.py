@@ -388,7 +388,8 @@ def _pr_view(pr: PRCurve, runs: list[RunView], svg: str) -> PRView:
                "iprec_at_recall; IPrec@r in ragreport), so each line only goes down; a level "
                "a query never reaches counts 0 for that query."
                + ("".join(f" Target IPrec@{r:g} {label}: hollow diamond."
-                          for r, _, label in pr.targets)))
+                          for r, _, label in pr.targets))
+               + (f" {pr.tie_note}" if pr.tie_note else ""))
     return PRView(PlotView("pr-plot", "Precision-recall curve (11-point, interpolated)",
                            caption, Markup(svg)), shown_runs, rows)
 

@@ -2,7 +2,9 @@
 
 The document starts with a hidden ``<!-- ragreport -->`` marker (so a CI job can find and update
 its own "sticky" comment), then the title, one status line, the runs and query counts, the
-targets table, the ``--max-drop`` gate (when set), the summary table with deltas against the
+targets table (with, per run, the target measures whose cut a tie straddles in some query:
+how many queries, the interval of the mean over all tie orders; and the warnings when that
+interval straddles a threshold), the ``--max-drop`` gate (when set), the summary table with deltas against the
 baseline, the worst queries of each run (folded in ``<details>``), the 11-point
 precision-recall table (folded), the dataset health and the conventions (statistics included).
 
@@ -391,7 +393,8 @@ def _pr_section(report: Report, runs: list[str], names: dict[str, str]) -> list[
     out += [_row([f"{level:.1f}"] + [values[r][j] for r in shown_runs])
             for j, level in enumerate(pr.levels)]
     out += ["", "Mean over the queries of the highest precision at any rank whose recall is "
-            "at least r (trec_eval's iprec_at_recall).", "", "</details>", ""]
+            "at least r (trec_eval's iprec_at_recall)."
+            + (f" {escape_md(pr.tie_note)}" if pr.tie_note else ""), "", "</details>", ""]
     return out
 
 
@@ -461,6 +464,7 @@ def _render(report: Report, opts: _Opts, notice: str) -> str:
         if len(targets) < len(report.targets):
             n = len(report.targets) - len(targets)
             lines += [f"{n} more target {_plural(n, 'row')} not shown.", ""]
+        lines += _tie_table(report, runs, [t.measure for t in targets], esc)
         lines += _tie_warnings(report, runs, esc)
 
     lines += _drop_section(report, runs, opts.cap, esc)
@@ -668,6 +672,31 @@ def _document_section(report: Report, doc: DocumentReport, runs: list[str], opts
                           str(per[q.query_id].redundant)]) for q in shown_q]
             out += ["", "</details>", ""]
     return out
+
+
+def _tie_table(report: Report, runs: list[str], measures: list[str], esc: _Esc) -> list[str]:
+    """Per run and shown target measure with a tie across its cut in some query: how many
+    queries, and the interval of the mean over all tie orders (:mod:`ragreport.ties`).
+    Targets without such a query are left out, to keep comments short."""
+    seen: set[tuple[str, str]] = set()
+    rows = []
+    for r in runs:
+        for t in report.ties:
+            if t.run != r or not t.straddling or t.measure not in measures \
+                    or (r, t.measure) in seen:
+                continue
+            seen.add((r, t.measure))
+            approx = "" if t.exact else " (approximate)"
+            rows.append(_row([esc.md(t.measure), esc.md(r),
+                              f"{t.straddling} of {t.queries} at {esc.md(t.cut)}",
+                              f"{t.dependent} of {t.queries}",
+                              f"{esc.md(t.interval_text)}{approx}"]))
+    if not rows:
+        return []
+    return ["Tie exposure: queries with tied scores across the target's cut, and the mean "
+            "over all orders of tied scores.", "",
+            _row(["Measure", "Run", "Ties across the cut", "Tie-dependent",
+                  "Mean over all tie orders"]), "|:--|:--|--:|--:|:--|", *rows, ""]
 
 
 def _tie_warnings(report: Report, runs: list[str], esc: _Esc) -> list[str]:

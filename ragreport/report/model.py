@@ -168,6 +168,9 @@ class PRCurve:
     queries: dict[str, int]  # run -> queries the mean is over
     targets: list[tuple[float, float, str]] = field(default_factory=list)
     """Targets on IPrec@r at this relevance level: (r, threshold, label)."""
+    tie_note: str = ""
+    """Under ``ties="average"``: the curve is in trec_eval's tie order (interpolated
+    precision has no exact expected value over tie orders), said in one sentence."""
 
     def shown(self, run: str) -> list[str]:
         """The run's 11 means as every output shows them (4 decimals)."""
@@ -905,8 +908,13 @@ def _pr_curve(results: Sequence[EvaluationResult], targets: Sequence[Target] = (
     marks = [(float(t.measure.recall), t.threshold, f"{t.op} {t.threshold:g}")
              for t in targets if t.measure.name == "IPrec" and t.measure.recall is not None
              and t.measure.rel in (None, rel)]
+    note = ""
+    if any(r.conventions.ties == "average" for r in results):
+        note = ("Computed in trec_eval's tie order (document id descending), not averaged "
+                "over tie orders: interpolated precision has no exact expected value over "
+                "them (IPrec is refused under ties='average').")
     return PRCurve(list(PR_LEVELS), series, rel, {r.run_name: r.n_queries for r in results},
-                   marks)
+                   marks, note)
 
 
 def unjudged_in_top(r: EvaluationResult, i: int, k: int) -> tuple[int, int]:
