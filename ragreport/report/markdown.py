@@ -4,9 +4,10 @@ The document starts with a hidden ``<!-- ragreport -->`` marker (so a CI job can
 its own "sticky" comment), then the title, one status line, the runs and query counts, the
 targets table (with, per run, the target measures whose cut a tie straddles in some query:
 how many queries, the interval of the mean over all tie orders; and the warnings when that
-interval straddles a threshold), the ``--max-drop`` gate (when set), the summary table with deltas against the
-baseline, the worst queries of each run (folded in ``<details>``), the 11-point
-precision-recall table (folded), the dataset health and the conventions (statistics included).
+interval straddles a threshold), the ``--max-drop`` gate (when set), the summary table
+with deltas against the baseline, the worst queries of each run (folded in ``<details>``),
+the 11-point precision-recall table (folded), the dataset health and the conventions
+(statistics included).
 
 Two guarantees:
 
