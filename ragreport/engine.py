@@ -461,8 +461,10 @@ def evaluate(
         ``"trec_eval"``: tied scores in trec_eval's order (document id descending).
         ``"average"``: every value is its expected value over all orders of each group of
         tied scores (McSherry and Najork, ECIR 2008), computed exactly (see
-        :mod:`ragreport.ties`); a measure without an exact expectation (ERR, RBP, Bpref ...)
-        is refused. Needs ``order="score"``.
+        :mod:`ragreport.ties`); a measure without an exact expectation (ERR, Bpref, IPrec)
+        is refused. Needs ``order="score"``; not available with ``doc_map``. With
+        ``max_depth`` the tied groups are those of the uncut ranking, and the depth cuts
+        after the order (every order of a group across the depth is averaged over).
     compat : {"trec_eval", "beir", "mteb", "ranx", "llamaindex"}, optional
         A peer tool's conventions in one word (:mod:`ragreport.compat`): its measures when
         none are given, its order, identical-id rule and reading of grades, its rounding of
