@@ -130,6 +130,29 @@ def _style_axes(ax: Any) -> None:
     ax.set_axisbelow(True)
 
 
+def _legend_figure(runs: Sequence[str], *, max_cols: int, size: tuple[float, float],
+                   left: float, right: float, top_gap: float) -> tuple[Any, Any, int]:
+    """A styled Figure and Axes with room below the plot for a legend of ``runs``.
+
+    The legend has up to ``max_cols`` columns (fewer for long run names); the figure is
+    ``size`` (inches) plus the legend's height. Returns the figure, its axes and the number of
+    legend columns. Call inside :func:`_rc_context`.
+    """
+    from matplotlib.figure import Figure
+
+    longest = max((len(_legend_label(r)) for r in runs), default=0)
+    ncols = min(len(runs), max_cols if longest <= 14 else 2 if longest <= 28 else 1) or 1
+    legend_rows = -(-len(runs) // ncols)
+    legend_h = 0.12 + 0.2 * legend_rows if runs else 0.0  # inches
+    width, height = size[0], size[1] + legend_h
+    fig = Figure(figsize=(width, height), facecolor="none")
+    fig.subplots_adjust(left=left, right=right, top=1 - top_gap / height,
+                        bottom=(legend_h + 0.55) / height)
+    ax = fig.add_subplot()
+    _style_axes(ax)
+    return fig, ax, ncols
+
+
 def curve_svg(curve: Curve, runs: Sequence[str], *, prefix: str) -> str:
     """Mean of a measure family at K = 1..K_max, one line per run, targets marked.
 
@@ -138,20 +161,11 @@ def curve_svg(curve: Curve, runs: Sequence[str], *, prefix: str) -> str:
     A run's interval band (``curve.bands``), when there is one, is a translucent area in the
     run's colour behind the lines (``<g class="band band-N">`` in the SVG, N the run index).
     """
-    from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
     with _rc_context():
-        longest = max((len(_legend_label(r)) for r in runs), default=0)
-        ncols = min(len(runs), 4 if longest <= 14 else 2 if longest <= 28 else 1) or 1
-        legend_rows = -(-len(runs) // ncols)
-        legend_h = 0.12 + 0.2 * legend_rows if runs else 0.0  # inches
-        height = 2.9 + legend_h
-        fig = Figure(figsize=(6.4, height), facecolor="none")
-        fig.subplots_adjust(left=0.09, right=0.98, top=1 - 0.1 / height,
-                            bottom=(legend_h + 0.55) / height)
-        ax = fig.add_subplot()
-        _style_axes(ax)
+        fig, ax, ncols = _legend_figure(runs, max_cols=4, size=(6.4, 2.9), left=0.09,
+                                        right=0.98, top_gap=0.1)
         ks = list(curve.ks)
         top = 1.0
         handles: list[Any] = []
@@ -212,20 +226,11 @@ def pr_curve_svg(pr: PRCurve, runs: Sequence[str], *, prefix: str) -> str:
     SVG has a ``<title>`` and a ``<desc>`` that states every run's 11 values, so a screen
     reader gets the numbers, not only "a chart".
     """
-    from matplotlib.figure import Figure
     from matplotlib.ticker import MultipleLocator
 
     with _rc_context():
-        longest = max((len(_legend_label(r)) for r in runs), default=0)
-        ncols = min(len(runs), 3 if longest <= 14 else 2 if longest <= 28 else 1) or 1
-        legend_rows = -(-len(runs) // ncols)
-        legend_h = 0.12 + 0.2 * legend_rows if runs else 0.0  # inches
-        height = 3.4 + legend_h
-        fig = Figure(figsize=(4.8, height), facecolor="none")
-        fig.subplots_adjust(left=0.13, right=0.97, top=1 - 0.12 / height,
-                            bottom=(legend_h + 0.55) / height)
-        ax = fig.add_subplot()
-        _style_axes(ax)
+        fig, ax, ncols = _legend_figure(runs, max_cols=3, size=(4.8, 3.4), left=0.13,
+                                        right=0.97, top_gap=0.12)
         handles: list[Any] = []
         labels: list[str] = []
         for i, run in enumerate(runs):
