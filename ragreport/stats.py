@@ -1,4 +1,4 @@
-"""Confidence intervals and paired significance tests over queries (numpy only).
+"""Confidence intervals and paired significance tests over queries (numpy; scipy for t).
 
 - :func:`bootstrap_ci`: percentile bootstrap of the mean over queries, for many columns at
   once (every measure, or every K of a curve), vectorised as weight-matrix products;
@@ -8,7 +8,8 @@
   enumeration when it is small enough, else Monte Carlo with a fixed seed), as
   ``scipy.stats.permutation_test(..., permutation_type="samples")`` computes it.
 - :func:`paired_t_test`: Student's paired t-test (``scipy.stats.ttest_rel``), with the t
-  distribution computed here so scipy is not a runtime dependency.
+  distribution from ``scipy.special`` (imported when a test is computed, not with the
+  module).
 - :func:`holm`: Holm's step-down correction of several p-values.
 """
 
@@ -276,58 +277,15 @@ def paired_randomization_pvalues(a: npt.ArrayLike, b: npt.ArrayLike, resamples: 
     return np.minimum(1.0, (count + 1) / (resamples + 1))
 
 
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (Lentz's method)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 10_000):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-16:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """Regularised incomplete beta function I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    ln = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-          + a * math.log(x) + b * math.log1p(-x))
-    front = math.exp(ln)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
-
-
 def student_t_sf(t: float, df: float) -> float:
-    """P(T > t) for Student's t with ``df`` degrees of freedom.
+    """P(T > t) for Student's t with ``df`` degrees of freedom (``scipy.special.stdtr``).
 
     >>> round(student_t_sf(2.0, 10), 6)
     0.036694
     """
-    if math.isnan(t):
-        return math.nan
-    x = df / (df + t * t)
-    tail = 0.5 * _betainc(df / 2.0, 0.5, x)
-    return tail if t > 0 else 1.0 - tail
+    from scipy.special import stdtr  # imported here: ``import ragreport`` stays light
+
+    return float(stdtr(df, -t))
 
 
 def paired_t_test(a: npt.ArrayLike, b: npt.ArrayLike) -> PairedTest:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import scipy.stats as ss
@@ -33,6 +36,28 @@ def test_t_test_equals_scipy(seed: int) -> None:
                                        (12.0, 4)])
 def test_student_t_sf_equals_scipy(t: float, df: int) -> None:
     assert student_t_sf(t, df) == pytest.approx(float(ss.t.sf(t, df)), rel=1e-10, abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_t_test_p_values_are_scipys(seed: int) -> None:
+    """The t distribution is scipy's: p-values equal ``ttest_rel`` on random data."""
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(2, 5_000))
+    a = rng.random(n)
+    b = a + rng.normal(rng.normal(0, 0.02), rng.uniform(0.01, 0.3), n)
+    ours = paired_t_test(a, b)
+    ref = ss.ttest_rel(b, a)
+    assert ours.statistic == pytest.approx(float(ref.statistic), rel=1e-12)
+    assert ours.p_value == pytest.approx(float(ref.pvalue), rel=1e-12, abs=1e-300)
+
+
+def test_stats_module_does_not_import_scipy() -> None:
+    """scipy is imported when a t-test is computed, not by ``import ragreport.stats``."""
+    code = ("import sys, ragreport, ragreport.stats, ragreport.cli; "
+            "assert 'scipy' not in sys.modules, 'scipy imported'; "
+            "ragreport.stats.paired_t_test([0.1, 0.2, 0.4], [0.2, 0.2, 0.5]); "
+            "assert 'scipy' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def _scipy_perm(d: np.ndarray, resamples: int, seed: int = 0) -> float:
