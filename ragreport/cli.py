@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import __version__
+from ._version import __version__
 from .cliargs import (
     EXIT_BAD_INPUT,
     EXIT_INTERRUPTED,

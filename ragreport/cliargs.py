@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from . import __version__
+from ._version import __version__
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TARGET_FAILED",
            "EXIT_TERMINATED", "MAX_RESAMPLES", "build_parser", "one_line", "shown"]

@@ -388,7 +388,7 @@ def _notebook(plan: _Plan, nb_dir: Path) -> Any:
     as HTML): names and paths are in the code, as Python literals, and in the outputs, which
     are escaped.
     """
-    from . import __version__
+    from ._version import __version__
 
     nbformat: Any = importlib.import_module("nbformat")
     v4: Any = nbformat.v4

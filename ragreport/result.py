@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
     from .align import Counts, Ranking
     from .docmap import DocMap, DocMapInfo
-    from .explorer.widget import Explorer
 
 __all__ = ["Conventions", "EvaluationResult", "RankedDoc"]
 
@@ -271,12 +270,6 @@ class EvaluationResult:
         return [(d, g) for d, g in self.judged(query_id) if g >= level and d not in retrieved]
 
     # ---- export ----------------------------------------------------------------------------
-    def explore(self, **kwargs: Any) -> Explorer:
-        """An interactive :class:`ragreport.Explorer` of this result (ipywidgets)."""
-        from .explorer.widget import Explorer
-
-        return Explorer(self, **kwargs)
-
     def counts_dict(self) -> dict[str, int]:
         """The dataset counts as a plain dict."""
         return asdict(self.counts)

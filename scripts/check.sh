@@ -16,6 +16,8 @@ echo "check.sh: $($PYTHON -c 'import sys; print(sys.executable, sys.version.spli
 $PYTHON -m pip install -q --disable-pip-version-check -e ".[test]"
 $PYTHON -m ruff check .
 $PYTHON -m mypy
+# the import contract (pyproject.toml [tool.importlinter]): a back-edge between layers fails
+$PYTHON -c 'from importlinter.cli import lint_imports_command; lint_imports_command()'
 status=0
 $PYTHON -m pytest -p no:cacheprovider "$@" || status=$?
 if [ "$status" -eq 5 ]; then

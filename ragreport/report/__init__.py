@@ -1,5 +1,9 @@
 """Reports: build the data (:mod:`.model`), then render it (one module per format).
 
+Importing this package installs the renderers and the writer (:mod:`.output`) behind
+:class:`Report`'s ``to_html``, ``to_markdown``, ``to_json`` and ``save``: the data itself
+never imports them.
+
 >>> from ragreport import evaluate
 >>> from ragreport.report import build_report
 >>> r = evaluate({"q": {"a": 1}}, {"q": ["b", "a"]}, ["P@1", "RR"])
@@ -10,6 +14,9 @@
 
 from __future__ import annotations
 
-from .model import InputFile, Report, build_report, generated_at_from_env
+from . import output
+from .model import InputFile, Report, build_report, generated_at_from_env, install_output
+
+install_output(output)
 
 __all__ = ["InputFile", "Report", "build_report", "generated_at_from_env"]

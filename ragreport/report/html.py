@@ -79,9 +79,8 @@ def default_template_dir() -> Path:
     packaged = resources.files("ragreport") / "templates"
     if packaged.is_dir():
         return Path(str(packaged))
-    import ragreport
-
-    return Path(ragreport.__file__).resolve().parent.parent / "templates"
+    # a source checkout: templates/ beside the package (ragreport/report/html.py -> the root)
+    return Path(__file__).resolve().parents[2] / "templates"
 
 
 def render_html(report: Report, template_dir: str | os.PathLike[str] | None = None, *,

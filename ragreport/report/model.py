@@ -14,11 +14,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..diagnose import FAILURE_KINDS, failure_kinds
 from ..errors import RagReportError
 from ..io.common import Source
@@ -360,21 +360,15 @@ class Report:
     def to_html(self, template_dir: str | os.PathLike[str] | None = None, *,
                 workers: Mapper | None = None) -> str:
         """The self-contained HTML report (see :mod:`ragreport.report.html`)."""
-        from .html import render_html
-
-        return render_html(self, template_dir=template_dir, workers=workers)
+        return _output().render_html(self, template_dir=template_dir, workers=workers)
 
     def to_markdown(self, max_chars: int = 60_000) -> str:
         """GitHub-flavoured Markdown for pull-request comments (see :mod:`.markdown`)."""
-        from .markdown import render_markdown
-
-        return render_markdown(self, max_chars=max_chars)
+        return _output().render_markdown(self, max_chars=max_chars)
 
     def to_json(self) -> str:
         """The JSON document (see :mod:`ragreport.report.jsonout`)."""
-        from .jsonout import render_json
-
-        return render_json(self)
+        return _output().render_json(self)
 
     def save(self, *, html: str | os.PathLike[str] | None = None,
              markdown: str | os.PathLike[str] | None = None,
@@ -389,19 +383,45 @@ class Report:
         the JSON cannot hold, a missing or read-only folder, a full disk) replaces no
         existing file. ``-`` is standard output (for one output); a symbolic link is
         written through. ``workers`` (:mod:`ragreport.parallel`) draw the HTML report's
-        plots.
+        plots. Written by :func:`ragreport.report.output.save`.
         """
-        from ..fileio import write_outputs
+        return _output().save(self, html=html, markdown=markdown, json=json,
+                              template_dir=template_dir, workers=workers)
 
-        inputs = [f.path for f in self.inputs]
-        # the cheap outputs are rendered first: their errors come before the plots are drawn
-        json_text = self.to_json() if json is not None else ""
-        markdown_text = self.to_markdown() if markdown is not None else ""
-        html_text = self.to_html(template_dir, workers=workers) if html is not None else ""
-        rendered = [(path, text) for path, text in ((html, html_text),
-                                                    (markdown, markdown_text),
-                                                    (json, json_text)) if path is not None]
-        return [Path(p) for p in write_outputs(rendered, inputs)]
+
+class Output(Protocol):
+    """The renderers and the writer (:mod:`ragreport.report.output`) as the data sees them.
+
+    The report data never imports its renderers: the ``ragreport.report`` package installs
+    them with :func:`install_output` when it is imported (always before this module).
+    """
+
+    def render_html(self, report: Report, template_dir: str | os.PathLike[str] | None = ...,
+                    *, workers: Mapper | None = ...) -> str: ...
+
+    def render_markdown(self, report: Report, max_chars: int = ...) -> str: ...
+
+    def render_json(self, report: Report) -> str: ...
+
+    def save(self, report: Report, *, html: str | os.PathLike[str] | None = ...,
+             markdown: str | os.PathLike[str] | None = ...,
+             json: str | os.PathLike[str] | None = ...,
+             template_dir: str | os.PathLike[str] | None = ...,
+             workers: Mapper | None = ...) -> list[Path]: ...
+
+
+_OUTPUT: list[Output] = []
+
+
+def install_output(output: Output) -> None:
+    """Make ``output`` the renderers and writer behind :class:`Report`'s methods."""
+    _OUTPUT[:] = [output]
+
+
+def _output() -> Output:
+    if not _OUTPUT:  # only reachable if ragreport.report's __init__ was bypassed
+        raise RagReportError("the report renderers are not installed (import ragreport.report)")
+    return _OUTPUT[0]
 
 
 _EPOCH = re.compile(r"[+-]?[0-9]{1,4000}")
