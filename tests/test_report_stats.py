@@ -258,3 +258,19 @@ def test_markdown_targets_on_ci_and_drop_table() -> None:
     assert f"{lower.shown} (mean 0.6667)" in md
     assert "| Run | Measure | Δ vs baseline | 95% CI of Δ | p (Holm) | Result |" in md
     assert "| b | P@1 | −0.3333 |" in md and "❌ fail |" in md
+
+
+def test_statistics_line_names_the_poisson_bootstrap() -> None:
+    """From 1,000 queries on the intervals are a Poisson bootstrap, and the reports say so."""
+    small = report(20)
+    assert small.stats is not None
+    assert small.stats.describe().startswith("95% percentile bootstrap over queries (2000 ")
+    big = build_report(results(300, n=1_200), resamples=500, curve_resamples=100,
+                       generated_at=WHEN)
+    assert big.stats is not None
+    line = big.stats.describe()
+    assert line.startswith("95% percentile Poisson bootstrap over queries (500 resamples")
+    assert line in big.to_markdown()
+    c = cells(big)[("P@1", "b")]
+    assert c.ci_lower is not None and c.ci_upper is not None
+    assert c.ci_lower < 0.75 < c.ci_upper  # 900 of 1,200 queries have P@1 = 1

@@ -216,3 +216,60 @@ def test_bootstrap_sums_are_exact_whatever_the_order() -> None:
     v[3, 1] = np.nan
     ci = bootstrap_ci(v, resamples=200)
     assert np.isnan(ci.lower[1]) and np.isfinite(ci.lower[0]) and ci.lower[2] == 0.0
+
+
+def test_poisson_weights_are_poisson_and_prefix_stable() -> None:
+    """From 1,000 queries on, the weights are Poisson(1), read in row-major order."""
+    from ragreport.stats import _poisson_weights
+
+    w = _poisson_weights(np.random.default_rng(1), np.random.default_rng(2), 40, 100_000)
+    freq = np.bincount(w.ravel(), minlength=12)[:12] / w.size
+    pmf = ss.poisson.pmf(np.arange(12), 1.0)
+    sd = np.sqrt(pmf * (1 - pmf) / w.size)
+    assert np.all(np.abs(freq - pmf) <= 5 * sd + 1e-12), (freq, pmf)
+    assert w.max() <= 12
+    # the first rows do not depend on how many rows are drawn (refinement bits included)
+    few = _poisson_weights(np.random.default_rng(1), np.random.default_rng(2), 3, 100_000)
+    np.testing.assert_array_equal(few, w[:3])
+
+
+def test_poisson_bootstrap_agrees_with_the_multinomial_one(monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """The two schemes are bootstraps of the same mean: their intervals agree."""
+    import ragreport.stats as st
+
+    rng = np.random.default_rng(8)
+    v = np.column_stack([rng.beta(2, 5, 3_000), rng.random(3_000) < 0.1,
+                         rng.exponential(1.0, 3_000)])
+    assert st.uses_poisson(3_000) and not st.uses_poisson(999)
+    poisson = bootstrap_ci(v, resamples=10_000, seed=4)
+    again = bootstrap_ci(v, resamples=10_000, seed=4)
+    np.testing.assert_array_equal(poisson.lower, again.lower)
+    np.testing.assert_array_equal(poisson.upper, again.upper)
+    monkeypatch.setattr(st, "POISSON_MIN_QUERIES", 10**9)
+    multinomial = bootstrap_ci(v, resamples=10_000, seed=4)
+    width = multinomial.upper - multinomial.lower
+    np.testing.assert_allclose(poisson.lower, multinomial.lower, rtol=0, atol=0.05 * width.max())
+    np.testing.assert_allclose(poisson.upper, multinomial.upper, rtol=0, atol=0.05 * width.max())
+    assert np.all(np.abs((poisson.upper - poisson.lower) / width - 1) < 0.05)
+    # against the normal approximation of the mean's sampling distribution as well
+    se = v.std(axis=0, ddof=1) / np.sqrt(len(v))
+    np.testing.assert_allclose(poisson.upper - poisson.lower, 2 * 1.96 * se, rtol=0.05)
+
+
+def test_bootstrap_scheme_is_stated() -> None:
+    from ragreport.stats import bootstrap_scheme
+
+    assert bootstrap_scheme(999) == "percentile bootstrap over queries"
+    assert bootstrap_scheme(1_000) == "percentile Poisson bootstrap over queries"
+
+
+def test_poisson_blocks_share_a_prefix_of_one_sequence() -> None:
+    rng = np.random.default_rng(9)
+    v = rng.random((1_500, 3))  # 4M // 1,500 = 2,666 resamples per generator block
+    many, few = bootstrap_cis([(v, 6_000), (v[:, :1], 700)], seed=3)
+    alone = bootstrap_ci(v[:, 0], resamples=700, seed=3)
+    assert float(alone.lower) == few.lower[0] and float(alone.upper) == few.upper[0]
+    alone_many = bootstrap_ci(v, resamples=6_000, seed=3)
+    np.testing.assert_array_equal(many.lower, alone_many.lower)
+    np.testing.assert_array_equal(many.upper, alone_many.upper)

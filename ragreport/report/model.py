@@ -596,7 +596,11 @@ def build_report(
     means = {r.run_name: {m: r.mean(m) for m in measures} for r in results}
 
     bounded = [m for m in measures if m.bounded]
-    info = StatsInfo(ci_level, resamples, curve_resamples, seed, alpha) if stats else None
+    from ..stats import bootstrap_scheme  # the resampling the intervals used, as stated
+
+    scheme = " / ".join(sorted({bootstrap_scheme(r.n_queries) for r in results}))
+    info = (StatsInfo(ci_level, resamples, curve_resamples, seed, alpha, interval=scheme)
+            if stats else None)
     families = []
     for m in [*measures, *(Measure(f) for f in ("P", "R", "nDCG", "RR"))]:
         if m.has_curve and m.curve_key not in families and all(m.curve_key in r.curves
