@@ -128,7 +128,7 @@ def format_trec(result: PerQueryValues, per_query: bool = False) -> str:
 def format_table(result: EvaluationResult) -> str:
     """A small aligned table of means, with the dataset counts under it."""
     means = result.means()
-    width = max(len(k) for k in means)
+    width = max(len("measure"), *(len(k) for k in means))  # the header may be the widest
     c = result.counts
     rows = [f"{'measure':<{width}}  {terminal_safe(result.run_name)}"]
     rows += [f"{k:<{width}}  {v:.4f}" for k, v in means.items()]

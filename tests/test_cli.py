@@ -599,3 +599,12 @@ def test_dev_stdout_redirected_to_a_file_is_appended_not_replaced(files: tuple[s
     assert text.startswith("kept\n<!-- ragreport -->")
     assert "Summary (baseline: mytag)" in proc.stderr and "baseline: mytag" not in text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.md", "test.qrels", "test.run"]
+
+
+def test_table_header_wider_than_every_measure(files: tuple[str, str],
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["evaluate", *files, "-m", "RR"], capsys)
+    assert code == EXIT_OK
+    head, row = out.splitlines()[:2]
+    assert head.startswith("measure  ") and row.startswith("RR       ")
+    assert head.index("mytag") == row.index("0.7500")  # the value under the run's name

@@ -428,3 +428,56 @@ def test_unmapped_message_names_a_real_api(where: str) -> None:
     r = ragreport.evaluate(qrels, run, ["R@5"], **{got.group(1): loaded})
     assert r.doc_map_info is not None
     assert r.doc_map_info.unmapped_judged + r.doc_map_info.unmapped_retrieved == 1
+
+
+def _level_files(tmp: Path) -> tuple[str, str, str, str]:
+    """qa: chunk P@2 0, document P@2 0.5 (x1 x2 of X, then a1 of A); qb: 0 at both levels."""
+    (tmp / "qrels.txt").write_text("qa 0 A 1\nqa 0 X 0\nqb 0 A 1\nqb 0 X 0\n")
+    (tmp / "run.txt").write_text("qa Q0 x1 1 9 t\nqa Q0 x2 2 8 t\nqa Q0 a1 3 7 t\n"
+                                 "qb Q0 x1 1 9 t\nqb Q0 y1 2 8 t\nqb Q0 a1 3 7 t\n")
+    (tmp / "map.tsv").write_text("x1\tX\nx2\tX\ny1\tY\na1\tA\n")
+    (tmp / "t.toml").write_text('"P@2" = ">= 0.2"\n')
+    return tuple(str(tmp / n) for n in ("qrels.txt", "run.txt", "map.tsv", "t.toml"))  # type: ignore[return-value]
+
+
+def test_document_level_worst_queries_by_document_value(tmp_path: Path) -> None:
+    from ragreport.cli import main
+
+    q, r, m, t = _level_files(tmp_path)
+    md, js, html = (str(tmp_path / n) for n in ("r.md", "r.json", "r.html"))
+    assert main(["check", q, r, "--doc-map", m, "--targets", t, "--target-level", "document",
+                 "-m", "P@2", "--no-stats", "--jobs", "1", "--markdown", md, "--json", js,
+                 "--html", html]) == 0
+    data = json.loads(Path(js).read_text())
+    # the chunk level's worst queries: both 0, by query id; the document level: qb (0) first
+    assert [w["query_id"] for w in data["worst_queries"]["t"]] == ["qa", "qb"]
+    doc_worst = data["document"]["worst_queries"]["t"]
+    assert [(w["query_id"], w["value"]) for w in doc_worst] == [("qb", 0.0), ("qa", 0.5)]
+    text = Path(md).read_text()
+    part = text[text.index("the worst queries at document level"):]
+    assert part.index("| qb |") < part.index("| qa |")
+
+
+def test_target_marks_on_the_curves_of_the_target_level(tmp_path: Path) -> None:
+    from ragreport.report import build_report
+    from ragreport.targets import Target
+
+    q, r, m, _ = _level_files(tmp_path)
+    res = [ragreport.evaluate(q, r, ["P@2", "RR"], doc_map=m, name="t")]
+    t = [Target(ragreport.measures.parse_measure("P@2"), ">=", 0.2, "test")]
+    for level in ("chunk", "document"):
+        rep = build_report(res, t, stats=False, target_level=level, worst_measure="P@2",
+                           generated_at="2026-01-01T00:00:00Z")
+        assert rep.document is not None
+        chunk = next(c for c in rep.curves if c.family == "P")
+        doc = next(c for c in rep.document.curves if c.family == "P")
+        marked, unmarked = (chunk, doc) if level == "chunk" else (doc, chunk)
+        assert marked.targets == [(2, 0.2, ">= 0.2")] and unmarked.targets == []
+        page = rep.to_html()
+        summary = page[page.index('id="summary"'):page.index('id="curves"')]
+        assert "Chunk level" in summary
+        assert ("with the target marks" in summary) == (level == "document")
+    plain = build_report([ragreport.evaluate(q, r, ["P@2"], name="t")], t, stats=False,
+                         generated_at="2026-01-01T00:00:00Z")
+    assert plain.curves[0].targets == [(2, 0.2, ">= 0.2")]
+    assert "Chunk level" not in plain.to_html()

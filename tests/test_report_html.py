@@ -544,3 +544,22 @@ def test_a_broken_template_fails_before_the_plots(tmp_path: Path,
     monkeypatch.setattr(html_module, "_context", lambda *a, **k: pytest.fail("plots drawn"))
     with pytest.raises(ConfigError, match="template error"):
         render_html(hostile_report(), template_dir=tmp_path)
+
+
+@pytest.mark.parametrize("worst_n", [3, 20])
+def test_worst_note_states_the_report_numbers(worst_n: int) -> None:
+    rep = example_report(worst_n=worst_n)
+    sec = section(rep.to_html(), "worst")
+    note = sec.find("p", cls="note")[0].text()
+    held = len(rep.worst[0].queries)
+    total = rep.worst[0].total
+    assert held == min(worst_n, total)
+    data = rep.to_json()
+    import json
+
+    assert len(json.loads(data)["worst_queries"][rep.runs[0]]) == held
+    if held < total:
+        assert f"at most {held} per run; the JSON output holds the same {held}" in note
+    else:
+        assert f"the JSON output holds all {total} queries" in note
+    assert "every query" not in note or held == total

@@ -331,6 +331,11 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
         "worst": worst,
         "worst_caps": {"queries": MAX_DETAILS_PER_RUN, "rows": MAX_RANK_ROWS,
                        "missing": MAX_MISSING},
+        "worst_note": _worst_note(report.worst),
+        "chunk_level_note": "" if report.document is None else (
+            "Chunk level (the rankings as retrieved); the document level is under Chunks and "
+            "documents" + (", with the target marks, as the targets are checked there."
+                           if report.document.target_level == "document" else ".")),
         "comparisons": comparisons,
         "conventions": list(report.conventions.items()),
         "pr_curve": pr_view,
@@ -339,6 +344,28 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
         "tie_rows": [t for t in report.ties if t.dependent or t.straddling],  # ragreport.ties
         "tie_warnings": [t for t in report.ties if t.note],
     }
+
+
+def _worst_note(worst: Sequence[WorstQueries]) -> str:
+    """How many worst queries the page shows and the JSON output holds, from the report's
+    own numbers.
+
+    >>> from ragreport.report.model import WorstQueries
+    >>> _worst_note([WorstQueries("a", "P@5", 5, 30, [None] * 20, {})])  # type: ignore[list-item]
+    'at most 20 per run; the JSON output holds the same 20'
+    >>> _worst_note([WorstQueries("a", "P@5", 5, 80, [None] * 80, {})])  # type: ignore[list-item]
+    'at most 50 per run; the JSON output holds all 80 queries'
+    """
+    held = max((len(w.queries) for w in worst), default=0)
+    shown_n = min(held, MAX_DETAILS_PER_RUN)
+    if all(len(w.queries) == w.total for w in worst):
+        json_part = f"all {held} queries" if len({w.total for w in worst}) == 1 \
+            else "every query"
+    elif held <= MAX_DETAILS_PER_RUN:
+        json_part = f"the same {held}"
+    else:
+        json_part = f"at most {held} per run"
+    return f"at most {shown_n} per run; the JSON output holds {json_part}"
 
 
 @dataclass(frozen=True)

@@ -660,7 +660,8 @@ def _document_section(report: Report, doc: DocumentReport, runs: list[str], opts
     if opts.details and opts.rows != 0:
         for w in report.worst:
             per = doc.queries.get(w.run, {})
-            shown_q = [q for q in w.queries if q.query_id in per]
+            by_id = {q.query_id: q for q in w.queries}
+            shown_q = [by_id[q] for q in per if q in by_id]  # by the document-level value
             shown_q = shown_q if opts.rows is None else shown_q[: opts.rows]
             if w.run not in runs or not shown_q:
                 continue

@@ -669,11 +669,13 @@ def build_report(
                                           _total_text(total)))
         summary.append(SummaryRow(str(m), m.family.title, scells))
 
+    chunk_targets = doc_results is None or target_level == "chunk"
     curves = []
     for fam in families:
         series = {r.run_name: [float(x) for x in r.mean_curve(fam)[:k_max]] for r in results}
+        # the target marks go on the curves of the level the targets are checked at
         marks = [(t.measure.cutoff, t.threshold, f"{t.op} {t.threshold:g}") for t in targets
-                 if t.measure.curve_key == fam]
+                 if t.measure.curve_key == fam] if chunk_targets else []
         bands = {run: fams[fam] for run, fams in all_bands.items()}
         curves.append(Curve(str(fam), f"{FAMILIES[fam.name].title} ({fam})@K",
                             list(range(1, k_max + 1)), series, marks, bands))
@@ -746,10 +748,10 @@ def build_report(
         stats=info,
         drops=drops,
         ties=tie_rows,
-        pr_curve=_pr_curve(results, targets),
+        pr_curve=_pr_curve(results, targets if chunk_targets else ()),
         document=None if doc_results is None else _document_report(
             results, doc_results, measures, families, k_max, means, doc_cis, target_level,
-            worst, wm, per_query),
+            worst, wm, per_query, () if chunk_targets else targets),
     )
 
 
@@ -1087,8 +1089,8 @@ def _document_report(results: Sequence[EvaluationResult], doc_results: list[Eval
                      measures: list[Measure], families: list[Measure], k_max: int,
                      means: dict[str, dict[Measure, float]],
                      doc_cis: dict[str, dict[Measure, tuple[float, float]]], target_level: str,
-                     worst: list[WorstQueries], wm: Measure, per_query: bool = False
-                     ) -> DocumentReport:
+                     worst: list[WorstQueries], wm: Measure, per_query: bool = False,
+                     targets: Sequence[Target] = ()) -> DocumentReport:
     rows = []
     for m in measures:
         cells = []
@@ -1104,8 +1106,10 @@ def _document_report(results: Sequence[EvaluationResult], doc_results: list[Eval
         if not all(fam in d.curves for d in doc_results):
             continue
         series = {d.run_name: [float(x) for x in d.mean_curve(fam)[:k_doc]] for d in doc_results}
+        marks = [(t.measure.cutoff, t.threshold, f"{t.op} {t.threshold:g}") for t in targets
+                 if t.measure.curve_key == fam]  # targets checked at document level
         curves.append(Curve(str(fam), f"{FAMILIES[fam.name].title} ({fam})@K, documents",
-                            list(range(1, k_doc + 1)), series, []))
+                            list(range(1, k_doc + 1)), series, marks))
     k = wm.cutoff or k_max
     runs = []
     for r in results:
@@ -1139,7 +1143,10 @@ def _document_report(results: Sequence[EvaluationResult], doc_results: list[Eval
             value = float(d.values(w.measure)[d.ranking.query_index(qd.query_id)])
             per[qd.query_id] = QueryDocuments(w.k, n_red, value, shown(value), docs_of,
                                               repeated)
-        queries[w.run] = per
+        # worst first by the document-level value (ties: the chunk level's order)
+        items = list(per.items())
+        order = sorted(range(len(items)), key=lambda j: (items[j][1].value, j))
+        queries[w.run] = dict(items[j] for j in order)
     pq: dict[str, dict[str, dict[str, float]]] = {}
     if per_query:
         for r, d in zip(results, doc_results, strict=True):
