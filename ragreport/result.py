@@ -50,7 +50,10 @@ class Conventions:
                       "measures at larger K are computed from the whole rankings)"}
         return {
             "order": ("score descending, ties broken by document id descending (trec_eval); "
-                      "rank column ignored") if self.order == "score"
+                      "rank column ignored") if self.order == "score" and self.ties != "average"
+            else ("score descending; measures averaged over every order of tied scores (see "
+                  "ties), only the precision-recall curve in trec_eval's order (ties broken by "
+                  "document id descending); rank column ignored") if self.order == "score"
             else "as listed in the run (order='given')",
             "relevant": f"grade >= {self.rel_level}; negative grades are judged-unknown",
             "grades": "fractional grades kept as they are (--fractional-grades)"

@@ -63,8 +63,11 @@ rank, with that chunk's score. Documents whose best scores are equal are tied: e
 of them is reached by some order of the tied chunks, so they are analysed like tied chunks
 (the interval is over all orders of the tied documents). With ``max_depth`` the document
 list is that of the chunk ranking cut in trec_eval's order; when a chunk tie straddles the
-depth cut, which documents are listed depends on the order too, and the document-level
-interval is flagged ``exact=False``. ``ties="average"`` is not available with a doc map.
+depth cut, which documents are listed depends on the order too: such a query is *not
+analysed* (``TieExposure.unresolved``; counting every order of the chunks is combinatorial),
+the interval is flagged ``exact=False`` and reports show it as not analysed, with a "may
+depend on tie order" note on a target on the mean. ``ties="average"`` is not available
+with a doc map.
 
 >>> from ragreport import evaluate
 >>> r = evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}, ["RR"])
@@ -372,18 +375,25 @@ def cut_at(ranking: Ranking, depth: int) -> Ranking:
     return out
 
 
-def _scored(result: EvaluationResult) -> tuple[bool, bool]:
-    """(whether the result's ranking is in score order, so equal scores are ties; whether
-    its interval can be exact). A document-level result (``doc_map``) is listed in its
-    chunk ranking's order, which is a score order when the chunk level's is; its interval
-    is not exact when a chunk tie straddles the chunk level's depth cut."""
+def _scored(result: EvaluationResult) -> tuple[bool, BoolArray | None]:
+    """(whether the result's ranking is in score order, so equal scores are ties; the
+    queries its interval cannot analyse, or None). A document-level result (``doc_map``) is
+    listed in its chunk ranking's order, which is a score order when the chunk level's is;
+    a query whose chunk ranking has a tie across the chunk level's depth cut is not
+    analysed: which documents are listed depends on the tie order."""
     chunk = result.__dict__.get("_chunk_level")
     if chunk is None:
-        return result.conventions.order == "score", True
+        return result.conventions.order == "score", None
     if chunk.conventions.order != "score":
-        return False, True
+        return False, None
     full, depth = uncut(chunk)
-    return True, depth is None or not bool(straddles(full, depth).any())
+    if depth is None:
+        return True, None
+    across = straddles(full, depth)
+    if not across.any():
+        return True, None
+    at = dict(zip(chunk.query_ids, across.tolist(), strict=True))
+    return True, np.array([at.get(q, False) for q in result.query_ids], dtype=bool)
 
 
 def measure_values(ranking: Ranking, measure: Measure, rel_level: float,
@@ -427,7 +437,8 @@ class TieExposure:
     straddling : int
         Queries whose ranking has a tied group across the cut (0 without a cut).
     dependent : ndarray of bool
-        (queries,) the query's value differs between the pessimistic and optimistic orders.
+        (queries,) the query's value differs between the pessimistic and optimistic orders
+        (analysed queries only).
     low, high : float
         Mean over the pessimistic and over the optimistic tie order: the interval of the
         mean over all tie orders.
@@ -437,6 +448,11 @@ class TieExposure:
         (queries,) the per-query ends.
     exact : bool
         Whether [low, high] is exactly the range over all tie orders (see the module).
+    unresolved : ndarray of bool or None
+        (queries,) document level under ``max_depth``: the query's chunk ranking has a tie
+        across the depth cut, so which documents are listed depends on the tie order; its
+        range is not analysed (its ends are those of the listed documents only, and the
+        interval is not exact). None when every query is analysed.
     """
 
     measure: Measure
@@ -449,11 +465,17 @@ class TieExposure:
     low_values: FloatArray
     high_values: FloatArray
     exact: bool = True
+    unresolved: BoolArray | None = None
 
     @property
     def n_dependent(self) -> int:
-        """Queries whose value depends on the tie order."""
+        """Queries whose value depends on the tie order (among the analysed ones)."""
         return int(self.dependent.sum())
+
+    @property
+    def n_unresolved(self) -> int:
+        """Queries whose range over tie orders is not analysed (see ``unresolved``)."""
+        return 0 if self.unresolved is None else int(self.unresolved.sum())
 
 
 def _mean(v: FloatArray) -> float:
@@ -470,7 +492,8 @@ def exposure(result: EvaluationResult, measure: str | Measure,
     from . import engine
 
     m = parse_measure(measure)
-    scored, whole = _scored(result)
+    scored, unresolved = _scored(result)
+    whole = unresolved is None
     rk, depth = uncut(result) if scored else (result.ranking, None)
     value = result.values(m)
     n = len(value)
@@ -479,8 +502,10 @@ def exposure(result: EvaluationResult, measure: str | Measure,
     if depth is not None:
         cut = f"{cut}, depth M={depth}" if cut else f"depth M={depth}"
     if not scored or (m.name in ORDER_FREE and depth is None) or not has_ties(rk):
+        free = m.name in ("NumQ", "NumRel")  # the same whatever documents are listed
         return TieExposure(m, cut, 0, np.zeros(n, dtype=bool), _mean(value), _mean(value),
-                           _mean(value), value, value, whole or m.name in ("NumQ", "NumRel"))
+                           _mean(value), value, value, whole or free,
+                           None if free else unresolved)
     kk: int | IntArray | None = m.cutoff
     if m.name == "Rprec":
         kk = rk.n_relevant(level if m.rel is None else float(m.rel))
@@ -502,10 +527,10 @@ def exposure(result: EvaluationResult, measure: str | Measure,
             contexts[(key, i)] = engine._Context(ranking, level)
         if len(queries):
             end[queries] = measure_values(ranking, m, level, contexts[(key, i)])
-    dependent = lo != hi
+    dependent = lo != hi if unresolved is None else (lo != hi) & ~unresolved
     exact = whole and (m.name in MONOTONE or m.name in ORDER_FREE or m.name == "Judged")
     return TieExposure(m, cut, straddling, dependent, _mean(lo), _mean(hi), _mean(value),
-                       lo, hi, exact)
+                       lo, hi, exact, unresolved)
 
 
 def depends_on_ties(low: float, high: float, op: str, threshold: float) -> bool:
@@ -527,7 +552,13 @@ class TieCheck:
     ``note`` is ``"this pass depends on tie order"`` / ``"this failure depends on tie order"``
     when the interval over all tie orders straddles the target's threshold, else ``""``.
     ``dependent_queries`` maps the id of every query whose value depends on the tie order to
-    its (pessimistic, optimistic) values.
+    its (pessimistic, optimistic) values. ``unresolved`` counts the queries whose range is
+    not analysed (document level, a chunk tie across the ``max_depth`` cut): the interval is
+    then unknown, shown as not analysed, and a target on the mean gets the note ``"this
+    pass may depend on tie order"`` / ``"this failure may depend on tie order"``.
+
+    Whether the tie-exposure tables of every output show the row is decided here, once
+    (:attr:`exposed`).
     """
 
     run: str
@@ -549,23 +580,49 @@ class TieCheck:
     passed: bool
     note: str
     dependent_queries: dict[str, tuple[float, float]] = field(default_factory=dict)
+    unresolved: int = 0
 
     @property
     def straddles_threshold(self) -> bool:
         return bool(self.note)
 
     @property
+    def exposed(self) -> bool:
+        """Whether the tie-exposure tables show this row (terminal, HTML and Markdown alike):
+        some query has a tie across the cut, depends on the tie order, or is not analysed."""
+        return bool(self.straddling or self.dependent or self.unresolved)
+
+    @property
     def interval_text(self) -> str:
+        """``[low, high]``, or ``"not analysed"`` when some query's range is unknown."""
+        if self.unresolved:
+            return "not analysed"
         return f"[{self.low_text}, {self.high_text}]"
+
+    @property
+    def interval_cell(self) -> str:
+        """The interval as a table shows it (marked when approximate)."""
+        return self.interval_text + ("" if self.exact or self.unresolved else " (approximate)")
+
+    @property
+    def dependent_text(self) -> str:
+        """``"3 of 8"`` tie-dependent queries, and how many were not analysed."""
+        extra = f", {self.unresolved} not analysed" if self.unresolved else ""
+        return f"{self.dependent} of {self.queries}{extra}"
 
     @property
     def summary_text(self) -> str:
         """Counts and interval in words (plain text: the run name is not in it)."""
         cut = f"{self.straddling} of {self.queries} queries tie across the cut at {self.cut}; " \
             if self.cut else ""
-        exact = "" if self.exact else (" (approximate: the measure is not monotone, or the "
-                                       "documents were listed from chunks cut at max_depth "
-                                       "across a tie)")
+        if self.unresolved:
+            return (f"{cut}{self.unresolved} of {self.queries} queries list their documents "
+                    "from chunks tied across the max_depth cut, so which documents are "
+                    "listed depends on the tie order: their range over tie orders is not "
+                    "analysed, and the mean may depend on the tie order" + (
+                        f" (of the other queries, {self.dependent} depend on it)"
+                        if self.unresolved < self.queries else ""))
+        exact = "" if self.exact else " (approximate: the measure is not monotone)"
         return (f"{cut}{self.dependent} of {self.queries} queries depend on the tie order; "
                 f"mean over all tie orders in {self.interval_text}{exact}")
 
@@ -598,7 +655,10 @@ def tie_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
             c = next((c for c in checks if c.target is t and c.run == r.run_name), None)
             passed = bool(c.passed) if c is not None else True
             note = ""
-            if t.on == "mean" and depends_on_ties(e.low, e.high, t.op, t.threshold):
+            if t.on == "mean" and e.n_unresolved:  # the interval is not known
+                note = ("this pass may depend on tie order" if passed
+                        else "this failure may depend on tie order")
+            elif t.on == "mean" and depends_on_ties(e.low, e.high, t.op, t.threshold):
                 note = ("this pass depends on tie order" if passed
                         else "this failure depends on tie order")
             dep = np.flatnonzero(e.dependent)
@@ -608,7 +668,8 @@ def tie_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
             out.append(TieCheck(r.run_name, str(t.measure), e.cut, r.n_queries, e.straddling,
                                 e.n_dependent, e.low, e.high, e.value, shown(e.low),
                                 shown(e.high), e.exact, t.op, t.threshold,
-                                f"{t.threshold:g}", t.on, passed, note, ids))
+                                f"{t.threshold:g}", t.on, passed, note, ids,
+                                e.n_unresolved))
     return out
 
 

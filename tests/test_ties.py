@@ -262,6 +262,84 @@ def test_document_level_ties_from_the_review(tmp_path: Path) -> None:
     assert deep.document is not None and not ties.exposure(deep.document, "P@2").exact
 
 
+def _doc_brute(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
+               dm: dict[str, str], depth: int, measure: str) -> tuple[float, float]:
+    """The range of the document-level mean over every order of every chunk tie: each
+    order of the chunks (score descending), cut at ``depth`` chunks, collapsed to
+    documents (first chunk of each), evaluated as a given list."""
+    per_query: list[list[float]] = []
+    for q, chunks in run.items():
+        groups = [sorted(c for c in chunks if chunks[c] == s)
+                  for s in sorted(set(chunks.values()), reverse=True)]
+        vals = []
+        for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
+            kept = list(dict.fromkeys(dm[c] for c in [c for g in combo for c in g][:depth]))
+            vals.append(ragreport.evaluate({q: qrels[q]}, {q: kept}, [measure],
+                                           order="given").mean(measure))
+        per_query.append(vals)
+    return (float(np.mean([min(v) for v in per_query])),
+            float(np.mean([max(v) for v in per_query])))
+
+
+def test_document_level_under_max_depth_is_never_a_false_point(tmp_path: Path) -> None:
+    from ragreport.cli import main
+    from ragreport.report import build_report
+    from ragreport.report.terminal import render_terminal
+    from ragreport.targets import parse_targets
+
+    # q: c0 (D0) above three tied chunks c1 (D1, relevant), c2 (D2), c3 (D0 again); M = 2:
+    # the one tied chunk kept decides the second document (D1, D2 or none)
+    qrels = {"q": {"D1": 1}, "p": {"D1": 1}}
+    run = {"q": {"c0": 2.0, "c1": 1.0, "c2": 1.0, "c3": 1.0},
+           "p": {"c1": 3.0, "c2": 2.0, "c0": 1.0}}  # no tie: the same in every order
+    dm = {"c0": "D0", "c1": "D1", "c2": "D2", "c3": "D0"}
+    targets = parse_targets({"P@2": ">= 0.4", "RR": 0.6}, "t.toml")
+    for measure, brute in (("P@2", (0.25, 0.5)), ("RR", (0.5, 0.75))):
+        assert _doc_brute(qrels, run, dm, 2, measure) == pytest.approx(brute)
+    r = ragreport.evaluate(qrels, run, ["P@2", "RR"], doc_map=dm, max_depth=2)
+    assert r.document is not None
+    assert r.document.mean("P@2") == 0.25  # trec_eval keeps c3: documents D0 only
+    for measure in ("P@2", "RR"):
+        e = ties.exposure(r.document, measure)
+        assert not e.exact and e.n_unresolved == 1 and e.n_dependent == 0
+    rep = build_report([r], targets, stats=False, target_level="document",
+                       generated_at="2026-01-01T00:00:00Z")
+    assert [t.measure for t in rep.ties if t.exposed] == ["P@2", "RR"]
+    for t in rep.ties:  # never the false point [0.25, 0.25]
+        assert t.interval_text == "not analysed" and t.unresolved == 1
+        assert t.note == "this failure may depend on tie order"
+    doc = json.loads(rep.to_json())
+    assert [(t["low"], t["high"], t["unresolved"], t["exact"], t["depends_on_tie_order"])
+            for t in doc["ties"]] == [(None, None, 1, False, True)] * 2
+    html, md, text = rep.to_html(), rep.to_markdown(), render_terminal(rep)
+    for out in (html, md, text):
+        assert "not analysed" in out and "may depend on tie order" in out
+        assert "[0.2500, 0.2500]" not in out.replace("\\", "")
+    # no chunk tie across the depth cut: exact, and equal to the brute force
+    for depth in (1, 4):
+        deep = ragreport.evaluate(qrels, run, ["P@2", "RR"], doc_map=dm, max_depth=depth)
+        assert deep.document is not None
+        for measure in ("P@2", "RR"):
+            e = ties.exposure(deep.document, measure)
+            assert e.exact and e.n_unresolved == 0
+            assert (e.low, e.high) == pytest.approx(_doc_brute(qrels, run, dm, depth,
+                                                               measure))
+    # the CLI says it on the terminal too
+    (tmp_path / "q").write_text("q 0 D1 1\np 0 D1 1\n")
+    (tmp_path / "r").write_text("".join(f"{q} Q0 {c} 0 {s} x\n" for q, cs in run.items()
+                                        for c, s in cs.items()))
+    (tmp_path / "m").write_text("".join(f"{c}\t{d}\n" for c, d in dm.items()))
+    (tmp_path / "t").write_text('[targets]\n"P@2" = ">= 0.4"\n')
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["check", str(tmp_path / "q"), str(tmp_path / "r"), "--doc-map",
+                     str(tmp_path / "m"), "--target-level", "document", "--targets",
+                     str(tmp_path / "t"), "--no-stats", "-M", "2"])
+    assert code == 1
+    assert "WARNING P@2 >= 0.4 (run 'x'): this failure may depend on tie order" in \
+        out.getvalue()
+
+
 def test_constant_scorer_mrr_interval() -> None:
     # an MTEB task where a constant scorer got MRR@10 = 1.0: every document scores 0, the
     # relevant one's id happens to sort first under trec_eval's rule (id descending)
@@ -348,6 +426,10 @@ def test_average_without_ties_is_trec_eval() -> None:
     assert a.means() == t.means()
     assert a.conventions.ties == "average"
     assert "McSherry" in a.conventions.describe()["ties"]
+    order = a.conventions.describe()["order"]  # no "ties broken by id" beside "averaged"
+    assert "averaged over every order of tied scores" in order
+    assert not order.startswith("score descending, ties broken")
+    assert t.conventions.describe()["order"].startswith("score descending, ties broken by")
 
 
 def test_average_with_max_depth_and_order_free_measures() -> None:
@@ -438,16 +520,17 @@ def test_badges_and_warnings_escape_user_strings() -> None:
     assert "WARNING RR >= 0.5" in text
 
 
-def test_markdown_tie_table_per_run_for_straddled_targets_only() -> None:
+def test_markdown_tie_table_per_run_for_exposed_targets() -> None:
     from ragreport.report import build_report
+    from ragreport.report.terminal import render_terminal
     from ragreport.targets import parse_targets
 
     qrels = {HOSTILE_ID: {"a": 1}, "q2": {"b": 1}}
     run = {HOSTILE_ID: {"a": 1.0, "b": 1.0, "c": 1.0}, "q2": {"d": 2.0, "b": 1.0}}
-    results = [ragreport.evaluate(qrels, run, ["RR", "P@1"], name=n)
+    results = [ragreport.evaluate(qrels, run, ["RR", "P@1", "P@3"], name=n)
                for n in (HOSTILE_ID, "plain")]
-    rep = build_report(results, parse_targets({"P@1": 0.9, "RR": 0.4}, "t.toml"), stats=False,
-                       generated_at="2026-01-01T00:00:00Z")
+    rep = build_report(results, parse_targets({"P@1": 0.9, "RR": 0.4, "P@3": 0.5}, "t.toml"),
+                       stats=False, generated_at="2026-01-01T00:00:00Z")
     md = rep.to_markdown()
     rows = [line for line in md.splitlines() if " at K=" in line and line.startswith("|")]
     assert len(rows) == 2 and all(r.startswith("| P@1 |") for r in rows)  # one per run
@@ -457,11 +540,27 @@ def test_markdown_tie_table_per_run_for_straddled_targets_only() -> None:
         assert "1 of 2 at K=1" in row and "\\[0.0000, 0.5000\\]" in row
         assert (name == "plain") == ("plain" in row)
     assert "<script>" not in md and "&lt;script&gt;" in md
-    assert "Tie exposure" in md and not any(
-        line.startswith("| RR |") and " of 2" in line for line in md.splitlines())  # no cut
-    # no straddled target: no table
+    # RR has no cut but tie-dependent queries: shown, as in the terminal and HTML tables;
+    # P@3 (every document of each query above the cut, nothing depends on the order) is not
+    rr = [line for line in md.splitlines() if line.startswith("| RR |")
+          and "1 of 2" in line]
+    assert len(rr) == 2 and all("| 0 of 2 | 1 of 2 | \\[0.4167, 0.7500\\] |" in r for r in rr)
+    assert not any(line.startswith("| P@3 |") and " of 2" in line for line in md.splitlines())
+    # one rule for every output, decided in the model
+    shown = [(t.measure, t.run) for t in rep.ties if t.exposed]
+    assert sorted(m for m, _ in shown) == ["P@1", "P@1", "RR", "RR"]
+    text = render_terminal(rep)
+    table = text[text.index("Tie exposure"):].split("\n\n")[0]
+    assert ("P@3" in table, "RR" in table, "P@1" in table) == (False, True, True)
+    html = rep.to_html()
+    ties_html = html[html.index('<table class="ties-table">'):]
+    ties_html = ties_html[:ties_html.index("</table>")]
+    assert ties_html.count("<tr class=") == 4 and "P@3" not in ties_html
+    # a tie-dependent target without a cut still gets the table
     rep2 = build_report(results, parse_targets({"RR": 0.4}), stats=False)
-    assert "Tie exposure" not in rep2.to_markdown()
+    assert "Tie exposure" in rep2.to_markdown()
+    rep3 = build_report(results, parse_targets({"P@3": 0.4}), stats=False)
+    assert "Tie exposure" not in rep3.to_markdown()
 
 
 def test_pr_curve_is_labelled_with_its_tie_order_under_average() -> None:

@@ -341,7 +341,7 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
         "pr_curve": pr_view,
         "document": document,
         "document_queries": report.document.queries if report.document is not None else {},
-        "tie_rows": [t for t in report.ties if t.dependent or t.straddling],  # ragreport.ties
+        "tie_rows": [t for t in report.ties if t.exposed],  # ragreport.ties
         "tie_warnings": [t for t in report.ties if t.note],
     }
 

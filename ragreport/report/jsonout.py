@@ -173,8 +173,9 @@ def _ties_json(report: Report) -> list[dict[str, Any]]:
     for t in report.ties:
         row: dict[str, Any] = {
             "run": t.run, "measure": t.measure, "cut": t.cut, "queries": t.queries,
-            "straddling": t.straddling, "dependent": t.dependent, "low": t.low,
-            "high": t.high, "value": t.value, "exact": t.exact, "op": t.op,
+            "straddling": t.straddling, "dependent": t.dependent,
+            "low": None if t.unresolved else t.low, "high": None if t.unresolved else t.high,
+            "unresolved": t.unresolved, "value": t.value, "exact": t.exact, "op": t.op,
             "threshold": t.threshold, "on": t.on, "depends_on_tie_order": bool(t.note),
             "note": t.note}
         if report.per_query:

@@ -2,7 +2,7 @@
 
 The document starts with a hidden ``<!-- ragreport -->`` marker (so a CI job can find and update
 its own "sticky" comment), then the title, one status line, the runs and query counts, the
-targets table (with, per run, the target measures whose cut a tie straddles in some query:
+targets table (with, per run, the target measures exposed to ties, ``TieCheck.exposed``:
 how many queries, the interval of the mean over all tie orders; and the warnings when that
 interval straddles a threshold), the ``--max-drop`` gate (when set), the summary table
 with deltas against the baseline, the worst queries of each run (folded in ``<details>``),
@@ -677,22 +677,21 @@ def _document_section(report: Report, doc: DocumentReport, runs: list[str], opts
 
 
 def _tie_table(report: Report, runs: list[str], measures: list[str], esc: _Esc) -> list[str]:
-    """Per run and shown target measure with a tie across its cut in some query: how many
-    queries, and the interval of the mean over all tie orders (:mod:`ragreport.ties`).
-    Targets without such a query are left out, to keep comments short."""
+    """Per run and shown target measure exposed to ties (a tie across its cut or a
+    tie-dependent query: ``TieCheck.exposed``, the rule of every output): how many queries,
+    and the interval of the mean over all tie orders (:mod:`ragreport.ties`)."""
     seen: set[tuple[str, str]] = set()
     rows = []
     for r in runs:
         for t in report.ties:
-            if t.run != r or not t.straddling or t.measure not in measures \
+            if t.run != r or not t.exposed or t.measure not in measures \
                     or (r, t.measure) in seen:
                 continue
             seen.add((r, t.measure))
-            approx = "" if t.exact else " (approximate)"
+            at = f" at {esc.md(t.cut)}" if t.cut else ""
             rows.append(_row([esc.md(t.measure), esc.md(r),
-                              f"{t.straddling} of {t.queries} at {esc.md(t.cut)}",
-                              f"{t.dependent} of {t.queries}",
-                              f"{esc.md(t.interval_text)}{approx}"]))
+                              f"{t.straddling} of {t.queries}{at}",
+                              esc.md(t.dependent_text), esc.md(t.interval_cell)]))
     if not rows:
         return []
     return ["Tie exposure: queries with tied scores across the target's cut, and the mean "

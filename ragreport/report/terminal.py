@@ -94,12 +94,12 @@ def _document_lines(report: Report, doc: DocumentReport) -> list[str]:
 def _tie_lines(report: Report) -> list[str]:
     """A warning per target decision that the order of tied scores could flip, and the tie
     exposure of the target measures when some query depends on it (:mod:`ragreport.ties`)."""
-    exposed = [t for t in report.ties if t.dependent or t.straddling]
+    exposed = [t for t in report.ties if t.exposed]
     if not exposed:
         return []
     rows = [["measure", "run", "cut", "ties across cut", "tie-dependent", "over tie orders"]]
-    rows += [[t.measure, t.run, t.cut or "-", str(t.straddling), str(t.dependent),
-              t.interval_text] for t in exposed]
+    rows += [[t.measure, t.run, t.cut or "-", str(t.straddling), t.dependent_text,
+              t.interval_cell] for t in exposed]
     out = ["", "Tie exposure (queries of each run; mean over all orders of tied scores)",
            *_table(rows)]
     return out + [f"WARNING {terminal_safe(t.message)}" for t in report.ties if t.note]
