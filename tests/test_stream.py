@@ -387,7 +387,8 @@ def test_stream_complete_counts_cli_as_without_stream(tmp_path: Path, argv: list
         assert got["means"] == want["means"]
     else:
         def means(text: str) -> list[str]:
-            return [line for line in text.splitlines() if line.startswith(("Num", "num"))]
+            return [" ".join(line.split()) for line in text.splitlines()
+                        if line.startswith(("Num", "num"))]
         assert means(streamed.stdout) == means(plain.stdout)
         assert means(streamed.stdout)
 
