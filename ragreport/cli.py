@@ -454,7 +454,10 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     if _wants_html(args) and workers.jobs == 1:
         # no worker process draws the plots: import matplotlib here while the runs are
         # parsed (pyarrow's reader runs without the GIL meanwhile)
-        threading.Thread(target=_import_plotting, name="ragreport-import").start()
+        importer = threading.Thread(target=_import_plotting, name="ragreport-import")
+        importer.start()
+    else:
+        importer = None
     runs = [load_run(p) for p in args.runs]
     queries = load_queries(args.queries) if args.queries else None
     docs = load_docs(args.docs) if args.docs else None
@@ -484,7 +487,7 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
             raise RagReportError(f"cannot read {shown(str(path))}: {got.strerror}")
         inputs.append(got)
     argv = getattr(args, "argv", None) or []
-    return build_report(
+    report = build_report(
         results, targets, baseline=args.baseline,
         queries=queries, docs=docs,
         title=args.title, generated_at=args.generated_at,
@@ -494,6 +497,11 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
         seed=args.seed, alpha=args.alpha, max_drop=args.max_drop, workers=workers,
         target_level=args.target_level,
     )
+    if importer is not None:
+        # the plots are drawn next, in this thread: matplotlib must be imported by then, or
+        # two threads importing its modules at once meet a partially initialised module
+        importer.join()
+    return report
 
 
 def _to_stdout(args: argparse.Namespace) -> bool:
