@@ -76,7 +76,7 @@ def test_judged_at_k_is_the_measure() -> None:
     want = float(judged.values("Judged@5")[judged.ranking.query_index("q1")])
     assert q1.judged_at_k == want == pytest.approx(3 / 5)
     r = unjudged_result()  # evaluated without Judged: computed from the ranking
-    assert judged_at(r, 5).tolist() == judged.values("Judged@5").tolist()  # type: ignore[union-attr]
+    assert judged_at(r, 5).tolist() == judged.values("Judged@5").tolist()
 
 
 # -- HTML --------------------------------------------------------------------------------------

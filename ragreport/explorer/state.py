@@ -315,7 +315,7 @@ class ExplorerState:
         self.selected: str | None = None
         self._means: dict[tuple[int, Measure], FloatArray] = {}
         self._bands: dict[tuple[int, Measure], BootstrapCI] = {}
-        self._judged: dict[tuple[int, int], FloatArray | None] = {}  # (run, K) -> Judged@K
+        self._judged: dict[tuple[int, int], FloatArray] = {}  # (run, K) -> Judged@K
         self._summary_ci: dict[tuple[int, int], BootstrapCI] = {}
         self._tests: dict[tuple[Measure, int, int, int], CompareStats] = {}
         #: Whether :meth:`render_compare` computes the paired tests when they are not cached
@@ -857,10 +857,7 @@ class ExplorerState:
         key = (self.a, self.k)
         if key not in self._judged:  # computed once per run and K
             self._judged[key] = judged_at(r, self.k)
-        judged = self._judged[key]
-        if judged is not None:
-            text += f" · Judged@{self.k} = {float(judged[i]):.4f}"
-        return text
+        return text + f" · Judged@{self.k} = {float(self._judged[key][i]):.4f}"
 
     def _rows_limit(self) -> int:
         return max(self.k + 10, 20)

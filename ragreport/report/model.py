@@ -894,8 +894,7 @@ def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Map
         details.append(QueryDetail(q, texts.get(q, ""), r.run_name, float(values[i]),
                                    shown(float(values[i])), FAILURE_KINDS[int(kinds[i])],
                                    int(r.ranking.n_ret[i]), int(n_rel[i]), rows, missing,
-                                   top, unjudged,
-                                   None if judged is None else float(judged[i])))
+                                   top, unjudged, float(judged[i])))
     return WorstQueries(r.run_name, str(m), k, r.n_queries, details, counts)
 
 
@@ -960,11 +959,9 @@ def unjudged_in_top(r: EvaluationResult, i: int, k: int) -> tuple[int, int]:
     return top, int(np.isnan(rk.ret_grades[lo:lo + top]).sum())
 
 
-def judged_at(r: EvaluationResult, k: int) -> np.ndarray | None:
+def judged_at(r: EvaluationResult, k: int) -> np.ndarray:
     """Per-query ``Judged@k``: the measure itself (its curve when the evaluation has it,
-    else computed from the ranking), or None when the measure is not available."""
-    if "Judged" not in FAMILIES:
-        return None
+    else computed from the ranking)."""
     m = Measure("Judged", int(k))
     if m.curve_key in r.curves:
         return np.asarray(r.values(m), dtype=np.float64)
