@@ -19,6 +19,7 @@ from typing import Any
 
 from .errors import ConfigError, MeasureError
 from .measures import Measure, parse_measure
+from .present import DISPLAY_DIGITS, shown
 
 __all__ = [
     "DEFAULT_TARGETS",
@@ -33,9 +34,6 @@ __all__ = [
     "passes",
     "shown",
 ]
-
-#: Decimals every report shows; the decision uses the same rounded value.
-DISPLAY_DIGITS = 4
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">": operator.gt,
@@ -87,15 +85,6 @@ class TargetCheck:
     margin: float
     mean: float = float("nan")
     """The run's mean (``value`` is the CI lower bound when the target is on it)."""
-
-
-def shown(value: float, digits: int = DISPLAY_DIGITS) -> str:
-    """The value as reports print it.
-
-    >>> shown(0.84996), shown(0.85)
-    ('0.8500', '0.8500')
-    """
-    return f"{value:.{digits}f}"
 
 
 def passes(value: float, op: str, threshold: float, digits: int = DISPLAY_DIGITS) -> bool:

@@ -238,6 +238,7 @@ class WorstView:
 def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
     from markupsafe import Markup
 
+    from ..palette import css_variables
     from ..parallel import map_with
     from .plots import draw_plot, run_style
 
@@ -302,6 +303,7 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
     evaluated = {h.run: h.evaluated for h in report.health}
     return {
         "report": report,
+        "palette_css": Markup(css_variables()),  # the --rr-* colours (ragreport.palette)
         "title": report.title,
         "version": report.version,
         "generated_at": report.generated_at,

@@ -30,12 +30,11 @@ Two guarantees:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..errors import RagReportError
-from ..targets import shown
+from ..present import BREAK, md_escape, md_html_escape, shown
 from .model import (
     DocumentReport,
     QueryDetail,
@@ -62,113 +61,9 @@ SHORT_NAME_CHARS = 40
 
 ARROWS = {"up": "▲", "down": "▼", "same": "", "": ""}
 
-# Markdown context: backslash escapes for Markdown punctuation, entities for HTML and for the
-# backslash itself (a user backslash must never turn our ``\|`` into ``\\|``).
-_MD_TABLE = str.maketrans({
-    "\\": "&#92;",
-    "&": "&amp;",
-    "<": "&lt;",
-    ">": "&gt;",
-    '"': "&quot;",
-    "|": "\\|",
-    "`": "\\`",
-    "*": "\\*",
-    "_": "\\_",
-    "[": "\\[",
-    "]": "\\]",
-    "~": "\\~",
-    "#": "\\#",
-})
-
-# Raw-HTML context (inside ``<summary>``, where Markdown escapes are not processed): entities only.
-_HTML_TABLE = str.maketrans({
-    "&": "&amp;",
-    "<": "&lt;",
-    ">": "&gt;",
-    '"': "&quot;",
-    "'": "&#39;",
-    "|": "&#124;",
-    "`": "&#96;",
-    "*": "&#42;",
-    "_": "&#95;",
-    "[": "&#91;",
-    "]": "&#93;",
-    "~": "&#126;",
-    "\\": "&#92;",
-})
-
-# C0/C1 control characters (other than whitespace, which is collapsed) are dropped.
-_CONTROLS = {c: None for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)]}
-
-
-def _flat(text: str) -> str:
-    """One line: whitespace runs (newlines included) become one space, controls are dropped."""
-    return " ".join(str(text).split()).translate(_CONTROLS)
-
-
-def _clip(text: str, limit: int | None) -> str:
-    flat = _flat(text)
-    if limit is None or len(flat) <= limit:
-        return flat
-    return flat[: max(limit - 1, 0)].rstrip() + "…"
-
-
-#: What splits a reference GitHub would make live. GitHub finds mentions, issue references and
-#: bare links in the *rendered* text (after Markdown), so a backslash or an entity (``\\@``,
-#: ``&#64;``) does not stop them (github/markup#1168, github/cmark-gfm#181); an empty HTML
-#: comment does: it is dropped from the page, but it splits the text node in two, so that
-#: neither half matches. Unlike a zero-width space it leaves no invisible character in text a
-#: reader copies from the page.
-BREAK = "<!-- -->"
-
-# positions (in the plain text) where BREAK goes: after an '@' that starts a name (at the
-# start or after a character that is not an ASCII letter, digit or '_', as GitHub reads
-# mentions: @user, @org/team, (x)@5; 'nDCG@10' and 'a@b' are no mention) or that precedes a
-# commit id (owner/repo@0123abc); after '#' before a digit (#123, owner/repo#123); after 'GH-'
-# before a digit; inside '://' and after 'www' (bare links: GitHub turns an issue URL into a
-# live reference)
-_LIVE = re.compile(r"(?<=@)(?<![A-Za-z0-9_]@)(?=\S)|(?<=@)(?=[0-9a-f]{7})|(?<=#)(?=[0-9])"
-                   r"|(?<=\bGH-)(?=[0-9])|(?<=:)(?=//)|(?<=\bwww)(?=\.)", re.I)
-
-
-def _inert(text: str, table: dict[int, str]) -> str:
-    """``text`` translated with ``table``, with :data:`BREAK` wherever GitHub would link."""
-    cuts = [m.start() for m in _LIVE.finditer(text)]
-    if not cuts:
-        return text.translate(table)
-    parts = [text[i:j] for i, j in zip([0, *cuts], [*cuts, len(text)], strict=True)]
-    return BREAK.join(p.translate(table) for p in parts)
-
-
-def escape_md(text: str, limit: int | None = None) -> str:
-    """``text`` made safe for a Markdown table cell or paragraph (GitHub-flavoured).
-
-    Newlines become spaces; ``|`` becomes ``\\|``; backticks, ``*``, ``_``, ``[``, ``]``, ``~``
-    and ``#`` are backslash-escaped (no code span, emphasis or link can start); ``&``, ``<``,
-    ``>``, ``"`` and ``\\`` become HTML entities; an empty HTML comment (:data:`BREAK`) splits
-    what GitHub would make a mention, an issue reference or a link. With ``limit``, the text is
-    first cut to that many characters (an ellipsis marks the cut), so an escape is never cut
-    in half.
-
-    >>> escape_md("[x](javascript:alert(1))")
-    '\\\\[x\\\\](javascript:alert(1))'
-    >>> escape_md("line one\\nline two", limit=12)
-    'line one li…'
-    >>> escape_md("@octocat fixes #12")
-    '@<!-- -->octocat fixes \\\\#<!-- -->12'
-    """
-    return _inert(_clip(text, limit), _MD_TABLE)
-
-
-def escape_html(text: str, limit: int | None = None) -> str:
-    """``text`` made safe inside raw HTML (``<summary>``): entities only, on one line.
-
-    >>> escape_html('"><img src=x>')
-    '&quot;&gt;&lt;img src=x&gt;'
-    >>> escape_html("@org/team GH-7")
-    '@<!-- -->org/team GH-<!-- -->7'
-    """
-    return _inert(_clip(text, limit), _HTML_TABLE)
+#: Markdown escaping lives in :mod:`ragreport.present` (one formatting module).
+escape_md = md_escape
+escape_html = md_html_escape
 
 
 def _length(text: str) -> int:

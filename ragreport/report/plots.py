@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import RagReportError
+from ..palette import DARK_RUNS, LIGHT_RUNS
 
 if TYPE_CHECKING:
     from .model import Curve, Distribution, PRCurve
@@ -48,10 +49,10 @@ __all__ = [
     "warm_up",
 ]
 
-#: Okabe–Ito colours, ordered for a white page (yellow and black last: poor on white).
-LIGHT_PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#8c6d00")
-#: The same hues, ordered and lightened for a dark page.
-DARK_PALETTE = ("#56b4e9", "#e69f00", "#2ec4a0", "#e69fc8", "#f0e442", "#7fb2e5", "#f5c710")
+#: Okabe–Ito colours for a white page, and the same hues for a dark page: the run colours of
+#: :mod:`ragreport.palette` (WCAG AA on both), which the report's CSS variables also hold.
+LIGHT_PALETTE = LIGHT_RUNS
+DARK_PALETTE = DARK_RUNS
 #: Line styles and markers cycle with the colours, so runs differ by more than colour.
 LINESTYLES = ("solid", "dashed", "dashdot", "dotted")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")

@@ -1,0 +1,55 @@
+"""The analysis layer: what every view of a result shows, computed once.
+
+Pure functions over :class:`~ragreport.result.EvaluationResult`, returning numpy arrays of
+shape (queries,) or (queries, K), or small frozen dataclasses. The report builder, the
+explorer, the notebook helpers and the CLI all read them; none of them recomputes.
+
+- :mod:`.failures`: failure kinds at K, the first relevant rank, the worst queries;
+- :mod:`.targets`: targets per query and overall;
+- :mod:`.compare`: common queries of two runs and the paired statistics;
+- :mod:`.curves`: mean curves and their bootstrap bands.
+
+It sits above :mod:`ragreport.stats` and the evaluation core, below every view (the
+import-linter contract in ``pyproject.toml`` says so).
+"""
+
+from __future__ import annotations
+
+from .compare import PairedComparison, baseline_tests, common_queries, paired, paired_columns
+from .curves import curve_families, mean_band, mean_curve
+from .failures import (
+    FAILURE_KINDS,
+    NO_JUDGED_RELEVANT,
+    NO_RELEVANT_RANK,
+    WorstSelection,
+    failure_counts,
+    failure_kinds,
+    first_relevant_rank,
+    worst_order,
+    worst_queries,
+)
+from .targets import passes_array, run_checks, target_passes, target_values
+
+__all__ = [
+    "FAILURE_KINDS",
+    "NO_JUDGED_RELEVANT",
+    "NO_RELEVANT_RANK",
+    "PairedComparison",
+    "WorstSelection",
+    "baseline_tests",
+    "common_queries",
+    "curve_families",
+    "failure_counts",
+    "failure_kinds",
+    "first_relevant_rank",
+    "mean_band",
+    "mean_curve",
+    "paired",
+    "paired_columns",
+    "passes_array",
+    "run_checks",
+    "target_passes",
+    "target_values",
+    "worst_order",
+    "worst_queries",
+]

@@ -1,0 +1,191 @@
+"""Comparing two runs query by query: their common queries and the paired statistics (mean
+delta with its bootstrap interval, the paired randomization test and the paired t-test,
+wins / losses / ties). One implementation for the report, the explorer and the CLI.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import RagReportError
+from ..measures import Measure
+from ..result import EvaluationResult
+
+__all__ = [
+    "PairedComparison",
+    "baseline_tests",
+    "common_queries",
+    "paired",
+    "paired_columns",
+]
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+#: Per-query differences are rounded to this many decimals before wins / losses / ties are
+#: counted (two values equal but for float noise are a tie).
+TIE_DECIMALS = 12
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Run B against run A on the same queries (``delta`` = mean of B - A)."""
+
+    mean_a: float
+    mean_b: float
+    delta: float
+    lo: float
+    """Lower bound of the bootstrap interval of the delta (NaN when not computed)."""
+    hi: float
+    p_t: float
+    """Two-sided paired t-test p-value (NaN below two queries)."""
+    p_rand: float
+    """Two-sided paired randomization (sign-flip) test p-value."""
+    n: int
+    wins: int
+    """Queries where B is above A."""
+    losses: int
+    ties: int
+    level: float = 0.95
+    resamples: int = 0
+    seed: int = 0
+
+    def significant(self, alpha: float = 0.05) -> bool:
+        """The randomization test's p-value is below ``alpha``.
+
+        >>> paired([0.0] * 4, [1.0] * 4, resamples=100).significant()
+        False
+        """
+        return bool(self.p_rand < alpha)
+
+
+def common_queries(a: EvaluationResult, b: EvaluationResult) -> tuple[IntArray, IntArray]:
+    """Index arrays ``(ia, ib)`` of the queries both results evaluated, sorted by query id:
+    ``a.query_ids[ia[j]] == b.query_ids[ib[j]]``.
+
+    >>> from ragreport import evaluate
+    >>> ra = evaluate({"q1": {"x": 1}, "q2": {"x": 1}}, {"q1": ["x"], "q2": ["x"]}, ["P@1"])
+    >>> rb = evaluate({"q2": {"x": 1}, "q3": {"x": 1}}, {"q2": ["x"], "q3": ["x"]}, ["P@1"])
+    >>> [x.tolist() for x in common_queries(ra, rb)]
+    [[1], [0]]
+    """
+    common = sorted(set(a.query_ids) & set(b.query_ids))
+    ia = np.array([a.ranking.query_index(q) for q in common], dtype=np.int64)
+    ib = np.array([b.ranking.query_index(q) for q in common], dtype=np.int64)
+    return ia, ib
+
+
+def _t_pvalues(a: FloatArray, b: FloatArray) -> list[float]:
+    from ..stats import paired_t_test
+
+    return [paired_t_test(a[:, j], b[:, j]).p_value for j in range(a.shape[1])]
+
+
+def paired_columns(a_values: npt.ArrayLike, b_values: npt.ArrayLike, *, resamples: int = 10_000,
+                   seed: int = 0, level: float = 0.95, interval: bool = True
+                   ) -> list[PairedComparison]:
+    """:func:`paired` for every column of two (queries, columns) arrays at once: the same
+    resampled query sets and sign patterns serve every column, so column ``j`` gets exactly
+    ``paired(a[:, j], b[:, j])``. ``interval=False`` skips the bootstrap of the delta (``lo``
+    and ``hi`` are then NaN).
+
+    >>> a = np.array([[0.0, 1.0], [0.5, 1.0], [1.0, 0.0]])
+    >>> b = a[:, ::-1]      # column 0: deltas +1, +0.5, -1; column 1: -1, -0.5, +1
+    >>> [(c.wins, c.losses, c.ties) for c in paired_columns(a, b, interval=False)]
+    [(2, 1, 0), (1, 2, 0)]
+    """
+    from ..stats import bootstrap_ci, paired_randomization_pvalues
+
+    a = np.asarray(a_values, dtype=np.float64)
+    b = np.asarray(b_values, dtype=np.float64)
+    if a.ndim != 2 or a.shape != b.shape:
+        raise RagReportError(f"paired values must be (queries, columns) arrays of one shape, "
+                             f"got {a.shape} and {b.shape}")
+    n, cols = a.shape
+    if n == 0:
+        raise RagReportError("no query in common to compare")
+    d = b - a
+    p_rand = paired_randomization_pvalues(a, b, resamples, seed)
+    p_t = _t_pvalues(a, b)
+    if interval:
+        ci = bootstrap_ci(d, level, resamples, seed)
+        lo, hi = ci.lower.tolist(), ci.upper.tolist()
+    else:
+        lo = hi = [math.nan] * cols
+    diff = np.round(d, TIE_DECIMALS)
+    wins, losses, ties = ((diff > 0).sum(axis=0), (diff < 0).sum(axis=0),
+                          (diff == 0).sum(axis=0))
+    mean_a, mean_b = a.mean(axis=0), b.mean(axis=0)
+    return [PairedComparison(float(mean_a[j]), float(mean_b[j]), float(d[:, j].mean()),
+                             float(lo[j]), float(hi[j]), float(p_t[j]), float(p_rand[j]), n,
+                             int(wins[j]), int(losses[j]), int(ties[j]), level,
+                             resamples, seed)
+            for j in range(cols)]
+
+
+def paired(a_values: npt.ArrayLike, b_values: npt.ArrayLike, *, resamples: int = 10_000,
+           seed: int = 0, level: float = 0.95) -> PairedComparison:
+    """Paired comparison of B against A on the same queries (row ``i`` of both is one
+    query): means, the mean delta B - A and its percentile bootstrap interval
+    (:func:`ragreport.stats.bootstrap_ci` of the deltas), the paired randomization test
+    (:func:`~ragreport.stats.paired_randomization_test`) and the paired t-test
+    (:func:`~ragreport.stats.paired_t_test`), and the queries B wins, loses and ties.
+
+    >>> c = paired([0.1, 0.2, 0.3], [0.2, 0.4, 0.3], resamples=1000)
+    >>> round(c.delta, 4), c.p_rand, (c.wins, c.losses, c.ties)
+    (0.1, 0.5, (2, 0, 1))
+    """
+    a = np.asarray(a_values, dtype=np.float64)
+    b = np.asarray(b_values, dtype=np.float64)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise RagReportError("paired values must be 1-d arrays of the same length")
+    return paired_columns(a[:, None], b[:, None], resamples=resamples, seed=seed,
+                          level=level)[0]
+
+
+def baseline_tests(results: Sequence[EvaluationResult], base: EvaluationResult,
+                   measures: Sequence[Measure], *, resamples: int, seed: int
+                   ) -> dict[tuple[str, Measure], tuple[float, float]]:
+    """Holm-adjusted (randomization p, t-test p) of every other run against ``base`` for
+    every measure, on their common queries; the correction runs over all runs and
+    measures together (t-test p-values that are NaN are left out of it).
+
+    >>> from ragreport import evaluate
+    >>> q = {"a": {"x": 1}, "b": {"x": 1}}
+    >>> r1 = evaluate(q, {"a": ["x"], "b": ["x"]}, ["P@1"], name="one")
+    >>> r2 = evaluate(q, {"a": ["y"], "b": ["y"]}, ["P@1"], name="two")
+    >>> baseline_tests([r1, r2], r1, r1.measures, resamples=100, seed=0)
+    {('two', Measure('P@1')): (0.5, 0.0)}
+    """
+    from ..stats import holm
+
+    if not measures:
+        return {}
+    keys: list[tuple[str, Measure]] = []
+    perm: list[float] = []
+    tt: list[float] = []
+    for r in results:
+        if r is base:
+            continue
+        ia, ib = common_queries(r, base)
+        if len(ia) == 0:
+            continue
+        a = np.column_stack([base.values(m)[ib] for m in measures])
+        b = np.column_stack([r.values(m)[ia] for m in measures])
+        got = paired_columns(a, b, resamples=resamples, seed=seed, interval=False)
+        perm += [c.p_rand for c in got]
+        tt += [c.p_t for c in got]
+        keys += [(r.run_name, m) for m in measures]
+    if not keys:
+        return {}
+    p_adj = holm(perm)
+    t_raw = np.array(tt)
+    t_adj = np.full(len(t_raw), np.nan)
+    ok = ~np.isnan(t_raw)
+    t_adj[ok] = holm(t_raw[ok])
+    return {k: (float(p), float(t)) for k, p, t in zip(keys, p_adj, t_adj, strict=True)}

@@ -1,0 +1,269 @@
+"""How numbers, names and user text are shown: one formatting module for every output.
+
+The report (HTML, Markdown, JSON, terminal), the explorer, the notebook helpers and the CLI
+format through these functions, so a value reads the same everywhere and a target decision
+(made on the shown value, see :func:`ragreport.targets.passes`) agrees with what is printed.
+Nothing here imports more than :mod:`ragreport.measures`.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import math
+import re
+
+from .measures import FAMILIES, Measure, parse_measure
+
+__all__ = [
+    "BREAK",
+    "DISPLAY_DIGITS",
+    "SNIPPET_CHARS",
+    "html_escape",
+    "md_escape",
+    "md_html_escape",
+    "measure_label",
+    "measure_title",
+    "p_text",
+    "pct",
+    "shown",
+    "signed",
+    "snippet",
+]
+
+#: Decimals every output shows; the target decision uses the same rounded value.
+DISPLAY_DIGITS = 4
+
+#: Characters of a passage shown beside a ranked document.
+SNIPPET_CHARS = 240
+
+
+def shown(value: float, digits: int = DISPLAY_DIGITS) -> str:
+    """The value as every output prints it (fixed, ``digits`` decimals).
+
+    >>> shown(0.84996), shown(0.85), shown(1.0, 2)
+    ('0.8500', '0.8500', '1.00')
+    """
+    return f"{value:.{digits}f}"
+
+
+def signed(x: float, digits: int = DISPLAY_DIGITS) -> str:
+    """A difference with its sign (a true minus sign); ``±`` when it shows as zero.
+
+    >>> signed(0.25), signed(-0.125), signed(0.00001)
+    ('+0.2500', '−0.1250', '±0.0000')
+    """
+    s = shown(abs(x), digits)
+    if s == shown(0.0, digits):
+        return "±" + s
+    return ("+" if x > 0 else "−") + s
+
+
+def snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
+    """``text`` on one line (whitespace runs become one space), cut to ``limit`` characters
+    with an ellipsis; ``""`` for no text.
+
+    >>> snippet("a  long\\n passage", 9), snippet(None), snippet("short")
+    ('a long p…', '', 'short')
+    """
+    if not text:
+        return ""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def pct(x: float, digits: int = 0) -> str:
+    """A fraction as a percentage.
+
+    >>> pct(0.95), pct(0.125, 1), pct(float("nan"))
+    ('95%', '12.5%', '–')
+    """
+    if math.isnan(x):
+        return "–"
+    return f"{x:.{digits}%}"
+
+
+def p_text(p: float) -> str:
+    """A p-value as tables show it: two significant digits, ``< 0.001`` below that.
+
+    >>> p_text(0.0001), p_text(0.01234), p_text(0.5), p_text(float("nan"))
+    ('< 0.001', '0.012', '0.50', '–')
+    """
+    if math.isnan(p):
+        return "–"
+    if p < 0.001:
+        return "< 0.001"
+    return f"{p:.2g}" if p < 0.1 else f"{p:.2f}"
+
+
+def _measure(measure: str | Measure) -> Measure:
+    return measure if isinstance(measure, Measure) else parse_measure(measure)
+
+
+def measure_label(measure: str | Measure, k: int | None = None) -> str:
+    """The short name of a measure, always with its K when it has one: ``nDCG@10``.
+
+    ``k`` sets the cutoff of a family that takes one (``nDCG`` or ``RR`` with ``k=10``); a
+    measure of a family without cutoffs (``Rprec``, ``IPrec@0.5``) keeps its name.
+
+    >>> measure_label("nDCG", 10), measure_label("P@5"), measure_label("RR", 10)
+    ('nDCG@10', 'P@5', 'RR@10')
+    >>> measure_label("Rprec", 3)
+    'Rprec'
+    """
+    m = _measure(measure)
+    if k is not None and m.family.cutoff != "none" and m.family.at == "cutoff":
+        m = m.at(int(k))
+    return str(m)
+
+
+#: Full names, for tooltips, where the family's title is an abbreviation or terse.
+_FULL_NAMES = {
+    "P": "precision",
+    "R": "recall",
+    "F1": "F1 (harmonic mean of precision and recall)",
+    "HitRate": "hit rate (a relevant document retrieved)",
+    "Hits": "relevant documents retrieved",
+    "RR": "reciprocal rank of the first relevant document",
+    "nDCG": "normalised discounted cumulative gain",
+    "AP": "average precision",
+    "Rprec": "R-precision (precision at the number of relevant documents)",
+    "Judged": "share of retrieved documents that are judged",
+    "Bpref": "binary preference",
+    "IPrec": "interpolated precision at a recall level",
+    "ERR": "expected reciprocal rank",
+    "RBP": "rank-biased precision",
+    "R_cap": "capped recall",
+}
+
+
+def measure_title(measure: str | Measure) -> str:
+    """The full name of a measure's family, for tooltips.
+
+    >>> measure_title("nDCG@10")
+    'normalised discounted cumulative gain'
+    >>> measure_title("SetP")
+    'set precision'
+    """
+    m = _measure(measure)
+    return _FULL_NAMES.get(m.name, FAMILIES[m.name].title.lower())
+
+
+def html_escape(text: object) -> str:
+    """``text`` escaped for HTML text and attribute values.
+
+    >>> html_escape('<a href="x">&</a>')
+    '&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;'
+    """
+    return _html.escape(str(text), quote=True)
+
+
+# ---- Markdown (GitHub-flavoured) -----------------------------------------------------------
+
+# Markdown context: backslash escapes for Markdown punctuation, entities for HTML and for the
+# backslash itself (a user backslash must never turn our ``\|`` into ``\\|``).
+_MD_TABLE = str.maketrans({
+    "\\": "&#92;",
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    '"': "&quot;",
+    "|": "\\|",
+    "`": "\\`",
+    "*": "\\*",
+    "_": "\\_",
+    "[": "\\[",
+    "]": "\\]",
+    "~": "\\~",
+    "#": "\\#",
+})
+
+# Raw-HTML context (inside ``<summary>``, where Markdown escapes are not processed): entities only.
+_HTML_TABLE = str.maketrans({
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    '"': "&quot;",
+    "'": "&#39;",
+    "|": "&#124;",
+    "`": "&#96;",
+    "*": "&#42;",
+    "_": "&#95;",
+    "[": "&#91;",
+    "]": "&#93;",
+    "~": "&#126;",
+    "\\": "&#92;",
+})
+
+# C0/C1 control characters (other than whitespace, which is collapsed) are dropped.
+_CONTROLS = {c: None for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)]}
+
+
+def _flat(text: str) -> str:
+    """One line: whitespace runs (newlines included) become one space, controls are dropped."""
+    return " ".join(str(text).split()).translate(_CONTROLS)
+
+
+def _clip(text: str, limit: int | None) -> str:
+    flat = _flat(text)
+    if limit is None or len(flat) <= limit:
+        return flat
+    return flat[: max(limit - 1, 0)].rstrip() + "…"
+
+
+#: What splits a reference GitHub would make live. GitHub finds mentions, issue references and
+#: bare links in the *rendered* text (after Markdown), so a backslash or an entity (``\\@``,
+#: ``&#64;``) does not stop them (github/markup#1168, github/cmark-gfm#181); an empty HTML
+#: comment does: it is dropped from the page, but it splits the text node in two, so that
+#: neither half matches. Unlike a zero-width space it leaves no invisible character in text a
+#: reader copies from the page.
+BREAK = "<!-- -->"
+
+# positions (in the plain text) where BREAK goes: after an '@' that starts a name (at the
+# start or after a character that is not an ASCII letter, digit or '_', as GitHub reads
+# mentions: @user, @org/team, (x)@5; 'nDCG@10' and 'a@b' are no mention) or that precedes a
+# commit id (owner/repo@0123abc); after '#' before a digit (#123, owner/repo#123); after 'GH-'
+# before a digit; inside '://' and after 'www' (bare links: GitHub turns an issue URL into a
+# live reference)
+_LIVE = re.compile(r"(?<=@)(?<![A-Za-z0-9_]@)(?=\S)|(?<=@)(?=[0-9a-f]{7})|(?<=#)(?=[0-9])"
+                   r"|(?<=\bGH-)(?=[0-9])|(?<=:)(?=//)|(?<=\bwww)(?=\.)", re.I)
+
+
+def _inert(text: str, table: dict[int, str]) -> str:
+    """``text`` translated with ``table``, with :data:`BREAK` wherever GitHub would link."""
+    cuts = [m.start() for m in _LIVE.finditer(text)]
+    if not cuts:
+        return text.translate(table)
+    parts = [text[i:j] for i, j in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    return BREAK.join(p.translate(table) for p in parts)
+
+
+def md_escape(text: str, limit: int | None = None) -> str:
+    """``text`` made safe for a Markdown table cell or paragraph (GitHub-flavoured).
+
+    Newlines become spaces; ``|`` becomes ``\\|``; backticks, ``*``, ``_``, ``[``, ``]``, ``~``
+    and ``#`` are backslash-escaped (no code span, emphasis or link can start); ``&``, ``<``,
+    ``>``, ``"`` and ``\\`` become HTML entities; an empty HTML comment (:data:`BREAK`) splits
+    what GitHub would make a mention, an issue reference or a link. With ``limit``, the text is
+    first cut to that many characters (an ellipsis marks the cut), so an escape is never cut
+    in half.
+
+    >>> md_escape("[x](javascript:alert(1))")
+    '\\\\[x\\\\](javascript:alert(1))'
+    >>> md_escape("line one\\nline two", limit=12)
+    'line one li…'
+    >>> md_escape("@octocat fixes #12")
+    '@<!-- -->octocat fixes \\\\#<!-- -->12'
+    """
+    return _inert(_clip(text, limit), _MD_TABLE)
+
+
+def md_html_escape(text: str, limit: int | None = None) -> str:
+    """``text`` made safe inside raw HTML in Markdown (``<summary>``): entities only, on one
+    line, with :data:`BREAK` where GitHub would link.
+
+    >>> md_html_escape('"><img src=x>')
+    '&quot;&gt;&lt;img src=x&gt;'
+    >>> md_html_escape("@org/team GH-7")
+    '@<!-- -->org/team GH-<!-- -->7'
+    """
+    return _inert(_clip(text, limit), _HTML_TABLE)
