@@ -1,205 +1,441 @@
-"""The explorer widget: a thin ipywidgets shell over :class:`~.state.ExplorerState`.
+"""The explorer widget: an anywidget shell over :class:`~.state.ExplorerState`.
 
-Standard ipywidgets only (no custom JavaScript), so it runs in JupyterLab, Notebook 7, VS Code
-and Colab. Every control's observer calls one plain method of the state, then the views are
-re-rendered into the ``value`` of ``HTML`` widgets. The plain methods can be called directly
-too (``explorer.set_k(5)``): the controls follow.
+The front end (``static/explorer.js``, one ES module, and ``static/explorer.css``) draws what
+the traits hold and asks for more rows, passages and the report with custom messages; this
+module only maps the state to traits and messages. Every trait is small and JSON-able, so a
+notebook saved with its widget state shows the last view again without a kernel; the MIME
+bundle also carries a one-line ``text/plain`` and a static ``text/html`` snapshot (for
+nbconvert, GitHub and hosts without a widget manager).
 """
 
 from __future__ import annotations
 
-import html
+import contextlib
+import os
+import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-import ipywidgets as w
+import anywidget
+import traitlets as t
 
 from ..errors import RagReportError
 from ..result import EvaluationResult
-from .state import BAND_AUTO_QUERIES, KIND_FILTERS, SORTS, TEST_RESAMPLES, ExplorerState
+from .state import ROWS_MAX, ExplorerState
 
-__all__ = ["Explorer"]
+__all__ = ["DEFAULT_REPORT", "Explorer"]
 
-#: The paired tests run on every change by default only while queries x resamples stays
-#: below this (about 50 ms); above it they run once "paired tests" is ticked.
-TESTS_AUTO_CELLS = 2_000_000
+_STATIC = Path(__file__).parent / "static"
+#: Where the report button writes when no path is given (in the working folder).
+DEFAULT_REPORT = "ragreport-report.html"
+#: Rows of the list, and of the ranking, in the static snapshot.
+SNAPSHOT_ROWS = 50
+SNAPSHOT_TEMPLATE = "explorer_snapshot.html.j2"
 
-_SORT_LABELS = {"worst": "worst first", "best": "best first", "id": "query id",
-                "delta": "Δ B − A (losses first)"}
+
+def _css() -> str:
+    from .. import palette
+
+    return palette.css_variables() + "\n" + (_STATIC / "explorer.css").read_text("utf-8")
 
 
-class Explorer(ExplorerState):
-    """Interactive per-query explorer of one or several runs (ipywidgets).
+class Explorer(anywidget.AnyWidget):
+    """Interactive per-query explorer of one or several runs (an anywidget).
 
-    Parameters are those of :class:`~ragreport.explorer.state.ExplorerState`. Display the
-    object (or :attr:`widget`) in a notebook. The views are ``HTML`` widgets:
-    :attr:`list_html`, :attr:`ranking_html`, :attr:`panel_html`, :attr:`compare_html`.
+    Parameters
+    ----------
+    results : EvaluationResult or list of EvaluationResult
+        One run, or several (distinct run names) to compare as run A and run B.
+    targets : list of Target, mapping, path or None
+        Targets checked per query (default: the seed tutorial's typical targets).
+    queries, docs : dict or path, optional
+        Query and document texts (see :func:`ragreport.load_texts`).
+    measure : str, optional
+        Initial measure family (default: the first target's measure, with its K).
+    k : int, optional
+        Initial K (1 to the deepest ranking).
+
+    Display the object in a notebook. The plain methods (``set_k(5)``, ``select_query(q)``,
+    ``swap_runs()``...) update the traits, and so the view; the view sets the same traits.
     """
 
+    _esm = _STATIC / "explorer.js"
+    _css = _css()
+
+    meta = t.Dict().tag(sync=True)
+    measure = t.Unicode("").tag(sync=True)
+    k = t.Int(1).tag(sync=True)
+    run_a = t.Int(0).tag(sync=True)
+    run_b = t.Int(-1).tag(sync=True)
+    sort = t.Unicode("worst").tag(sync=True)
+    filter_text = t.Unicode("").tag(sync=True)
+    category = t.Unicode("").tag(sync=True)
+    fails_only = t.Bool(False).tag(sync=True)
+    selected = t.Unicode("").tag(sync=True)
+    order_version = t.Int(0).tag(sync=True)
+    n_visible = t.Int(0).tag(sync=True)
+    selected_pos = t.Int(-1).tag(sync=True)
+    head = t.Dict().tag(sync=True)
+    summary = t.Dict().tag(sync=True)
+    ranking = t.Dict().tag(sync=True)
+    panel = t.Dict().tag(sync=True)
+    compare = t.Dict().tag(sync=True)
+    report = t.Dict().tag(sync=True)
+    error = t.Unicode("").tag(sync=True)
+
+    _INPUTS = ("measure", "k", "run_a", "run_b", "sort", "filter_text", "category",
+               "fails_only", "selected")
+
     def __init__(self, results: EvaluationResult | Sequence[EvaluationResult],
-                 targets: Any = None, queries: Any = None, docs: Any = None,
-                 **kwargs: Any) -> None:
-        self._syncing = True
-        super().__init__(results, targets=targets, queries=queries, docs=docs, **kwargs)
-        if self.b is not None:
-            self.compute_tests = \
-                int((self.b_index() >= 0).sum()) * TEST_RESAMPLES <= TESTS_AUTO_CELLS
-        elif self.result_a.n_queries > BAND_AUTO_QUERIES:
-            self.compute_tests = False  # large single run: intervals on request
-        self._build()
+                 targets: Any = None, queries: Any = None, docs: Any = None, *,
+                 measure: str | None = None, k: int | None = None) -> None:
+        state = ExplorerState(results, targets=targets, queries=queries, docs=docs,
+                              measure=measure, k=k)
+        super().__init__()
+        self._state = state
         self._syncing = False
-        self._refresh()
-
-    # ---- construction --------------------------------------------------------------------
-    def _build(self) -> None:
-        lay = w.Layout
-        self.measure_dropdown = w.Dropdown(
-            options=[(str(f), str(f)) for f in self.families], value=str(self.family),
-            description="measure", layout=lay(width="190px"))
-        self.k_slider = w.IntSlider(value=self.k, min=1, max=self.k_max, step=1,
-                                    description="K", continuous_update=False,
-                                    layout=lay(width="320px"))
-        sorts = [s for s in SORTS if s != "delta" or self.b is not None]
-        self.sort_dropdown = w.Dropdown(options=[(_SORT_LABELS[s], s) for s in sorts],
-                                        value=self.sort, description="sort",
-                                        layout=lay(width="250px"))
-        self.filter_box = w.Text(value="", placeholder="query id or text", description="filter",
-                                 continuous_update=False, layout=lay(width="260px"))
-        self.kind_dropdown = w.Dropdown(
-            options=[("any", "")] + [(label, label) for label in KIND_FILTERS.values()],
-            value="", description="failure", layout=lay(width="300px"))
-        self.fails_checkbox = w.Checkbox(value=False, description="fails a target at K",
-                                         indent=False, layout=lay(width="170px"))
-        self.query_dropdown = w.Dropdown(options=self.query_options(), value=self.selected,
-                                         description="query", layout=lay(width="520px"))
-        self.query_dropdown.add_class("rrx-query-select")
-        self.k_slider.add_class("rrx-k-slider")
-        self.prev_button = w.Button(description="◀ prev", layout=lay(width="80px"))
-        self.next_button = w.Button(description="next ▶", layout=lay(width="80px"))
-        names = [(n, i) for i, n in enumerate(self.run_names)]
-        self.run_a_dropdown = w.Dropdown(options=names, value=self.a, description="run A",
-                                         layout=lay(width="240px"))
-        self.run_b_dropdown = w.Dropdown(options=names, value=self.b if self.b is not None
-                                         else 0, description="run B",
-                                         layout=lay(width="240px"))
-        self.tests_checkbox = w.Checkbox(value=self.compute_tests,
-                                         description="paired tests & intervals",
-                                         indent=False, layout=lay(width="200px"))
-        self.report_path = w.Text(value="ragreport-report.html", description="report",
-                                  layout=lay(width="360px"))
-        self.report_button = w.Button(description="write HTML report", icon="save",
-                                      layout=lay(width="170px"))
-        self.status_html = w.HTML(value="")
-        self.list_html = w.HTML(layout=lay(max_height="420px", overflow="auto"))
-        self.ranking_html = w.HTML()
-        self.panel_html = w.HTML()
-        self.compare_html = w.HTML()
-
-        self._observe(self.measure_dropdown, lambda v: self.set_measure(v))
-        self._observe(self.k_slider, lambda v: self.set_k(int(v)))
-        self._observe(self.sort_dropdown, lambda v: self.set_sort(v))
-        self._observe(self.filter_box, lambda v: self.set_filter(v))
-        self._observe(self.kind_dropdown, lambda v: self.set_kind(v or None))
-        self._observe(self.fails_checkbox, lambda v: self.set_fails_target(bool(v)))
-        self._observe(self.query_dropdown, self._query_picked)
-        self._observe(self.run_a_dropdown, lambda v: self._set_runs_from_controls())
-        self._observe(self.run_b_dropdown, lambda v: self._set_runs_from_controls())
-        self._observe(self.tests_checkbox, lambda v: self.set_compute_tests(bool(v)))
-        self.prev_button.on_click(lambda _b: self.prev_query())
-        self.next_button.on_click(lambda _b: self.next_query())
-        self.report_button.on_click(lambda _b: self._write_report_clicked())
-
-        rows: list[w.Widget] = [
-            w.HBox([self.measure_dropdown, self.k_slider, self.sort_dropdown]),
-            w.HBox([self.filter_box, self.kind_dropdown, self.fails_checkbox]),
-        ]
-        if len(self.results) > 1:
-            rows.append(w.HBox([self.run_a_dropdown, self.run_b_dropdown,
-                                self.tests_checkbox]))
-        elif not self.compute_tests:  # a large single run: intervals on request
-            rows.append(w.HBox([self.tests_checkbox]))
-        rows += [
-            w.HBox([self.prev_button, self.query_dropdown, self.next_button]),
-            w.HBox([w.VBox([self.list_html], layout=lay(width="48%")),
-                    w.VBox([self.ranking_html], layout=lay(width="52%"))]),
-            self.panel_html,
-        ]
-        if len(self.results) > 1:
-            rows.append(self.compare_html)
-        rows.append(w.HBox([self.report_path, self.report_button, self.status_html]))
-        self.widget = w.VBox(rows)
-
-    def _observe(self, control: w.Widget, action: Callable[[Any], Any]) -> None:
-        def handler(change: dict[str, Any]) -> None:
-            if self._syncing:
-                return
+        self._stats_lock = threading.Lock()
+        self._stats_thread: threading.Thread | None = None
+        with self.hold_sync():
+            self._syncing = True
             try:
-                action(change["new"])
-            except RagReportError as exc:
-                self.status_html.value = f"<span style='color:#d55e00'>{html.escape(str(exc))}"\
-                                         "</span>"
+                self.meta = state.meta()
+                self.report = {"state": "idle", "path": "", "url": "", "message": ""}
+                self._push_inputs()
+                self._push_view(everything=True)
+            finally:
+                self._syncing = False
+        self.observe(self._on_input, names=list(self._INPUTS))
+        self.on_msg(self._on_msg)
+        self._start_stats()
 
-        control.observe(handler, names="value")
+    # ---- state -> traits -----------------------------------------------------------------
+    @property
+    def state(self) -> ExplorerState:
+        """The plain state (selection and analysis) behind the widget."""
+        return self._state
 
-    def _query_picked(self, qid: str | None) -> None:
-        if qid is not None:
-            self.select_query(qid)
+    def _push_inputs(self) -> None:
+        s = self._state
+        self.measure = str(s.family)
+        self.k = s.k
+        self.run_a = s.a
+        self.run_b = s.b
+        self.sort = s.sort
+        self.filter_text = s.filter_text
+        self.category = s.category
+        self.fails_only = s.fails_only
+        self.selected = s.selected
 
-    def _set_runs_from_controls(self) -> None:
-        a, b = int(self.run_a_dropdown.value), int(self.run_b_dropdown.value)
-        self.set_runs(a, b)
+    def _push_view(self, everything: bool = False, *, order: bool = True,
+                   selection: bool = True) -> None:
+        s = self._state
+        if order or everything:
+            s.order()
+            self.order_version = s.order_version
+            self.n_visible = s.n_visible
+            self.head = s.head()
+        self.selected_pos = s.selected_pos
+        if selection or everything:
+            self.ranking = s.ranking()
+            self.panel = s.panel()
+        if everything:
+            self.summary = s.summary()
+            self.compare = s.compare()
 
-    def _write_report_clicked(self) -> None:
-        path = self.report_path.value.strip()
+    def _apply(self, action: Callable[[], Any], *, everything: bool = True,
+               order: bool = True, selection: bool = True) -> Any:
+        """Run a state change, then put the state into the traits; a refused change leaves
+        the state as it was and sets :attr:`error` (then raises)."""
         try:
-            written = self.write_report(path)
+            out = action()
+        except RagReportError as exc:
+            with self.hold_sync():
+                self._syncing = True
+                try:
+                    self._push_inputs()
+                    self.error = str(exc)
+                finally:
+                    self._syncing = False
+            raise
+        with self.hold_sync():
+            self._syncing = True
+            try:
+                self._push_inputs()
+                self._push_view(everything, order=order, selection=selection)
+                self.error = ""
+            finally:
+                self._syncing = False
+        if everything:
+            self._start_stats()
+        return out
+
+    # ---- the public methods --------------------------------------------------------------
+    def set_measure(self, family: str) -> None:
+        """Choose the measure family (``"nDCG"``; ``"nDCG@10"`` sets K too)."""
+        self._apply(lambda: self._state.set_measure(family))
+
+    def set_k(self, k: int) -> None:
+        """Choose the cutoff K (1 to the deepest ranking)."""
+        self._apply(lambda: self._state.set_k(k))
+
+    def select_query(self, qid: str) -> None:
+        """Select a query of run A (visible in the list or not)."""
+        self._apply(lambda: self._state.select_query(qid), everything=False, order=False)
+
+    def next_query(self) -> str:
+        """Select the next query of the list (an error at the end); returns its id."""
+        out: str = self._apply(self._state.next_query, everything=False, order=False)
+        return out
+
+    def prev_query(self) -> str:
+        """Select the previous query of the list (an error at the start); returns its id."""
+        out: str = self._apply(self._state.prev_query, everything=False, order=False)
+        return out
+
+    def set_filter(self, text: str) -> None:
+        """Show only queries whose id or text contains ``text`` (case-insensitive)."""
+        self._apply(lambda: self._state.set_filter(text), everything=False, selection=False)
+
+    def set_category(self, category: str | int | None) -> None:
+        """Show one category of queries (see ``meta["categories"]``; ``""`` for all)."""
+        self._apply(lambda: self._state.set_category(category), everything=False,
+                    selection=False)
+
+    set_kind = set_category
+
+    def set_fails_target(self, on: bool) -> None:
+        """Show only queries failing at least one configured target."""
+        self._apply(lambda: self._state.set_fails_target(on), everything=False,
+                    selection=False)
+
+    def set_sort(self, sort: str) -> None:
+        """Sort the list: ``worst``, ``best``, ``id``, ``delta_desc`` or ``delta_asc``."""
+        self._apply(lambda: self._state.set_sort(sort), everything=False, selection=False)
+
+    def set_runs(self, a: int | str, b: int | str | None = None) -> None:
+        """Choose run A and run B (-1: none; None: the first other run); A = B is refused."""
+        self._apply(lambda: self._state.set_runs(a, b))
+
+    def swap_runs(self) -> None:
+        """Exchange run A and run B."""
+        self._apply(self._state.swap_runs)
+
+    def query_order(self, limit: int | None = None) -> list[str]:
+        """The visible query ids, in list order."""
+        return self._state.query_order(limit)
+
+    def write_report(self, path: str | os.PathLike[str] | None = None) -> Path:
+        """Write the HTML report of these results (default ``ragreport-report.html`` in the
+        working folder); the ``report`` trait goes busy, then done (with a link) or error."""
+        target = Path(path if path else DEFAULT_REPORT)
+        self.report = {"state": "busy", "path": str(target), "url": "",
+                       "message": "Writing report…"}
+        try:
+            written = self._state.write_report(target)
         except (RagReportError, OSError) as exc:
-            self.status_html.value = (f"<span style='color:#d55e00'>could not write the report: "
-                                      f"{html.escape(str(exc))}</span>")
-            return
-        self.status_html.value = f"wrote <code>{html.escape(str(written))}</code>"
+            self.report = {"state": "error", "path": str(target), "url": "",
+                           "message": f"could not write the report: {exc}"}
+            raise
+        self.report = {"state": "done", "path": str(written.resolve()),
+                       "url": _url(written), "message": f"wrote {written}"}
+        return written
 
-    # ---- sync ----------------------------------------------------------------------------
-    def _changed(self) -> None:
-        if not hasattr(self, "widget"):
+    # ---- traits set by the front end -------------------------------------------------------
+    def _on_input(self, change: dict[str, Any]) -> None:
+        if self._syncing:
             return
-        self._refresh()
+        name, new = change["name"], change["new"]
+        s = self._state
+        actions: dict[str, tuple[Callable[[], Any], dict[str, bool]]] = {
+            "measure": (lambda: s.set_measure(new), {}),
+            "k": (lambda: s.set_k(new), {}),
+            "run_a": (lambda: s.set_runs(new, s.b), {}),
+            "run_b": (lambda: s.set_runs(s.a, new), {}),
+            "sort": (lambda: s.set_sort(new), {"everything": False, "selection": False}),
+            "filter_text": (lambda: s.set_filter(new),
+                            {"everything": False, "selection": False}),
+            "category": (lambda: s.set_category(new),
+                         {"everything": False, "selection": False}),
+            "fails_only": (lambda: s.set_fails_target(new),
+                           {"everything": False, "selection": False}),
+            "selected": (lambda: s.select_query(new), {"everything": False, "order": False}),
+        }
+        action, how = actions[name]
+        with contextlib.suppress(RagReportError):  # reverted, and shown in `error`
+            self._apply(action, **how)
 
-    def _refresh(self) -> None:
-        """Put the state into the controls (without firing observers), then re-render."""
-        prev, self._syncing = self._syncing, True
+    # ---- custom messages -------------------------------------------------------------------
+    def handle_message(self, msg: Any) -> list[dict[str, Any]]:
+        """The replies to one message of the front end (see the protocol in the README).
+
+        ``{type: "rows", id, start, end}``, ``{type: "passage", id, qid, doc_id}`` and
+        ``{type: "report", id, path?}``; anything else gets ``{type: "error", id, message}``.
+        """
+        if not isinstance(msg, dict):
+            return [_error(None, f"a message must be an object, got {type(msg).__name__}")]
+        mid = msg.get("id")
+        if isinstance(mid, bool) or not isinstance(mid, (str, int, float)):
+            mid = None
+        kind = msg.get("type")
         try:
-            self.measure_dropdown.value = str(self.family)
-            self.k_slider.value = self.k
-            sorts = [s for s in SORTS if s != "delta" or self.b is not None]
-            if [v for _l, v in self.sort_dropdown.options] != sorts:
-                self.sort_dropdown.options = [(_SORT_LABELS[s], s) for s in sorts]
-            self.sort_dropdown.value = self.sort
-            self.filter_box.value = self.filter_text
-            self.kind_dropdown.value = "" if self.kind is None else KIND_FILTERS[self.kind]
-            self.fails_checkbox.value = self.fails_target
-            self.run_a_dropdown.value = self.a
-            self.tests_checkbox.value = self.compute_tests
-            if self.b is not None:
-                self.run_b_dropdown.value = self.b
-            options = self.query_options()
-            if list(self.query_dropdown.options) != options:
-                self.query_dropdown.options = options
-            self.query_dropdown.value = self.selected
-            self.list_html.value = self.render_list()
-            self.ranking_html.value = self.render_ranking()
-            self.panel_html.value = self.render_panel()
-            if len(self.results) > 1:
-                self.compare_html.value = self.render_compare()
-        finally:
-            self._syncing = prev
+            if kind == "rows":
+                return [self._rows_reply(mid, msg)]
+            if kind == "passage":
+                return [self._passage_reply(mid, msg)]
+            if kind == "report":
+                return [self._report_reply(mid, msg)]
+        except RagReportError as exc:
+            return [_error(mid, str(exc))]
+        return [_error(mid, f"unknown message type {str(kind)[:40]!r}; expected rows, "
+                            "passage or report")]
+
+    def _rows_reply(self, mid: Any, msg: dict[str, Any]) -> dict[str, Any]:
+        start, end = msg.get("start"), msg.get("end")
+        for name, v in (("start", start), ("end", end)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v \
+                    or abs(v) > 2**53:
+                raise RagReportError(f"rows: {name} must be an integer, got {v!r:.40}")
+        s = self._state
+        lo = max(0, int(start))  # type: ignore[arg-type]
+        hi = max(lo, min(int(end), lo + ROWS_MAX))  # type: ignore[arg-type]
+        rows = s.rows(lo, hi)
+        return {"type": "rows", "id": mid, "order_version": s.order_version,
+                "start": rows["start"], "total": s.n_visible, "rows": rows}
+
+    def _passage_reply(self, mid: Any, msg: dict[str, Any]) -> dict[str, Any]:
+        qid, doc = msg.get("qid", ""), msg.get("doc_id")
+        if not isinstance(doc, str):
+            raise RagReportError(f"passage: doc_id must be text, got {doc!r:.40}")
+        if not isinstance(qid, str):
+            raise RagReportError(f"passage: qid must be text, got {qid!r:.40}")
+        return {"type": "passage", "id": mid, "qid": qid, "doc_id": doc,
+                "text": self._state.passage(qid, doc)}
+
+    def _report_reply(self, mid: Any, msg: dict[str, Any]) -> dict[str, Any]:
+        path = msg.get("path")
+        if path is not None and not isinstance(path, str):
+            raise RagReportError(f"report: path must be text, got {path!r:.40}")
+        with contextlib.suppress(RagReportError, OSError):  # the report trait says so
+            self.write_report(path or None)
+        return {"type": "report", "id": mid, **self.report}
+
+    def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        for reply in self.handle_message(content):
+            self.send(reply)
+
+    # ---- intervals and tests of large evaluations, off the interaction path ----------------
+    def _start_stats(self) -> None:
+        s = self._state
+        if s.stats_inline:
+            return
+        key = (s.a, s.b, s.family, s.k)
+
+        def job() -> None:
+            with self._stats_lock:
+                if (s.a, s.b, s.family, s.k) != key:
+                    return
+                s.compute_stats()
+                if (s.a, s.b, s.family, s.k) == key:
+                    self.summary = s.summary()
+                    self.compare = s.compare()
+
+        th = threading.Thread(target=job, name="ragreport-explorer-stats", daemon=True)
+        self._stats_thread = th
+        th.start()
+
+    def wait_stats(self, timeout: float | None = None) -> None:
+        """Wait for the background intervals and tests (large evaluations only)."""
+        th = self._stats_thread
+        if th is not None:
+            th.join(timeout)
 
     # ---- display -------------------------------------------------------------------------
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_(**kwargs) or {})
-        bundle["text/plain"] = self.summary_text()
-        bundle["text/html"] = self.summary_html()
-        return bundle
-
     def __repr__(self) -> str:
-        return self.summary_text()
+        return self._state.summary_text()
+
+    def snapshot_html(self) -> str:
+        """The static HTML snapshot of the last view (summary, the first rows of the list,
+        the selected ranking through K), from the traits."""
+        return render_snapshot(self.meta, self.summary, self.head, self.ranking, self.panel,
+                               self.compare, k=self.k, n_visible=self.n_visible,
+                               filter_text=self.filter_text)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        got = super()._repr_mimebundle_(**kwargs)
+        if got is None:
+            return None
+        data, meta = got if isinstance(got, tuple) else (got, {})
+        data = dict(data)
+        data["text/plain"] = repr(self)
+        data["text/html"] = self.snapshot_html()
+        return data, dict(meta)
+
+
+def _error(mid: Any, message: str) -> dict[str, Any]:
+    return {"type": "error", "id": mid, "message": message}
+
+
+def _url(path: Path) -> str:
+    """A link to a written file: ``files/<path relative to the working folder>`` (what
+    JupyterLab serves, when the kernel runs in the server's root), else a ``file://`` URL."""
+    full = path.resolve()
+    try:
+        rel = full.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return full.as_uri()
+    from urllib.parse import quote
+
+    return "files/" + quote(rel.as_posix())
+
+
+
+def render_snapshot(meta: dict[str, Any], summary: dict[str, Any], head: dict[str, Any],
+                    ranking: dict[str, Any], panel: dict[str, Any], compare: dict[str, Any],
+                    *, k: int, n_visible: int, filter_text: str = "",
+                    rows: int = SNAPSHOT_ROWS) -> str:
+    """The static HTML snapshot of a view, from the widget's trait dicts (Jinja2 template
+    ``explorer_snapshot.html.j2``, autoescaped: every id and text is escaped)."""
+    import jinja2
+    from markupsafe import Markup
+
+    from .. import palette
+    from ..analysis.failures import FAILURE_KINDS
+    from ..present import shown, signed
+    from ..report.html import default_template_dir
+
+    def num(x: Any, digits: int = 4) -> str:
+        return "–" if x is None else shown(float(x), digits)
+
+    def delta(x: Any) -> str:
+        return "–" if x is None else signed(float(x))
+
+    labels = {c["code"]: c["label"] for c in meta.get("categories", [])}
+    n = min(rows, len(head.get("qid", [])))
+    has_b = "b" in head
+    list_rows = [{"pos": head.get("start", 0) + j + 1, "qid": head["qid"][j],
+                  "text": head["text"][j], "a": head["a"][j],
+                  "b": head["b"][j] if has_b else None,
+                  "delta": head["delta"][j] if has_b else None,
+                  "kind": labels.get(head["kind"][j], FAILURE_KINDS.get(head["kind"][j], "")),
+                  "fails": head["fails"][j]} for j in range(n)]
+    ranking_rows: list[dict[str, Any]] = []
+    beyond: list[int] = []
+    if ranking.get("rows"):
+        cols = ranking["rows"]
+        shown_n = min(k, len(cols["rank"]), rows)
+        ranking_rows = [{name: cols[name][j] for name in cols} for j in range(shown_n)]
+        beyond = [cols["rank"][j] for j in range(shown_n, len(cols["rank"]))
+                  if cols["relevant"][j]][:20]
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(default_template_dir()), encoding="utf-8"),
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+        lstrip_blocks=True, auto_reload=False)
+    template = env.get_template(SNAPSHOT_TEMPLATE)
+    out: str = template.render(
+        meta=meta, summary=summary, compare=compare, ranking=ranking, panel=panel, k=k,
+        n_visible=n_visible, filter_text=filter_text, list_rows=list_rows,
+        shown_rows=len(list_rows), has_b=has_b, ranking_rows=ranking_rows, beyond=beyond,
+        num=num, delta=delta, palette_css=Markup(palette.css_variables()))
+    return out
