@@ -1,0 +1,1383 @@
+/**
+ * ragreport explorer: the anywidget front end (one ES module, no imports, no build step).
+ *
+ * Python (``ragreport/explorer/widget.py``) owns the state and the analysis and syncs small
+ * traits (``meta``, ``head``, ``ranking``, ``panel``, ``summary``, ``compare``, ...); this
+ * module renders them, virtualises the query list (windows fetched with ``rows`` messages,
+ * cached per ``order_version``) and the ranking, and handles pure view changes locally before
+ * saving the trait that Python validates. Every user string is put in the DOM with
+ * ``textContent`` / attributes, never parsed as HTML.
+ *
+ * Layout: a toolbar, a summary line, then three columns (query list | ranking | per-query
+ * panel) that each scroll on their own; below 760 px of width they stack.
+ */
+
+/**
+ * @typedef {{id: string, label: string, title?: string, cutoff?: boolean}} Family
+ * @typedef {{id: string, label: string, code?: number}} Choice
+ * @typedef {{runs: string[], families: Family[], k_max: number, n_queries: number,
+ *   has_docs: boolean, has_queries: boolean, version: string, categories: Choice[],
+ *   sorts: Choice[]}} Meta
+ * @typedef {{start: number, qid: string[], text: string[], a: (number|null)[],
+ *   b?: (number|null)[], delta?: (number|null)[], kind: number[], fails: boolean[]}} Rows
+ * @typedef {{rank: number[], doc_id: string[], score: (number|null)[],
+ *   grade: (number|null)[], relevant: boolean[], text: string[], move?: (number|null)[]}} RankRows
+ * @typedef {{rows: RankRows, missing_relevant: string[], n_ret?: number, n_rel?: number,
+ *   move?: (number|null)[]}} RunRanking
+ * @typedef {{qid: string, query_text: string, k: number, n_ret: number, n_rel: number,
+ *   rows: RankRows, missing_relevant: string[], b?: RunRanking}} Ranking
+ * @typedef {{label: string, value: (number|null), pass: (boolean|null)}} TargetRow
+ * @typedef {{label: string, title?: string, a: (number|null), b?: (number|null)}} MeasureRow
+ * @typedef {{family: string, ks: number[], query_a: (number|null)[], mean_a: (number|null)[],
+ *   query_b?: (number|null)[], mean_b?: (number|null)[]}} Curve
+ * @typedef {{targets: TargetRow[], measures: MeasureRow[], curve: Curve, kind: string,
+ *   judged_at_k?: (number|null)}} Panel
+ * @typedef {{state: string, path?: string, url?: string, message?: string}} ReportState
+ * @typedef {{get(name: string): any, set(name: string, value: any): void,
+ *   save_changes(): void, on(event: string, cb: Function): void,
+ *   off(event: string, cb?: Function): void, send(msg: object): void}} Model
+ */
+
+/** Rows per window requested with a ``rows`` message (the protocol allows up to 500). */
+const WINDOW = 200;
+/** Rows rendered above and below the visible range. */
+const OVERSCAN = 6;
+/** Row heights in px (fixed: the lists are virtualised). */
+const LIST_ROW = 42;
+const LIST_ROW_SHORT = 30;
+const RANK_ROW = 42;
+const CUT_BAND = 22;
+/** Width at or below which the columns stack. */
+const NARROW = 760;
+/** Debounce of the filter box (ms), of K while dragging and of keyboard selection. */
+const FILTER_WAIT = 120;
+const K_WAIT = 60;
+const SELECT_WAIT = 40;
+/** A window request unanswered after this long means the kernel is gone (ms). */
+const STALE_REQUEST = 4000;
+/** Ranks listed in the "relevant beyond the visible range" line before "and N more". */
+const BEYOND_LIST = 12;
+const MINUS = "\u2212";
+
+let viewCounter = 0;
+
+/**
+ * Create an element. ``attrs``: ``class``, ``text`` (textContent), ``data-*``/``aria-*``/any
+ * attribute (strings), ``on<event>`` listeners; children: nodes or strings (text nodes).
+ * @param {string} tag
+ * @param {Record<string, any>} [attrs]
+ * @param {...(Node|string|null|undefined|false)} children
+ * @returns {HTMLElement}
+ */
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  if (attrs) {
+    for (const [key, value] of Object.entries(attrs)) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === "class") el.className = String(value);
+      else if (key === "text") el.textContent = String(value);
+      else if (key.startsWith("on") && typeof value === "function") {
+        el.addEventListener(key.slice(2), value);
+      } else el.setAttribute(key, value === true ? "" : String(value));
+    }
+  }
+  for (const child of children) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(child);
+  }
+  return el;
+}
+
+/**
+ * Create an SVG element.
+ * @param {string} tag
+ * @param {Record<string, string|number>} [attrs]
+ * @returns {SVGElement}
+ */
+function s(tag, attrs) {
+  const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  if (attrs) for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  return el;
+}
+
+/**
+ * A value as the reports show it (4 decimals), "–" for none.
+ * @param {number|null|undefined} v
+ */
+function fmt(v) {
+  return typeof v === "number" && Number.isFinite(v) ? v.toFixed(4) : "\u2013";
+}
+
+/**
+ * A signed difference with a real minus sign.
+ * @param {number|null|undefined} v
+ */
+function signed(v) {
+  if (typeof v !== "number" || !Number.isFinite(v)) return "\u2013";
+  const t = Math.abs(v).toFixed(4);
+  if (Number(t) === 0) return `\u00b1${t}`;
+  return (v > 0 ? "+" : MINUS) + t;
+}
+
+/** @param {number|null|undefined} p */
+function pval(p) {
+  if (typeof p !== "number" || !Number.isFinite(p)) return "\u2013";
+  return p < 0.001 ? "< 0.001" : p.toFixed(3);
+}
+
+/** @param {number} n */
+function count(n) {
+  return Number(n || 0).toLocaleString("en-US");
+}
+
+/**
+ * Only URLs that cannot run script: relative paths, http(s) and file.
+ * @param {string|undefined} url
+ */
+function safeUrl(url) {
+  if (typeof url !== "string" || url === "") return null;
+  const scheme = /^\s*([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(url);
+  if (scheme && !["http", "https", "file"].includes(scheme[1].toLowerCase())) return null;
+  return url;
+}
+
+/**
+ * @param {Function} fn
+ * @param {number} wait
+ */
+function debounce(fn, wait) {
+  /** @type {any} */
+  let timer = null;
+  const run = (/** @type {any[]} */ ...args) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { timer = null; fn(...args); }, wait);
+  };
+  run.cancel = () => { clearTimeout(timer); timer = null; };
+  run.pending = () => timer !== null;
+  return run;
+}
+
+/**
+ * Render the explorer into ``el``; returns the cleanup anywidget calls on removal.
+ * @param {{model: Model, el: HTMLElement}} ctx
+ */
+function render({ model, el }) {
+  const uid = `rrx${++viewCounter}`;
+  /** @type {(() => void)[]} */
+  const cleanups = [];
+  /**
+   * @param {string} event
+   * @param {Function} cb
+   */
+  const onModel = (event, cb) => {
+    model.on(event, cb);
+    cleanups.push(() => model.off(event, cb));
+  };
+  /**
+   * @param {EventTarget} target
+   * @param {string} event
+   * @param {EventListener} cb
+   * @param {any} [opts]
+   */
+  const listen = (target, event, cb, opts) => {
+    target.addEventListener(event, cb, opts);
+    cleanups.push(() => target.removeEventListener(event, cb, opts));
+  };
+  /** @param {string} name */
+  const get = (name) => model.get(name);
+  /** @returns {Meta} */
+  const meta = () => get("meta") || {};
+
+  // ---- local view state ------------------------------------------------------------------
+  const st = {
+    /** order_version the cached windows belong to */
+    version: -1,
+    /** @type {Map<number, Rows>} window index -> rows */
+    windows: new Map(),
+    /** @type {Map<string, {type: string, key?: string, t: number, version?: number}>} */
+    pending: new Map(),
+    nextId: 1,
+    /** selection as shown: position in the visible order and query id */
+    selPos: -1,
+    selQid: "",
+    /** @type {number|null} a position selected before its row arrived */
+    wantPos: null,
+    /** a local model.set is running (its change events are ours) */
+    local: false,
+    /** flags collected between model events and the next flush */
+    selFromModel: false,
+    versionChanged: false,
+    /** @type {{side: string, index: number, doc_id: string, text: string|null, qid: string}|null} */
+    passage: null,
+    reportBusy: false,
+    localError: "",
+    dismissed: "",
+    narrow: false,
+    kernelSilent: false,
+    filterSentAt: 0,
+  };
+
+  /**
+   * Set a trait from the view (its change event is marked as ours).
+   * @param {string} name
+   * @param {any} value
+   */
+  function setLocal(name, value) {
+    st.local = true;
+    try { model.set(name, value); } finally { st.local = false; }
+  }
+  const save = () => { model.save_changes(); };
+  const saveSelection = debounce(save, SELECT_WAIT);
+  const saveK = debounce(save, K_WAIT);
+
+  /**
+   * Send a request; the reply is matched on its ``id``.
+   * @param {Record<string, any>} msg
+   * @param {string} [key]
+   */
+  function request(msg, key) {
+    const id = `${uid}-${st.nextId++}`;
+    st.pending.set(id, { type: msg.type, key, t: performance.now(), version: msg.version });
+    const out = { ...msg, id };
+    delete out.version;
+    model.send(out);
+    return id;
+  }
+
+  // ---- skeleton --------------------------------------------------------------------------
+  const root = h("div", {
+    class: "rr-explorer", "data-lm-suppress-shortcuts": "true", role: "application",
+    "aria-label": "ragreport explorer",
+  });
+
+  // toolbar
+  const measureSel = /** @type {HTMLSelectElement} */ (h("select", {
+    "data-role": "measure", "aria-label": "measure", class: "rr-select",
+  }));
+  const kSlider = /** @type {HTMLInputElement} */ (h("input", {
+    type: "range", min: "1", step: "1", "data-role": "k-slider", "aria-label": "cut-off K",
+    class: "rr-k-slider",
+  }));
+  const kInput = /** @type {HTMLInputElement} */ (h("input", {
+    type: "number", min: "1", step: "1", "data-role": "k-input", "aria-label": "cut-off K",
+    class: "rr-k-input", inputmode: "numeric",
+  }));
+  const kMax = h("span", { class: "rr-muted rr-kmax" });
+  const runASel = /** @type {HTMLSelectElement} */ (h("select", {
+    "data-role": "run-a", "aria-label": "run A", class: "rr-select",
+  }));
+  const runBSel = /** @type {HTMLSelectElement} */ (h("select", {
+    "data-role": "run-b", "aria-label": "run B", class: "rr-select",
+  }));
+  const swapBtn = /** @type {HTMLButtonElement} */ (h("button", {
+    type: "button", "data-role": "swap", "aria-label": "swap runs A and B", class: "rr-btn rr-swap",
+    title: "swap runs A and B", text: "\u21c4",
+  }));
+  const runsGroup = h("div", { class: "rr-group rr-runs" },
+    h("label", { class: "rr-field" }, h("span", { class: "rr-lab", text: "A" }), runASel),
+    swapBtn,
+    h("label", { class: "rr-field" }, h("span", { class: "rr-lab", text: "B" }), runBSel));
+  const reportBtn = /** @type {HTMLButtonElement} */ (h("button", {
+    type: "button", "data-role": "report-button", class: "rr-btn rr-report-btn",
+    text: "Write HTML report",
+  }));
+  const reportLink = /** @type {HTMLAnchorElement} */ (h("a", {
+    "data-role": "report-link", class: "rr-report-link", target: "_blank",
+    rel: "noopener noreferrer",
+  }));
+  reportLink.hidden = true;
+  const toolbar = h("div", { class: "rr-toolbar", role: "toolbar", "aria-label": "explorer controls" },
+    h("label", { class: "rr-field" }, h("span", { class: "rr-lab", text: "Measure" }), measureSel),
+    h("div", { class: "rr-group rr-k" },
+      h("label", { class: "rr-field" }, h("span", { class: "rr-lab", text: "K" }), kSlider),
+      kInput, kMax),
+    runsGroup,
+    h("div", { class: "rr-spacer" }),
+    h("div", { class: "rr-group rr-report" }, reportLink, reportBtn));
+
+  // summary and paired test
+  const summaryEl = h("div", { class: "rr-summary", "data-role": "summary" });
+  const compareEl = h("div", { class: "rr-compare", "data-role": "compare", "aria-live": "polite" });
+  const errorText = h("span", { class: "rr-error-text" });
+  const errorEl = h("div", { class: "rr-error", "data-role": "error", role: "alert" },
+    errorText,
+    h("button", {
+      type: "button", class: "rr-btn rr-btn-small", "aria-label": "dismiss error", text: "\u00d7",
+      onclick: () => { st.dismissed = errorMessage(); st.localError = ""; renderError(); },
+    }));
+  errorEl.hidden = true;
+
+  // query list column
+  const filterInput = /** @type {HTMLInputElement} */ (h("input", {
+    type: "search", "data-role": "filter", class: "rr-filter", placeholder: "filter: query id or text",
+    "aria-label": "filter queries by id or text", autocomplete: "off", spellcheck: "false",
+  }));
+  const categorySel = /** @type {HTMLSelectElement} */ (h("select", {
+    "data-role": "category", "aria-label": "category", class: "rr-select",
+  }));
+  const sortSel = /** @type {HTMLSelectElement} */ (h("select", {
+    "data-role": "sort", "aria-label": "sort", class: "rr-select",
+  }));
+  const failsBox = /** @type {HTMLInputElement} */ (h("input", {
+    type: "checkbox", "data-role": "fails-only",
+  }));
+  const listCount = h("div", { class: "rr-count rr-muted", "aria-live": "polite" });
+  const listbox = h("div", {
+    class: "rr-listbox", role: "listbox", tabindex: "0", "data-role": "query-list",
+    "aria-label": "queries",
+  });
+  const listSpacer = h("div", { class: "rr-spacer-v" });
+  listbox.append(listSpacer);
+  const emptyText = h("span");
+  const emptyEl = h("div", { class: "rr-empty", "data-role": "empty", role: "status" }, emptyText,
+    h("button", {
+      type: "button", class: "rr-btn rr-btn-small", text: "Clear filters",
+      onclick: () => clearFilters(),
+    }));
+  emptyEl.hidden = true;
+  const listCol = h("section", { class: "rr-col rr-list-col", "aria-label": "query list" },
+    h("div", { class: "rr-list-controls" },
+      filterInput,
+      h("div", { class: "rr-row" }, categorySel, sortSel),
+      h("label", { class: "rr-check" }, failsBox, h("span", { text: "fails a target" }))),
+    listCount, listbox, emptyEl);
+
+  // ranking column
+  const rankHead = h("div", { class: "rr-rank-head" });
+  const gridsEl = h("div", { class: "rr-grids" });
+  const rankCol = h("section", { class: "rr-col rr-rank-col", "data-role": "ranking",
+    "aria-label": "ranking of the selected query" }, rankHead, gridsEl);
+
+  // panel column
+  const passageEl = h("div", { class: "rr-passage", "data-role": "passage", role: "region",
+    "aria-label": "passage" });
+  passageEl.hidden = true;
+  const panelEl = h("div", { class: "rr-panel" });
+  const panelCol = h("section", { class: "rr-col rr-panel-col", "data-role": "panel",
+    "aria-label": "the selected query" }, passageEl, panelEl);
+
+  const body = h("div", { class: "rr-body" }, listCol, rankCol, panelCol);
+  root.append(toolbar, summaryEl, compareEl, errorEl, body);
+  el.replaceChildren(root);
+
+  // ---- grids (ranking of run A and run B) -------------------------------------------------
+  /**
+   * One virtualised ranking grid.
+   * @param {"a"|"b"} side
+   */
+  function makeGrid(side) {
+    const title = h("div", { class: "rr-grid-title" });
+    const scroller = h("div", { class: "rr-grid-scroll", tabindex: "0" });
+    const header = h("div", { class: "rr-grid-row rr-grid-header", role: "row", "aria-rowindex": "1" });
+    const inner = h("div", { class: "rr-grid-inner" });
+    scroller.append(inner);
+    const grid = h("div", { class: "rr-grid", role: "grid", "aria-label": `ranking, run ${side.toUpperCase()}`,
+      "data-side": side }, header, scroller);
+    const beyond = h("div", { class: "rr-beyond", "data-role": "beyond", "aria-live": "polite" });
+    const missing = h("div", { class: "rr-missing", "data-role": "missing" });
+    const wrap = h("div", { class: `rr-grid-wrap rr-grid-${side}` }, title, grid, beyond, missing);
+    /** @type {{rows: RankRows|null, k: number, n: number, relIdx: number[], compare: boolean,
+     *   missing: string[], showAllMissing: boolean, active: number, moves: (number|null)[]|null}} */
+    const g = { rows: null, k: 10, n: 0, relIdx: [], compare: false, missing: [],
+      showAllMissing: false, active: -1, moves: null };
+
+    /** @param {number} i */
+    const top = (i) => i * RANK_ROW + (i >= g.k && g.k < g.n ? CUT_BAND : 0);
+
+    function setHeader() {
+      const cols = [["rank", "#"], ["doc", "document"], ["grade", "judgment"]];
+      if (g.compare) cols.push(["move", "move"]); else cols.push(["score", "score"]);
+      header.replaceChildren(...cols.map(([c, t]) => h("div", {
+        class: `rr-cell rr-c-${c}`, role: "columnheader", text: t,
+        title: c === "move" ? "rank in A minus rank in B (up = moved up in B)" : undefined,
+      })));
+    }
+
+    /**
+     * @param {RankRows|null} rows
+     * @param {number} k
+     * @param {string[]} missingRel
+     * @param {boolean} compare
+     * @param {(number|null)[]|null} [moves]
+     */
+    function update(rows, k, missingRel, compare, moves) {
+      const same = rows === g.rows;
+      g.rows = rows; g.k = k; g.compare = compare; g.moves = moves || null;
+      g.n = rows && rows.rank ? rows.rank.length : 0;
+      g.missing = missingRel || [];
+      if (!same) {
+        g.relIdx = [];
+        if (rows) for (let i = 0; i < g.n; i++) if (rows.relevant[i]) g.relIdx.push(i);
+        g.showAllMissing = false;
+        if (!st.passage || st.passage.side !== side) g.active = -1;
+      }
+      grid.setAttribute("aria-rowcount", String(g.n + 1));
+      wrap.classList.toggle("rr-compare-mode", compare);
+      setHeader();
+      inner.style.height = `${g.n * RANK_ROW + (g.n > 0 ? CUT_BAND : 0)}px`;
+      renderWindow();
+      renderMissing();
+    }
+
+    function renderWindow() {
+      const rows = g.rows;
+      const n = g.n;
+      const viewTop = scroller.scrollTop;
+      const viewH = scroller.clientHeight || 480;
+      /** @type {Node[]} */
+      const nodes = [];
+      if (!rows || n === 0) {
+        nodes.push(h("div", { class: "rr-grid-none rr-muted", role: "row" },
+          h("div", { role: "gridcell", text: rows ? "Nothing was retrieved for this query." : "" })));
+        inner.replaceChildren(...nodes);
+        beyond.replaceChildren();
+        return;
+      }
+      const adj = (y) => (g.k < n && y > g.k * RANK_ROW ? y - CUT_BAND : y);
+      let first = Math.floor(adj(viewTop) / RANK_ROW) - OVERSCAN;
+      let last = Math.ceil(adj(viewTop + viewH) / RANK_ROW) + OVERSCAN;
+      first = Math.max(0, first); last = Math.min(n - 1, last);
+      for (let i = first; i <= last; i++) nodes.push(row(rows, i));
+      const cutAt = Math.min(g.k, n);
+      if (cutAt >= first && cutAt <= last + 1) {
+        const label = g.k < n ? `cut-off at K = ${g.k}`
+          : `cut-off at K = ${g.k}: only ${n} retrieved`;
+        nodes.push(h("div", {
+          class: "rr-cut", role: "separator", "data-role": "cut", "aria-label": label,
+          style: `top:${cutAt * RANK_ROW}px`,
+        }, h("span", { text: label })));
+      }
+      inner.replaceChildren(...nodes);
+      // relevant rows entirely below the visible part
+      const lastVisible = Math.floor((adj(viewTop + viewH) - 1) / RANK_ROW);
+      const below = g.relIdx.filter((i) => i > lastVisible);
+      if (below.length === 0) { beyond.replaceChildren(); return; }
+      const shown = below.slice(0, BEYOND_LIST);
+      const parts = [h("span", { text: below.length === 1
+        ? "Relevant beyond the visible range: rank " : "Relevant beyond the visible range: ranks " })];
+      shown.forEach((i, j) => {
+        if (j > 0) parts.push(document.createTextNode(", "));
+        parts.push(h("button", { type: "button", class: "rr-link-btn", text: String(rows.rank[i]),
+          title: `show rank ${rows.rank[i]}`, onclick: () => { reveal(i); } }));
+      });
+      if (below.length > shown.length) {
+        parts.push(document.createTextNode(` and ${below.length - shown.length} more`));
+      }
+      beyond.replaceChildren(...parts);
+    }
+
+    /**
+     * @param {RankRows} rows
+     * @param {number} i
+     */
+    function row(rows, i) {
+      const grade = rows.grade[i];
+      const rel = !!rows.relevant[i];
+      const unjudged = grade === null || grade === undefined;
+      const cls = ["rr-grid-row", "rr-rank-row", rel ? "rr-rel" : unjudged ? "rr-unjudged" : "rr-nonrel"];
+      if (i >= g.k) cls.push("rr-below");
+      if (i === g.active) cls.push("rr-active");
+      const gradeText = unjudged ? "unjudged" : rel ? `relevant (${grade})` : `not relevant (${grade})`;
+      const cells = [
+        h("div", { class: "rr-cell rr-c-rank", role: "gridcell", text: String(rows.rank[i]) }),
+        h("div", { class: "rr-cell rr-c-doc", role: "gridcell" },
+          h("span", { class: "rr-doc-id", text: rows.doc_id[i] }),
+          rows.text && rows.text[i] ? h("span", { class: "rr-snippet", text: ` ${rows.text[i]}` }) : null),
+        h("div", { class: "rr-cell rr-c-grade", role: "gridcell", text: gradeText }),
+      ];
+      if (g.compare) {
+        const moves = g.moves || rows.move;
+        const mv = moves ? moves[i] : null;
+        let text = "new";
+        let effect = rel ? "good" : "neutral";
+        let title = rel ? "relevant, not retrieved by A" : "not retrieved by A";
+        if (typeof mv === "number") {
+          if (mv === 0) { text = "="; effect = "neutral"; title = "same rank as in A"; } else {
+            const up = mv > 0;
+            text = `${up ? "\u25b2" : "\u25bc"}${Math.abs(mv)}`;
+            if (unjudged) { effect = "neutral"; title = `unjudged, moved ${up ? "up" : "down"} ${Math.abs(mv)}`; } else {
+              const good = rel === up;
+              effect = good ? "good" : "bad";
+              title = `${rel ? "relevant" : "not relevant"}, moved ${up ? "up" : "down"} ${Math.abs(mv)}: ${good ? "helps" : "hurts"} the measure`;
+            }
+          }
+        }
+        cls.push(`rr-move-${effect}`);
+        cells.push(h("div", { class: `rr-cell rr-c-move rr-${effect}`, role: "gridcell", text, title }));
+      } else {
+        const sc = rows.score ? rows.score[i] : null;
+        cells.push(h("div", { class: "rr-cell rr-c-score", role: "gridcell",
+          text: typeof sc === "number" ? String(Number(sc.toPrecision(6))) : "" }));
+      }
+      return h("div", {
+        class: cls.join(" "), role: "row", "aria-rowindex": String(i + 2), "data-index": String(i),
+        "data-doc-id": rows.doc_id[i], "aria-selected": i === g.active ? "true" : "false",
+        style: `top:${top(i)}px`,
+        "aria-label": i === g.k - 1 && g.k < g.n ? `rank ${rows.rank[i]}, last before the cut-off at K = ${g.k}` : undefined,
+      }, ...cells);
+    }
+
+    function renderMissing() {
+      const miss = g.missing;
+      if (!g.rows || miss.length === 0) {
+        missing.replaceChildren();
+        missing.hidden = true;
+        return;
+      }
+      missing.hidden = false;
+      const limit = g.showAllMissing ? miss.length : 8;
+      const items = miss.slice(0, limit).map((d) => h("li", { text: d }));
+      const more = miss.length > limit ? h("button", {
+        type: "button", class: "rr-link-btn", text: `show all ${miss.length}`,
+        onclick: () => { g.showAllMissing = true; renderMissing(); },
+      }) : null;
+      missing.replaceChildren(
+        h("span", { class: "rr-missing-title", text: `Judged relevant, not retrieved (${miss.length}):` }),
+        h("ul", { class: "rr-missing-list" }, ...items), more);
+    }
+
+    /** Scroll row i into view. @param {number} i */
+    function reveal(i) {
+      const y = top(i);
+      const viewH = scroller.clientHeight || 480;
+      if (y < scroller.scrollTop) scroller.scrollTop = y;
+      else if (y + RANK_ROW > scroller.scrollTop + viewH) scroller.scrollTop = y + RANK_ROW - viewH;
+      renderWindow();
+    }
+
+    /** @param {number} i */
+    function activate(i) {
+      if (!g.rows || i < 0 || i >= g.n) return;
+      g.active = i;
+      reveal(i);
+      openPassage(side, i, g.rows);
+    }
+
+    listen(scroller, "scroll", () => renderWindow(), { passive: true });
+    listen(inner, "click", (ev) => {
+      const r = /** @type {HTMLElement} */ (ev.target).closest("[data-index]");
+      if (r) activate(Number(r.getAttribute("data-index")));
+    });
+    listen(scroller, "keydown", (ev) => {
+      const e = /** @type {KeyboardEvent} */ (ev);
+      const step = { ArrowDown: 1, ArrowUp: -1, j: 1, k: -1 }[e.key];
+      if (step) { activate(Math.max(0, Math.min(g.n - 1, (g.active < 0 ? -1 : g.active) + step))); e.preventDefault(); }
+      else if (e.key === "Home") { activate(0); e.preventDefault(); }
+      else if (e.key === "End") { activate(g.n - 1); e.preventDefault(); }
+    });
+
+    return { wrap, title, update, renderWindow, g, reveal };
+  }
+
+  const gridA = makeGrid("a");
+  const gridB = makeGrid("b");
+
+  // ---- query list -------------------------------------------------------------------------
+  const rowHeight = () => (meta().has_queries ? LIST_ROW : LIST_ROW_SHORT);
+
+  /** @param {number} pos @returns {[Rows, number]|null} */
+  function rowAt(pos) {
+    const w = Math.floor(pos / WINDOW);
+    const win = st.windows.get(w);
+    if (!win) return null;
+    const j = pos - win.start;
+    if (j < 0 || j >= win.qid.length) return null;
+    return [win, j];
+  }
+
+  /** Request the windows covering [first, last] plus one ahead (prefetch). */
+  function ensureRows(first, last) {
+    const n = get("n_visible") | 0;
+    if (n <= 0) return;
+    const version = get("order_version");
+    const wFirst = Math.max(0, Math.floor(first / WINDOW) - (first % WINDOW < WINDOW / 4 ? 1 : 0));
+    const wLast = Math.min(Math.floor((n - 1) / WINDOW),
+      Math.floor(last / WINDOW) + (last % WINDOW > (3 * WINDOW) / 4 ? 1 : 0));
+    for (let w = wFirst; w <= wLast; w++) {
+      if (st.windows.has(w)) continue;
+      const key = `${version}:${w}`;
+      let inflight = false;
+      for (const p of st.pending.values()) if (p.key === key) { inflight = true; break; }
+      if (inflight) continue;
+      request({ type: "rows", start: w * WINDOW, end: Math.min(n, (w + 1) * WINDOW), version }, key);
+    }
+  }
+
+  /** @param {Rows} rows */
+  function storeRows(rows) {
+    if (!rows || !Array.isArray(rows.qid)) return;
+    const start = rows.start | 0;
+    // split what arrived into aligned windows (a reply may be clamped or unaligned)
+    for (let off = 0; off < rows.qid.length;) {
+      const pos = start + off;
+      const w = Math.floor(pos / WINDOW);
+      const end = Math.min(rows.qid.length, (w + 1) * WINDOW - start);
+      if (pos === w * WINDOW || !st.windows.has(w)) {
+        /** @type {any} */
+        const win = { start: pos };
+        for (const [key, col] of Object.entries(rows)) {
+          if (Array.isArray(col)) win[key] = col.slice(off, end);
+        }
+        if (pos === w * WINDOW) st.windows.set(w, win);
+      }
+      off = end;
+    }
+  }
+
+  function syncOrder() {
+    const version = get("order_version");
+    if (version !== st.version) {
+      st.version = version;
+      st.windows.clear();
+      for (const [id, p] of st.pending) if (p.type === "rows") st.pending.delete(id);
+      st.versionChanged = true;
+    }
+    const head = get("head");
+    if (head && Array.isArray(head.qid) && (head.start | 0) === 0) storeRows(head);
+  }
+
+  function renderList() {
+    const n = get("n_visible") | 0;
+    const rh = rowHeight();
+    listbox.classList.toggle("rr-short", rh === LIST_ROW_SHORT);
+    listSpacer.style.height = `${n * rh}px`;
+    const viewTop = listbox.scrollTop;
+    const viewH = listbox.clientHeight || 480;
+    const first = Math.max(0, Math.floor(viewTop / rh) - OVERSCAN);
+    const last = Math.min(n - 1, Math.ceil((viewTop + viewH) / rh) + OVERSCAN);
+    ensureRows(first, last);
+    const m = meta();
+    const kinds = new Map((m.categories || []).map((c) => [String(c.code ?? c.id), c.label]));
+    const hasB = get("run_b") >= 0;
+    const nodes = [];
+    let activeId = "";
+    for (let p = first; p <= last; p++) {
+      const hit = rowAt(p);
+      const selected = p === st.selPos;
+      const id = `${uid}-opt-${p}`;
+      if (selected) activeId = id;
+      const attrs = {
+        id, role: "option", class: `rr-opt${selected ? " rr-selected" : ""}`,
+        "aria-selected": selected ? "true" : "false", "aria-setsize": String(n),
+        "aria-posinset": String(p + 1), "data-pos": String(p), style: `top:${p * rh}px`,
+      };
+      if (!hit) {
+        nodes.push(h("div", { ...attrs, class: `${attrs.class} rr-loading`, "aria-busy": "true" },
+          h("span", { class: "rr-muted", text: st.kernelSilent ? "waiting for the kernel\u2026" : "\u2026" })));
+        continue;
+      }
+      const [win, j] = hit;
+      const qid = win.qid[j];
+      const kind = win.kind ? win.kind[j] : 0;
+      const kindLabel = kind ? kinds.get(String(kind)) || `kind ${kind}` : "";
+      const a = win.a ? win.a[j] : null;
+      const line1 = h("div", { class: "rr-opt-line" },
+        h("span", { class: "rr-qid", text: qid, title: qid }),
+        win.fails && win.fails[j] ? h("span", { class: "rr-tag rr-tag-fail", text: "fails", title: "fails a target" }) : null,
+        kindLabel ? h("span", { class: `rr-tag ${kind === 1 ? "rr-tag-nojudged" : "rr-tag-kind"}`, text: kindLabel, title: kindLabel }) : null,
+        h("span", { class: "rr-val", text: fmt(a), title: hasB ? "run A" : undefined }));
+      if (hasB && win.delta) {
+        const d = win.delta[j];
+        line1.append(h("span", {
+          class: `rr-delta ${typeof d === "number" && d > 0 ? "rr-good" : typeof d === "number" && d < 0 ? "rr-bad" : "rr-muted"}`,
+          text: signed(d), title: `B \u2212 A (B = ${fmt(win.b ? win.b[j] : null)})`,
+        }));
+      }
+      const text = win.text ? win.text[j] : "";
+      nodes.push(h("div", { ...attrs, "data-query-id": qid }, line1,
+        rh === LIST_ROW ? h("div", { class: "rr-opt-text", text: text || "\u00a0", title: text || undefined }) : null));
+      if (selected && qid !== st.selQid && st.wantPos === p) {
+        // the row arrived for a selection made before it was loaded
+        st.wantPos = null;
+        chooseQuery(p, qid, true);
+      }
+    }
+    listSpacer.replaceChildren(...nodes);
+    if (activeId) listbox.setAttribute("aria-activedescendant", activeId);
+    else listbox.removeAttribute("aria-activedescendant");
+    // count and empty state
+    const total = m.n_queries | 0;
+    const filtered = (get("filter_text") || "") !== "" || (get("category") || "") !== "" || !!get("fails_only");
+    listCount.textContent = filtered ? `${count(n)} of ${count(total)} queries` : `${count(total)} queries`;
+    emptyEl.hidden = n > 0;
+    listbox.hidden = n === 0;
+    if (n === 0) {
+      const ft = get("filter_text") || "";
+      const parts = [];
+      if (ft) parts.push(`\u201c${ft}\u201d`);
+      const cat = get("category") || "";
+      if (cat) parts.push(`the category \u201c${(m.categories || []).find((c) => String(c.id) === cat)?.label || cat}\u201d`);
+      if (get("fails_only")) parts.push("\u201cfails a target\u201d");
+      emptyText.textContent = parts.length ? `No query matches ${parts.join(" with ")}.` : "No query to show.";
+    }
+  }
+
+  /** Scroll the list so that position ``pos`` is visible. @param {number} pos */
+  function listReveal(pos) {
+    if (pos < 0) return;
+    const rh = rowHeight();
+    const viewH = listbox.clientHeight || 480;
+    const y = pos * rh;
+    if (y < listbox.scrollTop) listbox.scrollTop = y;
+    else if (y + rh > listbox.scrollTop + viewH) listbox.scrollTop = y + rh - viewH;
+  }
+
+  /**
+   * Select a query locally at once, then save ``selected`` (debounced for key repeats).
+   * @param {number} pos
+   * @param {string} qid
+   * @param {boolean} [now]
+   */
+  function chooseQuery(pos, qid, now) {
+    st.selPos = pos;
+    st.selQid = qid;
+    setLocal("selected", qid);
+    if (now) { saveSelection.cancel(); save(); } else saveSelection();
+  }
+
+  /** Move the selection to position ``pos`` (clamped), loading its row if needed. @param {number} pos */
+  function selectPos(pos, now) {
+    const n = get("n_visible") | 0;
+    if (n <= 0) return;
+    pos = Math.max(0, Math.min(n - 1, pos));
+    const hit = rowAt(pos);
+    if (hit) {
+      st.wantPos = null;
+      chooseQuery(pos, hit[0].qid[hit[1]], now);
+    } else {
+      st.selPos = pos;
+      st.wantPos = pos;
+    }
+    listReveal(pos);
+    renderList();
+    renderRankingHead();
+  }
+
+  listen(listbox, "click", (ev) => {
+    const opt = /** @type {HTMLElement} */ (ev.target).closest("[role=option]");
+    if (!opt) return;
+    listbox.focus({ preventScroll: true });
+    selectPos(Number(opt.getAttribute("data-pos")), true);
+  });
+  listen(listbox, "keydown", (ev) => {
+    const e = /** @type {KeyboardEvent} */ (ev);
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    const page = Math.max(1, Math.floor((listbox.clientHeight || 480) / rowHeight()) - 1);
+    const from = st.selPos;
+    /** @type {number|null} */
+    let to = null;
+    switch (e.key) {
+      case "ArrowDown": case "j": to = from < 0 ? 0 : from + 1; break;
+      case "ArrowUp": case "k": to = from < 0 ? 0 : from - 1; break;
+      case "PageDown": to = Math.max(0, from) + page; break;
+      case "PageUp": to = Math.max(0, from) - page; break;
+      case "Home": to = 0; break;
+      case "End": to = (get("n_visible") | 0) - 1; break;
+      case "Enter": case " ": if (from >= 0) { saveSelection.cancel(); save(); } e.preventDefault(); return;
+      default: return;
+    }
+    e.preventDefault();
+    selectPos(to, false);
+  });
+  listen(listbox, "scroll", () => renderList(), { passive: true });
+
+  // ---- filter, category, sort, fails-only ------------------------------------------------
+  const sendFilter = () => {
+    st.filterSentAt = performance.now();
+    setLocal("filter_text", filterInput.value);
+    save();
+  };
+  const filterLater = debounce(sendFilter, FILTER_WAIT);
+  listen(filterInput, "input", () => {
+    // the first keystroke after a pause goes at once; a burst of typing waits FILTER_WAIT ms
+    if (performance.now() - st.filterSentAt > FILTER_WAIT && !filterLater.pending()) sendFilter();
+    else filterLater();
+    listCount.textContent = "filtering\u2026";
+  });
+  listen(filterInput, "keydown", (ev) => {
+    const e = /** @type {KeyboardEvent} */ (ev);
+    if (e.key === "Enter") { filterLater.cancel(); sendFilter(); }
+    else if (e.key === "ArrowDown") { e.preventDefault(); listbox.focus(); selectPos(Math.max(0, st.selPos), true); }
+  });
+  listen(categorySel, "change", () => { setLocal("category", categorySel.value); save(); });
+  listen(sortSel, "change", () => { setLocal("sort", sortSel.value); save(); });
+  listen(failsBox, "change", () => { setLocal("fails_only", failsBox.checked); save(); });
+
+  function clearFilters() {
+    filterLater.cancel();
+    filterInput.value = "";
+    setLocal("filter_text", "");
+    setLocal("category", "");
+    setLocal("fails_only", false);
+    save();
+    filterInput.focus();
+  }
+
+  // ---- measure, K, runs --------------------------------------------------------------------
+  listen(measureSel, "change", () => { setLocal("measure", measureSel.value); save(); });
+  /** @param {number} v */
+  function clampK(v) {
+    const kmax = Math.max(1, meta().k_max | 0 || 1);
+    return Math.max(1, Math.min(kmax, Math.round(v) || 1));
+  }
+  listen(kSlider, "input", () => {
+    const k = clampK(Number(kSlider.value));
+    kInput.value = String(k);
+    setLocal("k", k);
+    saveK();
+  });
+  const kFromInput = () => {
+    if (kInput.value === "") return;
+    const k = clampK(Number(kInput.value));
+    kInput.value = String(k);
+    kSlider.value = String(k);
+    if (k !== get("k")) { setLocal("k", k); saveK.cancel(); save(); }
+  };
+  listen(kInput, "change", kFromInput);
+  listen(kInput, "keydown", (ev) => { if (/** @type {KeyboardEvent} */ (ev).key === "Enter") kFromInput(); });
+
+  /**
+   * @param {number} a
+   * @param {number} b
+   */
+  function setRuns(a, b) {
+    if (b >= 0 && a === b) {
+      st.localError = "run A and run B must differ";
+      runASel.value = String(get("run_a"));
+      runBSel.value = String(get("run_b"));
+      renderError();
+      return;
+    }
+    st.localError = "";
+    if (a !== get("run_a")) setLocal("run_a", a);
+    if (b !== get("run_b")) setLocal("run_b", b);
+    save();
+  }
+  listen(runASel, "change", () => setRuns(Number(runASel.value), get("run_b")));
+  listen(runBSel, "change", () => setRuns(get("run_a"), Number(runBSel.value)));
+  listen(swapBtn, "click", () => {
+    const a = get("run_a"); const b = get("run_b");
+    if (b < 0) return;
+    setRuns(b, a);
+  });
+
+  // ---- report ---------------------------------------------------------------------------
+  listen(reportBtn, "click", () => {
+    st.reportBusy = true;
+    st.localError = "";
+    renderReport();
+    request({ type: "report" });
+  });
+
+  // ---- keyboard isolation -------------------------------------------------------------------
+  listen(root, "keydown", (ev) => {
+    // keep JupyterLab's command-mode shortcuts (a, b, dd, arrows, j, k) out of the widget
+    if (/** @type {KeyboardEvent} */ (ev).key !== "Escape") ev.stopPropagation();
+  });
+
+  // ---- passage side panel -------------------------------------------------------------------
+  /**
+   * @param {string} side
+   * @param {number} i
+   * @param {RankRows} rows
+   */
+  function openPassage(side, i, rows) {
+    const ranking = get("ranking") || {};
+    const docId = rows.doc_id[i];
+    st.passage = { side, index: i, doc_id: docId, text: null, qid: ranking.qid };
+    if (meta().has_docs) request({ type: "passage", qid: ranking.qid, doc_id: docId });
+    (side === "a" ? gridB : gridA).g.active = -1;
+    renderPassage();
+    gridA.renderWindow(); gridB.renderWindow();
+  }
+
+  function renderPassage() {
+    const p = st.passage;
+    const ranking = get("ranking") || {};
+    if (!p || p.qid !== ranking.qid) {
+      passageEl.hidden = true;
+      passageEl.replaceChildren();
+      return;
+    }
+    /** @type {RankRows|undefined} */
+    const rows = p.side === "b" ? ranking.b?.rows : ranking.rows;
+    const i = p.index;
+    const grade = rows ? rows.grade[i] : null;
+    const rel = rows ? rows.relevant[i] : false;
+    const runs = meta().runs || [];
+    const runName = runs[p.side === "b" ? get("run_b") : get("run_a")] || "";
+    let body;
+    if (p.text !== null) body = h("div", { class: "rr-passage-text", text: p.text || "(empty passage)" });
+    else if (!meta().has_docs) body = h("div", { class: "rr-passage-text rr-muted", text: "No passage texts were given (pass docs= to the explorer)." });
+    else body = h("div", { class: "rr-passage-text" }, rows && rows.text[i] ? rows.text[i] : "",
+      h("span", { class: "rr-muted", text: " \u2026 loading the full text" }));
+    passageEl.hidden = false;
+    passageEl.replaceChildren(
+      h("div", { class: "rr-passage-head" },
+        h("span", { class: "rr-passage-title" },
+          h("span", { class: "rr-doc-id", text: p.doc_id })),
+        h("button", { type: "button", class: "rr-btn rr-btn-small", "aria-label": "close passage", text: "\u00d7",
+          onclick: () => { st.passage = null; gridA.g.active = -1; gridB.g.active = -1; renderPassage(); gridA.renderWindow(); gridB.renderWindow(); } })),
+      h("div", { class: "rr-passage-meta rr-muted", text:
+        `rank ${rows ? rows.rank[i] : "?"} in ${runName} \u00b7 ${grade === null || grade === undefined ? "unjudged" : rel ? `relevant (grade ${grade})` : `not relevant (grade ${grade})`}` }),
+      body);
+  }
+
+  // ---- rendering of the traits ----------------------------------------------------------
+  function renderToolbar() {
+    const m = meta();
+    const k = get("k") | 0;
+    const fams = m.families || [];
+    const sig = fams.map((f) => f.id).join("\u0000");
+    if (measureSel.dataset.sig !== sig) {
+      measureSel.replaceChildren(...fams.map((f) => h("option", { value: f.id })));
+      measureSel.dataset.sig = sig;
+    }
+    fams.forEach((f, i) => {
+      const opt = /** @type {HTMLOptionElement} */ (measureSel.options[i]);
+      opt.textContent = f.cutoff === false ? f.label : `${f.label}@${k}`;
+      opt.title = f.title || f.label;
+    });
+    measureSel.value = get("measure");
+    const cur = fams.find((f) => f.id === get("measure"));
+    measureSel.title = cur ? cur.title || cur.label : "";
+    const kmax = Math.max(1, m.k_max | 0);
+    kSlider.max = String(kmax); kInput.max = String(kmax);
+    kSlider.value = String(k);
+    if (!kInput.matches(":focus")) kInput.value = String(k);
+    kMax.textContent = `of ${kmax}`;
+    // runs
+    const runs = m.runs || [];
+    const rsig = runs.join("\u0000");
+    if (runASel.dataset.sig !== rsig) {
+      runASel.replaceChildren(...runs.map((r, i) => h("option", { value: String(i), text: r })));
+      runBSel.replaceChildren(h("option", { value: "-1", text: "none" }),
+        ...runs.map((r, i) => h("option", { value: String(i), text: r })));
+      runASel.dataset.sig = rsig;
+    }
+    runASel.value = String(get("run_a"));
+    runBSel.value = String(get("run_b"));
+    runASel.title = runs[get("run_a")] || "";
+    runBSel.title = runs[get("run_b")] || "";
+    runsGroup.hidden = runs.length < 2;
+    swapBtn.disabled = get("run_b") < 0;
+    root.style.setProperty("--rrx-run-a", `var(--rr-run-${Math.max(0, get("run_a")) % 7})`);
+    root.style.setProperty("--rrx-run-b", `var(--rr-run-${Math.max(0, get("run_b")) % 7})`);
+    // list controls
+    const cats = m.categories || [];
+    const csig = cats.map((c) => `${c.id}\u0001${c.label}`).join("\u0000");
+    if (categorySel.dataset.sig !== csig) {
+      categorySel.replaceChildren(h("option", { value: "", text: "all queries" }),
+        ...cats.map((c) => h("option", { value: String(c.id), text: c.label, title: c.label })));
+      categorySel.dataset.sig = csig;
+    }
+    categorySel.value = get("category") || "";
+    const hasB = get("run_b") >= 0;
+    const sorts = (m.sorts || []).filter((o) => hasB || !String(o.id).startsWith("delta"));
+    const ssig = sorts.map((o) => o.id).join("\u0000");
+    if (sortSel.dataset.sig !== ssig) {
+      sortSel.replaceChildren(...sorts.map((o) => h("option", { value: o.id, text: o.label })));
+      sortSel.dataset.sig = ssig;
+    }
+    sortSel.value = get("sort");
+    failsBox.checked = !!get("fails_only");
+    if (!filterInput.matches(":focus") && !filterLater.pending()) filterInput.value = get("filter_text") || "";
+  }
+
+  function renderSummary() {
+    const sm = get("summary") || {};
+    const nodes = [];
+    if (sm.label) {
+      nodes.push(h("span", { class: "rr-sum-label", text: `${sm.label} mean`, title: sm.title || undefined }));
+      (sm.runs || []).forEach((/** @type {any} */ r, /** @type {number} */ i) => {
+        const ci = typeof r.lo === "number" ? ` [${fmt(r.lo)}, ${fmt(r.hi)}]` : sm.pending ? " [interval\u2026]" : "";
+        nodes.push(h("span", { class: `rr-sum-run rr-sum-run-${i === 0 ? "a" : "b"}` },
+          h("span", { class: "rr-swatch", "aria-hidden": "true" }),
+          h("span", { class: "rr-run-name", text: r.name }),
+          h("span", { class: "rr-num", text: ` ${fmt(r.mean)}` }),
+          ci ? h("span", { class: "rr-muted rr-num", text: ci, title: sm.level ? `${Math.round(sm.level * 100)}% bootstrap interval` : "bootstrap interval" }) : null));
+      });
+      // targets: one chip per target, the value of each run in it
+      /** @type {Map<string, any[]>} */
+      const byLabel = new Map();
+      for (const t of sm.targets || []) {
+        if (!byLabel.has(t.label)) byLabel.set(t.label, []);
+        byLabel.get(t.label)?.push(t);
+      }
+      if (byLabel.size) nodes.push(h("span", { class: "rr-sum-label rr-sum-targets", text: "Targets" }));
+      for (const [label, ts] of byLabel) nodes.push(targetChip(label, ts, (sm.runs || []).length > 1));
+    }
+    summaryEl.replaceChildren(...nodes);
+    const c = get("compare") || {};
+    if (c && c.label !== undefined && get("run_b") >= 0) {
+      const sig = c.significant;
+      compareEl.hidden = false;
+      const stats = c.pending ? " \u00b7 paired tests running\u2026" :
+        ` \u00b7 t-test p = ${pval(c.p_t)} \u00b7 randomisation p = ${pval(c.p_rand)}`;
+      compareEl.replaceChildren(
+        h("span", { class: "rr-sum-label", text: "Paired test" }),
+        h("span", { text: `${c.label}, B ${MINUS} A = ` }),
+        h("span", { class: `rr-num ${c.delta > 0 ? "rr-good" : c.delta < 0 ? "rr-bad" : ""}`, text: signed(c.delta) }),
+        typeof c.lo === "number" ? h("span", { class: "rr-muted rr-num", text: ` [${signed(c.lo)}, ${signed(c.hi)}]`, title: "bootstrap interval of the difference" }) : null,
+        h("span", { text: `${stats} \u00b7 ${count(c.n)} queries: B better on ${count(c.wins)}, worse on ${count(c.losses)}, tied on ${count(c.ties)} \u00b7 ` }),
+        c.pending ? null : h("strong", { class: sig ? "" : "rr-muted", text: sig ? "significant" : "not significant" }));
+    } else {
+      compareEl.hidden = true;
+      compareEl.replaceChildren();
+    }
+  }
+
+  /**
+   * One target with the value of each run (A, then B).
+   * @param {string} label
+   * @param {any[]} ts
+   * @param {boolean} named
+   */
+  function targetChip(label, ts, named) {
+    const all = ts.every((t) => t.pass === true);
+    const none = ts.every((t) => t.pass === false);
+    const chip = h("span", { class: `rr-chip ${all ? "rr-pass" : none ? "rr-fail" : ""}`, title: ts[0].title || undefined },
+      h("span", { class: "rr-chip-label", text: `${label}:` }));
+    ts.forEach((t) => {
+      chip.append(h("span", { class: `rr-chip-val ${t.pass === true ? "rr-good" : t.pass === false ? "rr-bad" : ""}`,
+        title: named && t.run ? t.run : undefined },
+      h("span", { class: "rr-num", text: ` ${fmt(t.value)}` }),
+      h("span", { text: t.pass === true ? " \u2713" : t.pass === false ? " \u2717" : "" })));
+    });
+    chip.setAttribute("aria-label", `${label}: ${ts.map((t) => `${named && t.run ? `${t.run} ` : ""}${fmt(t.value)} ${t.pass === true ? "passes" : t.pass === false ? "fails" : "not checked"}`).join(", ")}`);
+    return chip;
+  }
+
+  function renderRankingHead() {
+    const R = get("ranking") || {};
+    const qid = st.selQid || R.qid || "";
+    const stale = !!qid && R.qid !== qid;
+    rankCol.classList.toggle("rr-stale", stale);
+    rankCol.setAttribute("aria-busy", stale ? "true" : "false");
+    if (!qid) {
+      rankHead.replaceChildren(h("div", { class: "rr-muted", text: "Select a query in the list." }));
+      return;
+    }
+    let text = "";
+    if (!stale) text = R.query_text || "";
+    else {
+      const hit = st.selPos >= 0 ? rowAt(st.selPos) : null;
+      if (hit) text = hit[0].text ? hit[0].text[hit[1]] : "";
+    }
+    const facts = [];
+    if (!stale) {
+      facts.push(`${count(R.n_ret)} retrieved`, `${count(R.n_rel)} judged relevant`);
+      const panel = get("panel") || {};
+      if (panel.kind) facts.push(panel.kind);
+      if (typeof panel.judged_at_k === "number") facts.push(`${panel.judged_label || `Judged@${get("k")}`} ${fmt(panel.judged_at_k)}`);
+    } else facts.push("loading\u2026");
+    rankHead.replaceChildren(
+      h("div", { class: "rr-q-title" },
+        h("span", { class: "rr-q-id", "data-role": "ranking-qid", text: qid }),
+        text ? h("span", { class: "rr-q-text", text, title: text }) : null),
+      h("div", { class: "rr-q-facts rr-muted", text: facts.join(" \u00b7 ") }));
+  }
+
+  function renderRanking() {
+    renderRankingHead();
+    const R = get("ranking") || {};
+    const k = Math.max(1, get("k") | 0);
+    const runs = meta().runs || [];
+    const hasB = get("run_b") >= 0 && R.b && R.b.rows;
+    gridsEl.classList.toggle("rr-two", !!hasB);
+    const parts = [gridA.wrap];
+    gridA.title.replaceChildren(
+      h("span", { class: "rr-swatch rr-swatch-a", "aria-hidden": "true" }),
+      h("span", { class: "rr-run-name", text: hasB ? `A: ${runs[get("run_a")] || ""}` : runs[get("run_a")] || "" }));
+    gridA.update(R.rows || null, k, R.missing_relevant || [], false);
+    if (hasB) {
+      gridB.title.replaceChildren(
+        h("span", { class: "rr-swatch rr-swatch-b", "aria-hidden": "true" }),
+        h("span", { class: "rr-run-name", text: `B: ${runs[get("run_b")] || ""}` }),
+        h("span", { class: "rr-muted rr-legend-moves" },
+          h("span", { class: "rr-good", text: " \u25b2 helps" }), " / ", h("span", { class: "rr-bad", text: "\u25bc hurts" })));
+      gridB.update(R.b.rows, k, R.b.missing_relevant || [], true, R.b.move || null);
+      parts.push(gridB.wrap);
+    }
+    if (gridsEl.childElementCount !== parts.length || gridsEl.firstChild !== gridA.wrap) gridsEl.replaceChildren(...parts);
+    // the cut line is in view after a new query or a new K
+    renderPassage();
+  }
+
+  function renderPanel() {
+    const P = get("panel") || {};
+    const R = get("ranking") || {};
+    if (!R.qid) { panelEl.replaceChildren(); return; }
+    const hasB = get("run_b") >= 0;
+    const nodes = [];
+    // targets
+    const targets = P.targets || [];
+    nodes.push(h("h3", { class: "rr-h", text: "Targets (this query)" }));
+    if (targets.length) {
+      nodes.push(h("ul", { class: "rr-targets" }, ...targets.map((t) => h("li", {
+        class: t.pass === true ? "rr-pass" : t.pass === false ? "rr-fail" : "",
+      }, h("span", { class: "rr-t-label", text: t.label }), h("span", { class: "rr-num", text: fmt(t.value) }),
+        h("strong", { class: "rr-t-mark", text: t.pass === true ? "\u2713 pass" : t.pass === false ? "\u2717 fails" : "n/a" })))));
+    } else nodes.push(h("p", { class: "rr-muted", text: "No targets configured." }));
+    // measures at K
+    const measures = P.measures || [];
+    nodes.push(h("h3", { class: "rr-h", text: `Measures at K = ${get("k")}` }));
+    const headRow = h("tr", {}, h("th", { scope: "col", text: "measure" }), h("th", { scope: "col", class: "rr-num", text: hasB ? "A" : "value" }));
+    if (hasB) headRow.append(h("th", { scope: "col", class: "rr-num", text: "B" }), h("th", { scope: "col", class: "rr-num", text: `B ${MINUS} A` }));
+    const trs = measures.map((mr) => {
+      const tr = h("tr", {}, h("th", { scope: "row", text: mr.label, title: mr.title || undefined }),
+        h("td", { class: "rr-num", text: fmt(mr.a) }));
+      if (hasB) {
+        const d = typeof mr.a === "number" && typeof mr.b === "number" ? mr.b - mr.a : null;
+        tr.append(h("td", { class: "rr-num", text: fmt(mr.b) }),
+          h("td", { class: `rr-num ${d !== null && d > 1e-12 ? "rr-good" : d !== null && d < -1e-12 ? "rr-bad" : ""}`, text: signed(d) }));
+      }
+      return tr;
+    });
+    nodes.push(h("table", { class: "rr-measures" }, h("thead", {}, headRow), h("tbody", {}, ...trs)));
+    // curve
+    if (P.curve && Array.isArray(P.curve.ks) && P.curve.ks.length) nodes.push(...curve(P.curve, hasB));
+    panelEl.replaceChildren(...nodes);
+  }
+
+  /**
+   * The query's curve against the mean, as inline SVG with axis ticks.
+   * @param {Curve} c
+   * @param {boolean} hasB
+   * @returns {Node[]}
+   */
+  function curve(c, hasB) {
+    const W = 320; const H = 176;
+    const L = 34; const R = 10; const T = 10; const B = 28;
+    const ks = c.ks;
+    const kmax = ks[ks.length - 1] || 1;
+    const log = kmax > 60;
+    const fx = (/** @type {number} */ k) => {
+      const f = log ? Math.log(k) / Math.log(kmax) : kmax === 1 ? 0 : (k - 1) / (kmax - 1);
+      return L + f * (W - L - R);
+    };
+    const fy = (/** @type {number} */ v) => T + (1 - Math.max(0, Math.min(1, v))) * (H - T - B);
+    const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, class: "rr-curve", role: "img",
+      "aria-label": `${c.family}@K of this query (solid) and the mean over all queries (dashed), K = 1 to ${kmax}` });
+    // grid and y ticks
+    for (const v of [0, 0.25, 0.5, 0.75, 1]) {
+      svg.append(s("line", { x1: L, x2: W - R, y1: fy(v), y2: fy(v), class: "rr-gridline" }));
+      const t = s("text", { x: L - 4, y: fy(v) + 3.5, "text-anchor": "end", class: "rr-tick" });
+      t.textContent = v === 0 || v === 1 ? String(v) : v.toFixed(2);
+      svg.append(t);
+    }
+    // x ticks
+    /** @type {number[]} */
+    let xt = [];
+    if (log) { for (let p = 1; p <= kmax; p *= 10) xt.push(p); if (xt[xt.length - 1] !== kmax) xt.push(kmax); }
+    else {
+      const step = [1, 2, 5, 10, 20, 25, 50].find((st) => kmax / st <= 6) || Math.ceil(kmax / 5);
+      xt = [1];
+      for (let v = step; v < kmax; v += step) if (v > 1) xt.push(v);
+      if (xt[xt.length - 1] !== kmax) xt.push(kmax);
+    }
+    xt = xt.filter((v, i) => i === 0 || fx(v) - fx(xt[i - 1]) > 16 || v === kmax);
+    svg.append(s("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, class: "rr-axis" }));
+    svg.append(s("line", { x1: L, x2: L, y1: T, y2: H - B, class: "rr-axis" }));
+    for (const v of xt) {
+      svg.append(s("line", { x1: fx(v), x2: fx(v), y1: H - B, y2: H - B + 4, class: "rr-axis" }));
+      const t = s("text", { x: fx(v), y: H - B + 14, "text-anchor": "middle", class: "rr-tick" });
+      t.textContent = String(v);
+      svg.append(t);
+    }
+    const xl = s("text", { x: (L + W - R) / 2, y: H - 2, "text-anchor": "middle", class: "rr-tick rr-axis-label" });
+    xl.textContent = log ? "K (log scale)" : "K";
+    svg.append(xl);
+    // cut-off K
+    const k = Math.max(1, Math.min(kmax, get("k") | 0));
+    svg.append(s("line", { x1: fx(k), x2: fx(k), y1: T, y2: H - B, class: "rr-curve-k" }));
+    /**
+     * @param {(number|null)[]|undefined} ys
+     * @param {string} cls
+     */
+    const path = (ys, cls) => {
+      if (!ys) return;
+      let d = "";
+      let pen = false;
+      for (let i = 0; i < ks.length; i++) {
+        const v = ys[i];
+        if (typeof v !== "number" || !Number.isFinite(v)) { pen = false; continue; }
+        d += `${pen ? "L" : "M"}${fx(ks[i]).toFixed(1)} ${fy(v).toFixed(1)}`;
+        pen = true;
+      }
+      if (d) svg.append(s("path", { d, class: cls, fill: "none" }));
+    };
+    path(c.mean_a, "rr-line rr-line-a rr-line-mean");
+    if (hasB) path(c.mean_b, "rr-line rr-line-b rr-line-mean");
+    path(c.query_a, "rr-line rr-line-a");
+    if (hasB) path(c.query_b, "rr-line rr-line-b");
+    const runs = meta().runs || [];
+    const legend = h("div", { class: "rr-legend" },
+      h("span", { class: "rr-leg rr-leg-a" }, h("span", { class: "rr-leg-line", "aria-hidden": "true" }), `${hasB ? "A " : ""}this query`),
+      h("span", { class: "rr-leg rr-leg-a" }, h("span", { class: "rr-leg-line rr-leg-dash", "aria-hidden": "true" }), "mean"),
+      hasB ? h("span", { class: "rr-leg rr-leg-b" }, h("span", { class: "rr-leg-line", "aria-hidden": "true" }), "B this query") : null,
+      hasB ? h("span", { class: "rr-leg rr-leg-b" }, h("span", { class: "rr-leg-line rr-leg-dash", "aria-hidden": "true" }), "B mean") : null,
+      h("span", { class: "rr-leg rr-leg-k" }, h("span", { class: "rr-leg-line", "aria-hidden": "true" }), `K = ${k}`));
+    const fam = (meta().families || []).find((f) => f.id === c.family);
+    return [h("h3", { class: "rr-h", text: `${fam ? fam.label : c.family}@K: this query vs the mean`,
+      title: fam && fam.title ? fam.title : undefined }), svg, legend,
+      runs.length ? null : null];
+  }
+
+  function errorMessage() { return st.localError || get("error") || ""; }
+
+  function renderError() {
+    const msg = errorMessage();
+    const show = msg !== "" && msg !== st.dismissed;
+    errorEl.hidden = !show;
+    errorText.textContent = show ? msg : "";
+  }
+
+  function renderReport() {
+    const r = get("report") || {};
+    const busy = st.reportBusy || r.state === "busy";
+    reportBtn.disabled = busy;
+    reportBtn.setAttribute("aria-busy", busy ? "true" : "false");
+    reportBtn.textContent = busy ? "Writing report\u2026" : "Write HTML report";
+    const url = safeUrl(r.url);
+    if (!busy && r.state === "done" && (url || r.path)) {
+      reportLink.hidden = false;
+      if (url) reportLink.setAttribute("href", url); else reportLink.removeAttribute("href");
+      reportLink.textContent = `Open report: ${r.path || url}`;
+      reportLink.title = r.path || url || "";
+    } else if (busy) {
+      reportLink.hidden = true;
+    } else if (r.state !== "done") reportLink.hidden = true;
+  }
+
+  // ---- model events ---------------------------------------------------------------------
+  let queued = false;
+  const dirty = new Set();
+  function flush() {
+    queued = false;
+    const parts = new Set(dirty);
+    dirty.clear();
+    if (parts.has("order")) syncOrder();
+    if (st.selFromModel || st.versionChanged) {
+      const q = get("selected") || "";
+      const pos = get("selected_pos");
+      if (st.selFromModel || !saveSelection.pending()) {
+        st.selQid = q;
+        st.selPos = typeof pos === "number" ? pos : -1;
+        st.wantPos = null;
+        if (st.selFromModel || parts.has("order")) listReveal(st.selPos);
+      }
+      st.selFromModel = false;
+      st.versionChanged = false;
+    }
+    if (parts.has("toolbar")) renderToolbar();
+    if (parts.has("order") || parts.has("toolbar")) renderList();
+    if (parts.has("summary")) renderSummary();
+    if (parts.has("ranking") || parts.has("k")) renderRanking();
+    if (parts.has("panel") || parts.has("k")) { renderPanel(); renderRankingHead(); }
+    if (parts.has("error")) renderError();
+    if (parts.has("report")) renderReport();
+  }
+  /** @param {...string} parts */
+  function schedule(...parts) {
+    for (const p of parts) dirty.add(p);
+    if (!queued) { queued = true; queueMicrotask(flush); }
+  }
+
+  const traitParts = {
+    meta: ["toolbar", "order", "summary", "ranking", "panel"],
+    measure: ["toolbar"], k: ["toolbar", "k"],
+    run_a: ["toolbar", "ranking", "panel", "summary"], run_b: ["toolbar", "ranking", "panel", "summary", "order"],
+    sort: ["toolbar"], filter_text: ["toolbar", "order"], category: ["toolbar", "order"],
+    fails_only: ["toolbar", "order"],
+    order_version: ["order"], n_visible: ["order"], head: ["order"], selected_pos: ["order"],
+    summary: ["summary"], compare: ["summary"], ranking: ["ranking"], panel: ["panel"],
+    error: ["error"], report: ["report"],
+  };
+  for (const [name, parts] of Object.entries(traitParts)) {
+    onModel(`change:${name}`, () => {
+      if (name === "error") st.dismissed = "";
+      if (name === "report" && !st.local) st.reportBusy = false;
+      if (name === "run_a" || name === "run_b" || name === "measure") st.localError = "";
+      schedule(...parts);
+    });
+  }
+  onModel("change:selected", () => {
+    if (!st.local) { st.selFromModel = true; schedule("order", "ranking"); }
+  });
+  onModel("msg:custom", (/** @type {any} */ msg) => {
+    if (!msg || typeof msg !== "object" || typeof msg.id !== "string") return;
+    const req = st.pending.get(msg.id);
+    if (!req) return; // another view's request, or one already dropped
+    st.pending.delete(msg.id);
+    if (msg.type === "rows") {
+      st.kernelSilent = false;
+      if (msg.order_version !== get("order_version") || msg.order_version !== st.version) return; // stale
+      storeRows(msg.rows ? { ...msg.rows, start: msg.start } : msg.rows);
+      renderList();
+      if (st.wantPos !== null) renderRankingHead();
+    } else if (msg.type === "passage") {
+      if (st.passage && st.passage.doc_id === msg.doc_id) {
+        st.passage.text = typeof msg.text === "string" ? msg.text : "";
+        renderPassage();
+      }
+    } else if (msg.type === "error") {
+      if (req.type === "report") st.reportBusy = false;
+      st.localError = String(msg.message || "request failed");
+      renderError();
+      renderReport();
+    } else if (msg.type === "report") {
+      st.reportBusy = false;
+      renderReport();
+    }
+  });
+
+  // ---- size: stacked layout when narrow, re-render the visible rows ---------------------
+  const ro = new ResizeObserver(() => {
+    const w = root.clientWidth;
+    if (w === 0) return;
+    const narrow = w <= NARROW;
+    if (narrow !== st.narrow) { st.narrow = narrow; root.classList.toggle("rr-narrow", narrow); }
+    renderList();
+    gridA.renderWindow();
+    gridB.renderWindow();
+  });
+  ro.observe(root);
+  ro.observe(listbox);
+  cleanups.push(() => ro.disconnect());
+
+  // a window request that is never answered: say so instead of showing dots forever
+  const watchdog = setInterval(() => {
+    const now = performance.now();
+    let silent = false;
+    for (const p of st.pending.values()) if (p.type === "rows" && now - p.t > STALE_REQUEST) silent = true;
+    if (silent !== st.kernelSilent) { st.kernelSilent = silent; renderList(); }
+  }, 1000);
+  cleanups.push(() => clearInterval(watchdog));
+  cleanups.push(() => { saveSelection.cancel(); saveK.cancel(); filterLater.cancel(); });
+
+  // ---- first render ---------------------------------------------------------------------
+  st.root = root;
+  st.narrow = (el.clientWidth || 1000) <= NARROW;
+  root.classList.toggle("rr-narrow", st.narrow);
+  syncOrder();
+  st.selQid = get("selected") || "";
+  st.selPos = typeof get("selected_pos") === "number" ? get("selected_pos") : -1;
+  st.versionChanged = false;
+  renderToolbar();
+  renderSummary();
+  renderList();
+  listReveal(st.selPos);
+  renderList();
+  renderRanking();
+  renderPanel();
+  renderError();
+  renderReport();
+
+  return () => {
+    for (const fn of cleanups.splice(0)) { try { fn(); } catch (_) { /* already gone */ } }
+    root.remove();
+  };
+}
+
+export default { render };
