@@ -120,7 +120,7 @@ def measure_label(measure: str | Measure, k: int | None = None) -> str:
 _FULL_NAMES = {
     "P": "precision",
     "R": "recall",
-    "F1": "F1 (harmonic mean of precision and recall)",
+    "F1": "harmonic mean of precision and recall",
     "HitRate": "hit rate (a relevant document retrieved)",
     "Hits": "relevant documents retrieved",
     "RR": "reciprocal rank of the first relevant document",

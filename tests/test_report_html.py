@@ -283,6 +283,23 @@ def test_worst_queries_details_cut_line_and_missing() -> None:
     assert "relevant only beyond K" in q03.text()
     # a relevant row is marked by a word, not only by colour
     assert "relevant" in q03.find("tr", cls="rel")[0].text()
+    # queries without a judged relevant document are a category of their own, not worst
+    assert not any(q.query_id in ("q40", "q41") for q in queries)
+    notes = sec.find("p", cls="no-judged")
+    assert len(notes) == 2
+    assert all("2 queries without a judged relevant document" in n.text() for n in notes)
+    kinds = " ".join(t.text() for t in sec.find("table", cls="failures"))
+    assert "no judged relevant document" not in kinds and "relevant only beyond K" in kinds
+
+
+def test_curve_titles_name_the_measure_once() -> None:
+    rep = example_report()
+    titles = [c.title for c in rep.curves]
+    assert "nDCG@K (normalised discounted cumulative gain)" in titles
+    assert "P@K (precision)" in titles
+    for t in titles:
+        label = t.split("@K", 1)[0]
+        assert t.count(label) == 1, t  # no 'nDCG (nDCG)@K'
 
 
 def test_comparison_health_conventions() -> None:

@@ -22,7 +22,7 @@ KEYS = ["schema", "title", "generated_at", "ragreport_version", "command", "inpu
         "targets", "all_targets_passed", "drops", "all_passed", "counts", "conventions", "stats",
         "curves",
         "curve_bands", "pr_curve", "comparisons", "significance", "worst_queries_by",
-        "failure_kinds", "worst_queries", "ties"]
+        "failure_kinds", "no_judged_relevant", "worst_queries", "ties"]
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +136,14 @@ def test_curves_counts_worst(doc: dict, example: Report,  # type: ignore[type-ar
         "unjudged_top_k": 0}
     assert [d["rank"] for d in first["ranking"]] == [1, 2, 3, 4, 5]
     assert len(doc["worst_queries"]["tfidf"]) == 20
-    assert doc["failure_kinds"]["bm25"]["no judged relevant document"] == 2
+    # queries without a judged relevant document: counted apart, never among the worst
+    assert doc["no_judged_relevant"] == {"bm25": 2, "tfidf": 2}
+    assert "no judged relevant document" not in doc["failure_kinds"]["bm25"]
+    assert doc["failure_kinds"]["bm25"]["relevant only beyond K"] == 3
+    listed = {q["query_id"] for w in doc["worst_queries"].values() for q in w}
+    assert not listed & {"q40", "q41"}
+    assert all(q["failure"] != "no judged relevant document"
+               for w in doc["worst_queries"].values() for q in w)
     assert doc["comparisons"][0] == {"run": "tfidf", "baseline": "bm25", "measure": "P@3",
                                      "wins": 8, "losses": 11, "ties": 22}
     sig = {s["measure"]: s for s in doc["significance"]}

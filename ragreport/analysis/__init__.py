@@ -15,7 +15,14 @@ import-linter contract in ``pyproject.toml`` says so).
 
 from __future__ import annotations
 
-from .compare import PairedComparison, baseline_tests, common_queries, paired, paired_columns
+from .compare import (
+    PairedComparison,
+    baseline_tests,
+    common_queries,
+    outcomes,
+    paired,
+    paired_columns,
+)
 from .curves import curve_families, mean_band, mean_curve
 from .failures import (
     FAILURE_KINDS,
@@ -25,6 +32,8 @@ from .failures import (
     failure_counts,
     failure_kinds,
     first_relevant_rank,
+    judged_at,
+    unjudged_in_top,
     worst_order,
     worst_queries,
 )
@@ -42,14 +51,17 @@ __all__ = [
     "failure_counts",
     "failure_kinds",
     "first_relevant_rank",
+    "judged_at",
     "mean_band",
     "mean_curve",
+    "outcomes",
     "paired",
     "paired_columns",
     "passes_array",
     "run_checks",
     "target_passes",
     "target_values",
+    "unjudged_in_top",
     "worst_order",
     "worst_queries",
 ]

@@ -20,6 +20,7 @@ __all__ = [
     "PairedComparison",
     "baseline_tests",
     "common_queries",
+    "outcomes",
     "paired",
     "paired_columns",
 ]
@@ -80,6 +81,20 @@ def common_queries(a: EvaluationResult, b: EvaluationResult) -> tuple[IntArray, 
     return ia, ib
 
 
+def outcomes(a_values: npt.ArrayLike, b_values: npt.ArrayLike
+             ) -> tuple[IntArray, IntArray, IntArray]:
+    """Per column of two (queries,) or (queries, columns) arrays: how many queries B wins
+    (above A), loses and ties (equal once the difference is rounded to 12 decimals).
+
+    >>> [x.tolist() for x in outcomes([0.1, 0.5, 0.3], [0.2, 0.5, 0.1 + 0.2])]
+    [1, 0, 2]
+    """
+    diff = np.round(np.asarray(b_values, dtype=np.float64)
+                    - np.asarray(a_values, dtype=np.float64), TIE_DECIMALS)
+    return ((diff > 0).sum(axis=0).astype(np.int64), (diff < 0).sum(axis=0).astype(np.int64),
+            (diff == 0).sum(axis=0).astype(np.int64))
+
+
 def _t_pvalues(a: FloatArray, b: FloatArray) -> list[float]:
     from ..stats import paired_t_test
 
@@ -117,11 +132,9 @@ def paired_columns(a_values: npt.ArrayLike, b_values: npt.ArrayLike, *, resample
         lo, hi = ci.lower.tolist(), ci.upper.tolist()
     else:
         lo = hi = [math.nan] * cols
-    diff = np.round(d, TIE_DECIMALS)
-    wins, losses, ties = ((diff > 0).sum(axis=0), (diff < 0).sum(axis=0),
-                          (diff == 0).sum(axis=0))
-    mean_a, mean_b = a.mean(axis=0), b.mean(axis=0)
-    return [PairedComparison(float(mean_a[j]), float(mean_b[j]), float(d[:, j].mean()),
+    wins, losses, ties = outcomes(a, b)
+    mean_a, mean_b, delta = a.mean(axis=0), b.mean(axis=0), d.mean(axis=0)
+    return [PairedComparison(float(mean_a[j]), float(mean_b[j]), float(delta[j]),
                              float(lo[j]), float(hi[j]), float(p_t[j]), float(p_rand[j]), n,
                              int(wins[j]), int(losses[j]), int(ties[j]), level,
                              resamples, seed)

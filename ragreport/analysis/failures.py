@@ -24,6 +24,8 @@ __all__ = [
     "failure_counts",
     "failure_kinds",
     "first_relevant_rank",
+    "judged_at",
+    "unjudged_in_top",
     "worst_order",
     "worst_queries",
 ]
@@ -94,6 +96,41 @@ def failure_kinds(result: EvaluationResult, k: int) -> KindArray:
     codes[rk.n_ret == 0] = 2
     codes[n_rel == 0] = 1
     return codes
+
+
+def judged_at(result: EvaluationResult, k: int) -> FloatArray:
+    """Per query, ``Judged@k``: the share of its top ``k`` documents that are judged (the
+    measure itself: its curve when the evaluation has it, else computed from the ranking).
+
+    >>> from ragreport import evaluate
+    >>> r = evaluate({"q": {"a": 1, "b": 0}}, {"q": ["x", "a", "b", "y"]}, ["P@1"])
+    >>> judged_at(r, 2).tolist(), judged_at(r, 4).tolist()
+    ([0.5], [0.5])
+    """
+    m = Measure("Judged", int(k))
+    if m.curve_key in result.curves:
+        return np.asarray(result.values(m), dtype=np.float64)
+    from ..engine import cutoff_values
+
+    return cutoff_values(result.ranking, m, float(result.conventions.rel_level),
+                         ties=result.conventions.ties)
+
+
+def unjudged_in_top(result: EvaluationResult, i: int, k: int) -> tuple[int, int]:
+    """(documents in the top ``k`` of the query at index ``i``, how many are unjudged).
+
+    Unjudged: no qrels line for the query and document (NaN grade in the ranking), which
+    is distinct from a judged non-relevant document (a grade below the relevance level).
+
+    >>> from ragreport import evaluate
+    >>> r = evaluate({"q": {"a": 1, "b": 0}}, {"q": ["x", "a", "b", "y"]}, ["P@1"])
+    >>> unjudged_in_top(r, 0, 3), unjudged_in_top(r, 0, 10)
+    ((3, 1), (4, 2))
+    """
+    rk = result.ranking
+    lo = int(rk.ret_offsets[i])
+    top = min(int(k), int(rk.n_ret[i]))
+    return top, int(np.isnan(rk.ret_grades[lo:lo + top]).sum())
 
 
 def failure_counts(kinds: npt.ArrayLike) -> dict[str, int]:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..targets import shown
+from ..present import p_text, pct, shown, signed, snippet
 from .model import (
     Comparison,
     Curve,
@@ -289,8 +289,8 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
                                 else None) for r in runs]))
     any_sig = any(v is not None and v.sig for _, cells in summary for _, v in cells)
     on_ci = any(c.on == "ci_lower" for t in report.targets for c in t.cells)
-    drops = [DropView(d, _signed(d.delta), f"[{shown(d.delta_lower)}, {shown(d.delta_upper)}]",
-                      _p_text(d.p_value)) for d in report.drops]
+    drops = [DropView(d, signed(d.delta), f"[{shown(d.delta_lower)}, {shown(d.delta_upper)}]",
+                      p_text(d.p_value)) for d in report.drops]
 
     document = _document_view(report, runs, [
         PlotView(f"doc-curve-{i}", c.title, _curve_caption(c) + " Documents: each query's "
@@ -320,7 +320,7 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
         "shown": shown,
         "stats": stats,
         "stats_text": stats.describe() if stats is not None else "",
-        "level": f"{stats.level:.0%}" if stats is not None else "",
+        "level": pct(stats.level) if stats is not None else "",
         "any_sig": any_sig,
         "targets_on_ci": on_ci,
         "drops": drops,
@@ -434,32 +434,12 @@ def _cell_view(c: SummaryCell, stats: StatsInfo | None) -> CellView:
         f"; {stats.also}: p = {c.t_p_value:.3g}")
     title = (f"vs baseline: {word} at alpha {stats.alpha:g} ({stats.test}, "
              f"{stats.correction}-corrected p = {c.p_value:.3g}{t})")
-    return CellView(c, ci_title, "sig" if c.significant else "ns", title, _p_text(c.p_value))
-
-
-def _p_text(p: float) -> str:
-    """A p-value as shown in a table.
-
-    >>> _p_text(0.0001), _p_text(0.01234), _p_text(0.5)
-    ('< 0.001', '0.012', '0.50')
-    """
-    if p < 0.001:
-        return "< 0.001"
-    return f"{p:.2g}" if p < 0.1 else f"{p:.2f}"
-
-
-def _signed(x: float) -> str:
-    s = shown(abs(x))
-    if s == shown(0.0):
-        return "±" + s
-    return ("+" if x > 0 else "−") + s
+    return CellView(c, ci_title, "sig" if c.significant else "ns", title, p_text(c.p_value))
 
 
 def _query_view(q: QueryDetail, k: int) -> QueryView:
-    text = " ".join(q.text.split())
-    text_cut = len(text) > MAX_TEXT_CHARS
-    if text_cut:
-        text = text[: MAX_TEXT_CHARS - 1].rstrip() + "…"
+    text = snippet(q.text, MAX_TEXT_CHARS)
+    text_cut = len(" ".join(q.text.split())) > MAX_TEXT_CHARS
     rows = q.rows[:MAX_RANK_ROWS]
     # the K cut line goes before the first row beyond K; after the last row when the rows
     # shown stop exactly at K and more were retrieved; nowhere when everything is within K
@@ -498,15 +478,13 @@ def _stats(values: list[float]) -> dict[str, str]:
     """
     import numpy as np
 
-    from ..targets import shown
-
     a = np.asarray(values, dtype=np.float64)
     a = a[np.isfinite(a)]
     if not len(a):
         return {"n": "0", "mean": "–", "median": "–", "zero": "–", "one": "–"}
     return {"n": str(len(a)), "mean": shown(float(a.mean())),
             "median": shown(float(np.median(a))),
-            "zero": f"{(a == 0).mean() * 100:.0f}%", "one": f"{(a == 1).mean() * 100:.0f}%"}
+            "zero": pct(float((a == 0).mean())), "one": pct(float((a == 1).mean()))}
 
 
 def _size(n: int) -> str:

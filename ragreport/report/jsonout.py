@@ -146,6 +146,8 @@ def report_json(report: Report) -> dict[str, Any]:
         "worst_queries_by": None if worst_by is None else {"measure": worst_by.measure,
                                                            "k": worst_by.k},
         "failure_kinds": {w.run: dict(w.failure_counts) for w in report.worst},
+        # queries without a judged relevant document: a category of their own, never worst
+        "no_judged_relevant": {w.run: w.no_judged_relevant for w in report.worst},
         "worst_queries": {w.run: [{"query_id": q.query_id, "value": q.value,
                                    "failure": q.failure, "top_k": q.top_k,
                                    "unjudged_top_k": q.unjudged_top_k,

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..errors import RagReportError
-from ..present import BREAK, md_escape, md_html_escape, shown
+from ..present import BREAK, md_escape, md_html_escape, shown, signed
 from .model import (
     DocumentReport,
     QueryDetail,
@@ -151,20 +151,13 @@ def _drop_section(report: Report, runs: list[str], cap: int | None, esc: _Esc) -
     for d in shown_drops:
         result = "❌ fail" if d.failed else "✅ pass"
         out.append(_row([esc.md(d.run), esc.md(d.measure),
-                         _signed(d.delta), f"[{shown(d.delta_lower)}, {shown(d.delta_upper)}]",
+                         signed(d.delta), f"[{shown(d.delta_lower)}, {shown(d.delta_upper)}]",
                          f"{d.p_value:.4g}", result]))
     out.append("")
     if len(shown_drops) < len(drops):
         n = len(drops) - len(shown_drops)
         out += [f"{n} more drop {_plural(n, 'check')} not shown.", ""]
     return out
-
-
-def _signed(x: float) -> str:
-    s = shown(abs(x))
-    if s == shown(0.0):
-        return "±" + s
-    return ("+" if x > 0 else "−") + s
 
 
 def _summary_cell(c: SummaryCell, intervals: bool = True) -> str:
@@ -246,13 +239,24 @@ def _shown_runs(report: Report, cap: int | None) -> list[str]:
     return [r for r in report.runs if r in keep]
 
 
+def _no_judged_text(n: int) -> str:
+    """``"2 queries without a judged relevant document"`` (nothing to find: not failures).
+
+    >>> _no_judged_text(1)
+    '1 query without a judged relevant document'
+    """
+    return f"{n} {_plural(n, 'query', 'queries')} without a judged relevant document"
+
+
 def _worst_section(w: WorstQueries, rows: int | None, name: str, esc: _Esc) -> list[str]:
     queries = w.queries if rows is None else w.queries[:rows]
     summary = (f"{esc.html(name)}: {len(w.queries)} worst of {w.total} "
                f"{_plural(w.total, 'query', 'queries')} by {esc.html(w.measure)} (K={w.k})")
     out = [f"<details><summary>{summary}</summary>", ""]
     kinds = [f"{esc.md(k)} ({n})" for k, n in w.failure_counts.items() if n]
-    out.append(f"Failure kinds at K={w.k}: " + (" · ".join(kinds) if kinds else "none") + ".")
+    out.append(f"Failure kinds at K={w.k}: " + (" · ".join(kinds) if kinds else "none") + "."
+               + (f" Not listed: {_no_judged_text(w.no_judged_relevant)}."
+                  if w.no_judged_relevant else ""))
     out.append("")
     if queries:
         # unjudged documents (no qrels line) in the top K: a column only when there are some

@@ -19,12 +19,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from .._version import __version__
-from ..diagnose import FAILURE_KINDS, failure_kinds
+from ..analysis.compare import baseline_tests, common_queries, outcomes, paired_columns
+from ..analysis.curves import curve_families
+from ..analysis.failures import FAILURE_KINDS, judged_at, unjudged_in_top, worst_queries
+from ..analysis.targets import run_checks
 from ..errors import RagReportError
 from ..io.common import Source
-from ..measures import FAMILIES, Measure, parse_measure
+from ..measures import Measure, parse_measure
+from ..present import DISPLAY_DIGITS, measure_label, measure_title, shown, signed, snippet
 from ..result import EvaluationResult
-from ..targets import DISPLAY_DIGITS, Target, check_targets, shown
+from ..targets import Target
 from ..ties import TieCheck, tie_checks
 
 if TYPE_CHECKING:
@@ -51,7 +55,6 @@ __all__ = [
     "unjudged_in_top",
 ]
 
-SNIPPET_CHARS = 240
 RANK_ROWS = 20
 
 
@@ -242,12 +245,18 @@ class QueryDetail:
 
 @dataclass(frozen=True)
 class WorstQueries:
+    """The worst queries of a run (:func:`ragreport.analysis.failures.worst_queries`): never
+    a query without a judged relevant document, which is counted apart."""
+
     run: str
     measure: str
     k: int
     total: int
     queries: list[QueryDetail]
     failure_counts: dict[str, int]
+    """Queries of each failure kind at K (failures of retrieval only), by label."""
+    no_judged_relevant: int = 0
+    """Queries without a judged relevant document: not failures, never among the worst."""
 
 
 @dataclass(frozen=True)
@@ -480,13 +489,6 @@ def generated_at_from_env(when: str | _dt.datetime | None = None) -> str:
     return _utc_text(_dt.datetime.now(_dt.timezone.utc), "the clock", "now")
 
 
-def _signed(x: float) -> str:
-    s = shown(abs(x))
-    if s == shown(0.0):
-        return "±" + s
-    return ("+" if x > 0 else "−") + s
-
-
 def _direction(delta: float) -> str:
     s = shown(abs(delta))
     if s == shown(0.0):
@@ -498,13 +500,6 @@ def _grade_text(g: float | None) -> str:
     if g is None:
         return "unjudged"
     return f"{g:g}"
-
-
-def _snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
-    if not text:
-        return ""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def build_report(
@@ -601,11 +596,7 @@ def build_report(
     scheme = " / ".join(sorted({bootstrap_scheme(r.n_queries) for r in results}))
     info = (StatsInfo(ci_level, resamples, curve_resamples, seed, alpha, interval=scheme)
             if stats else None)
-    families = []
-    for m in [*measures, *(Measure(f) for f in ("P", "R", "nDCG", "RR"))]:
-        if m.has_curve and m.curve_key not in families and all(m.curve_key in r.curves
-                                                               for r in results):
-            families.append(m.curve_key)
+    families = curve_families(results, measures)
 
     # a run's summary intervals and its curves' bands share one sequence of resampled query
     # sets (the bands use its first curve_resamples): every family and K of a run together
@@ -630,20 +621,22 @@ def build_report(
     if any(t.on == "ci_lower" for t in targets) and info is None:
         raise RagReportError("a target is on the confidence interval; do not disable stats")
     lower = {run: {m: lo for m, (lo, _) in c.items()} for run, c in cis.items()}
-    tests = _paired_tests(results, base, bounded, info) if info is not None else {}
+    tests = baseline_tests(results, base, bounded, resamples=info.resamples, seed=info.seed
+                           ) if info is not None else {}
     doc_results = _document_results(results, target_level)  # None without a doc map
     doc_cis = _document_cis(doc_results, bounded, info, workers)
-    t_means, t_lower = means, lower
+    t_results: Sequence[EvaluationResult] = results
+    t_lower = lower
     if target_level == "document" and doc_results is not None:
-        t_means = {d.run_name: {m: d.mean(m) for m in measures} for d in doc_results}
+        t_results = doc_results
         t_lower = {run: {m: lo for m, (lo, _) in c.items()} for run, c in doc_cis.items()}
-    checks = check_targets(list(targets), t_means, t_lower if info is not None else None)
+    checks = run_checks(t_results, targets, t_lower if info is not None else None)
     # tie exposure of the target measures, on the results the targets are checked on
     tie_rows = tie_checks(doc_results if target_level == "document" and doc_results
                           is not None else results, targets, checks)
     target_rows = []
     for t in targets:
-        cells = [TargetCell(c.run, c.value, c.shown, c.passed, c.margin, _signed(c.margin),
+        cells = [TargetCell(c.run, c.value, c.shown, c.passed, c.margin, signed(c.margin),
                             t.on, c.mean)
                  for c in checks if c.target is t]
         target_rows.append(TargetRow(str(t.measure), t.op, t.threshold, f"{t.threshold:g}",
@@ -663,7 +656,7 @@ def build_report(
             else:
                 d = v - means[base_name][m]
                 p, tp = tests.get((r.run_name, m), (None, None))
-                scells.append(SummaryCell(r.run_name, v, shown(v), d, _signed(d),
+                scells.append(SummaryCell(r.run_name, v, shown(v), d, signed(d),
                                           _direction(d), lo, hi, ci_text, p, tp,
                                           p is not None and p < alpha, total,
                                           _total_text(total)))
@@ -677,7 +670,7 @@ def build_report(
         marks = [(t.measure.cutoff, t.threshold, f"{t.op} {t.threshold:g}") for t in targets
                  if t.measure.curve_key == fam] if chunk_targets else []
         bands = {run: fams[fam] for run, fams in all_bands.items()}
-        curves.append(Curve(str(fam), f"{FAMILIES[fam.name].title} ({fam})@K",
+        curves.append(Curve(str(fam), _curve_title(fam),
                             list(range(1, k_max + 1)), series, marks, bands))
 
     distributions = [Distribution(str(m), {r.run_name: r.values(m).tolist() for r in results})
@@ -692,16 +685,14 @@ def build_report(
 
     comparisons = []
     for r in results:
-        if r is base:
+        if r is base or not bounded:
             continue
-        ia, ib = _common(r, base)
-        for m in measures:
-            if not m.bounded:
-                continue
-            diff = np.round(r.values(m)[ia] - base.values(m)[ib], 12)
-            comparisons.append(Comparison(r.run_name, base_name, str(m),
-                                          int((diff > 0).sum()), int((diff < 0).sum()),
-                                          int((diff == 0).sum())))
+        ia, ib = common_queries(r, base)
+        wins, losses, ties = outcomes(
+            np.column_stack([base.values(m)[ib] for m in bounded]),
+            np.column_stack([r.values(m)[ia] for m in bounded]))
+        comparisons += [Comparison(r.run_name, base_name, str(m), int(w), int(lo), int(t))
+                        for m, w, lo, t in zip(bounded, wins, losses, ties, strict=True)]
 
     health = []
     for r in results:
@@ -792,48 +783,11 @@ def _columns(parts: list[np.ndarray], n: int) -> np.ndarray:
     return np.hstack(parts) if parts else np.empty((n, 0))
 
 
-def _common(r: EvaluationResult, base: EvaluationResult) -> tuple[np.ndarray, np.ndarray]:
-    common = sorted(set(r.query_ids) & set(base.query_ids))
-    ia = np.array([r.ranking.query_index(q) for q in common], dtype=np.int64)
-    ib = np.array([base.ranking.query_index(q) for q in common], dtype=np.int64)
-    return ia, ib
-
-
-def _paired_tests(results: Sequence[EvaluationResult], base: EvaluationResult,
-                  measures: list[Measure], info: StatsInfo
-                  ) -> dict[tuple[str, Measure], tuple[float, float]]:
-    """Holm-adjusted (randomization p, t-test p) per (run, measure) against the baseline."""
-    from ..stats import holm, paired_randomization_pvalues, paired_t_test
-
-    keys: list[tuple[str, Measure]] = []
-    perm: list[float] = []
-    tt: list[float] = []
-    for r in results:
-        if r is base:
-            continue
-        ia, ib = _common(r, base)
-        if len(ia) == 0:
-            continue
-        a = np.column_stack([base.values(m)[ib] for m in measures])
-        b = np.column_stack([r.values(m)[ia] for m in measures])
-        perm += paired_randomization_pvalues(a, b, info.resamples, info.seed).tolist()
-        tt += [paired_t_test(a[:, j], b[:, j]).p_value for j in range(len(measures))]
-        keys += [(r.run_name, m) for m in measures]
-    if not keys:
-        return {}
-    p_adj = holm(perm)
-    t_raw = np.array(tt)
-    t_adj = np.full(len(t_raw), np.nan)
-    ok = ~np.isnan(t_raw)
-    t_adj[ok] = holm(t_raw[ok])
-    return {k: (float(p), float(t)) for k, p, t in zip(keys, p_adj, t_adj, strict=True)}
-
-
 def _drop_checks(results: Sequence[EvaluationResult], base: EvaluationResult,
                  targets: Sequence[Target], info: StatsInfo | None, max_drop: float
                  ) -> list[DropCheck]:
     """Target measures on which a run is worse than the baseline by more than ``max_drop``."""
-    from ..stats import bootstrap_ci, holm, paired_randomization_pvalues
+    from ..stats import holm
 
     if info is None:
         raise RagReportError("--max-drop needs the significance tests; do not disable stats")
@@ -845,17 +799,16 @@ def _drop_checks(results: Sequence[EvaluationResult], base: EvaluationResult,
     for r in results:
         if r is base or not measures:
             continue
-        ia, ib = _common(r, base)
+        ia, ib = common_queries(r, base)
         if len(ia) == 0:
             raise RagReportError(f"run {r.run_name!r} has no query in common with the "
                                  f"baseline {base.run_name!r}")
         a = np.column_stack([base.values(m)[ib] for m in measures])
         b = np.column_stack([r.values(m)[ia] for m in measures])
-        ci = bootstrap_ci(b - a, info.level, info.resamples, info.seed)
-        pvals += paired_randomization_pvalues(a, b, info.resamples, info.seed).tolist()
-        for j, m in enumerate(measures):
-            rows.append((r.run_name, m, float(ci.mean[j]), float(ci.lower[j]),
-                         float(ci.upper[j]), 0.0, len(ia)))
+        got = paired_columns(a, b, resamples=info.resamples, seed=info.seed, level=info.level)
+        pvals += [c.p_rand for c in got]
+        rows += [(r.run_name, m, c.delta, c.lo, c.hi, 0.0, c.n)
+                 for m, c in zip(measures, got, strict=True)]
     adj = holm(pvals) if pvals else np.zeros(0)
     out = []
     for (run, m, d, lo, hi, _, n), p in zip(rows, adj.tolist(), strict=True):
@@ -874,28 +827,41 @@ def _drop_checks(results: Sequence[EvaluationResult], base: EvaluationResult,
 
 def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Mapping[str, str],
                    docs: Mapping[str, str]) -> WorstQueries:
-    values = r.values(m)
-    kinds = failure_kinds(r, k)
-    counts = {FAILURE_KINDS[c]: int((kinds == c).sum()) for c in FAILURE_KINDS if c != 0}
-    order = np.lexsort((np.arange(len(values)), values))[:n]  # worst first, stable
+    """The report's view of :func:`ragreport.analysis.failures.worst_queries`: each worst
+    query with its ranking (at least :data:`RANK_ROWS` rows, through K up to 1,000), the
+    relevant documents it missed, and texts."""
+    sel = worst_queries(r, m, k, n)
+    values, kinds = sel.values, sel.kinds
     level = r.conventions.rel_level
     n_rel = r.ranking.n_relevant(float(level))
     texts = {**r.query_texts, **queries}
-    judged = judged_at(r, k)
+    judged = judged_at(r, k) if len(sel.indices) else np.zeros(0)
     details = []
-    for i in order.tolist():
+    for i in sel.indices.tolist():
         q = r.query_ids[i]
         rows = [RankRow(d.rank, d.doc_id, "" if d.score is None else f"{d.score:g}",
                         _grade_text(d.grade), d.relevant, d.grade is not None, d.rank <= k,
-                        _snippet(docs.get(d.doc_id)), d.score, d.grade)
+                        snippet(docs.get(d.doc_id)), d.score, d.grade)
                 for d in r.ranked_list(q, limit=max(RANK_ROWS, min(k, 1000)))]
-        missing = [(d, f"{g:g}", _snippet(docs.get(d))) for d, g in r.missing_relevant(q)]
+        missing = [(d, f"{g:g}", snippet(docs.get(d))) for d, g in r.missing_relevant(q)]
         top, unjudged = unjudged_in_top(r, i, k)
         details.append(QueryDetail(q, texts.get(q, ""), r.run_name, float(values[i]),
                                    shown(float(values[i])), FAILURE_KINDS[int(kinds[i])],
                                    int(r.ranking.n_ret[i]), int(n_rel[i]), rows, missing,
                                    top, unjudged, float(judged[i])))
-    return WorstQueries(r.run_name, str(m), k, r.n_queries, details, counts)
+    return WorstQueries(r.run_name, str(m), k, r.n_queries, details, sel.counts,
+                        sel.no_judged_relevant)
+
+
+def _curve_title(family: Measure, documents: bool = False) -> str:
+    """``"nDCG@K (normalised discounted cumulative gain)"``: the label once, the full name
+    after it.
+
+    >>> _curve_title(Measure("nDCG")), _curve_title(Measure("P"), documents=True)
+    ('nDCG@K (normalised discounted cumulative gain)', 'P@K (precision), documents')
+    """
+    return (f"{measure_label(family)}@K ({measure_title(family)})"
+            + (", documents" if documents else ""))
 
 
 def _total(r: EvaluationResult, m: Measure) -> float | None:
@@ -940,35 +906,6 @@ def _pr_curve(results: Sequence[EvaluationResult], targets: Sequence[Target] = (
                 "them (IPrec is refused under ties='average').")
     return PRCurve(list(PR_LEVELS), series, rel, {r.run_name: r.n_queries for r in results},
                    marks, note)
-
-
-def unjudged_in_top(r: EvaluationResult, i: int, k: int) -> tuple[int, int]:
-    """(documents in the top ``k`` of the query at index ``i``, how many are unjudged).
-
-    Unjudged: no qrels line for the query and document (NaN grade in the ranking), which
-    is distinct from a judged non-relevant document (a grade below the relevance level).
-
-    >>> from ragreport import evaluate
-    >>> r = evaluate({"q": {"a": 1, "b": 0}}, {"q": ["x", "a", "b", "y"]}, ["P@1"])
-    >>> unjudged_in_top(r, 0, 3), unjudged_in_top(r, 0, 10)
-    ((3, 1), (4, 2))
-    """
-    rk = r.ranking
-    lo = int(rk.ret_offsets[i])
-    top = min(int(k), int(rk.n_ret[i]))
-    return top, int(np.isnan(rk.ret_grades[lo:lo + top]).sum())
-
-
-def judged_at(r: EvaluationResult, k: int) -> np.ndarray:
-    """Per-query ``Judged@k``: the measure itself (its curve when the evaluation has it,
-    else computed from the ranking)."""
-    m = Measure("Judged", int(k))
-    if m.curve_key in r.curves:
-        return np.asarray(r.values(m), dtype=np.float64)
-    from ..engine import cutoff_values
-
-    return cutoff_values(r.ranking, m, float(r.conventions.rel_level),
-                         ties=r.conventions.ties)
 
 
 # ---- chunk and document level (evaluated with a doc map: ragreport.docmap) -----------------
@@ -1105,7 +1042,7 @@ def _document_report(results: Sequence[EvaluationResult], doc_results: list[Eval
         series = {d.run_name: [float(x) for x in d.mean_curve(fam)[:k_doc]] for d in doc_results}
         marks = [(t.measure.cutoff, t.threshold, f"{t.op} {t.threshold:g}") for t in targets
                  if t.measure.curve_key == fam]  # targets checked at document level
-        curves.append(Curve(str(fam), f"{FAMILIES[fam.name].title} ({fam})@K, documents",
+        curves.append(Curve(str(fam), _curve_title(fam, documents=True),
                             list(range(1, k_doc + 1)), series, marks))
     k = wm.cutoff or k_max
     runs = []
