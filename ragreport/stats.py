@@ -44,6 +44,7 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 _CHUNK_CELLS = 4_000_000  # resamples x queries per weight block (~32 MB of float64)
+_TILE_CELLS = 1 << 17  # weights turned into float64 at a time (1 MB: stays in cache)
 #: From this many queries on, the bootstrap draws Poisson(1) weights (see :func:`bootstrap_ci`).
 POISSON_MIN_QUERIES = 1_000
 
@@ -324,30 +325,62 @@ def _resample_sums(task: tuple[list[FloatArray], list[int], int, int, int, int]
     most = max(counts)
     out: list[list[FloatArray]] = [[] for _ in vals]
     sizes: list[FloatArray] = []
+    if poisson:  # the resample sizes come out of the products: a column of ones beside a
+        # block drawn for every resample (the narrowest), whose sums are the sizes
+        full = min((j for j, r in enumerate(counts) if r == most), key=lambda j: vals[j].shape[1])
+        vals = list(vals)
+        vals[full] = np.hstack([vals[full], np.ones((n, 1))])
     for c in range(first, stop):
         start = c * per_chunk
         b = min(per_chunk, most - start)
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(c,)))
+        takes = [min(b, r - start) for r in counts]  # a block's resamples are a prefix
         if poisson:
             refine = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(c, 1)))
-            small = _poisson_weights(rng, refine, b, n)
-            sizes.append(small.sum(axis=1, dtype=np.int64).astype(np.float64))
-            weights = small.astype(np.float64)
-            del small
-        else:
-            idx = rng.integers(0, n, size=(b, n))
-            weights = np.empty((b, n))
-            for row in range(b):  # one small bincount per resample stays in cache
-                weights[row] = np.bincount(idx[row], minlength=n)
-            del idx
-            sizes.append(np.full(b, float(n)))
-        for j, (v, r) in enumerate(zip(vals, counts, strict=True)):
-            take = min(b, r - start)  # this block's resamples are a prefix of the sequence
+            sums = _tiled_products(_poisson_weights(rng, refine, b, n), vals, takes)
+            for j, got in enumerate(sums):
+                if j == full:
+                    sizes.append(got[:, -1])
+                    got = got[:, :-1]
+                if len(got):
+                    out[j].append(got)
+            continue
+        idx = rng.integers(0, n, size=(b, n))
+        weights = np.empty((b, n))
+        for row in range(b):  # one small bincount per resample stays in cache
+            weights[row] = np.bincount(idx[row], minlength=n)
+        del idx
+        sizes.append(np.full(b, float(n)))
+        for j, (v, take) in enumerate(zip(vals, takes, strict=True)):
             if take > 0:
                 out[j].append(weights[:take] @ v)  # exact: whole numbers below 2**53
     return ([np.concatenate(o) if o else np.empty((0, v.shape[1]))
-             for o, v in zip(out, vals, strict=True)],
+             for o, v in zip(out, task[0], strict=True)],
             np.concatenate(sizes) if sizes else np.empty(0))
+
+
+def _tiled_products(small: npt.NDArray[np.uint8], vals: list[FloatArray], takes: list[int]
+                    ) -> list[FloatArray]:
+    """``small[:take_j] @ vals[j]`` for every block ``j`` (``take_j <= 0``: an empty result).
+
+    The small integer weights are turned into float64 a tile of queries at a time, a tile
+    that stays in cache while every block's product reads it, instead of a whole weight
+    matrix written to memory and read back once per block. The products are sums of whole
+    numbers below ``2**53`` (see :func:`_fixed_point`), so adding the tiles' partial sums
+    gives exactly the untiled product, in any order.
+    """
+    b, n = small.shape
+    width = max(64, _TILE_CELLS // max(b, 1))
+    acc = [np.zeros((max(t, 0), v.shape[1])) for v, t in zip(vals, takes, strict=True)]
+    used = [j for j, t in enumerate(takes) if t > 0 and vals[j].shape[1] > 0]
+    buf = np.empty((b, min(width, n)))
+    for s in range(0, n, width):
+        e = min(n, s + width)
+        tile = buf[:, :e - s]
+        np.copyto(tile, small[:, s:e], casting="unsafe")
+        for j in used:
+            acc[j] += tile[:takes[j]] @ vals[j][s:e]
+    return acc
 
 
 def paired_randomization_test(a: npt.ArrayLike, b: npt.ArrayLike, resamples: int = 10_000,

@@ -273,3 +273,31 @@ def test_poisson_blocks_share_a_prefix_of_one_sequence() -> None:
     alone_many = bootstrap_ci(v, resamples=6_000, seed=3)
     np.testing.assert_array_equal(many.lower, alone_many.lower)
     np.testing.assert_array_equal(many.upper, alone_many.upper)
+
+
+def test_tiled_products_equal_the_whole_products() -> None:
+    """The Poisson sums are computed a tile of queries at a time: exactly the whole product,
+    the resample sizes included (a column of ones beside the narrowest full block)."""
+    import ragreport.stats as st
+
+    n = 5_003  # not a multiple of the tile width or of 8
+    rng = np.random.default_rng(11)
+    q = [np.rint(rng.random((n, 3)) * 2.0 ** 30), np.rint(rng.random((n, 5)) * 2.0 ** 30)]
+    counts = [2_000, 700]
+    per_chunk = st._chunk_rows(n)
+    chunks = -(-max(counts) // per_chunk)
+    sums, sizes = st._resample_sums((q, counts, 9, n, 0, chunks))
+    whole = []
+    for c in range(chunks):
+        b = min(per_chunk, max(counts) - c * per_chunk)
+        first = np.random.default_rng(np.random.SeedSequence(9, spawn_key=(c,)))
+        refine = np.random.default_rng(np.random.SeedSequence(9, spawn_key=(c, 1)))
+        whole.append(st._poisson_weights(first, refine, b, n).astype(np.float64))
+    w = np.concatenate(whole)
+    np.testing.assert_array_equal(sizes, w.sum(axis=1))
+    np.testing.assert_array_equal(sums[0], w @ q[0])
+    np.testing.assert_array_equal(sums[1], w[:700] @ q[1])
+    # a part that starts past the second block's resamples gets none of them
+    late = st._resample_sums(([q[0], q[1][:, :0]], counts, 9, n, chunks - 1, chunks))
+    assert late[0][1].shape == (0, 0)
+    np.testing.assert_array_equal(late[0][0], (w @ q[0])[(chunks - 1) * per_chunk:])
