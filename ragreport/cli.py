@@ -32,6 +32,7 @@ from .cliargs import (
     shown,
 )
 from .errors import RagReportError
+from .present import shown as shown_value
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TARGET_FAILED",
            "EXIT_TERMINATED", "main", "run"]
@@ -217,7 +218,7 @@ def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
         out = format_trec(res)
     else:
         width = max(len(str(m)) for m in res.measures)
-        out = "".join(f"{m!s:<{width}}  {res.mean(m):.4f}\n" for m in res.measures)
+        out = "".join(f"{m!s:<{width}}  {shown_value(res.mean(m))}\n" for m in res.measures)
         out += f"queries evaluated: {res.n_queries}; " + "; ".join(
             f"{k.replace('_', ' ')}: {v}" for k, v in res.counts.items() if k != "evaluated")
         out += "\n"
@@ -245,14 +246,14 @@ def _document_table(result: Any) -> str:
     width = max(len("measure"), *(len(k) for k in c))
     rows = [f"{'measure':<{width}}  {'chunks':>7}  {'documents':>9}   "
             f"(run {terminal_safe(result.run_name)}, --doc-map)"]
-    rows += [f"{k:<{width}}  {c[k]:7.4f}  {d[k]:9.4f}" for k in c]
+    rows += [f"{k:<{width}}  {shown_value(c[k]):>7}  {shown_value(d[k]):>9}" for k in c]
     # at the largest cutoff of the measures shown (10 when none has one)
     k = min(max([m.cutoff for m in result.measures if m.cutoff] or [10]), result.k_max)
     red = result.redundancy
     mean = float(red[:, k - 1].mean()) if len(red) else 0.0
     info = result.doc_map_info
     rows.append("")
-    rows.append(f"redundancy@{k}: {mean:.4f} of the top {k} chunks per query belong to a "
+    rows.append(f"redundancy@{k}: {shown_value(mean)} of the top {k} chunks per query belong to a "
                 f"document already ranked above (mean); {info.chunks_collapsed} ranked chunks "
                 f"collapsed; judgments per {info.judgment_level}")
     return "\n".join(rows) + "\n"
@@ -278,7 +279,7 @@ def _per_query_table(result: Any) -> str:
     head = f"{'query':<{width}}  " + "  ".join(f"{n:>9}" for n in names)
     rows = [head]
     for i, q in enumerate(ids):
-        rows.append(f"{q:<{width}}  " + "  ".join(f"{float(c[i]):>9.4f}" for c in cols))
+        rows.append(f"{q:<{width}}  " + "  ".join(f"{shown_value(float(c[i])):>9}" for c in cols))
     return "\n".join(rows) + "\n"
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import html
 import importlib
 import io
 import logging
@@ -57,9 +56,11 @@ class Table:
         self.caption = caption
 
     def _repr_html_(self) -> str:
-        cap = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
+        from .present import html_escape as esc
+
+        cap = f"<caption>{esc(self.caption)}</caption>" if self.caption else ""
+        head = "".join(f"<th>{esc(h)}</th>" for h in self.header)
+        body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>"
                        for r in self.rows)
         return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -105,28 +106,34 @@ def _as_list(results: EvaluationResult | Sequence[EvaluationResult]) -> list[Eva
 
 def summary_table(results: EvaluationResult | Sequence[EvaluationResult]) -> Table:
     """Mean of every summary measure, one column per run."""
+    from .present import shown
+
     rs = _as_list(results)
     measures: list[str] = []
     for r in rs:
         measures += [str(m) for m in r.measures if str(m) not in measures]
-    rows = [[m, *(f"{r.mean(m):.4f}" for r in rs)] for m in measures]
+    rows = [[m, *(shown(r.mean(m)) for r in rs)] for m in measures]
     rows.append(["queries evaluated", *(str(r.counts.evaluated) for r in rs)])
     return Table(["measure", *(r.run_name for r in rs)], rows, "Mean over the evaluated queries")
 
 
 def targets_table(results: EvaluationResult | Sequence[EvaluationResult],
                   targets: Sequence[Any] | None = None) -> Table:
-    """Every target checked against every run's mean (default: the typical targets)."""
-    from .targets import default_targets, passes, shown
+    """Every target checked against every run's mean (default: the typical targets), as
+    :func:`ragreport.analysis.targets.run_checks` decides (a target on the lower bound of the
+    confidence interval is checked on the mean here; the report checks its bound)."""
+    from dataclasses import replace
+
+    from .analysis.targets import run_checks
+    from .targets import default_targets
 
     rs = _as_list(results)
     ts = list(targets) if targets is not None else default_targets()
+    checks = run_checks(rs, [replace(t, on="mean") for t in ts])
     rows = []
-    for t in ts:
-        cells = []
-        for r in rs:
-            v = r.mean(t.measure)
-            cells.append(f"{shown(v)} {'✔ pass' if passes(v, t.op, t.threshold) else '✘ fail'}")
+    for i, t in enumerate(ts):
+        cells = [f"{c.shown} {'✔ pass' if c.passed else '✘ fail'}"
+                 for c in checks[i * len(rs):(i + 1) * len(rs)]]
         rows.append([str(t.measure), f"{t.op} {t.threshold:g}", *cells])
     return Table(["measure", "target", *(r.run_name for r in rs)], rows, "Targets")
 
@@ -137,6 +144,9 @@ def curves_figure(results: EvaluationResult | Sequence[EvaluationResult],
     """Mean metric vs K (K = 1..k_max) for each family, every run overlaid, targets marked."""
     from matplotlib.figure import Figure as MplFigure
 
+    from .analysis.curves import mean_curve
+    from .palette import run_color
+    from .present import measure_title
     from .targets import default_targets
 
     rs = _as_list(results)
@@ -154,10 +164,10 @@ def curves_figure(results: EvaluationResult | Sequence[EvaluationResult],
         lines = []
         width = 1
         for j, r in enumerate(rs):
-            c = r.mean_curve(fam)
+            c = mean_curve(r, fam)
             width = max(width, len(c))
             lines += ax.plot(range(1, len(c) + 1), c, linestyle=styles[j % 4],
-                             marker=markers[j % 4], markersize=3)
+                             marker=markers[j % 4], markersize=3, color=run_color(j))
         for t in ts:
             if t.measure.name == fam:
                 # a target past the curves' end (P@1000000000) is a line, not a point that
@@ -170,7 +180,7 @@ def curves_figure(results: EvaluationResult | Sequence[EvaluationResult],
                                 textcoords="offset points", xytext=(4, 4), parse_math=False)
                 else:
                     ax.axhline(t.threshold, color="black", linestyle=":", linewidth=1)
-        ax.set_title(f"{fam}@K", parse_math=False)
+        ax.set_title(f"{fam}@K ({measure_title(fam)})", parse_math=False)
         ax.set_xlabel("K")
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
@@ -186,25 +196,24 @@ def curves_figure(results: EvaluationResult | Sequence[EvaluationResult],
 
 def worst_queries_table(result: EvaluationResult, measure: str = "nDCG@10", n: int = 15,
                         queries: Mapping[str, str] | None = None) -> Table:
-    """The ``n`` lowest-scoring queries for a measure, with their failure kind at its K."""
-    import numpy as np
+    """The ``n`` lowest-scoring queries for a measure, with their failure kind at its K
+    (:func:`ragreport.analysis.failures.worst_queries`: queries without a judged relevant
+    document are not listed, the caption counts them)."""
+    from .analysis.failures import FAILURE_KINDS, worst_queries
+    from .present import shown, snippet
 
-    from .diagnose import FAILURE_KINDS, failure_kinds
-    from .measures import parse_measure
-
-    m = parse_measure(measure)
-    values = result.values(m)
-    kinds = failure_kinds(result, m.cutoff or result.k_max)
-    order = np.lexsort((np.arange(len(values)), values))[:n]
+    w = worst_queries(result, measure, n=n)
     texts = {**result.query_texts, **(queries or {})}
     rows = []
-    for i in order.tolist():
+    for i in w.indices.tolist():
         q = result.query_ids[i]
-        text = " ".join(texts.get(q, "").split())
-        rows.append([q, text[:80], f"{float(values[i]):.4f}",
-                     FAILURE_KINDS[int(kinds[i])] if kinds[i] else ""])
-    return Table(["query", "text", str(m), "failure"], rows,
-                 f"Worst {len(rows)} of {result.n_queries} queries of {result.run_name} by {m}")
+        rows.append([q, snippet(texts.get(q, ""), 80), shown(float(w.values[i])),
+                     FAILURE_KINDS[int(w.kinds[i])] if w.kinds[i] else ""])
+    apart = (f"; not listed: {w.no_judged_relevant} without a judged relevant document"
+             if w.no_judged_relevant else "")
+    return Table(["query", "text", str(w.measure), "failure"], rows,
+                 f"Worst {len(rows)} of {result.n_queries} queries of {result.run_name} by "
+                 f"{w.measure}{apart}")
 
 
 # ---- inputs, checked before any kernel starts ----------------------------------------------

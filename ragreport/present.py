@@ -12,7 +12,7 @@ import html as _html
 import math
 import re
 
-from .measures import FAMILIES, Measure, parse_measure
+from .measures import FAMILIES, Measure, parse_family, parse_measure
 
 __all__ = [
     "BREAK",
@@ -96,7 +96,12 @@ def p_text(p: float) -> str:
 
 
 def _measure(measure: str | Measure) -> Measure:
-    return measure if isinstance(measure, Measure) else parse_measure(measure)
+    """A measure, or a family named without K (``"P"``, ``"nDCG"``)."""
+    if isinstance(measure, Measure):
+        return measure
+    if "@" in measure:
+        return parse_measure(measure)
+    return parse_family(measure)
 
 
 def measure_label(measure: str | Measure, k: int | None = None) -> str:
@@ -141,8 +146,8 @@ def measure_title(measure: str | Measure) -> str:
 
     >>> measure_title("nDCG@10")
     'normalised discounted cumulative gain'
-    >>> measure_title("SetP")
-    'set precision'
+    >>> measure_title("SetP"), measure_title("P")
+    ('set precision', 'precision')
     """
     m = _measure(measure)
     return _FULL_NAMES.get(m.name, FAMILIES[m.name].title.lower())

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from .measures import Measure
 from .metrics import FloatArray
+from .present import shown
 from .result import EvaluationResult
 
 __all__ = ["format_json", "format_table", "format_trec", "json_text", "terminal_safe"]
@@ -131,7 +132,7 @@ def format_table(result: EvaluationResult) -> str:
     width = max(len("measure"), *(len(k) for k in means))  # the header may be the widest
     c = result.counts
     rows = [f"{'measure':<{width}}  {terminal_safe(result.run_name)}"]
-    rows += [f"{k:<{width}}  {v:.4f}" for k, v in means.items()]
+    rows += [f"{k:<{width}}  {shown(v)}" for k, v in means.items()]
     rows.append("")
     rows.append(f"queries evaluated: {c.evaluated}; run-only (ignored): {c.run_only}; "
                 f"qrels-only: {c.qrels_only}; no relevant document: {c.no_relevant}; "
