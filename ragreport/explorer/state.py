@@ -18,9 +18,8 @@ builds HTML.
 
 from __future__ import annotations
 
-import itertools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from ..analysis.compare import paired
 from ..analysis.curves import mean_band, mean_curve
 from ..analysis.failures import FAILURE_KINDS, NO_JUDGED_RELEVANT, failure_kinds, worst_order
 from ..analysis.targets import passes_array, target_values
+from ..engine import cutoff_values
 from ..errors import RagReportError
 from ..measures import Measure, parse_measure
 from ..present import measure_label, measure_title, snippet
@@ -81,13 +81,17 @@ ALPHA = 0.05
 SEED = 0
 #: Bootstrap resamples: :data:`CI_RESAMPLES`, fewer (down to 100) above 10,000 queries.
 CI_RESAMPLES = 1000
-#: Randomization-test resamples; 2,000 above 20,000 common queries.
+#: Randomization-test resamples; 1,000 above 20,000 common queries.
 TEST_RESAMPLES = 10_000
 #: Up to this many queries the intervals and tests are computed on every change; above, the
 #: widget computes them in the background (:meth:`ExplorerState.compute_stats`).
 INLINE_STATS_QUERIES = 20_000
-#: Up to this many queries the curves past the evaluated width also get their end point.
-CURVE_END_QUERIES = 20_000
+#: Points of the curves (1..k_max when it is at most this), and points of the mean curve
+#: past the evaluated width (each a pass over the rankings; computed with the intervals).
+CURVE_POINTS = 1000
+MEAN_POINTS = 12
+#: ... or at every K when queries x Ks past the width stays below this.
+MEAN_ALL_CELLS = 2_000_000
 _CACHE_MAX = 64
 
 _FAMILY_ORDER = ("nDCG", "R", "P", "F1", "HitRate", "RR", "AP")
@@ -97,9 +101,9 @@ def test_resamples(n: int) -> int:
     """Randomization-test (and delta-interval) resamples for ``n`` common queries.
 
     >>> test_resamples(500), test_resamples(100_000)
-    (10000, 2000)
+    (10000, 1000)
     """
-    return TEST_RESAMPLES if n <= INLINE_STATS_QUERIES else 2000
+    return TEST_RESAMPLES if n <= INLINE_STATS_QUERIES else 1000
 
 
 def ci_resamples(n: int) -> int:
@@ -134,6 +138,9 @@ def _coerce_texts(texts: Any, what: str) -> dict[str, str]:
 
     if texts is None:
         return {}
+    if isinstance(texts, dict) and set(map(type, texts)) <= {str} \
+            and set(map(type, texts.values())) <= {str}:
+        return texts  # already id -> text (read, not changed)
     return load_texts(texts, what=what)
 
 
@@ -197,6 +204,7 @@ class ExplorerState:
 
         self._cache: dict[tuple[Any, ...], Any] = {}
         self._values: dict[tuple[int, Measure, int], FloatArray] = {}
+        self._means: dict[tuple[int, Measure, int], float] = {}
         self._order_key: tuple[Any, ...] | None = None
         self._order: IntArray = np.zeros(0, dtype=np.int64)
         self._filter_hits: tuple[tuple[int, str], BoolArray] | None = None
@@ -256,7 +264,8 @@ class ExplorerState:
         got = self._values.get(key)
         if got is None:
             r = self.results[i]
-            got = r.curves[fam][:, kk - 1] if kk <= r.k_max else r.values(fam.at(kk))
+            got = r.curves[fam][:, kk - 1] if kk <= r.k_max else cutoff_values(
+                r.ranking, fam.at(kk), float(r.conventions.rel_level), ties=r.conventions.ties)
             if len(self._values) > _CACHE_MAX:
                 self._values.clear()
             self._values[key] = got
@@ -300,10 +309,13 @@ class ExplorerState:
     def _id_order(self, run: int) -> IntArray:
         """Query indices by query id (a result holds its queries sorted by id already)."""
         def make() -> IntArray:
-            ids = self.results[run].query_ids
-            if all(x <= y for x, y in itertools.pairwise(ids)):
-                return np.arange(len(ids), dtype=np.int64)
-            return np.argsort(np.array(ids, dtype=object), kind="stable").astype(np.int64)
+            import pyarrow.compute as pc
+
+            ids = self._ids(run)
+            n = len(ids)
+            if n < 2 or pc.all(pc.less_equal(ids[:-1], ids[1:])).as_py():
+                return np.arange(n, dtype=np.int64)
+            return np.asarray(pc.sort_indices(ids), dtype=np.int64)
 
         got: IntArray = self._memo(("idorder", run), make)
         return got
@@ -313,19 +325,34 @@ class ExplorerState:
         if self.b < 0:
             raise RagReportError("comparing needs two runs")
         a, b = self.a, self.b
-
-        def make() -> IntArray:
-            import pyarrow as pa
-            import pyarrow.compute as pc
-
-            ids_a = pa.array(self.results[a].query_ids, pa.string())
-            ids_b = pa.array(self.results[b].query_ids, pa.string())
-            found = pc.index_in(ids_a, value_set=ids_b)
-            return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False),
-                              dtype=np.int64)
-
-        got: IntArray = self._memo(("bindex", a, b), make)
+        got: IntArray = self._memo(("bindex", a, b), lambda: self._b_index(a, b))
         return got
+
+    def _b_index(self, a: int, b: int) -> IntArray:
+        import pyarrow.compute as pc
+
+        if self.results[a].query_ids == self.results[b].query_ids:
+            return np.arange(self.results[a].n_queries, dtype=np.int64)
+        found = pc.index_in(self._ids(a), value_set=self._ids(b))
+        return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+    def _ids(self, run: int) -> Any:
+        """The run's query ids as a pyarrow array (vectorised look-ups)."""
+        import pyarrow as pa
+
+        return self._memo(("ids", run), lambda: pa.array(self.results[run].query_ids,
+                                                         pa.string()))
+
+    def position(self, run: int, qid: str) -> int:
+        """Index of a query id among a run's queries; -1 when the run did not evaluate it.
+
+        Found with a vectorised search (no per-query dict is built for 100,000 queries)."""
+        import pyarrow.compute as pc
+
+        if not isinstance(qid, str) or not qid:
+            return -1
+        got = pc.index(self._ids(run), qid).as_py()
+        return -1 if got is None else int(got)
 
     def deltas(self) -> FloatArray:
         """(queries of A,) value of B minus value of A at K (NaN where B lacks the query)."""
@@ -414,8 +441,8 @@ class ExplorerState:
         """Position of the selected query in the visible list; -1 when hidden or none."""
         if not self.selected:
             return -1
-        i = self.result_a.ranking._index.get(self.selected)
-        if i is None:
+        i = self.position(self.a, self.selected)
+        if i < 0:
             return -1
         hits = np.flatnonzero(self.order() == i)
         return int(hits[0]) if len(hits) else -1
@@ -453,7 +480,7 @@ class ExplorerState:
         """Select a query of run A (visible or not); ``""`` clears the selection."""
         if not isinstance(qid, str):
             raise RagReportError(f"query id must be text, got {type(qid).__name__}")
-        if qid and qid not in self.result_a.ranking._index:
+        if qid and self.position(self.a, qid) < 0:
             raise RagReportError(f"query {qid!r} was not evaluated in run "
                                  f"{self.result_a.run_name!r}")
         self.selected = qid
@@ -563,7 +590,7 @@ class ExplorerState:
         if ib < 0 and self.sort.startswith("delta"):
             self.sort = "worst"
         if ia != old_a and self.selected and \
-                self.selected not in self.results[ia].ranking._index:
+                self.position(ia, self.selected) < 0:
             order = self.order()
             self.selected = self.results[ia].query_ids[int(order[0])] if len(order) else ""
 
@@ -624,35 +651,41 @@ class ExplorerState:
         v = self.values(run)
         return float(v.mean()) if len(v) else None
 
-    def _band(self, run: int) -> tuple[float | None, float | None]:
-        """Bootstrap interval of run ``run``'s mean of the measure at K (cached)."""
+    def _band(self, run: int, family: Measure, k: int, force: bool = False
+              ) -> tuple[float | None, float | None]:
+        """Bootstrap interval of run ``run``'s mean of ``family`` at ``k`` (cached); (None,
+        None) when not computed yet and not ``force`` (large evaluations)."""
         def make() -> tuple[float | None, float | None]:
             r = self.results[run]
             n = r.n_queries
             if not n:
                 return None, None
-            if self.k <= r.k_max:  # the band of the whole curve, computed once per family
-                band = self._memo(("curveband", run, self.family), lambda: mean_band(
-                    r, self.family, level=CI_LEVEL, resamples=ci_resamples(n), seed=SEED))
-                lo, hi = band.lower[self.k - 1], band.upper[self.k - 1]
+            if k <= r.k_max:  # the band of the whole curve, computed once per family
+                band = self._memo(("curveband", run, family), lambda: mean_band(
+                    r, family, level=CI_LEVEL, resamples=ci_resamples(n), seed=SEED))
+                lo, hi = band.lower[k - 1], band.upper[k - 1]
             else:
-                ci = bootstrap_ci(self.values(run), level=CI_LEVEL,
+                ci = bootstrap_ci(self.values(run, family, k), level=CI_LEVEL,
                                   resamples=ci_resamples(n), seed=SEED)
                 lo, hi = ci.lower, ci.upper
             return floats([lo])[0], floats([hi])[0]
 
-        if not self.stats_inline and ("band", run, self.family, self.k) not in self._cache:
+        key = ("band", run, family, k)
+        if not (self.stats_inline or force) and key not in self._cache:
             return None, None
-        got: tuple[float | None, float | None] = self._memo(
-            ("band", run, self.family, self.k), make)
+        got: tuple[float | None, float | None] = self._memo(key, make)
         return got
 
-    def summary(self) -> dict[str, Any]:
-        """Mean (and interval) of the measure at K per run; the targets for run A (and B)."""
+    def summary(self, force: bool = False) -> dict[str, Any]:
+        """Mean (and interval) of the measure at K per run; the targets for run A (and B).
+
+        Above :data:`INLINE_STATS_QUERIES` queries the intervals are left out (``lo``/``hi``
+        None, ``pending`` true) until computed: ``force=True``, or :meth:`compute_stats`.
+        """
         runs = []
         pending = False
         for i, r in enumerate(self.results):
-            lo, hi = self._band(i)
+            lo, hi = self._band(i, self.family, self.k, force)
             pending |= lo is None and r.n_queries > 0
             runs.append({"name": r.run_name, "mean": self._mean(i), "lo": lo, "hi": hi,
                          "n": r.n_queries})
@@ -675,7 +708,7 @@ class ExplorerState:
     def _ranked(self, run: int, qid: str) -> dict[str, Any]:
         r = self.results[run]
         rk = r.ranking
-        i = rk._index[qid]
+        i = self.position(run, qid)
         lo, hi = int(rk.ret_offsets[i]), int(rk.ret_offsets[i + 1])
         n_ret = hi - lo
         top = min(hi, lo + RANKING_MAX)
@@ -688,11 +721,21 @@ class ExplorerState:
         texts = [snippet(self.docs.get(d), PASSAGE_CHARS) for d in docs] if self.docs else \
             [""] * len(docs)
         scores = floats(rk.run.scores[rows]) if rk.run.has_scores else [None] * len(docs)
-        missing = r.missing_relevant(qid)
+        # the judged documents of the query, and which relevant ones were not retrieved
+        jlo, jhi = int(rk.qrels_offsets[i]), int(rk.qrels_offsets[i + 1])
+        jgrades = rk.qrels_grades[jlo:jhi]
+        relevant = np.flatnonzero(jgrades >= level)
+        missing: list[tuple[str, float]] = []
+        if len(relevant):
+            jdocs = rk.qrels.doc_ids.take(rk.qrels_rows[jlo:jhi][relevant]).to_pylist()
+            retrieved = set(docs) if top == hi else \
+                set(rk.run.doc_ids.take(rk.run_rows[lo:hi]).to_pylist())
+            missing = [(d, float(g)) for d, g in zip(jdocs, jgrades[relevant].tolist(),
+                                                     strict=True) if d not in retrieved]
         return {
             "run": r.run_name,
             "n_ret": n_ret,
-            "n_rel": int(self._memo(("nrel", run), lambda: rk.n_relevant(level))[i]),
+            "n_rel": len(relevant),
             "truncated": n_ret - len(docs),
             "rows": {"rank": list(range(1, len(docs) + 1)), "doc_id": docs, "score": scores,
                      "grade": floats(grades), "relevant": rel, "text": texts},
@@ -710,7 +753,7 @@ class ExplorerState:
         out |= self._ranked(self.a, q)
         rb = self.result_b
         if rb is not None:
-            if q in rb.ranking._index:
+            if self.position(self.b, q) >= 0:
                 b = self._ranked(self.b, q)
                 rank_a = {d: n for n, d in enumerate(out["rows"]["doc_id"], start=1)}
                 b["move"] = [None if d not in rank_a else rank_a[d] - n
@@ -731,33 +774,107 @@ class ExplorerState:
         return min(self.k_max, *(r.k_max for r in self.results))
 
     def _curve_ks(self) -> list[int]:
-        """The K values the curves are drawn at: every K of the evaluated curves, then the Ks
-        beyond it whose values are already computed (the chosen K always)."""
+        """The K values the curves are drawn at: 1..k_max (above :data:`CURVE_POINTS` Ks:
+        every K of the evaluated curves, then Ks spread evenly on a log scale, and K)."""
+        if self.k_max <= CURVE_POINTS:
+            return list(range(1, self.k_max + 1))
         w = self._curve_width()
-        extra = {k for (_run, fam, k) in self._values if fam == self.family and k > w}
-        if self.k > w:
-            extra.add(self.k)
-        if self.k_max > w and all(r.n_queries <= CURVE_END_QUERIES for r in self.results):
-            extra.add(self.k_max)
-        return list(range(1, w + 1)) + sorted(extra)
+        extra = np.unique(np.geomspace(w + 1, self.k_max, CURVE_POINTS - w).astype(np.int64))
+        return sorted({*range(1, w + 1), *extra.tolist(), self.k_max, self.k})
 
-    def _curve(self, run: int, ks: list[int], i: int | None) -> list[float | None]:
-        r = self.results[run]
+    def mean_ks(self) -> list[int]:
+        """The Ks past the evaluated curves at which the mean curve is computed (each costs a
+        pass over the rankings): :data:`MEAN_POINTS` spread on a log scale, and K."""
         w = self._curve_width()
-        head: list[float | None]
-        if i is None:
-            head = floats(self._memo(("mean", run, self.family),
-                                     lambda: mean_curve(r, self.family))[: w])
-        else:
-            head = floats(r.curves[self.family][i, : w])
-        tail: list[float] = []
-        for k in ks[w:]:
-            v = self.values(run, self.family, k)
-            if i is not None:
-                tail.append(float(v[i]))
-            else:
-                tail.append(float(v.mean()) if len(v) else np.nan)
-        return head + floats(tail)
+        if self.k_max <= w:
+            return []
+        if sum(r.n_queries for r in self.results) * (self.k_max - w) <= MEAN_ALL_CELLS:
+            return list(range(w + 1, self.k_max + 1))
+        pts = np.geomspace(w + 1, self.k_max, MEAN_POINTS).astype(np.int64)
+        return sorted({*pts.tolist(), self.k_max} | ({self.k} if self.k > w else set()))
+
+    def _mean_curve(self, run: int, ks: list[int]) -> list[float | None]:
+        """Run ``run``'s mean curve of the family at ``ks``: the evaluated mean curve, then
+        the Ks computed so far (None elsewhere; see :meth:`mean_ks`)."""
+        r = self.results[run]
+        fam = self.family
+        mean = self._memo(("mean", run, fam), lambda: mean_curve(r, fam))
+        out: list[float] = []
+        for k in ks:
+            if k <= len(mean):
+                out.append(float(mean[k - 1]))
+                continue
+            m = self._means.get((run, fam, k))
+            if m is None:
+                v = self._values.get((run, fam, k))
+                m = float(v.mean()) if v is not None and len(v) else np.nan
+            out.append(m)
+        return floats(out)
+
+    def _mean_at(self, run: int, family: Measure, k: int) -> None:
+        if (run, family, k) not in self._means:
+            v = self._values.get((run, family, k))
+            if v is None:
+                r = self.results[run]
+                v = cutoff_values(r.ranking, family.at(k), float(r.conventions.rel_level),
+                                  ties=r.conventions.ties)
+            self._means[(run, family, k)] = float(v.mean()) if len(v) else np.nan
+
+    def compute_means(self) -> None:
+        """Compute the mean curve at :meth:`mean_ks` for every run (the current family)."""
+        for run in range(len(self.results)):
+            for k in self.mean_ks():
+                self._mean_at(run, self.family, k)
+
+    def query_result(self, run: int, qid: str) -> EvaluationResult | None:
+        """The query evaluated alone, with curves through K = k_max (exactly the values of
+        the full evaluation: checked on the evaluated curves; None when they differ or the
+        evaluation cannot be redone for one query, e.g. with a doc map)."""
+        got = self._memo(("query", run, qid), lambda: self._evaluate_query(run, qid) or False)
+        return got if isinstance(got, EvaluationResult) else None
+
+    def _evaluate_query(self, run: int, qid: str) -> EvaluationResult | None:
+        from ..engine import evaluate
+
+        r = self.results[run]
+        c = r.conventions
+        if r.doc_map is not None or c.doc_map is not None or c.order != "score" \
+                or c.ties != "trec_eval":
+            return None
+        rk = r.ranking
+        i = self.position(run, qid)
+        lo, hi = int(rk.ret_offsets[i]), int(rk.ret_offsets[i + 1])
+        docs = rk.run.doc_ids.take(rk.run_rows[lo:hi]).to_pylist()
+        jlo, jhi = int(rk.qrels_offsets[i]), int(rk.qrels_offsets[i + 1])
+        jdocs = rk.qrels.doc_ids.take(rk.qrels_rows[jlo:jhi]).to_pylist()
+        judged = dict(zip(jdocs, rk.qrels_grades[jlo:jhi].tolist(), strict=True))
+        if not judged:
+            return None
+        fams = [*self.families, Measure("Judged")]
+        try:
+            one = evaluate({qid: judged}, {qid: docs}, [f.at(1) for f in fams],
+                           k_max=self.k_max, order="given", rel_level=c.rel_level,
+                           fractional_grades=c.fractional_grades, no_relevant="zero",
+                           _curve_width=self.k_max)
+        except RagReportError:
+            return None
+        w = min(r.k_max, self.k_max)
+        for f in self.families:  # the same values as the full evaluation, or not used
+            full, alone = r.curves[f][i, :w], one.curves[f][0, :w]
+            if full.shape != alone.shape or not np.array_equal(full, alone):
+                return None
+        return one
+
+    def _query_values(self, run: int, i: int, qid: str, fam: Measure, ks: list[int]
+                      ) -> list[float | None]:
+        """One query's values of ``fam`` at ``ks``."""
+        one = self.query_result(run, qid)
+        if one is not None and fam in one.curves:
+            return floats(one.curves[fam][0, np.asarray(ks, dtype=np.int64) - 1])
+        r = self.results[run]
+        w = min(r.k_max, self.k_max)  # fall back: the evaluated curve, then K by K
+        return floats([float(r.curves[fam][i, k - 1]) if k <= w else
+                       float(self.values(run, fam, k)[i]) for k in ks])
 
     def panel(self) -> dict[str, Any]:
         """The selected query: the configured targets, the measures at K, its curve against
@@ -765,9 +882,10 @@ class ExplorerState:
         q = self.selected
         if not q:
             return {}
-        ia = self.result_a.ranking._index[q]
+        ia = self.position(self.a, q)
         rb = self.result_b
-        ib = rb.ranking._index.get(q) if rb is not None else None
+        pos_b = self.position(self.b, q) if rb is not None else -1
+        ib = None if pos_b < 0 else pos_b
         targets = []
         for t in self.targets:
             v = self.target_values(t)
@@ -780,29 +898,33 @@ class ExplorerState:
         for fam in self.families:
             row: dict[str, Any] = {"id": str(fam), "label": measure_label(fam, self.k),
                                    "title": measure_title(fam),
-                                   "a": floats([self.values(self.a, fam)[ia]])[0]}
+                                   "a": self._query_values(self.a, ia, q, fam, [self.k])[0]}
             if rb is not None:
-                row["b"] = None if ib is None else floats([self.values(self.b, fam)[ib]])[0]
+                row["b"] = None if ib is None else \
+                    self._query_values(self.b, ib, q, fam, [self.k])[0]
             measures.append(row)
         ks = self._curve_ks()
-        curve: dict[str, Any] = {"family": str(self.family), "label": str(self.family),
-                                 "title": measure_title(self.family), "ks": ks,
-                                 "query_a": self._curve(self.a, ks, ia),
-                                 "mean_a": self._curve(self.a, ks, None)}
+        fam = self.family
+        if self.stats_inline:
+            self.compute_means()
+        curve: dict[str, Any] = {"family": str(fam), "label": str(fam),
+                                 "title": measure_title(fam), "ks": ks,
+                                 "query_a": self._query_values(self.a, ia, q, fam, ks),
+                                 "mean_a": self._mean_curve(self.a, ks)}
         if rb is not None:
-            curve["mean_b"] = self._curve(self.b, ks, None)
+            curve["mean_b"] = self._mean_curve(self.b, ks)
             if ib is not None:
-                curve["query_b"] = self._curve(self.b, ks, ib)
+                curve["query_b"] = self._query_values(self.b, ib, q, fam, ks)
         code = int(self.kinds()[ia])
-        judged = self._memo(("judged", self.a, self.k), lambda: self._judged_at(self.k))
-        return {"qid": q, "targets": targets,
-                "measures": measures, "curve": curve, "kind": self._category_label(code),
-                "kind_code": code, "judged_at_k": floats([judged[ia]])[0],
-                "judged_label": f"Judged@{self.k}"}
+        one = self.query_result(self.a, q)
+        judged = float(one.curves[Measure("Judged")][0, self.k - 1]) if one is not None \
+            else float(self._memo(("judged", self.a, self.k),
+                                  lambda: self._judged_at(self.k))[ia])
+        return {"qid": q, "targets": targets, "measures": measures, "curve": curve,
+                "kind": self._category_label(code), "kind_code": code,
+                "judged_at_k": floats([judged])[0], "judged_label": f"Judged@{self.k}"}
 
     def _judged_at(self, k: int) -> FloatArray:
-        from ..engine import cutoff_values
-
         r = self.result_a
         m = Measure("Judged", int(k))
         if m.curve_key in r.curves and k <= r.k_max:
@@ -816,8 +938,10 @@ class ExplorerState:
         common = idx >= 0
         return self.values()[common], self.values(self.b)[idx[common]]
 
-    def compare(self) -> dict[str, Any]:
-        """The paired comparison of B against A for the measure at K ({} without a run B)."""
+    def compare(self, force: bool = False) -> dict[str, Any]:
+        """The paired comparison of B against A for the measure at K ({} without a run B);
+        above :data:`INLINE_STATS_QUERIES` queries the test is left out (``pending``) unless
+        ``force`` (or once :meth:`compute_stats` ran)."""
         if self.b < 0:
             return {}
         va, vb = self.common_values()
@@ -836,11 +960,22 @@ class ExplorerState:
         if n == 0:
             return out
         key = ("paired", self.a, self.b, self.family, self.k)
-        if not self.stats_inline and key not in self._cache:
+        if not (self.stats_inline or force) and key not in self._cache:
             out["pending"] = True
             return out
         out |= self._memo(key, lambda: self._paired(va, vb))
         return out
+
+    def _paired_key(self, a: int, b: int, family: Measure, k: int) -> None:
+        key = ("paired", a, b, family, k)
+        if key in self._cache:
+            return
+        idx = self._memo(("bindex", a, b), lambda: self._b_index(a, b))
+        common = idx >= 0
+        va = self.values(a, family, k)[common]
+        vb = self.values(b, family, k)[idx[common]]
+        if len(va):
+            self._memo(key, lambda: self._paired(va, vb))
 
     @staticmethod
     def _paired(va: FloatArray, vb: FloatArray) -> dict[str, Any]:
@@ -852,12 +987,25 @@ class ExplorerState:
     def compute_stats(self) -> None:
         """Compute the intervals and the paired test of the current view (the slow part for
         large evaluations), so that :meth:`summary` and :meth:`compare` include them."""
-        inline, self.stats_inline = self.stats_inline, True
-        try:
-            self.summary()
-            self.compare()
-        finally:
-            self.stats_inline = inline
+        self.stats_job()()
+
+    def stats_job(self) -> Callable[[], None]:
+        """A function computing the intervals and the paired test of the view as it is now
+        (runs, measure, K captured), safe to run in another thread while the view moves on;
+        afterwards :meth:`summary` and :meth:`compare` of that view include them."""
+        a, b, family, k = self.a, self.b, self.family, self.k
+        runs = len(self.results)
+        ks = self.mean_ks()
+
+        def job() -> None:
+            for run in range(runs):
+                for kk in ks:
+                    self._mean_at(run, family, kk)
+                self._band(run, family, k, force=True)
+            if b >= 0:
+                self._paired_key(a, b, family, k)
+
+        return job
 
     # ---- report --------------------------------------------------------------------------
     def write_report(self, path: str | os.PathLike[str]) -> Path:

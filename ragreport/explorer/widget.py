@@ -331,15 +331,18 @@ class Explorer(anywidget.AnyWidget):
         if s.stats_inline:
             return
         key = (s.a, s.b, s.family, s.k)
+        compute = s.stats_job()
 
         def job() -> None:
-            with self._stats_lock:
+            with self._stats_lock:  # one at a time; a view left meanwhile is skipped
                 if (s.a, s.b, s.family, s.k) != key:
                     return
-                s.compute_stats()
+                compute()
                 if (s.a, s.b, s.family, s.k) == key:
-                    self.summary = s.summary()
-                    self.compare = s.compare()
+                    with self.hold_sync():
+                        self.summary = s.summary()
+                        self.compare = s.compare()
+                        self.panel = s.panel()
 
         th = threading.Thread(target=job, name="ragreport-explorer-stats", daemon=True)
         self._stats_thread = th
