@@ -1,19 +1,37 @@
-"""The explorer, driven like a person would: set widget values, click buttons, read the HTML."""
+"""The explorer widget's Python side: traits after every method and trait change, the custom
+messages (``handle_message``), the state rules of issue 14 and the static snapshot.
+
+The front end is tested in a browser (tests/test_browser_*.py); here the widget is driven as
+the front end drives it (setting traits, sending messages) and as a notebook user does (the
+public methods), and every trait is checked against ``ragreport.analysis``.
+"""
 
 from __future__ import annotations
 
-import html
+import json
+import math
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 import ragreport
-from ragreport.diagnose import FAILURE_KINDS, failure_kinds
+from ragreport.analysis.compare import paired
+from ragreport.analysis.failures import FAILURE_KINDS, failure_kinds, worst_order
+from ragreport.analysis.targets import passes_array, target_values
+from ragreport.engine import cutoff_values
 from ragreport.examples import example_files
-from ragreport.explorer.state import ExplorerState, passes_array
-from ragreport.targets import parse_targets, passes
+from ragreport.explorer import state as state_mod
+from ragreport.explorer.state import HEAD_ROWS, ROWS_MAX, ExplorerState
+from ragreport.explorer.widget import Explorer
+from ragreport.measures import Measure, parse_measure
+from ragreport.targets import default_targets, parse_targets
+
+TRAITS = ("meta", "measure", "k", "run_a", "run_b", "sort", "filter_text", "category",
+          "fails_only", "selected", "order_version", "n_visible", "selected_pos", "head",
+          "summary", "ranking", "panel", "compare", "report", "error")
 
 
 @pytest.fixture(scope="module")
@@ -23,562 +41,651 @@ def results() -> list[ragreport.EvaluationResult]:
 
 
 @pytest.fixture()
-def explorer(results: list[ragreport.EvaluationResult]) -> ragreport.Explorer:
+def ex(results: list[ragreport.EvaluationResult]) -> Explorer:
     f = example_files()
-    return ragreport.Explorer(results, queries=f.queries, docs=f.docs)
+    return Explorer(results, queries=f.queries, docs=f.docs)
 
 
-def _list_ids(list_html: str) -> list[str]:
-    return [html.unescape(q) for q in re.findall(r"<tr[^>]*data-qid='([^']*)'", list_html)]
+def _texts(what: str) -> dict[str, str]:
+    return ragreport.load_texts(getattr(example_files(), what))
 
 
-def _cut_k(fragment: str) -> list[int]:
-    return [int(k) for k in re.findall(r"cut at K=(\d+)", fragment)]
+def _json(widget: Explorer) -> dict[str, Any]:
+    """Every trait, through strict JSON (no NaN): what the front end receives."""
+    return json.loads(json.dumps({t: getattr(widget, t) for t in TRAITS}, allow_nan=False))
 
 
-def _ranking_rows(ranking_html: str) -> list[str]:
-    """Rank numbers and the cut marker, in page order, of the ranked-list table."""
-    table = ranking_html.split("Relevant documents not retrieved")[0]
-    return re.findall(r"<tr><td class='num'>(\d+)</td>|(cut at K=\d+)", table)  # type: ignore
+def _value(r: ragreport.EvaluationResult, family: str, k: int) -> np.ndarray:
+    m = Measure(family).at(k)
+    if k <= r.k_max:
+        return r.curve(family)[:, k - 1]
+    return cutoff_values(r.ranking, m, float(r.conventions.rel_level))
 
 
-def _worst_first(result: ragreport.EvaluationResult, family: str, k: int) -> list[str]:
-    v = result.curve(family)[:, k - 1]
-    return [result.query_ids[i] for i in np.argsort(v, kind="stable")]
+def _expected_order(r: ragreport.EvaluationResult, family: str, k: int) -> list[str]:
+    kinds = failure_kinds(r, k)
+    head = worst_order(_value(r, family, k), kinds).tolist()
+    rest = [i for i in range(r.n_queries) if kinds[i] == 1]
+    return [r.query_ids[i] for i in head + rest]
 
 
-def test_public_api_and_explore(results: list[ragreport.EvaluationResult]) -> None:
-    ex = ragreport.Explorer(results[0], targets=[])
-    assert isinstance(ex, ragreport.Explorer)
-    # the result knows nothing of widgets (the import contract in pyproject.toml)
-    assert not hasattr(results[0], "explore")
-    assert ex.run_names == ["bm25"]
-    assert "Explorer" in ragreport.__all__
-
-
-def test_query_order_worst_first_follows_measure_and_slider(
-        explorer: ragreport.Explorer, results: list[ragreport.EvaluationResult]) -> None:
-    bm25 = results[0]
-    for family, k in (("nDCG", 3), ("P", 1), ("R", 10), ("RR", 7)):
-        explorer.measure_dropdown.value = family
-        explorer.k_slider.value = k
-        expected = _worst_first(bm25, family, k)
-        assert explorer.query_order() == expected
-        shown_ids = _list_ids(explorer.list_html.value)
-        assert shown_ids == expected[: len(shown_ids)] and len(shown_ids) == len(expected)
-        assert f"{family}@{k}" in explorer.list_html.value
-        # the first listed value is the minimum
-        first = re.search(r"<td class='num'>(\d\.\d{4})</td>", explorer.list_html.value)
-        assert first is not None
-        assert float(first.group(1)) == pytest.approx(bm25.curve(family)[:, k - 1].min(),
-                                                      abs=1e-4)
-    # sorts
-    explorer.sort_dropdown.value = "best"
-    v = bm25.curve("RR")[:, 6]
-    assert explorer.query_order() == [bm25.query_ids[i]
-                                      for i in np.argsort(-v, kind="stable")]
-    explorer.sort_dropdown.value = "id"
-    assert explorer.query_order() == sorted(bm25.query_ids)
-
-
-def test_values_match_result_values(explorer: ragreport.Explorer,
-                                    results: list[ragreport.EvaluationResult]) -> None:
-    explorer.measure_dropdown.value = "nDCG"
-    explorer.k_slider.value = 10
-    np.testing.assert_array_equal(explorer.values(), results[0].values("nDCG@10"))
-
-
-def test_cut_line_moves_with_slider(explorer: ragreport.Explorer) -> None:
-    explorer.select_query("q01")
-    for k in (1, 4, 9, 20):
-        explorer.k_slider.value = k
-        page = explorer.ranking_html.value
-        assert _cut_k(page) == [k]
-        assert f"data-k='{k}'" in page
-        rows = _ranking_rows(page)
-        labels = [r[0] or r[1] for r in rows]
-        cut = labels.index(f"cut at K={k}")
-        assert labels[cut - 1] == str(k)  # the line sits right below rank K
-        assert labels[:cut] == [str(i) for i in range(1, k + 1)]
-        assert "K=" + str(k) in explorer.panel_html.value
-        assert _cut_k(explorer.compare_html.value) == [k, k]
-
-
-def test_grades_have_symbol_and_colour(explorer: ragreport.Explorer,
-                                       results: list[ragreport.EvaluationResult]) -> None:
-    explorer.select_query("q01")
-    page = explorer.ranking_html.value
-    ranked = results[0].ranked_list("q01", limit=20)
-    rel = sum(d.relevant for d in ranked)
-    non = sum(d.grade is not None and not d.relevant for d in ranked)
-    assert page.count("class='g-rel' title='relevant'>●") >= rel > 0
-    assert page.count("class='g-non' title='judged not relevant'>○") == non
-    assert ".rrx .g-rel{color:" in page
-
-
-def test_missing_relevant_listed(explorer: ragreport.Explorer,
-                                 results: list[ragreport.EvaluationResult]) -> None:
-    bm25 = results[0]
-    with_missing = [q for q in bm25.query_ids if bm25.missing_relevant(q)]
-    assert with_missing, "the example should have a query with unretrieved relevant documents"
-    q = with_missing[0]
-    explorer.select_query(q)
-    page = explorer.ranking_html.value
-    missing = bm25.missing_relevant(q)
-    assert f"Relevant documents not retrieved ({len(missing)})" in page
-    tail = page.split("Relevant documents not retrieved")[1]
-    for doc, _g in missing:
-        assert html.escape(doc) in tail
-    complete = next(q for q in bm25.query_ids if not bm25.missing_relevant(q))
-    explorer.select_query(complete)
-    assert "Relevant documents not retrieved (0)" in explorer.ranking_html.value
-
-
-def test_snippets_with_full_text_on_demand(explorer: ragreport.Explorer) -> None:
-    explorer.select_query("q01")
-    page = explorer.ranking_html.value
-    assert "<details><summary>" in page and "<div class='full'>" in page
-
-
-def test_query_selector_and_buttons(explorer: ragreport.Explorer) -> None:
-    explorer.measure_dropdown.value = "nDCG"
-    explorer.k_slider.value = 5
-    order = explorer.query_order()
-    assert explorer.selected == order[0]
-    explorer.next_button.click()
-    assert explorer.selected == order[1]
-    assert f"data-qid='{order[1]}'" in explorer.ranking_html.value
-    assert explorer.query_dropdown.value == order[1]
-    explorer.next_button.click()
-    explorer.prev_button.click()
-    assert explorer.selected == order[1]
-    explorer.query_dropdown.value = order[7]
-    assert explorer.selected == order[7]
-    assert re.search(rf"<tr class='sel' data-qid='{order[7]}'>", explorer.list_html.value)
-    explorer.prev_button.click()
-    assert explorer.selected == order[6]
-
-
-def test_text_filter(explorer: ragreport.Explorer) -> None:
-    explorer.filter_box.value = "EXCEPTION"
-    texts = explorer.queries
-    expected = [q for q in explorer.result_a.query_ids
-                if "exception" in (q + "\t" + texts.get(q, "")).lower()]
-    assert expected
-    assert sorted(explorer.query_order()) == sorted(expected)
-    assert _list_ids(explorer.list_html.value) == explorer.query_order()
-    assert explorer.selected in expected
-    assert "text contains “EXCEPTION”" in explorer.list_html.value
-    explorer.filter_box.value = "q07"
-    assert explorer.query_order() == ["q07"]
-    explorer.filter_box.value = "no query has this text"
-    assert explorer.query_order() == []
-    assert "no query matches" in explorer.list_html.value
-    explorer.filter_box.value = ""
-    assert len(explorer.query_order()) == explorer.result_a.n_queries
-
-
-def test_kind_filter_matches_diagnose(explorer: ragreport.Explorer,
-                                      results: list[ragreport.EvaluationResult]) -> None:
-    for k in (1, 3, 10):
-        explorer.k_slider.value = k
-        codes = failure_kinds(results[0], k)
-        np.testing.assert_array_equal(explorer.kinds(), codes)
-        for code in (2, 3, 4):
-            explorer.kind_dropdown.value = FAILURE_KINDS[code]
-            expected = {results[0].query_ids[i] for i in np.flatnonzero(codes == code)}
-            assert set(explorer.query_order()) == expected
-        explorer.kind_dropdown.value = ""
-    explorer.k_slider.value = 1
-    explorer.kind_dropdown.value = "relevant only beyond K"
-    assert explorer.query_order(), "at K=1 some queries have relevant documents only lower"
-    assert "relevant only beyond K" in explorer.list_html.value
-
-
-def test_fails_target_filter(results: list[ragreport.EvaluationResult]) -> None:
-    targets = parse_targets({"R@5": "> 0.5", "RR": ">= 0.5"})
-    ex = ragreport.Explorer(results[0], targets=targets)
-    ex.k_slider.value = 3
-    ex.fails_checkbox.value = True
-    r3 = results[0].curve("R")[:, 2]
-    rr = results[0].values("RR")
-    expected = {q for i, q in enumerate(results[0].query_ids)
-                if not passes(float(r3[i]), ">", 0.5) or not passes(float(rr[i]), ">=", 0.5)}
-    assert 0 < len(expected) < results[0].n_queries
-    assert set(ex.query_order()) == expected
-    assert "fails a target" in ex.list_html.value
-    # the panel agrees: the selected query fails at least one target
-    assert "✘ fail" in ex.panel_html.value
-    assert "R@3" in ex.panel_html.value
-    ex.fails_checkbox.value = False
-    assert len(ex.query_order()) == results[0].n_queries
-
-
-def test_passes_array_matches_passes() -> None:
-    rng = np.random.default_rng(1)
-    vals = np.concatenate([rng.random(2000), np.array([0.84995, 0.85005, 0.85, 0.849949999])])
-    for op in (">", ">=", "<", "<="):
-        got = passes_array(vals, op, 0.85)
-        assert got.tolist() == [passes(float(v), op, 0.85) for v in vals]
-
-
-def test_panel_targets_and_svg(explorer: ragreport.Explorer,
-                               results: list[ragreport.EvaluationResult]) -> None:
-    explorer.measure_dropdown.value = "nDCG"
-    explorer.k_slider.value = 5
-    explorer.select_query("q02")
-    panel = explorer.panel_html.value
-    i = results[0].query_ids.index("q02")
-    assert f"{results[0].curve('nDCG')[i, 4]:.4f}" in panel
-    assert f"{results[0].mean_curve('nDCG')[4]:.4f}" in panel
-    assert panel.count("<polyline") == 2 and "<svg" in panel and "K=5" in panel
-    assert ("✔ pass" in panel) or ("✘ fail" in panel)
-    assert "matplotlib" not in panel
-
-
-def test_compare_view_and_delta_sort(explorer: ragreport.Explorer,
+# ---- construction ------------------------------------------------------------------------
+def test_every_trait_filled_and_json(ex: Explorer,
                                      results: list[ragreport.EvaluationResult]) -> None:
+    got = _json(ex)
+    meta = got["meta"]
+    assert meta["runs"] == ["bm25", "tfidf"]
+    assert meta["n_queries"] == 41 and meta["has_docs"] and meta["has_queries"]
+    assert meta["version"] == ragreport.__version__
+    assert {f["id"] for f in meta["families"]} >= {"nDCG", "R", "P", "RR", "AP"}
+    ndcg = next(f for f in meta["families"] if f["id"] == "nDCG")
+    assert ndcg["title"] == "normalised discounted cumulative gain"
+    assert [s["id"] for s in meta["sorts"]] == ["worst", "best", "id", "delta_desc",
+                                                "delta_asc"]
+    cats = {c["id"]: c for c in meta["categories"]}
+    assert cats["no_judged"]["label"] == "no judged relevant document"
+    assert cats["no_judged"]["code"] == 1 and cats["beyond_k"]["code"] == 4
+    # K goes to the deepest ranking, not to the curves' width (20)
+    assert results[0].k_max == 20
+    assert meta["k_max"] == max(int(r.ranking.n_ret.max()) for r in results) == 50
+    assert got["run_a"] == 0 and got["run_b"] == 1 and got["error"] == ""
+    assert got["selected"] == got["head"]["qid"][0] and got["selected_pos"] == 0
+    assert got["n_visible"] == 41 and got["order_version"] >= 1
+    assert got["report"] == {"state": "idle", "path": "", "url": "", "message": ""}
+    for key in ("summary", "ranking", "panel", "compare"):
+        assert got[key], key
+
+
+def test_default_measure_is_the_first_targets(results: list[ragreport.EvaluationResult]
+                                              ) -> None:
+    first = default_targets()[0].measure  # R@5 > 0.85
+    ex = Explorer(results)
+    assert (ex.measure, ex.k) == (first.name, first.cutoff) == ("R", 5)
+    assert ex.summary["label"] == "R@5"
+    ex2 = Explorer(results, targets={"nDCG@10": 0.6, "P@3": 0.5})
+    assert (ex2.measure, ex2.k) == ("nDCG", 10)
+    assert ex2.summary["label"] == "nDCG@10" and ex2.compare["label"] == "nDCG@10"
+    ex3 = Explorer(results, targets=[])
+    assert (ex3.measure, ex3.k) == ("nDCG", 10)
+    ex4 = Explorer(results, targets={"RR": 0.5})  # no cutoff: RR@10
+    assert (ex4.measure, ex4.k) == ("RR", 10)
+    ex5 = Explorer(results, measure="P", k=3)
+    assert (ex5.measure, ex5.k) == ("P", 3)
+    ex6 = Explorer(results, measure="AP@7")
+    assert (ex6.measure, ex6.k) == ("AP", 7)
+
+
+def test_labels_carry_k(ex: Explorer) -> None:
+    ex.set_measure("nDCG")
+    ex.set_k(10)
+    assert ex.summary["label"] == "nDCG@10"
+    assert ex.summary["title"] == "normalised discounted cumulative gain"
+    assert [m["label"] for m in ex.panel["measures"]][:3] == ["nDCG@10", "R@10", "P@10"]
+    assert all(m["label"].endswith("@10") for m in ex.panel["measures"])
+    assert ex.panel["curve"]["label"] == "nDCG"  # one name, no "nDCG (nDCG)"
+    assert ex.compare["label"] == "nDCG@10"
+
+
+# ---- the list ----------------------------------------------------------------------------
+def test_order_worst_first_and_no_judged_last(ex: Explorer,
+                                              results: list[ragreport.EvaluationResult]
+                                              ) -> None:
+    bm25 = results[0]
+    for family, k in (("nDCG", 3), ("P", 1), ("R", 10), ("RR", 7), ("AP", 37)):
+        ex.set_measure(family)
+        ex.set_k(k)
+        expected = _expected_order(bm25, family, k)
+        assert ex.query_order() == expected
+        assert ex.head["qid"] == expected[:HEAD_ROWS]
+        assert ex.head["a"] == pytest.approx(
+            [float(_value(bm25, family, k)[bm25.query_ids.index(q)]) for q in expected])
+        kinds = failure_kinds(bm25, k)
+        assert ex.head["kind"] == [int(kinds[bm25.query_ids.index(q)]) for q in expected]
+    # queries without a judged relevant document: never "worst", listed last
+    no_judged = [q for i, q in enumerate(bm25.query_ids) if failure_kinds(bm25, 5)[i] == 1]
+    assert no_judged == ["q40", "q41"]
+    ex.set_k(5)
+    assert ex.query_order()[-2:] == no_judged
+    assert ex.head["kind"][:5] == [k for k in ex.head["kind"][:5] if k != 1]
+    ex.set_sort("best")
+    assert ex.query_order()[-2:] == no_judged
+    ex.set_category("no_judged")
+    assert ex.query_order() == no_judged and ex.category == "no_judged"
+    assert ex.head["kind"] == [1, 1]
+
+
+def test_sorts_and_order_version(ex: Explorer, results: list[ragreport.EvaluationResult]
+                                 ) -> None:
     bm25, tfidf = results
-    explorer.measure_dropdown.value = "nDCG"
-    explorer.k_slider.value = 10
-    explorer.sort_dropdown.value = "delta"
-    d = tfidf.values("nDCG@10") - bm25.values("nDCG@10")
-    np.testing.assert_allclose(explorer.deltas(), d)
-    expected = [bm25.query_ids[i] for i in np.argsort(d, kind="stable")]
-    assert explorer.query_order() == expected
-    q = expected[0]
-    assert d[bm25.query_ids.index(q)] < 0  # biggest loss first
-    explorer.select_query(q)
-    page = explorer.compare_html.value
-    assert f"Δ (B − A) <strong>▼ {d[bm25.query_ids.index(q)]:+.4f}</strong>" in page
-    assert "A bm25 vs B tfidf" in page
-    assert re.search(r"<tr class='(up|down|new)'>", page)
-    assert re.search(r"[↑↓]\d+ \(A: \d+\)", page)
-    # the list shows the deltas too
-    assert f"{d[bm25.query_ids.index(q)]:+.4f}" in explorer.list_html.value
-    # swap runs with the dropdowns: the delta changes sign
-    explorer.run_a_dropdown.value = 1
-    explorer.run_b_dropdown.value = 0
-    assert explorer.a == 1 and explorer.b == 0
-    np.testing.assert_allclose(explorer.deltas(), -d)
-    assert "A tfidf vs B bm25" in explorer.compare_html.value
+    v0 = ex.order_version
+    ex.set_sort("id")
+    assert ex.query_order() == sorted(bm25.query_ids)
+    assert ex.order_version > v0 and ex.sort == "id"
+    v1 = ex.order_version
+    ex.set_sort("id")  # nothing changed
+    assert ex.order_version == v1
+    ex.set_sort("delta_asc")
+    va = _value(bm25, ex.measure, ex.k)
+    vb = _value(tfidf, ex.measure, ex.k)
+    d = dict(zip(bm25.query_ids, (vb - va).tolist(), strict=True))
+    order = ex.query_order()
+    deltas = [d[q] for q in order if q not in ("q40", "q41")]
+    assert deltas == sorted(deltas)
+    assert ex.head["delta"][0] == pytest.approx(min(deltas))
+    ex.set_sort("delta_desc")
+    deltas = [d[q] for q in ex.query_order() if q not in ("q40", "q41")]
+    assert deltas == sorted(deltas, reverse=True)
+    # ties by query id
+    for a, b in zip(ex.query_order(), ex.query_order()[1:], strict=False):
+        if a not in ("q40", "q41") and b not in ("q40", "q41") and d[a] == d[b]:
+            assert a < b
+    ex.set_sort("delta")  # the old name: losses first
+    assert ex.sort == "delta_asc"
+    with pytest.raises(ragreport.RagReportError, match="sort must be one of"):
+        ex.set_sort("random")
+    assert ex.sort == "delta_asc" and "sort must be one of" in ex.error
 
 
-def test_single_run_has_no_delta(results: list[ragreport.EvaluationResult]) -> None:
-    ex = ragreport.Explorer(results[0], targets=[])
-    assert "delta" not in [v for _l, v in ex.sort_dropdown.options]
-    assert "needs two runs" in ex.render_compare()
-    with pytest.raises(ragreport.RagReportError):
-        ex.set_sort("delta")
+def test_filter_as_you_type_and_stale_selection(ex: Explorer) -> None:
+    queries = _texts("queries")
+    sel = ex.selected
+    # the front end sets the trait on every key
+    ex.filter_text = "d"
+    ex.filter_text = "de"
+    ex.filter_text = "dec"
+    match = [q for q in ex.state.query_order() if "dec" in (q + "\t" + queries[q]).lower()]
+    assert ex.n_visible == len(match) > 0 and ex.query_order() == match
+    assert ex.head["qid"] == match
+    if sel not in match:
+        assert ex.selected == sel and ex.selected_pos == -1
+    # no match: the selection stays the same query, hidden (not a stale "shown" query)
+    ex.filter_text = "no such query text at all"
+    assert ex.n_visible == 0 and ex.head["qid"] == [] and ex.selected_pos == -1
+    assert ex.selected == sel and ex.error == ""
+    with pytest.raises(ragreport.RagReportError, match="no query matches"):
+        ex.next_query()
+    ex.filter_text = ""
+    assert ex.selected == sel and ex.selected_pos == ex.query_order().index(sel)
+    # case-insensitive, on ids too
+    ex.set_filter("Q0")
+    assert all(q.startswith("q0") for q in ex.query_order()) and ex.n_visible == 9
 
 
-HOSTILE = "<script>alert(1)</script>"
+def test_category_and_fails_only(ex: Explorer, results: list[ragreport.EvaluationResult]
+                                 ) -> None:
+    bm25 = results[0]
+    ex.set_k(3)
+    kinds = failure_kinds(bm25, 3)
+    ex.category = "beyond_k"
+    assert set(ex.query_order()) == {q for i, q in enumerate(bm25.query_ids) if kinds[i] == 4}
+    assert ex.category == "beyond_k" and set(ex.head["kind"]) == {4}
+    ex.set_category("relevant only beyond K")  # by label
+    assert ex.category == "beyond_k"
+    ex.set_kind(3)  # by code
+    assert ex.category == "not_retrieved"
+    ex.category = "bogus"
+    assert ex.category == "not_retrieved" and "category must be one of" in ex.error
+    ex.category = ""
+    assert ex.n_visible == 41
+    # fails a CONFIGURED target (at its own K), whatever the slider says
+    targets = parse_targets({"R@5": "> 0.85", "RR": 0.5})
+    ex2 = Explorer(results, targets=targets)
+    fails = np.zeros(bm25.n_queries, dtype=bool)
+    for t in targets:
+        v = target_values(bm25, t)
+        assert v is not None
+        fails |= ~passes_array(v, t.op, t.threshold)
+    want = {q for i, q in enumerate(bm25.query_ids) if fails[i]}
+    for k in (1, 5, 40):
+        ex2.set_k(k)
+        ex2.fails_only = True
+        assert set(ex2.query_order()) == want
+        assert all(ex2.head["fails"])
+        ex2.fails_only = False
+    assert ex2.n_visible == 41
 
 
-def test_hostile_strings_are_escaped(tmp_path: Path) -> None:
-    qrels = {f"q{HOSTILE}": {f"d{HOSTILE}": 2, "d2": 1, f"m{HOSTILE}": 1}, "q2": {"d2": 1}}
-    run_a = {f"q{HOSTILE}": {f"d{HOSTILE}": 3.0, "x": 2.0, "d2": 1.0}, "q2": {"d2": 1.0}}
-    run_b = {f"q{HOSTILE}": {"d2": 3.0, f"d{HOSTILE}": 1.0}, "q2": {"x": 1.0}}
-    a = ragreport.evaluate(qrels, run_a, name=f"A{HOSTILE}")
-    b = ragreport.evaluate(qrels, run_b, name=f"B{HOSTILE}")
-    ex = ragreport.Explorer([a, b], queries={f"q{HOSTILE}": f"text {HOSTILE}"},
-                            docs={f"d{HOSTILE}": f"passage {HOSTILE} " + "word " * 80})
-    ex.select_query(f"q{HOSTILE}")
-    ex.filter_box.value = "<script>"
-    views = [ex.list_html.value, ex.ranking_html.value, ex.panel_html.value,
-             ex.compare_html.value, ex.summary_html(), ex._repr_mimebundle_()["text/html"]]
-    for page in views:
-        assert "<script>" not in page
-    joined = "".join(views)
-    assert html.escape(f"q{HOSTILE}") in joined          # query id
-    assert html.escape(f"text {HOSTILE}") in joined      # query text
-    assert html.escape(f"passage {HOSTILE}") in joined   # doc text
-    assert html.escape(f"d{HOSTILE}") in joined          # doc id
-    assert html.escape(f"m{HOSTILE}") in ex.ranking_html.value  # missing relevant doc id
-    assert html.escape(f"A{HOSTILE}") in joined          # run name
-    assert html.escape(f"B{HOSTILE}") in ex.compare_html.value
-    assert "&lt;script&gt;" in ex.list_html.value        # the filter text itself
-
-
-def test_write_report_button(explorer: ragreport.Explorer, tmp_path: Path) -> None:
-    out = tmp_path / "explorer-report.html"
-    explorer.report_path.value = str(out)
-    explorer.report_button.click()
-    assert out.is_file() and out.stat().st_size > 1000
-    text = out.read_text(encoding="utf-8")
-    assert "bm25" in text and "tfidf" in text
-    assert "wrote" in explorer.status_html.value
-    explorer.report_path.value = str(tmp_path / "missing-folder" / "r.html")
-    explorer.report_button.click()
-    assert "could not write" in explorer.status_html.value
-
-
-def test_mime_bundle_has_static_fallbacks(explorer: ragreport.Explorer,
+# ---- measure and K -----------------------------------------------------------------------
+def test_k_beyond_the_curves_and_refusals(ex: Explorer,
                                           results: list[ragreport.EvaluationResult]) -> None:
-    explorer.k_slider.value = 5
-    bundle = explorer._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == \
-        explorer.widget.model_id
-    assert "bm25" in bundle["text/plain"] and "tfidf" in bundle["text/plain"]
-    assert f"nDCG@5={results[0].mean('nDCG@5'):.4f}" in bundle["text/plain"]
-    assert f"{results[1].mean('R@5'):.4f}" in bundle["text/html"]
-    assert "<table>" in bundle["text/html"]
-    assert "<table>" in results[0]._repr_html_()
+    bm25 = results[0]
+    ex.set_measure("P")
+    ex.k = 37  # beyond the evaluated curves (20), within the deepest ranking (50)
+    assert ex.k == 37 and ex.error == "" and ex.summary["label"] == "P@37"
+    want = float(bm25.values("P@37").mean())
+    assert ex.summary["runs"][0]["mean"] == pytest.approx(want)
+    # past the end of a ranking, precision keeps its denominator K
+    i = bm25.query_ids.index(ex.selected)
+    n_ret = int(bm25.ranking.n_ret[i])
+    ex.k = 50
+    p50 = next(m["a"] for m in ex.panel["measures"] if m["id"] == "P")
+    assert p50 == pytest.approx(float(bm25.values("P@50")[i]))
+    assert ex.ranking["n_ret"] == n_ret
+    v = ex.order_version
+    for bad in (0, 51, -1):
+        ex.k = bad
+        assert ex.k == 50 and f"K must be an integer from 1 to 50, got {bad}" in ex.error
+    assert ex.order_version == v
+    with pytest.raises(ragreport.RagReportError, match="K must be"):
+        ex.set_k(True)
+    with pytest.raises(ragreport.RagReportError, match="K must be"):
+        ex.set_k(2.5)  # type: ignore[arg-type]
+    ex.measure = "zzz"
+    assert ex.measure == "P" and "zzz" in ex.error
+    ex.measure = "nDCG@4"  # the measure with its K
+    assert (ex.measure, ex.k, ex.error) == ("nDCG", 4, "")
+    ex.set_measure("recall")  # any spelling of a family
+    assert ex.measure == "R"
+    with pytest.raises(ragreport.RagReportError, match="no curve"):
+        ex.set_measure("Rprec")
+    assert ex.measure == "R"
 
 
-def test_plain_methods_drive_the_controls(explorer: ragreport.Explorer) -> None:
-    explorer.set_k(7)
-    assert explorer.k_slider.value == 7 and _cut_k(explorer.ranking_html.value) == [7]
-    explorer.set_measure("P@3")
-    assert explorer.measure_dropdown.value == "P" and explorer.k_slider.value == 3
-    with pytest.raises(ragreport.RagReportError):
-        explorer.set_k(explorer.k_max + 1)
-    explorer.k_slider.value = 4  # the widget still works after an error
-    assert explorer.k == 4
+def test_error_cleared_by_the_next_good_change(ex: Explorer) -> None:
+    ex.k = 0
+    assert ex.error
+    ex.k = 3
+    assert ex.error == ""
 
 
-def test_state_without_widgets_and_list_cap() -> None:
-    n = 450
-    qrels = {f"q{i}": {"a": 1} for i in range(n)}
-    run = {f"q{i}": (["a", "b"] if i % 3 else ["b", "a"]) for i in range(n)}
-    r = ragreport.evaluate(qrels, run, ["P@1"])
-    s = ExplorerState(r, targets=[], list_limit=200)
-    page = s.render_list()
-    assert f"showing 200 of {n} queries" in page
-    assert len(_list_ids(page)) == 200
-    assert len(s.query_options()) == 200
-    s.select_query("q449")  # beyond the cap: still offered in the selector
-    assert ("q449" in [v for _l, v in s.query_options()])
+# ---- selection, ranking, panel -----------------------------------------------------------
+def test_ranking_is_the_whole_list(ex: Explorer, results: list[ragreport.EvaluationResult]
+                                   ) -> None:
+    bm25, tfidf = results
+    docs = _texts("docs")
+    ex.set_k(5)
+    for q in ("q03", "q12", "q40"):
+        ex.select_query(q)
+        rk = ex.ranking
+        ranked = bm25.ranked_list(q)
+        assert rk["qid"] == q and rk["k"] == 5 and rk["run"] == "bm25"
+        assert rk["n_ret"] == len(ranked) == len(rk["rows"]["rank"])
+        assert rk["rows"]["rank"] == list(range(1, len(ranked) + 1))
+        assert rk["rows"]["doc_id"] == [d.doc_id for d in ranked]
+        assert rk["rows"]["grade"] == [d.grade for d in ranked]  # None = unjudged
+        assert rk["rows"]["relevant"] == [d.relevant for d in ranked]
+        assert rk["rows"]["score"] == [d.score for d in ranked]
+        for d, text in zip(ranked, rk["rows"]["text"], strict=True):
+            assert text == ragreport.present.snippet(docs.get(d.doc_id), 300)
+            assert len(text) <= 300
+        assert rk["missing_relevant"] == [d for d, _g in bm25.missing_relevant(q)]
+        assert rk["n_rel"] == sum(g >= 1 for _d, g in bm25.judged(q))
+        assert rk["query_text"] == _texts("queries")[q]
+        b = rk["b"]
+        assert b["run"] == "tfidf" and b["rows"]["doc_id"] == [d.doc_id
+                                                               for d in tfidf.ranked_list(q)]
+        rank_a = {d: n for n, d in enumerate(rk["rows"]["doc_id"], start=1)}
+        assert b["move"] == [None if d not in rank_a else rank_a[d] - n
+                             for n, d in enumerate(b["rows"]["doc_id"], start=1)]
+    # relevant documents beyond the first 20 ranks are in the list
+    deep = [(q, d.rank) for q in bm25.query_ids for d in bm25.ranked_list(q)
+            if d.relevant and d.rank > 20]
+    assert deep
+    q, rank = deep[0]
+    ex.select_query(q)
+    assert ex.ranking["rows"]["relevant"][rank - 1] is True
+
+
+def test_select_next_prev(ex: Explorer) -> None:
+    order = ex.query_order()
+    ex.selected = order[3]  # as the front end does
+    assert ex.selected_pos == 3 and ex.ranking["qid"] == order[3]
+    assert ex.panel["qid"] == order[3]
+    assert ex.next_query() == order[4] and ex.selected == order[4]
+    assert ex.prev_query() == order[3]
+    ex.select_query(order[-1])
+    with pytest.raises(ragreport.RagReportError, match="already at the last"):
+        ex.next_query()
+    assert ex.selected == order[-1] and "already at the last" in ex.error
+    ex.select_query(order[0])
+    assert ex.error == ""
+    with pytest.raises(ragreport.RagReportError, match="already at the first"):
+        ex.prev_query()
+    ex.selected = "no-such-query"
+    assert ex.selected == order[0] and "was not evaluated" in ex.error
+    # a hidden selection: next goes to the first visible query
+    ex.select_query(order[0])
+    ex.set_filter(order[5])
+    assert ex.selected_pos == -1 or order[0] == order[5]
+    assert ex.next_query() == ex.query_order()[0]
+    ex.select_query("")
+    assert ex.ranking == {} and ex.panel == {} and ex.selected_pos == -1
+
+
+def test_panel_targets_are_the_configured_ones(results: list[ragreport.EvaluationResult]
+                                               ) -> None:
+    targets = parse_targets({"nDCG@10": ">= 0.5", "R@5": "> 0.85", "RR": 0.5})
+    ex = Explorer(results, targets=targets)
+    bm25 = results[0]
+    q = "q05"
+    ex.select_query(q)
+    i = bm25.query_ids.index(q)
+    for k in (1, 7, 33):
+        ex.set_k(k)
+        got = ex.panel["targets"]
+        assert [t["label"] for t in got] == ["nDCG@10 >= 0.5", "R@5 > 0.85", "RR >= 0.5"]
+        for t, row in zip(targets, got, strict=True):
+            v = target_values(bm25, t)
+            assert v is not None
+            assert row["value"] == pytest.approx(float(v[i]))
+            assert row["pass"] == bool(passes_array(v[i:i + 1], t.op, t.threshold)[0])
+    # the summary's targets: run A's and run B's means
+    labels = [(t["label"], t["run"]) for t in ex.summary["targets"]]
+    assert labels[:3] == [("nDCG@10 >= 0.5", "bm25"), ("R@5 > 0.85", "bm25"),
+                          ("RR >= 0.5", "bm25")]
+    assert labels[3:] == [("nDCG@10 >= 0.5", "tfidf"), ("R@5 > 0.85", "tfidf"),
+                          ("RR >= 0.5", "tfidf")]
+
+
+def test_panel_measures_and_curve(ex: Explorer, results: list[ragreport.EvaluationResult]
+                                  ) -> None:
+    bm25, tfidf = results
+    ex.set_measure("R")
+    q = "q07"
+    ex.select_query(q)
+    i = bm25.query_ids.index(q)
+    for k in (3, 20, 21, 44):
+        ex.set_k(k)
+        p = ex.panel
+        for m in p["measures"]:
+            assert m["a"] == pytest.approx(float(_value(bm25, m["id"], k)[i]), abs=1e-12)
+            assert m["b"] == pytest.approx(float(_value(tfidf, m["id"], k)[i]), abs=1e-12)
+        judged = cutoff_values(bm25.ranking, parse_measure(f"Judged@{k}"), 1.0)[i]
+        assert p["judged_at_k"] == pytest.approx(float(judged))
+        assert p["judged_label"] == f"Judged@{k}"
+        assert p["kind"] == FAILURE_KINDS[int(failure_kinds(bm25, k)[i])] or \
+            (p["kind_code"] == 0 and p["kind"] == "relevant document in the top K")
+    c = ex.panel["curve"]
+    assert c["family"] == "R" and c["ks"] == list(range(1, 51))
+    want_q = [float(_value(bm25, "R", k)[i]) for k in c["ks"]]
+    want_mean = [float(_value(bm25, "R", k).mean()) for k in c["ks"]]
+    assert c["query_a"] == pytest.approx(want_q, abs=1e-12)
+    assert c["mean_a"] == pytest.approx(want_mean, abs=1e-12)
+    assert c["query_b"] == pytest.approx([float(_value(tfidf, "R", k)[i]) for k in c["ks"]],
+                                         abs=1e-12)
+    assert len(c["mean_b"]) == 50
+
+
+# ---- runs A and B ------------------------------------------------------------------------
+def test_a_equals_b_refused_and_swap(ex: Explorer, results: list[ragreport.EvaluationResult]
+                                     ) -> None:
+    ex.run_b = 0  # the front end picks A = B
+    assert (ex.run_a, ex.run_b) == (0, 1) and ex.error == "run A and run B must differ"
+    ex.run_a = 1
+    assert (ex.run_a, ex.run_b) == (0, 1) and ex.error == "run A and run B must differ"
+    with pytest.raises(ragreport.RagReportError, match="run A and run B must differ"):
+        ex.set_runs(1, 1)
+    before = dict(ex.compare)
+    ex.swap_runs()
+    assert (ex.run_a, ex.run_b) == (1, 0) and ex.error == ""
+    after = ex.compare
+    assert after["mean_a"] == before["mean_b"] and after["mean_b"] == before["mean_a"]
+    assert after["delta"] == pytest.approx(-before["delta"])
+    assert (after["wins"], after["losses"]) == (before["losses"], before["wins"])
+    assert ex.summary["runs"][0]["name"] == "bm25"  # every run, in order
+    assert ex.ranking["run"] == "tfidf" and ex.ranking["b"]["run"] == "bm25"
+    assert ex.head["a"][0] == pytest.approx(
+        float(_value(results[1], ex.measure, ex.k)[results[1].query_ids.index(
+            ex.head["qid"][0])]))
+    ex.run_b = -1  # no B: no comparison, no delta column, delta sorts refused
+    assert ex.compare == {} and "b" not in ex.head and "delta" not in ex.head
+    assert "b" not in ex.ranking and "query_b" not in ex.panel["curve"]
+    ex.sort = "delta_asc"
+    assert ex.sort == "worst" and "needs a run B" in ex.error
+    with pytest.raises(ragreport.RagReportError, match="swapping needs a run B"):
+        ex.swap_runs()
+    ex.set_runs("bm25", "tfidf")
+    assert (ex.run_a, ex.run_b) == (0, 1)
+
+
+def test_compare_is_the_analysis_paired_test(ex: Explorer,
+                                             results: list[ragreport.EvaluationResult]
+                                             ) -> None:
+    bm25, tfidf = results
+    ex.set_measure("nDCG")
+    ex.set_k(10)
+    c = ex.compare
+    want = paired(_value(bm25, "nDCG", 10), _value(tfidf, "nDCG", 10), resamples=10_000,
+                  seed=0)
+    assert c["n"] == 41 and c["label"] == "nDCG@10"
+    assert c["mean_a"] == pytest.approx(want.mean_a) and c["mean_b"] == pytest.approx(
+        want.mean_b)
+    assert c["delta"] == pytest.approx(want.delta)
+    assert (c["lo"], c["hi"]) == pytest.approx((want.lo, want.hi))
+    assert c["p_rand"] == pytest.approx(want.p_rand) and c["p_t"] == pytest.approx(want.p_t)
+    assert (c["wins"], c["losses"], c["ties"]) == (want.wins, want.losses, want.ties)
+    assert c["significant"] is want.significant() and c["pending"] is False
 
 
 def test_runs_with_different_queries() -> None:
-    qrels = {"q1": {"a": 1}, "q2": {"a": 1}, "q3": {"a": 1}}
-    a = ragreport.evaluate(qrels, {"q1": ["a"], "q2": ["b"], "q3": ["a"]}, ["P@1"], name="A")
-    b = ragreport.evaluate(qrels, {"q3": ["b"], "q2": ["a"]}, ["P@1"], name="B")
-    ex = ragreport.Explorer([a, b], targets=[])
-    ex.measure_dropdown.value = "P"
-    ex.k_slider.value = 1
-    assert ex.b_index().tolist() == [-1, 0, 1]
-    np.testing.assert_allclose(ex.deltas(), [np.nan, 1.0, -1.0])
-    ex.sort_dropdown.value = "delta"
-    assert ex.query_order() == ["q3", "q2", "q1"]  # losses first, missing last
-    assert "not in B" in ex.list_html.value
-    ex.select_query("q1")
-    assert "did not evaluate query q1" in ex.compare_html.value
+    qrels = {"a": {"x": 1}, "b": {"x": 1}, "c": {"y": 1}}
+    r1 = ragreport.evaluate(qrels, {"a": ["x"], "b": ["y"], "c": ["y"]}, name="one")
+    r2 = ragreport.evaluate(qrels, {"a": ["y"], "c": ["y", "z"]}, name="two")
+    ex = Explorer([r1, r2], targets=[])
+    assert ex.meta["n_queries"] == 3 and ex.compare["n"] == 2
+    ex.select_query("b")
+    assert ex.ranking["b"] == {"run": "two", "missing": True}
+    assert ex.panel["measures"][0]["b"] is None
+    row = ex.head["qid"].index("b")
+    assert ex.head["b"][row] is None and ex.head["delta"][row] is None
+    ex.swap_runs()  # "b" is not in run A any more: the first visible query is selected
+    assert ex.run_a == 1 and ex.selected in r2.query_ids and ex.selected_pos == 0
 
 
-# ---- intervals and paired tests ------------------------------------------------------------
-
-def _p_values(page: str) -> tuple[str, str]:
-    rand = re.search(r"paired randomization test p = (\d\.\d{4})", page)
-    t = re.search(r"paired t-test p = (\d\.\d{4})", page)
-    assert rand is not None and t is not None
-    return rand.group(1), t.group(1)
-
-
-def test_panel_svg_has_mean_interval_band(explorer: ragreport.Explorer,
-                                          results: list[ragreport.EvaluationResult]) -> None:
-    from ragreport.stats import bootstrap_ci
-
-    explorer.measure_dropdown.value = "nDCG"
-    explorer.k_slider.value = 5
-    explorer.select_query("q02")
-    panel = explorer.panel_html.value
-    svg = panel.split("<svg")[1].split("</svg>")[0]
-    assert svg.count("<polygon class='rrx-band'") == 1
-    assert "95% bootstrap interval of the mean" in panel
-    points = re.search(r"<polygon class='rrx-band'[^>]*points='([^']*)'", svg)
-    assert points is not None
-    assert len(points.group(1).split()) == 2 * results[0].k_max
-    band = explorer.mean_band(explorer.a, explorer.family)
-    ci = bootstrap_ci(results[0].curve("nDCG"), level=0.95, resamples=1000, seed=0)
-    np.testing.assert_allclose(band.lower, ci.lower)
-    np.testing.assert_allclose(band.upper, ci.upper)
-    assert np.all(band.lower <= results[0].mean_curve("nDCG") + 1e-12)
+def test_single_run(results: list[ragreport.EvaluationResult]) -> None:
+    ex = Explorer(results[0], targets=[])
+    assert ex.run_b == -1 and ex.compare == {}
+    assert [s["id"] for s in ex.meta["sorts"]] == ["worst", "best", "id"]
+    ex.run_b = 0
+    assert ex.run_b == -1 and ex.error == "run A and run B must differ"
+    ex.run_a = 3
+    assert ex.run_a == 0 and "run A must be a run name or an index below 1" in ex.error
 
 
-def test_band_is_computed_once_per_run_and_family(
-        results: list[ragreport.EvaluationResult], monkeypatch: pytest.MonkeyPatch) -> None:
-    import ragreport.explorer.state as st
-
-    calls: list[tuple[int, ...]] = []
-    real = st.bootstrap_ci
-
-    def counting(values, *args, **kwargs):  # type: ignore[no-untyped-def]
-        calls.append(np.shape(values))
-        return real(values, *args, **kwargs)
-
-    monkeypatch.setattr(st, "bootstrap_ci", counting)
-    ex = ExplorerState(results, targets=[])
-    ex.compute_tests = False
-    assert calls == []  # nothing at construction
-    ex.set_measure("nDCG")
-    ex.render_panel()
-    assert len(calls) == 1
-    for k in (1, 3, 7):
-        ex.set_k(k)
-        ex.render_panel()
-        ex.next_query()
-        ex.render_panel()
-    assert len(calls) == 1
-    ex.set_measure("R")
-    ex.render_panel()
-    ex.set_measure("nDCG")
-    ex.render_panel()
-    assert len(calls) == 2
+# ---- messages ----------------------------------------------------------------------------
+def test_rows_message(ex: Explorer) -> None:
+    order = ex.query_order()
+    [reply] = ex.handle_message({"type": "rows", "id": 7, "start": 10, "end": 20})
+    assert reply["type"] == "rows" and reply["id"] == 7
+    assert reply["order_version"] == ex.order_version and reply["total"] == 41
+    assert reply["start"] == 10 and reply["rows"]["qid"] == order[10:20]
+    assert set(reply["rows"]) == {"start", "qid", "text", "a", "b", "delta", "kind", "fails"}
+    json.dumps(reply, allow_nan=False)
+    # clamped: past the end, negative start, end before start, huge windows
+    [r] = ex.handle_message({"type": "rows", "id": "w", "start": 40, "end": 90})
+    assert r["rows"]["qid"] == order[40:] and r["id"] == "w"
+    [r] = ex.handle_message({"type": "rows", "id": 1, "start": -5, "end": 2})
+    assert r["start"] == 0 and r["rows"]["qid"] == order[:2]
+    [r] = ex.handle_message({"type": "rows", "id": 1, "start": 9, "end": 3})
+    assert r["rows"]["qid"] == [] and r["start"] == 9
+    [r] = ex.handle_message({"type": "rows", "id": 1, "start": 0, "end": 10**9})
+    assert len(r["rows"]["qid"]) == min(ROWS_MAX, 41)
+    [r] = ex.handle_message({"type": "rows", "id": 1, "start": 3.0, "end": 5.0})
+    assert r["rows"]["qid"] == order[3:5]
+    # the reply follows the order it was computed for
+    ex.set_sort("id")
+    [r] = ex.handle_message({"type": "rows", "id": 2, "start": 0, "end": 3})
+    assert r["order_version"] == ex.order_version and r["rows"]["qid"] == sorted(order)[:3]
 
 
-def test_compare_view_p_values_match_stats(explorer: ragreport.Explorer,
-                                           results: list[ragreport.EvaluationResult]) -> None:
-    from ragreport.stats import bootstrap_ci, paired_randomization_test, paired_t_test
-
-    bm25, tfidf = results
-    explorer.measure_dropdown.value = "nDCG"
-    explorer.k_slider.value = 5
-    page = explorer.compare_html.value
-    assert bm25.query_ids == tfidf.query_ids  # every query is common
-    a, b = bm25.values("nDCG@5"), tfidf.values("nDCG@5")
-    rand = paired_randomization_test(a, b, resamples=10000, seed=0)
-    t = paired_t_test(a, b)
-    assert _p_values(page) == (f"{rand.p_value:.4f}", f"{t.p_value:.4f}")
-    assert rand.p_value > 0.05 and t.p_value > 0.05
-    assert "not significant" in page
-    assert f"mean A (bm25) {a.mean():.4f}" in page and f"mean B (tfidf) {b.mean():.4f}" in page
-    ci = bootstrap_ci(b - a, level=0.95, resamples=1000, seed=0)
-    assert f"[{float(ci.lower):+.4f}, {float(ci.upper):+.4f}]" in page
-    assert f"all {bm25.n_queries} common queries" in page and "10000 resamples" in page
+def test_rows_window_is_capped_for_large_lists() -> None:
+    n = 1200
+    qrels = {f"q{i:04d}": {"d": 1} for i in range(n)}
+    run = {f"q{i:04d}": ["d"] if i % 3 else ["x", "d"] for i in range(n)}
+    ex = Explorer(ragreport.evaluate(qrels, run), targets=[])
+    assert len(ex.head["qid"]) == HEAD_ROWS == 200
+    [r] = ex.handle_message({"type": "rows", "id": 1, "start": 100, "end": 1100})
+    assert len(r["rows"]["qid"]) == ROWS_MAX == 500 and r["total"] == n
+    assert r["rows"]["qid"] == ex.query_order()[100:600]
 
 
-def _constructed() -> list[ragreport.EvaluationResult]:
-    qrels = {f"q{i:02d}": {f"rel{i}": 1} for i in range(60)}
-    run_a = {f"q{i:02d}": [f"rel{i}", "x1", "x2", "x3", "x4"] for i in range(60)}
-    run_b = {f"q{i:02d}": ([f"rel{i}", "x1", "x2", "x3", "x4"] if i % 3 else
-                           ["x1", "x2", "x3", "x4", "x5"]) for i in range(60)}
-    return [ragreport.evaluate(qrels, run_a, name="A"),
-            ragreport.evaluate(qrels, run_b, name="B")]
+@pytest.mark.parametrize("msg, pattern", [
+    (None, "a message must be an object, got NoneType"),
+    ([1, 2], "a message must be an object, got list"),
+    ("rows", "a message must be an object, got str"),
+    ({}, "unknown message type 'None'"),
+    ({"type": "nope", "id": 3}, "unknown message type 'nope'"),
+    ({"type": 5, "id": 3}, "unknown message type '5'"),
+    ({"type": "rows", "id": 3}, "rows: start must be an integer, got None"),
+    ({"type": "rows", "id": 3, "start": "0", "end": 5}, "rows: start must be an integer"),
+    ({"type": "rows", "id": 3, "start": 0, "end": True}, "rows: end must be an integer"),
+    ({"type": "rows", "id": 3, "start": float("nan"), "end": 5}, "start must be an integer"),
+    ({"type": "rows", "id": 3, "start": 0, "end": float("inf")}, "end must be an integer"),
+    ({"type": "rows", "id": 3, "start": 0, "end": 10**30}, "end must be an integer"),
+    ({"type": "passage", "id": 3, "qid": "q01"}, "passage: doc_id must be text, got None"),
+    ({"type": "passage", "id": 3, "qid": 1, "doc_id": "x"}, "passage: qid must be text"),
+    ({"type": "report", "id": 3, "path": ["x"]}, "report: path must be text"),
+])
+def test_malformed_messages(ex: Explorer, msg: Any, pattern: str) -> None:
+    before = _json(ex)
+    [reply] = ex.handle_message(msg)
+    assert reply["type"] == "error" and pattern in reply["message"]
+    want_id = msg.get("id") if isinstance(msg, dict) else None
+    assert reply["id"] == want_id
+    assert "\n" not in reply["message"] and len(reply["message"]) < 200
+    json.dumps(reply, allow_nan=False)
+    assert _json(ex) == before  # nothing changed
 
 
-def test_compare_view_significant_for_constructed_case() -> None:
-    from ragreport.stats import paired_randomization_test, paired_t_test
-
-    a, b = _constructed()
-    ex = ragreport.Explorer([a, b], targets=[])
-    ex.measure_dropdown.value = "nDCG"
-    ex.k_slider.value = 5
-    page = ex.compare_html.value
-    va, vb = a.values("nDCG@5"), b.values("nDCG@5")
-    assert int((va != vb).sum()) == 20
-    rand = paired_randomization_test(va, vb, resamples=10000, seed=0)
-    t = paired_t_test(va, vb)
-    assert rand.p_value < 0.05 and t.p_value < 0.05
-    assert _p_values(page) == (f"{rand.p_value:.4f}", f"{t.p_value:.4f}")
-    assert "significant at 0.05" in page and "not significant" not in page
-    assert "Δ (B − A) <strong>-0.3333</strong>" in page
+def test_message_ids_echoed_or_dropped(ex: Explorer) -> None:
+    for mid in ("abc", 12, 1.5):
+        [r] = ex.handle_message({"type": "rows", "id": mid, "start": 0, "end": 1})
+        assert r["id"] == mid
+    for mid in (True, [1], {"a": 1}, None):
+        [r] = ex.handle_message({"type": "rows", "id": mid, "start": 0, "end": 1})
+        assert r["id"] is None
 
 
-def test_compare_stats_cached_per_measure_k_and_runs(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    import ragreport.explorer.state as st
-
-    counts = {"rand": 0, "t": 0}
-    real_rand, real_t = st.paired_randomization_test, st.paired_t_test
-
-    def rand(*args, **kwargs):  # type: ignore[no-untyped-def]
-        counts["rand"] += 1
-        return real_rand(*args, **kwargs)
-
-    def ttest(*args, **kwargs):  # type: ignore[no-untyped-def]
-        counts["t"] += 1
-        return real_t(*args, **kwargs)
-
-    monkeypatch.setattr(st, "paired_randomization_test", rand)
-    monkeypatch.setattr(st, "paired_t_test", ttest)
-    a, b = _constructed()
-    ex = ragreport.Explorer([a, b], targets=[])
-    ex.set_measure("nDCG@5")
-    first = ex.render_compare()
-    n = counts["rand"]
-    assert n >= 1 and counts["t"] == n
-    assert ex.render_compare() == first
-    ex.next_query()  # another query, same measure and K: no new test
-    ex.render_compare()
-    assert counts["rand"] == n
-    ex.set_k(3)
-    assert counts["rand"] == n + 1
-    ex.set_k(5)
-    ex.set_runs(1, 0)
-    assert counts["rand"] == n + 2
-    ex.set_runs(0, 1)
-    assert counts["rand"] == n + 2 and counts["t"] == n + 2
+def test_passage_message(ex: Explorer) -> None:
+    docs = _texts("docs")
+    long_doc = max(ex.ranking["rows"]["doc_id"], key=lambda d: len(docs.get(d, "")))
+    [r] = ex.handle_message({"type": "passage", "id": 4, "qid": ex.selected,
+                             "doc_id": long_doc})
+    assert r == {"type": "passage", "id": 4, "qid": ex.selected, "doc_id": long_doc,
+                 "text": docs[long_doc]}
+    assert len(r["text"]) > 300  # the full text, not the snippet
+    [r] = ex.handle_message({"type": "passage", "id": 5, "qid": "", "doc_id": "unknown"})
+    assert r["text"] == ""
 
 
-def test_tests_on_request_when_turned_off() -> None:
-    a, b = _constructed()
-    ex = ragreport.Explorer([a, b], targets=[])
-    ex.tests_checkbox.value = False
-    ex.set_measure("P@2")
-    assert "not computed yet" in ex.compare_html.value
-    assert ex.compare_stats(compute=False) is None
-    ex.tests_checkbox.value = True
-    assert "paired randomization test p = " in ex.compare_html.value
-    assert ex.compare_stats(compute=False) is not None
+def test_comm_callback_sends_the_replies(ex: Explorer, monkeypatch: pytest.MonkeyPatch
+                                         ) -> None:
+    sent: list[Any] = []
+    monkeypatch.setattr(ex, "send", lambda msg, buffers=None: sent.append(msg))
+    ex._on_msg(ex, {"type": "rows", "id": 9, "start": 0, "end": 2}, [])
+    ex._on_msg(ex, "junk", [])
+    assert [m["type"] for m in sent] == ["rows", "error"] and sent[0]["id"] == 9
 
 
-def test_summaries_show_mean_intervals(explorer: ragreport.Explorer,
-                                       results: list[ragreport.EvaluationResult]) -> None:
-    from ragreport.stats import bootstrap_ci
-
-    explorer.k_slider.value = 5
-    bundle = explorer._repr_mimebundle_()
-    ci = bootstrap_ci(results[1].values("R@5"), level=0.95, resamples=1000, seed=0)
-    interval = f"[{float(ci.lower):.4f}, {float(ci.upper):.4f}]"
-    assert f"R@5={results[1].mean('R@5'):.4f} {interval}" in bundle["text/plain"]
-    assert interval in bundle["text/html"]
-    for text in (bundle["text/plain"], bundle["text/html"]):
-        assert "95% bootstrap interval of the mean" in text and "1000 resamples" in text
-
-
-def test_large_single_run_band_only_on_request(results: list[ragreport.EvaluationResult],
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """Above BAND_AUTO_QUERIES queries no interaction waits for a bootstrap: the widget
-    offers the checkbox, and the band appears once it is ticked."""
-    import ragreport.explorer.state as state_mod
-    import ragreport.explorer.widget as widget_mod
-
-    monkeypatch.setattr(state_mod, "BAND_AUTO_QUERIES", 10)
-    monkeypatch.setattr(widget_mod, "BAND_AUTO_QUERIES", 10)
-    ex = ragreport.Explorer(results[0])
-    assert ex.compute_tests is False and not ex._bands
-    assert "interval of the mean not computed for 41 queries" in ex.panel_html.value
-    assert "<polygon" not in ex.panel_html.value
-    ex.tests_checkbox.value = True
-    assert ex._bands and "<polygon" in ex.panel_html.value
-    assert "bootstrap interval of the mean" in ex.panel_html.value
+def test_report_message_and_method(ex: Explorer, tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    states: list[str] = []
+    ex.observe(lambda ch: states.append(ch["new"]["state"]), names="report")
+    [r] = ex.handle_message({"type": "report", "id": 11})
+    assert states == ["busy", "done"]
+    written = tmp_path / "ragreport-report.html"
+    assert written.is_file() and "<html" in written.read_text("utf-8")[:500].lower()
+    assert r["type"] == "report" and r["id"] == 11 and r["state"] == "done"
+    assert ex.report["path"] == str(written) and ex.report["url"] == "files/ragreport-report.html"
+    [r] = ex.handle_message({"type": "report", "id": 12, "path": "out dir/my report.html"})
+    assert r["state"] == "error" and "could not write" in r["message"]
+    (tmp_path / "out dir").mkdir()
+    [r] = ex.handle_message({"type": "report", "id": 13, "path": "out dir/my report.html"})
+    assert r["state"] == "done" and r["url"] == "files/out%20dir/my%20report.html"
+    outside = tmp_path.parent / f"{tmp_path.name}-elsewhere.html"
+    try:
+        assert ex.write_report(outside) == outside
+        assert ex.report["url"] == outside.resolve().as_uri()
+    finally:
+        outside.unlink(missing_ok=True)
+    with pytest.raises(ragreport.RagReportError, match="does not exist"):
+        ex.write_report(tmp_path / "missing" / "x.html")
+    assert ex.report["state"] == "error"
 
 
-def test_unjudged_marked_and_counted() -> None:
-    # q: x (unjudged) a (grade 2) y (unjudged) b (grade 0: judged, not relevant) c (grade 1)
-    from ragreport.report.model import judged_at
+# ---- display -----------------------------------------------------------------------------
+def test_repr_and_mimebundle(ex: Explorer) -> None:
+    text = repr(ex)
+    assert text == "ragreport Explorer: 2 runs, 41 queries, R@5 mean " \
+        f"{ex.summary['runs'][0]['mean']:.3f} (run bm25)"
+    data, _meta = ex._repr_mimebundle_()
+    assert data["text/plain"] == text and "\n" not in text
+    assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.model_id
+    page = data["text/html"]
+    assert page.startswith('<div class="rr-explorer rr-snapshot"')
+    assert "--rr-good" in page and "R@5" in page
+    first = ex.head["qid"][0]
+    assert f'data-query-id="{first}"' in page
+    assert page.count("<tr data-query-id=") == min(50, ex.n_visible)
+    # the ranking through K, then the cut line
+    assert page.count("cut-off at K = 5") == 1
+    ranking = page.split('data-role="ranking"')[1]
+    assert len(re.findall(r"<tr><td class=\"num\">\d+</td>", ranking)) == 5
+    ex.set_filter("nothing matches this")
+    assert "No query matches" in ex._repr_mimebundle_()[0]["text/html"]
 
-    qrels = {"q": {"a": 2, "b": 0, "c": 1}, "p": {"d": 1}}
-    run = {"q": {"x": 6.0, "a": 5.0, "y": 4.0, "b": 3.0, "c": 2.0, "z": 1.0}, "p": {"d": 1.0}}
-    r = ragreport.evaluate(qrels, run, ["P@5"], k_max=6)
-    state = ExplorerState(r)
-    state.select_query("q")
-    state.set_k(5)
-    page = state.render_ranking()
-    # text, not only colour: the unjudged cells say so, the judged non-relevant one does not
-    assert page.count("<span>? unjudged</span>") == 3
-    assert page.count("class='g-non' title='judged not relevant'>○ 0") == 1
-    assert "2 of the top 5 unjudged" in page
-    judged = judged_at(r, 5)
-    assert judged is not None
-    assert f"Judged@5 = {float(judged[r.ranking.query_index('q')]):.4f}" in page
-    assert "Judged@5 = 0.6000" in page
-    state.set_k(1)
-    assert "1 of the top 1 unjudged" in state.render_ranking()
-    state.set_k(6)
-    assert "3 of the top 6 unjudged" in state.render_ranking()
-    state.select_query("p")
-    assert "0 of the top 1 unjudged" in state.render_ranking()
+
+def test_hostile_texts_are_escaped_in_the_snapshot() -> None:
+    evil = '<script>alert("x")</script>'
+    qrels = {evil: {"<img src=x onerror=alert(1)>": 1, "d&2": 0}, "q\"2": {"d": 1}}
+    run = {evil: ["d&2", "<img src=x onerror=alert(1)>"], "q\"2": ["d"]}
+    r1 = ragreport.evaluate(qrels, run, name="<b>run</b>")
+    r2 = ragreport.evaluate(qrels, {evil: ["<img src=x onerror=alert(1)>"], "q\"2": []},
+                            name="run'2")
+    ex = Explorer([r1, r2], targets=[], queries={evil: evil + "\n" + "x" * 5000},
+                  docs={"d&2": "</td></tr><script>bad()</script>"})
+    ex.select_query(evil)
+    page = ex._repr_mimebundle_()[0]["text/html"]
+    assert "<script>" not in page and "<img" not in page and "<b>run" not in page
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page and "&lt;b&gt;run&lt;/b&gt;" in page
+    assert "d&amp;2" in page
+    assert "x" * 300 not in page  # query texts are snippets (120 in the list, 300 above)
+    json.dumps(_json(ex), allow_nan=False)
+    assert ex.ranking["qid"] == evil  # the data itself is not altered (the DOM escapes)
+    assert repr(ex).startswith("ragreport Explorer: 2 runs, 2 queries")
+
+
+# ---- large evaluations: intervals and tests off the interaction path ---------------------
+def test_background_stats_match_inline(results: list[ragreport.EvaluationResult],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    inline = Explorer(results, targets=[], measure="P", k=25)
+    monkeypatch.setattr(state_mod, "INLINE_STATS_QUERIES", 0)
+    monkeypatch.setattr(state_mod, "MEAN_ALL_CELLS", 0)
+    big = Explorer(results, targets=[], measure="P", k=25)
+    assert big.state.stats_inline is False
+    big.wait_stats(30)
+    assert big.summary["pending"] is False and big.compare["pending"] is False
+    # fewer resamples above the inline limit (1,000): same p-value rule, other resamples
+    assert big.compare["resamples"] == 1000
+    want = paired(_value(results[0], "P", 25), _value(results[1], "P", 25),
+                  resamples=1000, seed=0)
+    assert big.compare["p_rand"] == pytest.approx(want.p_rand)
+    assert big.summary["runs"][0]["mean"] == inline.summary["runs"][0]["mean"]
+    assert big.summary["runs"][0]["lo"] is not None
+    # the mean curve past the evaluated Ks: computed at a few Ks (and K), None elsewhere
+    c = big.panel["curve"]
+    have = [k for k, m in zip(c["ks"], c["mean_a"], strict=True) if m is not None]
+    assert set(range(1, 21)) < set(have) and 25 in have and 50 in have
+    for k, m in zip(c["ks"], c["mean_a"], strict=True):
+        if m is not None:
+            assert m == pytest.approx(float(_value(results[0], "P", k).mean()))
+    # a change: pending at once (the interaction does not wait), filled afterwards
+    big.set_k(30)
+    assert big.summary["label"] == "P@30"
+    big.wait_stats(30)
+    assert big.summary["pending"] is False and big.compare["p_rand"] is not None
+
+
+def test_state_alone_is_plain_python(results: list[ragreport.EvaluationResult]) -> None:
+    s = ExplorerState(results, targets=[], measure="nDCG", k=10)
+    assert s.meta()["k_max"] == 50 and s.head()["qid"] == s.query_order()
+    assert math.isfinite(s.summary()["runs"][0]["mean"])
+    s.set_runs(1, 0)
+    assert s.compare()["run_a"] == "tfidf"
+    assert not hasattr(s, "_repr_html_") and not hasattr(results[0], "explore")
+    with pytest.raises(ragreport.RagReportError, match="at least one"):
+        ExplorerState([])
+    with pytest.raises(ragreport.RagReportError, match="distinct"):
+        ExplorerState([results[0], results[0]])

@@ -251,8 +251,10 @@ class Explorer(anywidget.AnyWidget):
         actions: dict[str, tuple[Callable[[], Any], dict[str, bool]]] = {
             "measure": (lambda: s.set_measure(new), {}),
             "k": (lambda: s.set_k(new), {}),
-            "run_a": (lambda: s.set_runs(new, s.b), {}),
-            "run_b": (lambda: s.set_runs(s.a, new), {}),
+            # both traits as they are now: a swap from the view sets run_a and run_b in one
+            # message, and the observers run after both are set
+            "run_a": (lambda: s.set_runs(self.run_a, self.run_b), {}),
+            "run_b": (lambda: s.set_runs(self.run_a, self.run_b), {}),
             "sort": (lambda: s.set_sort(new), {"everything": False, "selection": False}),
             "filter_text": (lambda: s.set_filter(new),
                             {"everything": False, "selection": False}),
@@ -405,7 +407,7 @@ def render_snapshot(meta: dict[str, Any], summary: dict[str, Any], head: dict[st
 
     from .. import palette
     from ..analysis.failures import FAILURE_KINDS
-    from ..present import shown, signed
+    from ..present import shown, signed, snippet
     from ..report.html import default_template_dir
 
     def num(x: Any, digits: int = 4) -> str:
@@ -440,5 +442,5 @@ def render_snapshot(meta: dict[str, Any], summary: dict[str, Any], head: dict[st
         meta=meta, summary=summary, compare=compare, ranking=ranking, panel=panel, k=k,
         n_visible=n_visible, filter_text=filter_text, list_rows=list_rows,
         shown_rows=len(list_rows), has_b=has_b, ranking_rows=ranking_rows, beyond=beyond,
-        num=num, delta=delta, palette_css=Markup(palette.css_variables()))
+        num=num, delta=delta, snip=snippet, palette_css=Markup(palette.css_variables()))
     return out
