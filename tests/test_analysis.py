@@ -379,3 +379,19 @@ def test_lint_imports_passes() -> None:
     out = subprocess.run([str(exe)], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "broken" in out.stdout and "0 broken" in out.stdout
+
+
+def test_run_intervals_share_resamples_and_equal_their_own_bootstrap(ra) -> None:  # type: ignore[no-untyped-def]
+    from ragreport.analysis import run_intervals
+    from ragreport.stats import bootstrap_ci
+
+    ms = [Measure("P", 2), Measure("RR")]
+    got = run_intervals(ra, ms, [Measure("P"), Measure("R")], 3, level=0.9, resamples=400,
+                        curve_resamples=100, seed=2)
+    for m in ms:
+        ci = bootstrap_ci(ra.values(m), 0.9, 400, 2)
+        assert got.measures[m] == (float(ci.lower), float(ci.upper))
+    band = mean_band(ra, "R", level=0.9, resamples=100, seed=2)
+    assert got.bands[Measure("R")][0] == band.lower[:3].tolist()
+    assert got.bands[Measure("R")][1] == band.upper[:3].tolist()
+    assert run_intervals(ra, ms, level=0.9, resamples=400, seed=2).bands == {}

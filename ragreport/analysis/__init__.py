@@ -23,7 +23,7 @@ from .compare import (
     paired,
     paired_columns,
 )
-from .curves import curve_families, mean_band, mean_curve
+from .curves import RunIntervals, curve_families, mean_band, mean_curve, run_intervals
 from .failures import (
     FAILURE_KINDS,
     NO_JUDGED_RELEVANT,
@@ -44,6 +44,7 @@ __all__ = [
     "NO_JUDGED_RELEVANT",
     "NO_RELEVANT_RANK",
     "PairedComparison",
+    "RunIntervals",
     "WorstSelection",
     "baseline_tests",
     "common_queries",
@@ -59,6 +60,7 @@ __all__ = [
     "paired_columns",
     "passes_array",
     "run_checks",
+    "run_intervals",
     "target_passes",
     "target_values",
     "unjudged_in_top",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -11,7 +13,10 @@ from ..measures import Measure
 from ..result import EvaluationResult
 from ..stats import BootstrapCI
 
-__all__ = ["curve_families", "mean_band", "mean_curve"]
+if TYPE_CHECKING:
+    from ..parallel import Mapper
+
+__all__ = ["RunIntervals", "curve_families", "mean_band", "mean_curve", "run_intervals"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -61,3 +66,57 @@ def curve_families(results: Sequence[EvaluationResult], measures: Sequence[Measu
                                                            for r in results):
             out.append(m.curve_key)
     return out
+
+
+@dataclass(frozen=True)
+class RunIntervals:
+    """Bootstrap intervals of one run: of the mean of each measure, and of each family's
+    mean curve at every K (its band)."""
+
+    measures: dict[Measure, tuple[float, float]]
+    """measure -> (lower, upper) of the interval of its mean."""
+    bands: dict[Measure, tuple[list[float], list[float]]] = field(default_factory=dict)
+    """family -> (lower, upper) at K = 1..k_max."""
+
+
+def run_intervals(result: EvaluationResult, measures: Sequence[Measure],
+                  families: Sequence[Measure] = (), k_max: int | None = None, *,
+                  level: float = 0.95, resamples: int = 10_000, curve_resamples: int = 1_000,
+                  seed: int = 0, workers: Mapper | None = None) -> RunIntervals:
+    """The intervals of a run's means and the bands of its curves (K = 1..``k_max``), from
+    one sequence of resampled query sets (:func:`ragreport.stats.bootstrap_cis`): the
+    measures use its first ``resamples``, the bands its first ``curve_resamples``, so each
+    equals its own :func:`~ragreport.stats.bootstrap_ci` (and :func:`mean_band`) and the
+    draws are paid once.
+
+    >>> from ragreport import evaluate
+    >>> r = evaluate({"a": {"x": 1}, "b": {"x": 1}}, {"a": ["x"], "b": ["y"]}, ["P@1"])
+    >>> got = run_intervals(r, [Measure("P", 1)], [Measure("P")], 2, resamples=200,
+    ...                     curve_resamples=50)
+    >>> lo, hi = got.measures[Measure("P", 1)]
+    >>> 0.0 <= lo <= 0.5 <= hi <= 1.0, len(got.bands[Measure("P")][0])
+    (True, 2)
+    """
+    from ..stats import bootstrap_cis
+
+    width = result.k_max if k_max is None else int(k_max)
+    n = result.n_queries
+
+    def columns(parts: list[Any]) -> Any:
+        return np.hstack(parts) if parts else np.empty((n, 0))
+
+    blocks: list[tuple[Any, int]] = [
+        (columns([result.values(m)[:, None] for m in measures]), resamples)]
+    if families:
+        blocks.append((columns([result.curve(f)[:, :width] for f in families]),
+                       curve_resamples))
+    got = bootstrap_cis(blocks, level, seed, workers=workers)
+    ci = got[0]
+    out = {m: (float(ci.lower[j]), float(ci.upper[j])) for j, m in enumerate(measures)}
+    bands = {}
+    if families:
+        band = got[1]
+        bands = {f: (band.lower[i * width:(i + 1) * width].tolist(),
+                     band.upper[i * width:(i + 1) * width].tolist())
+                 for i, f in enumerate(families)}
+    return RunIntervals(out, bands)

@@ -14,13 +14,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from .._version import __version__
 from ..analysis.compare import baseline_tests, common_queries, outcomes, paired_columns
-from ..analysis.curves import curve_families
+from ..analysis.curves import curve_families, run_intervals
 from ..analysis.failures import FAILURE_KINDS, judged_at, unjudged_in_top, worst_queries
 from ..analysis.targets import run_checks
 from ..errors import RagReportError
@@ -603,21 +603,13 @@ def build_report(
     cis: dict[str, dict[Measure, tuple[float, float]]] = {}
     all_bands: dict[str, dict[Measure, tuple[list[float], list[float]]]] = {}
     if info is not None:
-        from ..stats import bootstrap_cis
-
         for r in results:
-            blocks: list[tuple[Any, int]] = [
-                (_columns([r.values(m)[:, None] for m in bounded], r.n_queries), resamples),
-                (_columns([r.curve(f)[:, :k_max] for f in families], r.n_queries),
-                 curve_resamples)]
-            ci, band = bootstrap_cis(blocks, ci_level, seed, workers=workers)
-            cis[r.run_name] = {m: (float(ci.lower[j]), float(ci.upper[j]))
-                               for j, m in enumerate(bounded)}
+            got = run_intervals(r, bounded, families, k_max, level=ci_level,
+                                resamples=resamples, curve_resamples=curve_resamples,
+                                seed=seed, workers=workers)
+            cis[r.run_name] = got.measures
             if families:
-                all_bands[r.run_name] = {
-                    f: (band.lower[i * k_max:(i + 1) * k_max].tolist(),
-                        band.upper[i * k_max:(i + 1) * k_max].tolist())
-                    for i, f in enumerate(families)}
+                all_bands[r.run_name] = got.bands
     if any(t.on == "ci_lower" for t in targets) and info is None:
         raise RagReportError("a target is on the confidence interval; do not disable stats")
     lower = {run: {m: lo for m, (lo, _) in c.items()} for run, c in cis.items()}
@@ -776,11 +768,6 @@ def _check_options(*, ci_level: float, resamples: int, curve_resamples: int, see
         raise RagReportError(f"seed must be an integer from 0 to 2**63 - 1, got {seed!r}")
     if max_drop is not None and (not _is_number(max_drop) or not 0 <= float(max_drop) < 1):
         raise RagReportError(f"max_drop must be a number >= 0 and < 1, got {max_drop!r}")
-
-
-def _columns(parts: list[np.ndarray], n: int) -> np.ndarray:
-    """The (n, columns) matrix of ``parts`` side by side (n x 0 when there is none)."""
-    return np.hstack(parts) if parts else np.empty((n, 0))
 
 
 def _drop_checks(results: Sequence[EvaluationResult], base: EvaluationResult,
@@ -1007,16 +994,9 @@ def _document_cis(doc_results: list[EvaluationResult] | None, bounded: list[Meas
     sets: same seed, same queries)."""
     if doc_results is None or info is None or not bounded:
         return {}
-    from ..stats import bootstrap_cis
-
-    out = {}
-    for d in doc_results:
-        (ci,) = bootstrap_cis([(_columns([d.values(m)[:, None] for m in bounded],
-                                         d.n_queries), info.resamples)],
-                              info.level, info.seed, workers=workers)
-        out[d.run_name] = {m: (float(ci.lower[j]), float(ci.upper[j]))
-                           for j, m in enumerate(bounded)}
-    return out
+    return {d.run_name: run_intervals(d, bounded, level=info.level, resamples=info.resamples,
+                                      seed=info.seed, workers=workers).measures
+            for d in doc_results}
 
 
 def _document_report(results: Sequence[EvaluationResult], doc_results: list[EvaluationResult],
