@@ -175,27 +175,29 @@ def bootstrap_cis(blocks: Sequence[tuple[npt.ArrayLike, int]], level: float = 0.
     if n == 0:
         nans = [np.full(v.shape[1], np.nan) for v in vals]
         return [BootstrapCI(x, x, x, level, r, seed) for x, r in zip(nans, counts, strict=True)]
-    fixed = [_fixed_point(v, uses_poisson(n)) for v in vals]
     per_chunk = _chunk_rows(n)
     n_chunks = -(-max(counts) // per_chunk)
     parts = max(1, min(workers.jobs if workers is not None else 1, n_chunks))
-    bounds = _split(per_chunk, n_chunks, parts, [(q.shape[1], r) for (q, _), r in
-                                                 zip(fixed, counts, strict=True)])
-    # a part gets only the blocks its resamples reach (not the curves' after the first ones)
-    tasks = [([q if r > bounds[i] * per_chunk else q[:, :0] for (q, _), r
-               in zip(fixed, counts, strict=True)], counts, seed, n, bounds[i], bounds[i + 1])
+    bounds = _split(per_chunk, n_chunks, parts, [(v.shape[1], r) for v, r in
+                                                 zip(vals, counts, strict=True)])
+    # a part gets only the blocks its resamples reach (not the curves' after the first ones),
+    # and rounds them to fixed point itself (the same grid in every part: a function of the
+    # values alone), so the rounding runs beside the other parts' work
+    tasks = [([v if r > bounds[i] * per_chunk else v[:, :0] for v, r
+               in zip(vals, counts, strict=True)], counts, seed, n, bounds[i], bounds[i + 1])
              for i in range(parts)]
     done = map_with(workers, _resample_sums, tasks)
     alpha = (1.0 - level) / 2.0
     out = []
     for j, (v, r) in enumerate(zip(vals, counts, strict=True)):
         sums = np.concatenate([d[0][j] for d in done if len(d[0][j])])
+        scale = done[0][2][j]  # the first part reaches every block
         if uses_poisson(n):  # a resample's mean is its sum over its size (never 0 in practice:
             # with 1,000 queries or more, an empty resample has probability below e**-999)
             sizes = np.concatenate([d[1] for d in done])[:r, None]
-            means = sums * fixed[j][1] / np.maximum(sizes, 1.0)
+            means = sums * scale / np.maximum(sizes, 1.0)
         else:
-            means = sums * (fixed[j][1] / n)
+            means = sums * (scale / n)
         lower = np.quantile(means, alpha, axis=0)
         upper = np.quantile(means, 1.0 - alpha, axis=0)
         out.append(BootstrapCI(v.mean(axis=0), lower, upper, level, r, seed))
@@ -316,11 +318,14 @@ def _split(per_chunk: int, n_chunks: int, parts: int, blocks: list[tuple[int, in
 
 
 def _resample_sums(task: tuple[list[FloatArray], list[int], int, int, int, int]
-                   ) -> tuple[list[FloatArray], FloatArray]:
-    """Sums of every block, and the resample sizes, over the resamples of chunks ``first``
-    to ``stop - 1`` (of ``n`` queries)."""
-    vals, counts, seed, n, first, stop = task
+                   ) -> tuple[list[FloatArray], FloatArray, list[FloatArray]]:
+    """Sums of every block rounded to fixed point (:func:`_fixed_point`), the resample sizes
+    and the blocks' scales, over the resamples of chunks ``first`` to ``stop - 1`` (of ``n``
+    queries)."""
+    given, counts, seed, n, first, stop = task
     poisson = uses_poisson(n)
+    fixed = [_fixed_point(v, poisson) for v in given]
+    vals = [q for q, _ in fixed]
     per_chunk = _chunk_rows(n)
     most = max(counts)
     out: list[list[FloatArray]] = [[] for _ in vals]
@@ -355,8 +360,8 @@ def _resample_sums(task: tuple[list[FloatArray], list[int], int, int, int, int]
             if take > 0:
                 out[j].append(weights[:take] @ v)  # exact: whole numbers below 2**53
     return ([np.concatenate(o) if o else np.empty((0, v.shape[1]))
-             for o, v in zip(out, task[0], strict=True)],
-            np.concatenate(sizes) if sizes else np.empty(0))
+             for o, v in zip(out, given, strict=True)],
+            np.concatenate(sizes) if sizes else np.empty(0), [sc for _, sc in fixed])
 
 
 def _tiled_products(small: npt.NDArray[np.uint8], vals: list[FloatArray], takes: list[int]

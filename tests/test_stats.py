@@ -277,16 +277,21 @@ def test_poisson_blocks_share_a_prefix_of_one_sequence() -> None:
 
 def test_tiled_products_equal_the_whole_products() -> None:
     """The Poisson sums are computed a tile of queries at a time: exactly the whole product,
-    the resample sizes included (a column of ones beside the narrowest full block)."""
+    the resample sizes included (a column of ones beside the narrowest full block); each
+    part rounds its blocks to fixed point itself, on the grid the values alone decide."""
     import ragreport.stats as st
 
     n = 5_003  # not a multiple of the tile width or of 8
     rng = np.random.default_rng(11)
-    q = [np.rint(rng.random((n, 3)) * 2.0 ** 30), np.rint(rng.random((n, 5)) * 2.0 ** 30)]
+    v = [rng.random((n, 3)), rng.random((n, 5)) * 7.0]
+    fixed = [st._fixed_point(x, True) for x in v]
+    q = [f[0] for f in fixed]
     counts = [2_000, 700]
     per_chunk = st._chunk_rows(n)
     chunks = -(-max(counts) // per_chunk)
-    sums, sizes = st._resample_sums((q, counts, 9, n, 0, chunks))
+    sums, sizes, scales = st._resample_sums((v, counts, 9, n, 0, chunks))
+    for got, (_, want) in zip(scales, fixed, strict=True):
+        np.testing.assert_array_equal(got, want)
     whole = []
     for c in range(chunks):
         b = min(per_chunk, max(counts) - c * per_chunk)
@@ -298,6 +303,6 @@ def test_tiled_products_equal_the_whole_products() -> None:
     np.testing.assert_array_equal(sums[0], w @ q[0])
     np.testing.assert_array_equal(sums[1], w[:700] @ q[1])
     # a part that starts past the second block's resamples gets none of them
-    late = st._resample_sums(([q[0], q[1][:, :0]], counts, 9, n, chunks - 1, chunks))
+    late = st._resample_sums(([v[0], v[1][:, :0]], counts, 9, n, chunks - 1, chunks))
     assert late[0][1].shape == (0, 0)
     np.testing.assert_array_equal(late[0][0], (w @ q[0])[(chunks - 1) * per_chunk:])
