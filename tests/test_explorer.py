@@ -689,3 +689,21 @@ def test_state_alone_is_plain_python(results: list[ragreport.EvaluationResult]) 
         ExplorerState([])
     with pytest.raises(ragreport.RagReportError, match="distinct"):
         ExplorerState([results[0], results[0]])
+
+
+def test_kinds_equal_failure_kinds_at_every_k(results: list[ragreport.EvaluationResult]
+                                              ) -> None:
+    s = ExplorerState(results, targets=[])
+    for run, r in enumerate(results):
+        for k in range(1, s.k_max + 2):
+            assert s.kinds(run, k).tolist() == failure_kinds(r, k).tolist(), (run, k)
+
+
+def test_values_past_the_curves_equal_cutoff_values(results: list[ragreport.EvaluationResult]
+                                                    ) -> None:
+    s = ExplorerState(results, targets=[])
+    for run, r in enumerate(results):
+        for fam in [*s.families, Measure("Judged")]:
+            for k in (21, 30, 50, 51, 1000):
+                want = cutoff_values(r.ranking, fam.at(k), float(r.conventions.rel_level))
+                assert s._cutoff(run, fam.at(k)).tolist() == want.tolist(), (fam, k)

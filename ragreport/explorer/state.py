@@ -29,7 +29,14 @@ import numpy.typing as npt
 from .._version import __version__
 from ..analysis.compare import paired
 from ..analysis.curves import mean_band, mean_curve
-from ..analysis.failures import FAILURE_KINDS, NO_JUDGED_RELEVANT, failure_kinds, worst_order
+from ..analysis.failures import (
+    FAILURE_KINDS,
+    NO_JUDGED_RELEVANT,
+    NO_RELEVANT_RANK,
+    failure_kinds,
+    first_relevant_rank,
+    worst_order,
+)
 from ..analysis.targets import passes_array, target_values
 from ..engine import cutoff_values
 from ..errors import RagReportError
@@ -66,6 +73,7 @@ CATEGORIES: dict[str, int] = {
     "no_judged": 1,
 }
 _CATEGORY_LABELS = {0: "relevant document in the top K"}
+BEYOND_K = CATEGORIES["beyond_k"]
 
 #: Rows of the visible order sent in the ``head`` trait, and at most per ``rows`` reply.
 HEAD_ROWS = 200
@@ -264,20 +272,46 @@ class ExplorerState:
         got = self._values.get(key)
         if got is None:
             r = self.results[i]
-            got = r.curves[fam][:, kk - 1] if kk <= r.k_max else cutoff_values(
-                r.ranking, fam.at(kk), float(r.conventions.rel_level), ties=r.conventions.ties)
+            got = r.curves[fam][:, kk - 1] if kk <= r.k_max else self._cutoff(i, fam.at(kk))
             if len(self._values) > _CACHE_MAX:
                 self._values.clear()
             self._values[key] = got
         return got
 
+    def _cutoff(self, run: int, m: Measure) -> FloatArray:
+        """(queries,) values of ``m`` (with a cutoff past the evaluated curves): what
+        :func:`ragreport.engine.cutoff_values` computes, keeping the engine's per-ranking
+        context (the relevant ranks, gains and ideal gains do not depend on K), so moving K
+        costs one pass over the relevant ranks instead of re-deriving them from the ranking."""
+        from .. import engine
+
+        r = self.results[run]
+        level = float(r.conventions.rel_level)
+        at = engine._AT.get(m.name)
+        if r.conventions.ties != "trec_eval" or at is None or m.cutoff is None:
+            return cutoff_values(r.ranking, m, level, ties=r.conventions.ties)
+        ctx = self._memo(("engine-context", run), lambda: engine._Context(r.ranking, level))
+        return np.asarray(at(ctx, m, m.cutoff), dtype=np.float64)
+
     def kinds(self, run: int | None = None, k: int | None = None) -> npt.NDArray[np.int8]:
         """Failure-kind code of every query of a run at K (see ``FAILURE_KINDS``)."""
         i = self.a if run is None else run
         kk = self.k if k is None else k
-        out: npt.NDArray[np.int8] = self._memo(("kinds", i, kk),
-                                              lambda: failure_kinds(self.results[i], kk))
-        return out
+
+        def make() -> npt.NDArray[np.int8]:
+            # failure_kinds at the deepest K and first_relevant_rank are K-independent
+            # (computed once); at K, "relevant only beyond K" is the first relevant rank
+            # past K (as failure_kinds decides: equal to failure_kinds(result, K))
+            r = self.results[i]
+            deepest: npt.NDArray[np.int8] = self._memo(
+                ("kinds-deepest", i), lambda: failure_kinds(r, NO_RELEVANT_RANK - 1))
+            first: IntArray = self._memo(("first-rel", i), lambda: first_relevant_rank(r))
+            out = deepest.copy()
+            out[(deepest == 0) & (first > kk)] = BEYOND_K
+            return out
+
+        got: npt.NDArray[np.int8] = self._memo(("kinds", i, kk), make)
+        return got
 
     def target_values(self, t: Target, run: int | None = None) -> FloatArray | None:
         """(queries,) values of a target's measure as configured (its own K), or None when
@@ -694,7 +728,8 @@ class ExplorerState:
             r = self.results[run]
             for t in self.targets:
                 v = self.target_values(t, run)
-                mean = float(v.mean()) if v is not None and len(v) else None
+                mean = self._memo(("target-mean", run, t), lambda v=v: float(v.mean())
+                                  if v is not None and len(v) else None)
                 targets.append({"label": _target_label(t), "run": r.run_name,
                                 "title": f"{measure_title(t.measure)} {t.op} {t.threshold:g}"
                                          + (" (CI lower bound)" if t.on == "ci_lower" else ""),
@@ -815,9 +850,7 @@ class ExplorerState:
         if (run, family, k) not in self._means:
             v = self._values.get((run, family, k))
             if v is None:
-                r = self.results[run]
-                v = cutoff_values(r.ranking, family.at(k), float(r.conventions.rel_level),
-                                  ties=r.conventions.ties)
+                v = self._cutoff(run, family.at(k))
             self._means[(run, family, k)] = float(v.mean()) if len(v) else np.nan
 
     def compute_means(self) -> None:
@@ -929,8 +962,7 @@ class ExplorerState:
         m = Measure("Judged", int(k))
         if m.curve_key in r.curves and k <= r.k_max:
             return np.asarray(r.values(m), dtype=np.float64)
-        return cutoff_values(r.ranking, m, float(r.conventions.rel_level),
-                             ties=r.conventions.ties)
+        return self._cutoff(self.a, m)
 
     def common_values(self) -> tuple[FloatArray, FloatArray]:
         """Values of the measure at K in run A and run B on their common queries."""
