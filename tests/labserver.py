@@ -61,7 +61,10 @@ class JupyterLab:
                  settings: dict[str, dict[str, Any]] | None = None) -> None:
         self.root = root
         self.work = work
-        self.settings = settings or {}
+        # no news or update toasts over the page
+        self.settings = {"@jupyterlab/apputils-extension:notification":
+                         {"fetchNews": "false", "checkForUpdates": False},
+                         **(settings or {})}
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = work / "lab.log"
