@@ -206,6 +206,9 @@ def test_filter_as_you_type_and_stale_selection(ex: Explorer) -> None:
         ex.next_query()
     ex.filter_text = ""
     assert ex.selected == sel and ex.selected_pos == ex.query_order().index(sel)
+    # the text stays as typed (a trailing space is not taken away while typing)
+    ex.filter_text = "dec "
+    assert ex.filter_text == "dec " and ex.query_order() == match
     # case-insensitive, on ids too
     ex.set_filter("Q0")
     assert all(q.startswith("q0") for q in ex.query_order()) and ex.n_visible == 9

@@ -1,7 +1,8 @@
-"""Interactive per-query explorer for notebooks (ipywidgets).
+"""Interactive per-query explorer for notebooks (an anywidget: ES module + CSS in ``static/``).
 
-``Explorer`` (the widget) is imported on first use, so ``import ragreport.explorer`` stays light;
-:class:`~.state.ExplorerState` holds the plain, testable logic.
+``Explorer`` (the widget, :mod:`.widget`) is imported on first use, so ``import
+ragreport.explorer`` stays light (no anywidget, no ipywidgets); :class:`~.state.ExplorerState`
+holds the plain, testable state and analysis and produces the small dicts the widget syncs.
 """
 
 from __future__ import annotations

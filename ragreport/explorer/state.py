@@ -75,6 +75,8 @@ CATEGORIES: dict[str, int] = {
 _CATEGORY_LABELS = {0: "relevant document in the top K"}
 BEYOND_K = CATEGORIES["beyond_k"]
 
+#: Characters of the filter text kept.
+FILTER_MAX = 1000
 #: Rows of the visible order sent in the ``head`` trait, and at most per ``rows`` reply.
 HEAD_ROWS = 200
 ROWS_MAX = 500
@@ -400,7 +402,7 @@ class ExplorerState:
                                                           self.queries))
 
     def _filter_mask(self) -> BoolArray:
-        text = self.filter_text.lower()
+        text = self._needle()
         prev = self._filter_hits
         hay = self._hay(self.a)
         if prev is not None and prev[0][0] == self.a and prev[0][1] and prev[0][1] in text:
@@ -415,7 +417,7 @@ class ExplorerState:
 
     # ---- the visible order ---------------------------------------------------------------
     def _key(self) -> tuple[Any, ...]:
-        return (self.a, self.b, self.family, self.k, self.filter_text, self.category,
+        return (self.a, self.b, self.family, self.k, self._needle(), self.category,
                 self.fails_only, self.sort)
 
     def order(self) -> IntArray:
@@ -426,7 +428,7 @@ class ExplorerState:
         base_key = (self.a, self.b, self.family, self.k, self.sort)
         self._order = self._sorted(base_key)
         mask: BoolArray | None = None
-        if self.filter_text:
+        if self._needle():
             mask = self._filter_mask()
         if self.category:
             cat = self.kinds() == CATEGORIES[self.category]
@@ -548,7 +550,11 @@ class ExplorerState:
             text = ""
         if not isinstance(text, str):
             raise RagReportError(f"filter must be text, got {type(text).__name__}")
-        self.filter_text = text.strip()[:1000]
+        self.filter_text = text[:FILTER_MAX]  # as typed (the box keeps its spaces)
+
+    def _needle(self) -> str:
+        """What the filter searches: the text without surrounding spaces, lower-cased."""
+        return self.filter_text.strip().lower()
 
     def set_category(self, category: str | int | None) -> None:
         """Show only one category (an id of :data:`CATEGORIES`, a failure-kind code or
@@ -1021,6 +1027,15 @@ class ExplorerState:
         large evaluations), so that :meth:`summary` and :meth:`compare` include them."""
         self.stats_job()()
 
+    def warm(self) -> None:
+        """Compute what the next interactions may need and that does not depend on the view:
+        every run's failure kinds and id order, run A's search haystack (the widget calls
+        this off the interaction path for large evaluations)."""
+        for run in range(len(self.results)):
+            self.kinds(run, self.k)
+            self._id_order(run)
+        self._hay(self.a)
+
     def stats_job(self) -> Callable[[], None]:
         """A function computing the intervals and the paired test of the view as it is now
         (runs, measure, K captured), safe to run in another thread while the view moves on;
@@ -1030,6 +1045,7 @@ class ExplorerState:
         ks = self.mean_ks()
 
         def job() -> None:
+            self.warm()
             for run in range(runs):
                 for kk in ks:
                     self._mean_at(run, family, kk)
