@@ -53,17 +53,32 @@ def test_notebook_executes(name: str, tmp_path: Path) -> None:
     assert _errors(nb) == []
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert outputs
-    # the explorer cell shows a widget view and the static fallbacks
+    # the explorer cell shows the anywidget view and the static fallbacks: a one-line
+    # text/plain and the text/html snapshot (for viewers without a kernel)
     bundles = [o["data"] for o in outputs if "application/vnd.jupyter.widget-view+json"
                in o.get("data", {})]
-    assert bundles and "text/html" in bundles[0] and "text/plain" in bundles[0]
+    assert len(bundles) == 1
+    assert bundles[0]["text/plain"].startswith("ragreport Explorer: ")
+    assert 'data-role="snapshot"' in bundles[0]["text/html"]
+    model_id = bundles[0]["application/vnd.jupyter.widget-view+json"]["model_id"]
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    assert state[model_id]["model_name"] == "AnyModel"  # the anywidget explorer
+    assert "explorer.js" in state[model_id]["state"]["_esm"] or \
+        "export default" in state[model_id]["state"]["_esm"]
+    text = "".join(o.get("text", "") for o in outputs)
     if name == "quickstart.ipynb":
         report = tmp_path / "quickstart-report.html"
         assert report.is_file() and report.stat().st_size > 1000
         assert not (ROOT / "notebooks" / "quickstart-report.html").exists()
+        assert "worst 5 at nDCG@10: ['q03'," in text
+        assert "no judged relevant document: ['q40', 'q41']" in text
+        assert "queries mentioning 'list':" in text
+        assert re.search(r"R@5 > 0\.85 +0\.\d{4}  (pass|fails)", text)
     else:
-        text = "".join(o.get("text", "") for o in outputs)
-        assert "biggest losses of tfidf against bm25" in text
+        assert "biggest losses of tfidf against bm25: ['q19'," in text
+        assert "biggest losses of bm25 against tfidf:" in text
+        assert "nDCG@10: B - A = -0.0269" in text
+        assert "refused: run A and run B must differ" in text
 
 
 def test_cli_notebook_example(tmp_path: Path) -> None:
