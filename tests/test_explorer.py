@@ -710,3 +710,19 @@ def test_values_past_the_curves_equal_cutoff_values(results: list[ragreport.Eval
             for k in (21, 30, 50, 51, 1000):
                 want = cutoff_values(r.ranking, fam.at(k), float(r.conventions.rel_level))
                 assert s._cutoff(run, fam.at(k)).tolist() == want.tolist(), (fam, k)
+
+
+def test_targets_on_the_lower_bound(results: list[ragreport.EvaluationResult]) -> None:
+    targets = parse_targets({"nDCG@10": {"min": 0.3, "on": "ci_lower"}, "R@5": 0.3})
+    ex = Explorer(results, targets=targets)
+    from ragreport.stats import bootstrap_ci
+
+    v = target_values(results[0], targets[0])
+    assert v is not None
+    lower = float(bootstrap_ci(v, level=0.95, resamples=1000, seed=0).lower)
+    row = ex.summary["targets"][0]
+    assert row["on"] == "ci_lower" and row["value"] == pytest.approx(lower)
+    assert row["value"] < float(v.mean())
+    assert row["pass"] == (round(lower, 4) >= 0.3)
+    assert ex.summary["targets"][1]["value"] == pytest.approx(
+        float(results[0].values("R@5").mean()))

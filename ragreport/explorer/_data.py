@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["contains", "floats", "haystack"]
+__all__ = ["contains", "floats", "haystack", "number"]
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -65,3 +65,13 @@ def floats(values: npt.ArrayLike) -> list[float | None]:
         out[i] = None
     return out
 
+
+
+def number(value: Any) -> float | None:
+    """One value as JSON takes it: a float, or None for NaN and infinities.
+
+    >>> number(np.float64(0.25)), number(float("nan"))
+    (0.25, None)
+    """
+    v = float(value)
+    return v if np.isfinite(v) else None

@@ -45,7 +45,7 @@ from ..present import measure_label, measure_title, snippet
 from ..result import EvaluationResult
 from ..stats import bootstrap_ci
 from ..targets import Target, default_targets, load_targets, parse_targets, passes
-from ._data import contains, floats, haystack
+from ._data import contains, floats, haystack, number
 
 __all__ = ["CATEGORIES", "HEAD_ROWS", "ROWS_MAX", "SORTS", "ExplorerState"]
 
@@ -689,7 +689,7 @@ class ExplorerState:
 
     def _mean(self, run: int) -> float | None:
         v = self.values(run)
-        return float(v.mean()) if len(v) else None
+        return number(v.mean()) if len(v) else None
 
     def _band(self, run: int, family: Measure, k: int, force: bool = False
               ) -> tuple[float | None, float | None]:
@@ -734,17 +734,38 @@ class ExplorerState:
             r = self.results[run]
             for t in self.targets:
                 v = self.target_values(t, run)
-                mean = self._memo(("target-mean", run, t), lambda v=v: float(v.mean())
-                                  if v is not None and len(v) else None)
+                value = self._memo(("target-mean", run, t), lambda v=v: number(v.mean())
+                                   if v is not None and len(v) else None)
+                on_lower = t.on == "ci_lower"
+                if on_lower and value is not None:  # the lower bound must clear it
+                    value = self._target_lower(run, t, force)
+                    pending |= value is None
                 targets.append({"label": _target_label(t), "run": r.run_name,
                                 "title": f"{measure_title(t.measure)} {t.op} {t.threshold:g}"
-                                         + (" (CI lower bound)" if t.on == "ci_lower" else ""),
-                                "value": mean,
-                                "pass": None if mean is None else
-                                passes(mean, t.op, t.threshold)})
+                                         + (" (on the lower bound of the interval)"
+                                            if on_lower else ""),
+                                "on": t.on, "value": value,
+                                "pass": None if value is None else
+                                passes(value, t.op, t.threshold)})
         return {"label": measure_label(self.family, self.k), "title": measure_title(self.family),
                 "level": CI_LEVEL, "resamples": ci_resamples(self.result_a.n_queries),
                 "pending": pending, "runs": runs, "targets": targets}
+
+    def _target_lower(self, run: int, t: Target, force: bool) -> float | None:
+        """Lower bound of the bootstrap interval of the mean of a target's measure."""
+        key = ("target-lower", run, t)
+        if not (self.stats_inline or force) and key not in self._cache:
+            return None
+
+        def make() -> float | None:
+            v = self.target_values(t, run)
+            if v is None or not len(v):
+                return None
+            ci = bootstrap_ci(v, level=CI_LEVEL, resamples=ci_resamples(len(v)), seed=SEED)
+            return number(ci.lower)
+
+        got: float | None = self._memo(key, make)
+        return got
 
     def _ranked(self, run: int, qid: str) -> dict[str, Any]:
         r = self.results[run]
@@ -928,7 +949,7 @@ class ExplorerState:
         targets = []
         for t in self.targets:
             v = self.target_values(t)
-            value = None if v is None else float(v[ia])
+            value = None if v is None else number(v[ia])
             targets.append({"label": _target_label(t), "title": measure_title(t.measure),
                             "value": value,
                             "pass": None if value is None else passes(value, t.op,
@@ -988,9 +1009,9 @@ class ExplorerState:
         out: dict[str, Any] = {
             "label": measure_label(self.family, self.k), "run_a": self.run_names[self.a],
             "run_b": self.run_names[self.b], "n": n,
-            "mean_a": float(va.mean()) if n else None,
-            "mean_b": float(vb.mean()) if n else None,
-            "delta": float(d.mean()) if n else None,
+            "mean_a": number(va.mean()) if n else None,
+            "mean_b": number(vb.mean()) if n else None,
+            "delta": number(d.mean()) if n else None,
             "wins": None, "losses": None, "ties": None, "level": CI_LEVEL, "alpha": ALPHA,
             "lo": None, "hi": None, "p_t": None, "p_rand": None, "significant": None,
             "resamples": test_resamples(n), "pending": False,
@@ -1047,6 +1068,9 @@ class ExplorerState:
         def job() -> None:
             self.warm()
             for run in range(runs):
+                for t in self.targets:
+                    if t.on == "ci_lower":
+                        self._target_lower(run, t, True)
                 for kk in ks:
                     self._mean_at(run, family, kk)
                 self._band(run, family, k, force=True)
