@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +35,7 @@ from browser import PageLog
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page
 
-__all__ = ["SYNC_TRAITS", "Bridge", "ExplorerPage", "THEMES", "CONTRAST_JS"]
+__all__ = ["CONTRAST_JS", "SYNC_TRAITS", "THEMES", "Bridge", "ExplorerPage"]
 
 #: The traits of the explorer protocol (brief-issue14b section B).
 SYNC_TRAITS = ("meta", "measure", "k", "run_a", "run_b", "sort", "filter_text", "category",
@@ -79,10 +80,15 @@ _BOOT = """async ({esm, state}) => {
   const dirty = new Set();
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   const fire = (ev, ...args) => { for (const cb of [...(handlers.get(ev) || [])]) cb(...args); };
-  const rr = window.__rr = {attrs, saves: [], sends: [], replies: [], inflight: 0, applied: 0,
-                            handlerCount: () => [...handlers.values()].reduce((n, s) => n + s.size, 0)};
-  rr.apply = ({events, replies}) => {
+  const rr = window.__rr = {attrs, saves: [], sends: [], replies: [], trace: [], inflight: 0,
+                            applied: 0, last: 0, pyMs: 0,
+                            handlerCount: () => [...handlers.values()]
+                              .reduce((n, s) => n + s.size, 0)};
+  rr.apply = ({events, replies, ms}) => {
+    rr.last = performance.now();
+    rr.pyMs += ms || 0;
     for (const [name, value] of events) {
+      rr.trace.push([name, name === "report" ? value : null]);
       const changed = !same(attrs[name], value);
       attrs[name] = value;
       if (changed) fire(`change:${name}`, model, value);
@@ -91,20 +97,26 @@ _BOOT = """async ({esm, state}) => {
     rr.applied += 1;
   };
   const call = (fn, arg) => {
-    rr.inflight += 1;
+    rr.inflight += 1; rr.last = performance.now();
     fn(arg).then((out) => { rr.inflight -= 1; rr.apply(out); },
                  (err) => { rr.inflight -= 1; console.error(`bridge: ${err}`); });
   };
   const model = {
     get: (name) => attrs[name],
     set: (name, value) => {
+      rr.last = performance.now();
       const changed = !same(attrs[name], value);
       attrs[name] = value; dirty.add(name);
       if (changed) fire(`change:${name}`, model, value);
     },
-    on: (ev, cb) => { if (!handlers.has(ev)) handlers.set(ev, new Set()); handlers.get(ev).add(cb); },
+    on: (ev, cb) => {
+      if (!handlers.has(ev)) handlers.set(ev, new Set());
+      handlers.get(ev).add(cb);
+    },
     off: (ev, cb) => {
-      if (!ev) handlers.clear(); else if (!cb) handlers.delete(ev); else handlers.get(ev)?.delete(cb);
+      if (!ev) handlers.clear();
+      else if (!cb) handlers.delete(ev);
+      else handlers.get(ev)?.delete(cb);
     },
     save_changes: () => {
       const changes = {};
@@ -168,18 +180,22 @@ class Bridge:
 
     def save(self, changes: dict[str, Any]) -> dict[str, Any]:
         self.calls.append(("save", changes))
+        t0 = time.perf_counter()
         try:
             self.widget.set_state(changes)
-            return {"events": self.take(changes), "replies": []}
+            return {"events": self.take(changes), "replies": [],
+                    "ms": (time.perf_counter() - t0) * 1000}
         except Exception as exc:
             self.errors.append(f"save {changes!r:.200}: {type(exc).__name__}: {exc}")
             raise
 
     def send(self, msg: dict[str, Any]) -> dict[str, Any]:
         self.calls.append(("send", msg))
+        t0 = time.perf_counter()
         try:
             replies = [_json(r) for r in self.widget.handle_message(msg)]
-            return {"events": self.take(), "replies": replies}
+            return {"events": self.take(), "replies": replies,
+                    "ms": (time.perf_counter() - t0) * 1000}
         except Exception as exc:
             self.errors.append(f"send {msg!r:.200}: {type(exc).__name__}: {exc}")
             raise
@@ -215,10 +231,13 @@ class ExplorerPage:
         return ep
 
     # ---- waiting -----------------------------------------------------------------------
-    def settle(self, timeout: float = 5000) -> None:
-        """Wait until no bridge call is in flight and two frames have been drawn."""
-        self.page.wait_for_function("window.__rr && window.__rr.inflight === 0",
-                                    timeout=timeout)
+    def settle(self, timeout: float = 5000, quiet: float = 150) -> None:
+        """Wait until no bridge call is in flight and nothing moved for ``quiet`` ms (longer
+        than the view's debounces: a keyboard selection or K saved a little later), then
+        for two frames."""
+        self.page.wait_for_function(
+            "(quiet) => window.__rr && window.__rr.inflight === 0 && "
+            "performance.now() - window.__rr.last > quiet", arg=quiet, timeout=timeout)
         self.page.evaluate("() => new Promise(r => requestAnimationFrame(() => "
                            "requestAnimationFrame(() => r(true))))")
         self.page.wait_for_function("window.__rr.inflight === 0", timeout=timeout)

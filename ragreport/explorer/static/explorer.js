@@ -39,7 +39,7 @@
  */
 
 /** Rows per window requested with a ``rows`` message (the protocol allows up to 500). */
-const WINDOW = 200;
+const WINDOW = 250;
 /** Rows rendered above and below the visible range. */
 const OVERSCAN = 6;
 /** Row heights in px (fixed: the lists are virtualised). */
@@ -86,6 +86,15 @@ function h(tag, attrs, ...children) {
     el.append(child);
   }
   return el;
+}
+
+/**
+ * Replace the children of ``el`` (null, undefined and false are left out).
+ * @param {Element} el
+ * @param {...(Node|string|null|undefined|false)} nodes
+ */
+function put(el, ...nodes) {
+  el.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined && n !== false));
 }
 
 /**
@@ -158,6 +167,24 @@ function debounce(fn, wait) {
 }
 
 /**
+ * Leading and trailing throttle: the first call after a pause runs at once, a burst of calls
+ * runs once more ``wait`` ms after the last one.
+ * @param {Function} fn
+ * @param {number} wait
+ */
+function throttle(fn, wait) {
+  let last = -Infinity;
+  const later = debounce(() => { last = performance.now(); fn(); }, wait);
+  const run = () => {
+    if (performance.now() - last > wait && !later.pending()) { last = performance.now(); fn(); }
+    else later();
+  };
+  run.cancel = later.cancel;
+  run.pending = later.pending;
+  return run;
+}
+
+/**
  * Render the explorer into ``el``; returns the cleanup anywidget calls on removal.
  * @param {{model: Model, el: HTMLElement}} ctx
  */
@@ -194,7 +221,7 @@ function render({ model, el }) {
     version: -1,
     /** @type {Map<number, Rows>} window index -> rows */
     windows: new Map(),
-    /** @type {Map<string, {type: string, key?: string, t: number, version?: number}>} */
+    /** @type {Map<string, {type: string, keys?: string[], t: number, version?: number}>} */
     pending: new Map(),
     nextId: 1,
     /** selection as shown: position in the visible order and query id */
@@ -214,7 +241,6 @@ function render({ model, el }) {
     dismissed: "",
     narrow: false,
     kernelSilent: false,
-    filterSentAt: 0,
   };
 
   /**
@@ -227,17 +253,17 @@ function render({ model, el }) {
     try { model.set(name, value); } finally { st.local = false; }
   }
   const save = () => { model.save_changes(); };
-  const saveSelection = debounce(save, SELECT_WAIT);
-  const saveK = debounce(save, K_WAIT);
+  const saveSelection = throttle(save, SELECT_WAIT);
+  const saveK = throttle(save, K_WAIT);
 
   /**
    * Send a request; the reply is matched on its ``id``.
    * @param {Record<string, any>} msg
-   * @param {string} [key]
+   * @param {string[]} [keys] the row windows it brings
    */
-  function request(msg, key) {
+  function request(msg, keys) {
     const id = `${uid}-${st.nextId++}`;
-    st.pending.set(id, { type: msg.type, key, t: performance.now(), version: msg.version });
+    st.pending.set(id, { type: msg.type, keys, t: performance.now(), version: msg.version });
     const out = { ...msg, id };
     delete out.version;
     model.send(out);
@@ -358,7 +384,7 @@ function render({ model, el }) {
 
   const body = h("div", { class: "rr-body" }, listCol, rankCol, panelCol);
   root.append(toolbar, summaryEl, compareEl, errorEl, body);
-  el.replaceChildren(root);
+  put(el, root);
 
   // ---- grids (ranking of run A and run B) -------------------------------------------------
   /**
@@ -387,7 +413,7 @@ function render({ model, el }) {
     function setHeader() {
       const cols = [["rank", "#"], ["doc", "document"], ["grade", "judgment"]];
       if (g.compare) cols.push(["move", "move"]); else cols.push(["score", "score"]);
-      header.replaceChildren(...cols.map(([c, t]) => h("div", {
+      put(header, ...cols.map(([c, t]) => h("div", {
         class: `rr-cell rr-c-${c}`, role: "columnheader", text: t,
         title: c === "move" ? "rank in A minus rank in B (up = moved up in B)" : undefined,
       })));
@@ -429,8 +455,8 @@ function render({ model, el }) {
       if (!rows || n === 0) {
         nodes.push(h("div", { class: "rr-grid-none rr-muted", role: "row" },
           h("div", { role: "gridcell", text: rows ? "Nothing was retrieved for this query." : "" })));
-        inner.replaceChildren(...nodes);
-        beyond.replaceChildren();
+        put(inner, ...nodes);
+        put(beyond);
         return;
       }
       const adj = (y) => (g.k < n && y > g.k * RANK_ROW ? y - CUT_BAND : y);
@@ -440,18 +466,18 @@ function render({ model, el }) {
       for (let i = first; i <= last; i++) nodes.push(row(rows, i));
       const cutAt = Math.min(g.k, n);
       if (cutAt >= first && cutAt <= last + 1) {
-        const label = g.k < n ? `cut-off at K = ${g.k}`
+        const label = g.k <= n ? `cut-off at K = ${g.k}`
           : `cut-off at K = ${g.k}: only ${n} retrieved`;
         nodes.push(h("div", {
           class: "rr-cut", role: "separator", "data-role": "cut", "aria-label": label,
           style: `top:${cutAt * RANK_ROW}px`,
         }, h("span", { text: label })));
       }
-      inner.replaceChildren(...nodes);
+      put(inner, ...nodes);
       // relevant rows entirely below the visible part
       const lastVisible = Math.floor((adj(viewTop + viewH) - 1) / RANK_ROW);
       const below = g.relIdx.filter((i) => i > lastVisible);
-      if (below.length === 0) { beyond.replaceChildren(); return; }
+      if (below.length === 0) { put(beyond); return; }
       const shown = below.slice(0, BEYOND_LIST);
       const parts = [h("span", { text: below.length === 1
         ? "Relevant beyond the visible range: rank " : "Relevant beyond the visible range: ranks " })];
@@ -463,7 +489,7 @@ function render({ model, el }) {
       if (below.length > shown.length) {
         parts.push(document.createTextNode(` and ${below.length - shown.length} more`));
       }
-      beyond.replaceChildren(...parts);
+      put(beyond, ...parts);
     }
 
     /**
@@ -520,7 +546,7 @@ function render({ model, el }) {
     function renderMissing() {
       const miss = g.missing;
       if (!g.rows || miss.length === 0) {
-        missing.replaceChildren();
+        put(missing);
         missing.hidden = true;
         return;
       }
@@ -531,7 +557,7 @@ function render({ model, el }) {
         type: "button", class: "rr-link-btn", text: `show all ${miss.length}`,
         onclick: () => { g.showAllMissing = true; renderMissing(); },
       }) : null;
-      missing.replaceChildren(
+      put(missing, 
         h("span", { class: "rr-missing-title", text: `Judged relevant, not retrieved (${miss.length}):` }),
         h("ul", { class: "rr-missing-list" }, ...items), more);
     }
@@ -585,22 +611,44 @@ function render({ model, el }) {
     return [win, j];
   }
 
-  /** Request the windows covering [first, last] plus one ahead (prefetch). */
+  /**
+   * Request the windows covering rows [first, last] that are neither cached nor on their way,
+   * in one message (two windows at most), then the neighbouring window (prefetch) when the
+   * range is near a window's edge.
+   * @param {number} first
+   * @param {number} last
+   */
   function ensureRows(first, last) {
     const n = get("n_visible") | 0;
     if (n <= 0) return;
     const version = get("order_version");
-    const wFirst = Math.max(0, Math.floor(first / WINDOW) - (first % WINDOW < WINDOW / 4 ? 1 : 0));
-    const wLast = Math.min(Math.floor((n - 1) / WINDOW),
-      Math.floor(last / WINDOW) + (last % WINDOW > (3 * WINDOW) / 4 ? 1 : 0));
-    for (let w = wFirst; w <= wLast; w++) {
-      if (st.windows.has(w)) continue;
-      const key = `${version}:${w}`;
-      let inflight = false;
-      for (const p of st.pending.values()) if (p.key === key) { inflight = true; break; }
-      if (inflight) continue;
-      request({ type: "rows", start: w * WINDOW, end: Math.min(n, (w + 1) * WINDOW), version }, key);
+    const lastW = Math.floor((n - 1) / WINDOW);
+    const inflight = new Set();
+    for (const p of st.pending.values()) for (const key of p.keys || []) inflight.add(key);
+    const wanted = (/** @type {number} */ w) => w >= 0 && w <= lastW && !st.windows.has(w)
+      && !inflight.has(`${version}:${w}`);
+    /** @param {number[]} ws */
+    const ask = (ws) => {
+      if (!ws.length) return;
+      request({ type: "rows", start: ws[0] * WINDOW,
+        end: Math.min(n, (ws[ws.length - 1] + 1) * WINDOW), version },
+      ws.map((w) => `${version}:${w}`));
+      for (const w of ws) inflight.add(`${version}:${w}`);
+    };
+    const w0 = Math.floor(first / WINDOW);
+    const w1 = Math.floor(last / WINDOW);
+    const need = [];
+    for (let w = w0; w <= w1; w++) if (wanted(w)) need.push(w);
+    // contiguous runs of at most two windows (the protocol's 500 rows)
+    for (let i = 0; i < need.length;) {
+      const run = [need[i]];
+      while (i + run.length < need.length && run.length < 2
+        && need[i + run.length] === run[run.length - 1] + 1) run.push(need[i + run.length]);
+      ask(run);
+      i += run.length;
     }
+    if (first % WINDOW < WINDOW / 4 && wanted(w0 - 1)) ask([w0 - 1]);
+    if (last % WINDOW > (3 * WINDOW) / 4 && wanted(w1 + 1)) ask([w1 + 1]);
   }
 
   /** @param {Rows} rows */
@@ -692,7 +740,7 @@ function render({ model, el }) {
         chooseQuery(p, qid, true);
       }
     }
-    listSpacer.replaceChildren(...nodes);
+    put(listSpacer, ...nodes);
     if (activeId) listbox.setAttribute("aria-activedescendant", activeId);
     else listbox.removeAttribute("aria-activedescendant");
     // count and empty state
@@ -783,17 +831,12 @@ function render({ model, el }) {
 
   // ---- filter, category, sort, fails-only ------------------------------------------------
   const sendFilter = () => {
-    st.filterSentAt = performance.now();
     setLocal("filter_text", filterInput.value);
     save();
   };
-  const filterLater = debounce(sendFilter, FILTER_WAIT);
-  listen(filterInput, "input", () => {
-    // the first keystroke after a pause goes at once; a burst of typing waits FILTER_WAIT ms
-    if (performance.now() - st.filterSentAt > FILTER_WAIT && !filterLater.pending()) sendFilter();
-    else filterLater();
-    listCount.textContent = "filtering\u2026";
-  });
+  // the first keystroke after a pause goes at once; a burst of typing waits FILTER_WAIT ms
+  const filterLater = throttle(sendFilter, FILTER_WAIT);
+  listen(filterInput, "input", () => filterLater());
   listen(filterInput, "keydown", (ev) => {
     const e = /** @type {KeyboardEvent} */ (ev);
     if (e.key === "Enter") { filterLater.cancel(); sendFilter(); }
@@ -896,7 +939,7 @@ function render({ model, el }) {
     const ranking = get("ranking") || {};
     if (!p || p.qid !== ranking.qid) {
       passageEl.hidden = true;
-      passageEl.replaceChildren();
+      put(passageEl);
       return;
     }
     /** @type {RankRows|undefined} */
@@ -912,7 +955,7 @@ function render({ model, el }) {
     else body = h("div", { class: "rr-passage-text" }, rows && rows.text[i] ? rows.text[i] : "",
       h("span", { class: "rr-muted", text: " \u2026 loading the full text" }));
     passageEl.hidden = false;
-    passageEl.replaceChildren(
+    put(passageEl, 
       h("div", { class: "rr-passage-head" },
         h("span", { class: "rr-passage-title" },
           h("span", { class: "rr-doc-id", text: p.doc_id })),
@@ -930,7 +973,7 @@ function render({ model, el }) {
     const fams = m.families || [];
     const sig = fams.map((f) => f.id).join("\u0000");
     if (measureSel.dataset.sig !== sig) {
-      measureSel.replaceChildren(...fams.map((f) => h("option", { value: f.id })));
+      put(measureSel, ...fams.map((f) => h("option", { value: f.id })));
       measureSel.dataset.sig = sig;
     }
     fams.forEach((f, i) => {
@@ -950,8 +993,8 @@ function render({ model, el }) {
     const runs = m.runs || [];
     const rsig = runs.join("\u0000");
     if (runASel.dataset.sig !== rsig) {
-      runASel.replaceChildren(...runs.map((r, i) => h("option", { value: String(i), text: r })));
-      runBSel.replaceChildren(h("option", { value: "-1", text: "none" }),
+      put(runASel, ...runs.map((r, i) => h("option", { value: String(i), text: r })));
+      put(runBSel, h("option", { value: "-1", text: "none" }),
         ...runs.map((r, i) => h("option", { value: String(i), text: r })));
       runASel.dataset.sig = rsig;
     }
@@ -967,7 +1010,7 @@ function render({ model, el }) {
     const cats = m.categories || [];
     const csig = cats.map((c) => `${c.id}\u0001${c.label}`).join("\u0000");
     if (categorySel.dataset.sig !== csig) {
-      categorySel.replaceChildren(h("option", { value: "", text: "all queries" }),
+      put(categorySel, h("option", { value: "", text: "all queries" }),
         ...cats.map((c) => h("option", { value: String(c.id), text: c.label, title: c.label })));
       categorySel.dataset.sig = csig;
     }
@@ -976,7 +1019,7 @@ function render({ model, el }) {
     const sorts = (m.sorts || []).filter((o) => hasB || !String(o.id).startsWith("delta"));
     const ssig = sorts.map((o) => o.id).join("\u0000");
     if (sortSel.dataset.sig !== ssig) {
-      sortSel.replaceChildren(...sorts.map((o) => h("option", { value: o.id, text: o.label })));
+      put(sortSel, ...sorts.map((o) => h("option", { value: o.id, text: o.label })));
       sortSel.dataset.sig = ssig;
     }
     sortSel.value = get("sort");
@@ -1007,14 +1050,14 @@ function render({ model, el }) {
       if (byLabel.size) nodes.push(h("span", { class: "rr-sum-label rr-sum-targets", text: "Targets" }));
       for (const [label, ts] of byLabel) nodes.push(targetChip(label, ts, (sm.runs || []).length > 1));
     }
-    summaryEl.replaceChildren(...nodes);
+    put(summaryEl, ...nodes);
     const c = get("compare") || {};
     if (c && c.label !== undefined && get("run_b") >= 0) {
       const sig = c.significant;
       compareEl.hidden = false;
       const stats = c.pending ? " \u00b7 paired tests running\u2026" :
         ` \u00b7 t-test p = ${pval(c.p_t)} \u00b7 randomisation p = ${pval(c.p_rand)}`;
-      compareEl.replaceChildren(
+      put(compareEl, 
         h("span", { class: "rr-sum-label", text: "Paired test" }),
         h("span", { text: `${c.label}, B ${MINUS} A = ` }),
         h("span", { class: `rr-num ${c.delta > 0 ? "rr-good" : c.delta < 0 ? "rr-bad" : ""}`, text: signed(c.delta) }),
@@ -1023,7 +1066,7 @@ function render({ model, el }) {
         c.pending ? null : h("strong", { class: sig ? "" : "rr-muted", text: sig ? "significant" : "not significant" }));
     } else {
       compareEl.hidden = true;
-      compareEl.replaceChildren();
+      put(compareEl);
     }
   }
 
@@ -1055,7 +1098,7 @@ function render({ model, el }) {
     rankCol.classList.toggle("rr-stale", stale);
     rankCol.setAttribute("aria-busy", stale ? "true" : "false");
     if (!qid) {
-      rankHead.replaceChildren(h("div", { class: "rr-muted", text: "Select a query in the list." }));
+      put(rankHead, h("div", { class: "rr-muted", text: "Select a query in the list." }));
       return;
     }
     let text = "";
@@ -1071,7 +1114,7 @@ function render({ model, el }) {
       if (panel.kind) facts.push(panel.kind);
       if (typeof panel.judged_at_k === "number") facts.push(`${panel.judged_label || `Judged@${get("k")}`} ${fmt(panel.judged_at_k)}`);
     } else facts.push("loading\u2026");
-    rankHead.replaceChildren(
+    put(rankHead, 
       h("div", { class: "rr-q-title" },
         h("span", { class: "rr-q-id", "data-role": "ranking-qid", text: qid }),
         text ? h("span", { class: "rr-q-text", text, title: text }) : null),
@@ -1086,12 +1129,12 @@ function render({ model, el }) {
     const hasB = get("run_b") >= 0 && R.b && R.b.rows;
     gridsEl.classList.toggle("rr-two", !!hasB);
     const parts = [gridA.wrap];
-    gridA.title.replaceChildren(
+    put(gridA.title, 
       h("span", { class: "rr-swatch rr-swatch-a", "aria-hidden": "true" }),
       h("span", { class: "rr-run-name", text: hasB ? `A: ${runs[get("run_a")] || ""}` : runs[get("run_a")] || "" }));
     gridA.update(R.rows || null, k, R.missing_relevant || [], false);
     if (hasB) {
-      gridB.title.replaceChildren(
+      put(gridB.title, 
         h("span", { class: "rr-swatch rr-swatch-b", "aria-hidden": "true" }),
         h("span", { class: "rr-run-name", text: `B: ${runs[get("run_b")] || ""}` }),
         h("span", { class: "rr-muted rr-legend-moves" },
@@ -1099,7 +1142,7 @@ function render({ model, el }) {
       gridB.update(R.b.rows, k, R.b.missing_relevant || [], true, R.b.move || null);
       parts.push(gridB.wrap);
     }
-    if (gridsEl.childElementCount !== parts.length || gridsEl.firstChild !== gridA.wrap) gridsEl.replaceChildren(...parts);
+    if (gridsEl.childElementCount !== parts.length || gridsEl.firstChild !== gridA.wrap) put(gridsEl, ...parts);
     // the cut line is in view after a new query or a new K
     renderPassage();
   }
@@ -1107,7 +1150,7 @@ function render({ model, el }) {
   function renderPanel() {
     const P = get("panel") || {};
     const R = get("ranking") || {};
-    if (!R.qid) { panelEl.replaceChildren(); return; }
+    if (!R.qid) { put(panelEl); return; }
     const hasB = get("run_b") >= 0;
     const nodes = [];
     // targets
@@ -1137,7 +1180,7 @@ function render({ model, el }) {
     nodes.push(h("table", { class: "rr-measures" }, h("thead", {}, headRow), h("tbody", {}, ...trs)));
     // curve
     if (P.curve && Array.isArray(P.curve.ks) && P.curve.ks.length) nodes.push(...curve(P.curve, hasB));
-    panelEl.replaceChildren(...nodes);
+    put(panelEl, ...nodes);
   }
 
   /**
@@ -1211,7 +1254,6 @@ function render({ model, el }) {
     if (hasB) path(c.mean_b, "rr-line rr-line-b rr-line-mean");
     path(c.query_a, "rr-line rr-line-a");
     if (hasB) path(c.query_b, "rr-line rr-line-b");
-    const runs = meta().runs || [];
     const legend = h("div", { class: "rr-legend" },
       h("span", { class: "rr-leg rr-leg-a" }, h("span", { class: "rr-leg-line", "aria-hidden": "true" }), `${hasB ? "A " : ""}this query`),
       h("span", { class: "rr-leg rr-leg-a" }, h("span", { class: "rr-leg-line rr-leg-dash", "aria-hidden": "true" }), "mean"),
@@ -1220,8 +1262,7 @@ function render({ model, el }) {
       h("span", { class: "rr-leg rr-leg-k" }, h("span", { class: "rr-leg-line", "aria-hidden": "true" }), `K = ${k}`));
     const fam = (meta().families || []).find((f) => f.id === c.family);
     return [h("h3", { class: "rr-h", text: `${fam ? fam.label : c.family}@K: this query vs the mean`,
-      title: fam && fam.title ? fam.title : undefined }), svg, legend,
-      runs.length ? null : null];
+      title: fam && fam.title ? fam.title : undefined }), svg, legend];
   }
 
   function errorMessage() { return st.localError || get("error") || ""; }
@@ -1296,7 +1337,7 @@ function render({ model, el }) {
   };
   for (const [name, parts] of Object.entries(traitParts)) {
     onModel(`change:${name}`, () => {
-      if (name === "error") st.dismissed = "";
+      if (name === "error") { st.dismissed = ""; if (!st.local && get("error")) st.localError = ""; }
       if (name === "report" && !st.local) st.reportBusy = false;
       if (name === "run_a" || name === "run_b" || name === "measure") st.localError = "";
       schedule(...parts);
