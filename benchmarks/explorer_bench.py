@@ -146,7 +146,7 @@ def main() -> None:
         ("sort -> delta_desc", lambda: setattr(ex, "sort", "delta_desc"), 1),
         ("sort -> delta_asc", lambda: setattr(ex, "sort", "delta_asc"), 1),
         ("sort -> worst", lambda: setattr(ex, "sort", "worst"), 1),
-        ("filter typed 'topic 42' (all keys)", typing("topic 42"), 1),
+        ("filter typed 'topic 42' (8 keys in all)", typing("topic 42"), 1),
         ("filter cleared", lambda: setattr(ex, "filter_text", ""), 1),
         ("filter 'q0999' (id)", lambda: setattr(ex, "filter_text", "q0999"), 1),
         ("filter cleared again", lambda: setattr(ex, "filter_text", ""), 1),
@@ -182,7 +182,8 @@ def main() -> None:
             print(f"    per key: max {max(keys):.1f} ms, median {float(np.median(keys)):.1f} ms")
     ex.wait_stats()
     assert ex.error == "run A and run B must differ", ex.error
-    inter = [ms for label, ms in rows[1:]] + keys
+    # the typing sequence counts key by key (each key is one interaction)
+    inter = [ms for label, ms in rows[1:] if not label.startswith("filter typed")] + keys
     print(f"\nbuild: {rows[0][1]:.0f} ms (goal < 1000); interactions: max {max(inter):.0f} ms, "
           f"median {float(np.median(inter)):.0f} ms (goal < 100)")
 
