@@ -177,9 +177,17 @@ def bootstrap_cis(blocks: Sequence[tuple[npt.ArrayLike, int]], level: float = 0.
         return [BootstrapCI(x, x, x, level, r, seed) for x, r in zip(nans, counts, strict=True)]
     per_chunk = _chunk_rows(n)
     n_chunks = -(-max(counts) // per_chunk)
-    parts = max(1, min(workers.jobs if workers is not None else 1, n_chunks))
+    # twice as many parts as workers: a worker that finishes first (the machine's other
+    # load is rarely even) takes the next part instead of waiting for the other
+    jobs = workers.jobs if workers is not None else 1
+    parts = max(1, min(2 * jobs if jobs > 1 else 1, n_chunks))
+    # a chunk's Poisson draws cost about what 30 columns of products cost (a byte and a few
+    # comparisons per weight); the multinomial draws (an index per weight, then counting)
+    # about 100
     bounds = _split(per_chunk, n_chunks, parts, [(v.shape[1], r) for v, r in
-                                                 zip(vals, counts, strict=True)])
+                                                 zip(vals, counts, strict=True)],
+                    30.0 if uses_poisson(n) else 100.0)
+    parts = len(bounds) - 1
     # a part gets only the blocks its resamples reach (not the curves' after the first ones),
     # and rounds them to fixed point itself (the same grid in every part: a function of the
     # values alone), so the rounding runs beside the other parts' work
@@ -302,19 +310,20 @@ def _fixed_point(v: FloatArray, poisson: bool = False) -> tuple[FloatArray, Floa
     return np.rint(q, out=q), scale
 
 
-def _split(per_chunk: int, n_chunks: int, parts: int, blocks: list[tuple[int, int]]
-           ) -> list[int]:
-    """Chunk bounds of ``parts`` parts of about equal work (any split gives the same sums).
+def _split(per_chunk: int, n_chunks: int, parts: int, blocks: list[tuple[int, int]],
+           draws: float = 100.0) -> list[int]:
+    """Chunk bounds of at most ``parts`` parts of about equal work (any split gives the same
+    sums); a part is never empty.
 
-    A chunk costs its draws (about what 100 columns of products cost) and the products of
-    the blocks (``(columns, resamples)``) whose resamples it reaches.
+    A chunk costs its draws (about what ``draws`` columns of products cost) and the products
+    of the blocks (``(columns, resamples)``) whose resamples it reaches.
     """
-    cost = np.full(n_chunks, 100.0)
+    cost = np.full(n_chunks, draws)
     for cols, r in blocks:
         cost[: -(-r // per_chunk)] += cols
     ends = np.cumsum(cost)
     cuts = np.searchsorted(ends, ends[-1] * np.arange(1, parts) / parts, side="left") + 1
-    return [0, *np.minimum(cuts, n_chunks).tolist(), n_chunks]
+    return sorted({0, *np.minimum(cuts, n_chunks).tolist(), n_chunks})
 
 
 def _resample_sums(task: tuple[list[FloatArray], list[int], int, int, int, int]
