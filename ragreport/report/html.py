@@ -357,12 +357,19 @@ def _worst_note(worst: Sequence[WorstQueries]) -> str:
     'at most 20 per run; the JSON output holds the same 20'
     >>> _worst_note([WorstQueries("a", "P@5", 5, 80, [None] * 80, {})])  # type: ignore[list-item]
     'at most 50 per run; the JSON output holds all 80 queries'
+    >>> w = WorstQueries("a", "P@5", 5, 82, [None] * 80, {}, 2)  # type: ignore[list-item]
+    >>> _worst_note([w])  # 2 of the 82 queries have no judged relevant document
+    'at most 50 per run; the JSON output holds all 80 queries with a judged relevant document'
     """
     held = max((len(w.queries) for w in worst), default=0)
     shown_n = min(held, MAX_DETAILS_PER_RUN)
-    if all(len(w.queries) == w.total for w in worst):
-        json_part = f"all {held} queries" if len({w.total for w in worst}) == 1 \
-            else "every query"
+    # every query that can be listed: all but those without a judged relevant document
+    if all(len(w.queries) == w.total - w.no_judged_relevant for w in worst):
+        judged = " with a judged relevant document" if any(w.no_judged_relevant
+                                                            for w in worst) else ""
+        json_part = (f"all {held} queries{judged}"
+                     if len({w.total - w.no_judged_relevant for w in worst}) == 1
+                     else f"every query{judged}")
     elif held <= MAX_DETAILS_PER_RUN:
         json_part = f"the same {held}"
     else:
