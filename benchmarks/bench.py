@@ -236,20 +236,29 @@ def time_commands() -> dict[str, float]:
 
 
 def time_reports(files: DataFiles, repeat: int) -> dict[str, Any]:
-    """``ragreport report QRELS RUN --html`` as a user runs it: wall time of the whole command.
+    """``ragreport report QRELS RUN --html`` and ``ragreport evaluate QRELS RUN`` as a user
+    runs them: wall time of each whole command.
 
-    With the default worker processes and with ``--jobs 1``, alternated so that a drift of the
-    machine's speed touches both alike. Peak RSS is the main process's (``wait4``); the
-    worker processes are not in it.
+    The report with the default worker processes and with ``--jobs 1``, and the evaluation
+    (files to the means on the terminal: reading, evaluating, printing), alternated run by
+    run so that a drift of the machine's speed touches all alike (issue 14: the report within
+    2x of the evaluation). Peak RSS is the main process's (``wait4``); the worker processes
+    are not in it.
     """
-    out: dict[str, Any] = {"default": [], "jobs1": [], "rss_mib": 0.0}
+    out: dict[str, Any] = {"evaluate": [], "default": [], "jobs1": [], "rss_mib": 0.0,
+                           "load": []}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(repeat):
-            for key, extra in (("default", []), ("jobs1", ["--jobs", "1"])):
-                cmd = [*_ragreport_command(), "report", str(files.qrels), str(files.run),
-                       "--html", str(Path(tmp) / "report.html"), *extra]
+            for key, cmd in (
+                    ("evaluate", ["evaluate", str(files.qrels), str(files.run)]),
+                    ("default", ["report", str(files.qrels), str(files.run),
+                                 "--html", str(Path(tmp) / "report.html")]),
+                    ("jobs1", ["report", str(files.qrels), str(files.run),
+                               "--html", str(Path(tmp) / "report.html"), "--jobs", "1"])):
+                out["load"].append(os.getloadavg()[0])
                 t0 = time.perf_counter()
-                proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                proc = subprocess.Popen([*_ragreport_command(), *cmd],
+                                        stdout=subprocess.DEVNULL,
                                         stderr=subprocess.PIPE, cwd=tmp)
                 _, status, usage = os.wait4(proc.pid, 0)
                 wall = time.perf_counter() - t0
@@ -258,8 +267,27 @@ def time_reports(files: DataFiles, repeat: int) -> dict[str, Any]:
                 if proc.returncode != 0:
                     return {"error": err.strip().splitlines()[-1:] or [f"exit {status}"]}
                 out[key].append(wall)
-                out["rss_mib"] = max(out["rss_mib"], usage.ru_maxrss / 1024)
+                if key != "evaluate":
+                    out["rss_mib"] = max(out["rss_mib"], usage.ru_maxrss / 1024)
     return out
+
+
+def report_line(size: str, rep: dict[str, Any]) -> str:
+    """The report timings of one size and their ratio to the evaluation, as printed."""
+    if "error" in rep:
+        return f"ragreport report --html: error: {rep['error']}"
+    t_ev, t_def, t_one = _med(rep["evaluate"]), _med(rep["default"]), _med(rep["jobs1"])
+    runs = ", ".join(f"{x:.2f}" for x in rep["default"])
+    evs = ", ".join(f"{x:.2f}" for x in rep["evaluate"])
+    pairs = ", ".join(f"{d / e:.2f}x" for d, e in zip(rep["default"], rep["evaluate"],
+                                                      strict=True))
+    return (f"{size}: `ragreport evaluate QRELS RUN` {_fmt(t_ev)} s ({evs}); `ragreport report "
+            f"QRELS RUN --html report.html` {_fmt(t_def)} s ({runs}) with the default worker "
+            f"processes, {_fmt(t_one)} s with `--jobs 1` (medians of {len(rep['default'])}, "
+            f"alternated; 1-minute load average {min(rep['load']):.1f}-{max(rep['load']):.1f} "
+            f"on {os.cpu_count()} CPUs); report / evaluate = "
+            f"{t_def / t_ev:.2f}x (--jobs 1: {t_one / t_ev:.2f}x; round by round: "
+            f"{pairs}); main process peak RSS {rep['rss_mib']:.0f} MiB")
 
 
 def bench_size(size: str, tools: list[str], args: argparse.Namespace,
@@ -394,6 +422,8 @@ def table(size: str, results: dict[str, Result], tools: list[str]) -> tuple[str,
                  f"the default worker processes ({_fmt(over)}x "
                  f"the pyarrow parse), {_fmt(t_one)} s with `--jobs 1`; main process peak RSS "
                  f"{rep['rss_mib']:.0f} MiB")
+        nums["report_ratio"] = t_def / _med(rep["evaluate"])
+        text += "\n\n" + report_line(size, rep)
     rr_rss = rr.get("e2eall", {}).get("rss_mib")
     nums["rr_rss"] = max(x for x in (rr_rss, rr.get("e2e7", {}).get("rss_mib"), 0) if x is not None)
     text += ("\n\nPeak RSS column: e2e@7 process / e2e all-K process (each tool and phase in its "
@@ -445,12 +475,39 @@ def targets(all_nums: dict[str, dict[str, Any]], cmds: dict[str, float]) -> list
                     f"machine parsed the run in about {ISSUE_PARSE_S} s, this one in "
                     f"{_fmt(n.get('parse'))} s: 5 s there is {_fmt(scaled)} s here)",
                     n["report"] < 5.0))
+    out += report_targets(all_nums)
     return out
+
+
+def report_targets(all_nums: dict[str, dict[str, Any]]) -> list[tuple[str, bool]]:
+    """Issue 14: the whole HTML report within 2x of the evaluation, at each size timed."""
+    return [(f"{size}: HTML report within 2x of `ragreport evaluate` (default workers, "
+             f"medians): {n['report_ratio']:.2f}x", n["report_ratio"] <= 2.0)
+            for size, n in all_nums.items() if n.get("report_ratio")]
+
+
+def reports_only(sizes: list[str], args: argparse.Namespace) -> None:
+    """``--reports-only``: the report and evaluate commands alone, every size in one run."""
+    all_nums: dict[str, dict[str, Any]] = {}
+    raw: dict[str, Any] = {}
+    for size in sizes:
+        files = ensure_data(size, notie=False)
+        rep = time_reports(files, args.repeat)
+        raw[size] = rep
+        print(report_line(size, rep), flush=True)
+        if "error" not in rep:
+            all_nums[size] = {"report_ratio": _med(rep["default"]) / _med(rep["evaluate"])}
+    print("\n### Targets (issue 14)\n")
+    for text, ok in report_targets(all_nums):
+        print(f"- {'PASS' if ok else 'FAIL'}: {text}")
+    if args.json:
+        args.json.write_text(json.dumps(raw, indent=1, default=str))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description="ragreport vs peers at MS MARCO scale (issue 5)")
-    ap.add_argument("--sizes", default="small,msmarco,wide")
+    ap.add_argument("--sizes", default=None, help="small,msmarco,wide (by default all three; "
+                    "msmarco,wide with --reports-only)")
     ap.add_argument("--quick", action="store_true", help="small only")
     ap.add_argument("--repeat", type=int, default=3, help="repetitions per phase (median)")
     ap.add_argument("--tools", default="ragreport,pytrec_eval,ranx,ir_measures")
@@ -460,6 +517,10 @@ def main() -> None:
                     help="time ranx and ir_measures at every K beyond small, and every peer "
                     "end to end at every K (slow: minutes per size)")
     ap.add_argument("--json", type=Path, help="write all raw numbers here")
+    ap.add_argument("--reports-only", action="store_true",
+                    help="time only `ragreport report --html` (default workers and --jobs 1) "
+                    "against `ragreport evaluate`, alternated, at each size (msmarco and wide "
+                    "unless --sizes), and print the report / evaluate ratios")
     # worker (internal)
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--phase", help=argparse.SUPPRESS)
@@ -475,10 +536,18 @@ def main() -> None:
         Path(args.out).write_text(json.dumps(res))
         return
 
-    sizes = ["small"] if args.quick else [s.strip() for s in args.sizes.split(",") if s.strip()]
+    default_sizes = "msmarco,wide" if args.reports_only else "small,msmarco,wide"
+    sizes = ["small"] if args.quick else [s.strip() for s in (args.sizes or default_sizes)
+                                          .split(",") if s.strip()]
     bad = [s for s in sizes if s not in SIZES]
     if bad:
         ap.error(f"unknown size(s) {bad}; choose from {', '.join(SIZES)}")
+    if args.reports_only:
+        print(f"# ragreport report vs evaluate ({platform.python_implementation()} "
+              f"{platform.python_version()}, {os.cpu_count()} CPUs, repeat={args.repeat})",
+              flush=True)
+        reports_only(sizes, args)
+        return
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     if "ragreport" not in tools:
         tools.insert(0, "ragreport")
