@@ -1057,25 +1057,35 @@ class ExplorerState:
             self._id_order(run)
         self._hay(self.a)
 
-    def stats_job(self) -> Callable[[], None]:
+    def stats_job(self, stale: Callable[[], bool] | None = None) -> Callable[[], bool]:
         """A function computing the intervals and the paired test of the view as it is now
         (runs, measure, K captured), safe to run in another thread while the view moves on;
-        afterwards :meth:`summary` and :meth:`compare` of that view include them."""
+        afterwards :meth:`summary` and :meth:`compare` of that view include them. It stops
+        between two steps once ``stale()`` says the view has moved on, and returns whether
+        it finished."""
         a, b, family, k = self.a, self.b, self.family, self.k
         runs = len(self.results)
         ks = self.mean_ks()
 
-        def job() -> None:
+        def moved() -> bool:
+            return stale is not None and stale()
+
+        def job() -> bool:
             self.warm()
             for run in range(runs):
                 for t in self.targets:
                     if t.on == "ci_lower":
                         self._target_lower(run, t, True)
                 for kk in ks:
+                    if moved():
+                        return False
                     self._mean_at(run, family, kk)
+                if moved():
+                    return False
                 self._band(run, family, k, force=True)
-            if b >= 0:
+            if b >= 0 and not moved():
                 self._paired_key(a, b, family, k)
+            return not moved()
 
         return job
 

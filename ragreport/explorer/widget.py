@@ -32,6 +32,8 @@ DEFAULT_REPORT = "ragreport-report.html"
 #: Rows of the list, and of the ranking, in the static snapshot.
 SNAPSHOT_ROWS = 50
 SNAPSHOT_TEMPLATE = "explorer_snapshot.html.j2"
+#: Seconds a large evaluation's view stays put before its intervals and tests are computed.
+STATS_DELAY = 0.25
 
 
 def _css() -> str:
@@ -333,22 +335,32 @@ class Explorer(anywidget.AnyWidget):
         if s.stats_inline:
             return
         key = (s.a, s.b, s.family, s.k)
-        compute = s.stats_job()
+
+        def stale() -> bool:
+            return (s.a, s.b, s.family, s.k) != key
+
+        compute = s.stats_job(stale)
 
         def job() -> None:
+            if stale():
+                return
             with self._stats_lock:  # one at a time; a view left meanwhile is skipped
-                if (s.a, s.b, s.family, s.k) != key:
+                if stale() or not compute() or stale():
                     return
-                compute()
-                if (s.a, s.b, s.family, s.k) == key:
-                    with self.hold_sync():
-                        self.summary = s.summary()
-                        self.compare = s.compare()
-                        self.panel = s.panel()
+                with self.hold_sync():
+                    self.summary = s.summary()
+                    self.compare = s.compare()
+                    self.panel = s.panel()
 
-        th = threading.Thread(target=job, name="ragreport-explorer-stats", daemon=True)
-        self._stats_thread = th
-        th.start()
+        # started once the view has stayed put for a moment (a slider being dragged does
+        # not start one job per K), and stopped between steps when the view moves on
+        if self._stats_thread is not None and isinstance(self._stats_thread, threading.Timer):
+            self._stats_thread.cancel()
+        timer = threading.Timer(STATS_DELAY, job)
+        timer.name = "ragreport-explorer-stats"
+        timer.daemon = True
+        self._stats_thread = timer
+        timer.start()
 
     def wait_stats(self, timeout: float | None = None) -> None:
         """Wait for the background intervals and tests (large evaluations only)."""
