@@ -312,15 +312,24 @@ def _fixed_point(v: FloatArray, poisson: bool = False) -> tuple[FloatArray, Floa
 
 def _split(per_chunk: int, n_chunks: int, parts: int, blocks: list[tuple[int, int]],
            draws: float = 100.0) -> list[int]:
-    """Chunk bounds of at most ``parts`` parts of about equal work (any split gives the same
-    sums); a part is never empty.
+    """Chunk bounds of parts of about equal work (any split gives the same sums); a part is
+    never empty.
 
     A chunk costs its draws (about what ``draws`` columns of products cost) and the products
-    of the blocks (``(columns, resamples)``) whose resamples it reaches.
+    of the blocks (``(columns, resamples)``) whose resamples it reaches. With more than two
+    parts, when the chunks that reach the blocks with fewer resamples (the curves' bands) are
+    at most two parts' share of the work, they make one part alone, and the other chunks are
+    split in ``parts`` parts: only one part is then sent those blocks (and rounds them), and
+    the workers that take the others in turn finish together.
     """
     cost = np.full(n_chunks, draws)
     for cols, r in blocks:
         cost[: -(-r // per_chunk)] += cols
+    reach = max((-(-r // per_chunk) for cols, r in blocks
+                 if cols and -(-r // per_chunk) < n_chunks), default=0)
+    if parts > 2 and reach > 0 and cost[:reach].sum() <= cost.sum() * 2 / parts:
+        rest = _split(per_chunk, n_chunks - reach, min(parts, n_chunks - reach), [], draws)
+        return [0, *(reach + b for b in rest)]
     ends = np.cumsum(cost)
     cuts = np.searchsorted(ends, ends[-1] * np.arange(1, parts) / parts, side="left") + 1
     return sorted({0, *np.minimum(cuts, n_chunks).tolist(), n_chunks})
