@@ -189,11 +189,12 @@ def test_sorts_and_order_version(ex: Explorer, results: list[ragreport.Evaluatio
 def test_filter_as_you_type_and_stale_selection(ex: Explorer) -> None:
     queries = _texts("queries")
     sel = ex.selected
+    full = ex.query_order()
     # the front end sets the trait on every key
     ex.filter_text = "d"
     ex.filter_text = "de"
     ex.filter_text = "dec"
-    match = [q for q in ex.state.query_order() if "dec" in (q + "\t" + queries[q]).lower()]
+    match = [q for q in full if "dec" in (q + "\t" + queries[q]).lower()]
     assert ex.n_visible == len(match) > 0 and ex.query_order() == match
     assert ex.head["qid"] == match
     if sel not in match:
@@ -726,3 +727,33 @@ def test_targets_on_the_lower_bound(results: list[ragreport.EvaluationResult]) -
     assert row["pass"] == (round(lower, 4) >= 0.3)
     assert ex.summary["targets"][1]["value"] == pytest.approx(
         float(results[0].values("R@5").mean()))
+
+
+@pytest.mark.parametrize("sort", ["worst", "best", "id", "delta_desc", "delta_asc"])
+def test_filtered_order_is_the_full_order_restricted(
+        results: list[ragreport.EvaluationResult], sort: str) -> None:
+    queries = _texts("queries")
+    ref = ExplorerState(results, queries=queries, targets=[])  # never filtered
+    ref.set_sort(sort)
+    for needle in ("how", "q0", "q4", "list", "zz"):
+        ex = Explorer(results, queries=queries, targets=[])
+        ex.set_filter(needle)  # set first: the sorts below see only what it keeps
+        ex.set_sort(sort)
+        for k in (2, 30, 7):
+            ex.set_k(k)
+            ref.set_k(k)
+            want = [q for q in ref.query_order() if needle in (q + "\t" + queries[q]).lower()]
+            assert ex.query_order() == want, (sort, k, needle)
+            assert ex.head["qid"] == want
+            assert ("sorted", 0, 1, ex.state.family, k, sort) not in ex.state._cache \
+                or 4 * len(want) > 41
+    ex = Explorer(results, queries=queries, targets=[])
+    ex.set_category("beyond_k")
+    ex.set_filter("q1")
+    ex.set_sort(sort)
+    ex.set_k(3)
+    ref.set_k(3)
+    kinds = dict(zip(ref.result_a.query_ids, failure_kinds(ref.result_a, 3).tolist(),
+                     strict=True))
+    assert ex.query_order() == [q for q in ref.query_order()
+                                if q.startswith("q1") and kinds[q] == 4]

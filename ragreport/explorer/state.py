@@ -215,6 +215,7 @@ class ExplorerState:
         self._cache: dict[tuple[Any, ...], Any] = {}
         self._values: dict[tuple[int, Measure, int], FloatArray] = {}
         self._means: dict[tuple[int, Measure, int], float] = {}
+        self._positions: dict[tuple[int, str], int] = {}
         self._order_key: tuple[Any, ...] | None = None
         self._order: IntArray = np.zeros(0, dtype=np.int64)
         self._filter_hits: tuple[tuple[int, str], BoolArray] | None = None
@@ -387,8 +388,15 @@ class ExplorerState:
 
         if not isinstance(qid, str) or not qid:
             return -1
-        got = pc.index(self._ids(run), qid).as_py()
-        return -1 if got is None else int(got)
+        key = (run, qid)
+        got = self._positions.get(key)
+        if got is None:
+            found = pc.index(self._ids(run), qid).as_py()
+            got = -1 if found is None else int(found)
+            if len(self._positions) > 4 * _CACHE_MAX:
+                self._positions.clear()
+            self._positions[key] = got
+        return got
 
     def deltas(self) -> FloatArray:
         """(queries of A,) value of B minus value of A at K (NaN where B lacks the query)."""
@@ -426,7 +434,6 @@ class ExplorerState:
         if key == self._order_key:
             return self._order
         base_key = (self.a, self.b, self.family, self.k, self.sort)
-        self._order = self._sorted(base_key)
         mask: BoolArray | None = None
         if self._needle():
             mask = self._filter_mask()
@@ -436,29 +443,41 @@ class ExplorerState:
         if self.fails_only:
             f = self.fails()
             mask = f if mask is None else mask & f
-        if mask is not None:
-            self._order = self._order[mask[self._order]]
+        if mask is None:
+            self._order = self._sorted(base_key)
+        elif ("sorted", *base_key) in self._cache or 4 * int(mask.sum()) > len(mask):
+            full = self._sorted(base_key)
+            self._order = full[mask[full]]
+        else:  # a narrow filter: sort only the queries it keeps
+            self._order = self._sort(np.flatnonzero(mask))
         self._order_key = key
         self.order_version += 1
         return self._order
 
     def _sorted(self, base_key: tuple[Any, ...]) -> IntArray:
-        def make() -> IntArray:
-            by_id = self._id_order(self.a)
-            if self.sort == "id":
-                return by_id
-            kinds = self.kinds()
-            v = self.values() if self.sort in ("worst", "best") else self.deltas()
-            if self.sort in ("best", "delta_desc"):
-                v = -v
-            # worst_order: ascending value, ties in query-id order, NaN last; queries
-            # without a judged relevant document are not in it: they follow, by id
+        got: IntArray = self._memo(("sorted", *base_key), lambda: self._sort(None))
+        return got
+
+    def _sort(self, keep: IntArray | None) -> IntArray:
+        """The queries ``keep`` (increasing indices; all when None) in the chosen order."""
+        by_id = self._id_order(self.a)
+        if keep is not None and not np.array_equal(by_id, np.arange(len(by_id))):
+            keep = None  # query ids not in index order (never from evaluate): sort them all
+        if self.sort == "id":
+            return by_id if keep is None else keep
+        kinds = self.kinds()
+        v = self.values() if self.sort in ("worst", "best") else self.deltas()
+        if self.sort in ("best", "delta_desc"):
+            v = -v
+        # worst_order: ascending value, ties in query-id (index) order, NaN last; queries
+        # without a judged relevant document are not in it: they follow, by id
+        if keep is None:
             head = worst_order(v, kinds)
             rest = by_id[kinds[by_id] == NO_JUDGED_RELEVANT]
-            return np.concatenate([head, rest]).astype(np.int64)
-
-        got: IntArray = self._memo(("sorted", *base_key), make)
-        return got
+        else:
+            head = keep[worst_order(v[keep], kinds[keep])]
+            rest = keep[kinds[keep] == NO_JUDGED_RELEVANT]
+        return np.concatenate([head, rest]).astype(np.int64)
 
     def query_order(self, limit: int | None = None) -> list[str]:
         """The visible query ids, in list order (all of them by default)."""
@@ -994,6 +1013,9 @@ class ExplorerState:
     def common_values(self) -> tuple[FloatArray, FloatArray]:
         """Values of the measure at K in run A and run B on their common queries."""
         idx = self.b_index()
+        if self._memo(("bindex-identity", self.a, self.b),
+                      lambda: bool(np.array_equal(idx, np.arange(len(idx))))):
+            return self.values(), self.values(self.b)
         common = idx >= 0
         return self.values()[common], self.values(self.b)[idx[common]]
 
