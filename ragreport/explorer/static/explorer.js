@@ -241,6 +241,10 @@ function render({ model, el }) {
     dismissed: "",
     narrow: false,
     kernelSilent: false,
+    /** "first" or "last" for a moment after a key tried to go past an end */
+    edge: "",
+    /** @type {any} */
+    edgeTimer: null,
   };
 
   /**
@@ -406,6 +410,8 @@ function render({ model, el }) {
      *   missing: string[], showAllMissing: boolean, active: number, moves: (number|null)[]|null}} */
     const g = { rows: null, k: 10, n: 0, relIdx: [], compare: false, missing: [],
       showAllMissing: false, active: -1, moves: null };
+    // the scroll position and height, kept here so that drawing never forces a layout
+    const vp = { top: 0, h: 0 };
 
     /** @param {number} i */
     const top = (i) => i * RANK_ROW + (i >= g.k && g.k < g.n ? CUT_BAND : 0);
@@ -448,8 +454,8 @@ function render({ model, el }) {
     function renderWindow() {
       const rows = g.rows;
       const n = g.n;
-      const viewTop = scroller.scrollTop;
-      const viewH = scroller.clientHeight || 480;
+      const viewTop = vp.top;
+      const viewH = vp.h || 480;
       /** @type {Node[]} */
       const nodes = [];
       if (!rows || n === 0) {
@@ -565,10 +571,16 @@ function render({ model, el }) {
     /** Scroll row i into view. @param {number} i */
     function reveal(i) {
       const y = top(i);
-      const viewH = scroller.clientHeight || 480;
-      if (y < scroller.scrollTop) scroller.scrollTop = y;
-      else if (y + RANK_ROW > scroller.scrollTop + viewH) scroller.scrollTop = y + RANK_ROW - viewH;
+      const viewH = vp.h || 480;
+      if (y < vp.top) scrollTo(y);
+      else if (y + RANK_ROW > vp.top + viewH) scrollTo(y + RANK_ROW - viewH);
       renderWindow();
+    }
+
+    /** @param {number} y */
+    function scrollTo(y) {
+      scroller.scrollTop = y;
+      vp.top = scroller.scrollTop;
     }
 
     /** @param {number} i */
@@ -579,7 +591,7 @@ function render({ model, el }) {
       openPassage(side, i, g.rows);
     }
 
-    listen(scroller, "scroll", () => renderWindow(), { passive: true });
+    listen(scroller, "scroll", () => { vp.top = scroller.scrollTop; renderWindow(); }, { passive: true });
     listen(inner, "click", (ev) => {
       const r = /** @type {HTMLElement} */ (ev.target).closest("[data-index]");
       if (r) activate(Number(r.getAttribute("data-index")));
@@ -592,7 +604,7 @@ function render({ model, el }) {
       else if (e.key === "End") { activate(g.n - 1); e.preventDefault(); }
     });
 
-    return { wrap, title, update, renderWindow, g, reveal };
+    return { wrap, title, update, renderWindow, g, reveal, scroller, vp };
   }
 
   const gridA = makeGrid("a");
@@ -600,6 +612,8 @@ function render({ model, el }) {
 
   // ---- query list -------------------------------------------------------------------------
   const rowHeight = () => (meta().has_queries ? LIST_ROW : LIST_ROW_SHORT);
+  // the list's scroll position and height (updated on scroll and resize, read when drawing)
+  const listVp = { top: 0, h: 0 };
 
   /** @param {number} pos @returns {[Rows, number]|null} */
   function rowAt(pos) {
@@ -689,8 +703,8 @@ function render({ model, el }) {
     const rh = rowHeight();
     listbox.classList.toggle("rr-short", rh === LIST_ROW_SHORT);
     listSpacer.style.height = `${n * rh}px`;
-    const viewTop = listbox.scrollTop;
-    const viewH = listbox.clientHeight || 480;
+    const viewTop = listVp.top;
+    const viewH = listVp.h || 480;
     const first = Math.max(0, Math.floor(viewTop / rh) - OVERSCAN);
     const last = Math.min(n - 1, Math.ceil((viewTop + viewH) / rh) + OVERSCAN);
     ensureRows(first, last);
@@ -746,7 +760,8 @@ function render({ model, el }) {
     // count and empty state
     const total = m.n_queries | 0;
     const filtered = (get("filter_text") || "") !== "" || (get("category") || "") !== "" || !!get("fails_only");
-    listCount.textContent = filtered ? `${count(n)} of ${count(total)} queries` : `${count(total)} queries`;
+    listCount.textContent = (filtered ? `${count(n)} of ${count(total)} queries` : `${count(total)} queries`)
+      + (st.edge ? ` \u00b7 this is the ${st.edge} query` : "");
     emptyEl.hidden = n > 0;
     listbox.hidden = n === 0;
     if (n === 0) {
@@ -764,10 +779,16 @@ function render({ model, el }) {
   function listReveal(pos) {
     if (pos < 0) return;
     const rh = rowHeight();
-    const viewH = listbox.clientHeight || 480;
+    const viewH = listVp.h || 480;
     const y = pos * rh;
-    if (y < listbox.scrollTop) listbox.scrollTop = y;
-    else if (y + rh > listbox.scrollTop + viewH) listbox.scrollTop = y + rh - viewH;
+    /** @param {number} to */
+    const go = (to) => {
+      listSpacer.style.height = `${(get("n_visible") | 0) * rh}px`;
+      listbox.scrollTop = to;
+      listVp.top = listbox.scrollTop;
+    };
+    if (y < listVp.top) go(y);
+    else if (y + rh > listVp.top + viewH) go(y + rh - viewH);
   }
 
   /**
@@ -787,6 +808,12 @@ function render({ model, el }) {
   function selectPos(pos, now) {
     const n = get("n_visible") | 0;
     if (n <= 0) return;
+    // at either end: say so instead of doing nothing
+    st.edge = pos < 0 && st.selPos === 0 ? "first" : pos > n - 1 && st.selPos === n - 1 ? "last" : "";
+    if (st.edge) {
+      clearTimeout(st.edgeTimer);
+      st.edgeTimer = setTimeout(() => { st.edge = ""; renderList(); }, 1500);
+    }
     pos = Math.max(0, Math.min(n - 1, pos));
     const hit = rowAt(pos);
     if (hit) {
@@ -810,7 +837,7 @@ function render({ model, el }) {
   listen(listbox, "keydown", (ev) => {
     const e = /** @type {KeyboardEvent} */ (ev);
     if (e.altKey || e.ctrlKey || e.metaKey) return;
-    const page = Math.max(1, Math.floor((listbox.clientHeight || 480) / rowHeight()) - 1);
+    const page = Math.max(1, Math.floor((listVp.h || 480) / rowHeight()) - 1);
     const from = st.selPos;
     /** @type {number|null} */
     let to = null;
@@ -827,7 +854,7 @@ function render({ model, el }) {
     e.preventDefault();
     selectPos(to, false);
   });
-  listen(listbox, "scroll", () => renderList(), { passive: true });
+  listen(listbox, "scroll", () => { listVp.top = listbox.scrollTop; renderList(); }, { passive: true });
 
   // ---- filter, category, sort, fails-only ------------------------------------------------
   const sendFilter = () => {
@@ -1034,8 +1061,10 @@ function render({ model, el }) {
       nodes.push(h("span", { class: "rr-sum-label", text: `${sm.label} mean`, title: sm.title || undefined }));
       (sm.runs || []).forEach((/** @type {any} */ r, /** @type {number} */ i) => {
         const ci = typeof r.lo === "number" ? ` [${fmt(r.lo)}, ${fmt(r.hi)}]` : sm.pending ? " [interval\u2026]" : "";
-        nodes.push(h("span", { class: `rr-sum-run rr-sum-run-${i === 0 ? "a" : "b"}` },
-          h("span", { class: "rr-swatch", "aria-hidden": "true" }),
+        const idx = (meta().runs || []).indexOf(r.name);
+        nodes.push(h("span", { class: "rr-sum-run" },
+          h("span", { class: "rr-swatch", "aria-hidden": "true",
+            style: `background: var(--rr-run-${Math.max(0, idx) % 7})` }),
           h("span", { class: "rr-run-name", text: r.name }),
           h("span", { class: "rr-num", text: ` ${fmt(r.mean)}` }),
           ci ? h("span", { class: "rr-muted rr-num", text: ci, title: sm.level ? `${Math.round(sm.level * 100)}% bootstrap interval` : "bootstrap interval" }) : null));
@@ -1374,17 +1403,24 @@ function render({ model, el }) {
   });
 
   // ---- size: stacked layout when narrow, re-render the visible rows ---------------------
-  const ro = new ResizeObserver(() => {
-    const w = root.clientWidth;
-    if (w === 0) return;
-    const narrow = w <= NARROW;
-    if (narrow !== st.narrow) { st.narrow = narrow; root.classList.toggle("rr-narrow", narrow); }
+  const ro = new ResizeObserver((entries) => {
+    for (const entry of entries) {
+      const height = entry.contentRect.height;
+      if (entry.target === listbox) listVp.h = height;
+      else if (entry.target === gridA.scroller) gridA.vp.h = height;
+      else if (entry.target === gridB.scroller) gridB.vp.h = height;
+      else if (entry.target === root) {
+        const w = entry.contentRect.width;
+        if (w === 0) continue;
+        const narrow = w <= NARROW;
+        if (narrow !== st.narrow) { st.narrow = narrow; root.classList.toggle("rr-narrow", narrow); }
+      }
+    }
     renderList();
     gridA.renderWindow();
     gridB.renderWindow();
   });
-  ro.observe(root);
-  ro.observe(listbox);
+  for (const target of [root, listbox, gridA.scroller, gridB.scroller]) ro.observe(target);
   cleanups.push(() => ro.disconnect());
 
   // a window request that is never answered: say so instead of showing dots forever
@@ -1395,7 +1431,7 @@ function render({ model, el }) {
     if (silent !== st.kernelSilent) { st.kernelSilent = silent; renderList(); }
   }, 1000);
   cleanups.push(() => clearInterval(watchdog));
-  cleanups.push(() => { saveSelection.cancel(); saveK.cancel(); filterLater.cancel(); });
+  cleanups.push(() => { saveSelection.cancel(); saveK.cancel(); filterLater.cancel(); clearTimeout(st.edgeTimer); });
 
   // ---- first render ---------------------------------------------------------------------
   st.root = root;
