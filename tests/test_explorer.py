@@ -757,3 +757,21 @@ def test_filtered_order_is_the_full_order_restricted(
                      strict=True))
     assert ex.query_order() == [q for q in ref.query_order()
                                 if q.startswith("q1") and kinds[q] == 4]
+
+
+def test_caches_are_bounded_and_keep_the_view_independent_arrays(
+        results: list[ragreport.EvaluationResult]) -> None:
+    s = ExplorerState(results, targets=[])
+    s.kinds(0, 3)
+    deepest = s._fixed[("kinds-deepest", 0)]
+    for _ in range(3):
+        for q in results[0].query_ids:
+            s.select_query(q)
+            s.panel()
+        for k in range(1, s.k_max + 1):
+            s.set_k(k)
+            s.head()
+    assert len(s._cache) <= 4 * state_mod._CACHE_MAX
+    assert len(s._values) <= state_mod._CACHE_MAX
+    assert s._fixed[("kinds-deepest", 0)] is deepest  # never dropped
+    assert s.kinds(0, 3).tolist() == failure_kinds(results[0], 3).tolist()

@@ -107,10 +107,25 @@ _CACHE_MAX = 64
 _FAMILY_ORDER = ("nDCG", "R", "P", "F1", "HitRate", "RR", "AP")
 
 
-def test_resamples(n: int) -> int:
+#: Cached arrays that do not depend on the view (kept; see ``ExplorerState._memo``).
+_FIXED = frozenset({"engine-context", "first-rel", "kinds-deepest", "target", "target-mean",
+                    "target-lower", "fails", "idorder", "bindex", "bindex-identity", "ids",
+                    "hay", "curveband", "mean"})
+
+
+def _evict(store: dict[Any, Any], bound: int) -> None:
+    """Drop the oldest entries of ``store`` past ``bound`` (another thread may be adding)."""
+    while len(store) > bound:
+        try:
+            del store[next(iter(store))]
+        except (KeyError, RuntimeError, StopIteration):  # changed meanwhile: try again
+            continue
+
+
+def paired_resamples(n: int) -> int:
     """Randomization-test (and delta-interval) resamples for ``n`` common queries.
 
-    >>> test_resamples(500), test_resamples(100_000)
+    >>> paired_resamples(500), paired_resamples(100_000)
     (10000, 1000)
     """
     return TEST_RESAMPLES if n <= INLINE_STATS_QUERIES else 1000
@@ -213,6 +228,7 @@ class ExplorerState:
         self.families: list[Measure] = fams
 
         self._cache: dict[tuple[Any, ...], Any] = {}
+        self._fixed: dict[tuple[Any, ...], Any] = {}
         self._values: dict[tuple[int, Measure, int], FloatArray] = {}
         self._means: dict[tuple[int, Measure, int], float] = {}
         self._positions: dict[tuple[int, str], int] = {}
@@ -244,12 +260,20 @@ class ExplorerState:
 
     # ---- arrays (cached) -----------------------------------------------------------------
     def _memo(self, key: tuple[Any, ...], make: Any) -> Any:
-        got = self._cache.get(key)
+        """``make()``, computed once per key. Arrays that do not depend on the view (ids,
+        failure kinds at the deepest K, target values, the engine's context...) are kept;
+        the others (per K, per query, per view) are dropped oldest first past a bound."""
+        store = self._fixed if key[0] in _FIXED else self._cache
+        got = store.get(key)
         if got is None:
-            if len(self._cache) > 4 * _CACHE_MAX:
-                self._cache.clear()
-            got = self._cache[key] = make()
+            got = make()
+            store[key] = got
+            if store is self._cache:
+                _evict(self._cache, 4 * _CACHE_MAX)
         return got
+
+    def _has(self, key: tuple[Any, ...]) -> bool:
+        return key in (self._fixed if key[0] in _FIXED else self._cache)
 
     @property
     def result_a(self) -> EvaluationResult:
@@ -276,9 +300,8 @@ class ExplorerState:
         if got is None:
             r = self.results[i]
             got = r.curves[fam][:, kk - 1] if kk <= r.k_max else self._cutoff(i, fam.at(kk))
-            if len(self._values) > _CACHE_MAX:
-                self._values.clear()
             self._values[key] = got
+            _evict(self._values, _CACHE_MAX)
         return got
 
     def _cutoff(self, run: int, m: Measure) -> FloatArray:
@@ -393,9 +416,8 @@ class ExplorerState:
         if got is None:
             found = pc.index(self._ids(run), qid).as_py()
             got = -1 if found is None else int(found)
-            if len(self._positions) > 4 * _CACHE_MAX:
-                self._positions.clear()
             self._positions[key] = got
+            _evict(self._positions, 16 * _CACHE_MAX)
         return got
 
     def deltas(self) -> FloatArray:
@@ -445,7 +467,7 @@ class ExplorerState:
             mask = f if mask is None else mask & f
         if mask is None:
             self._order = self._sorted(base_key)
-        elif ("sorted", *base_key) in self._cache or 4 * int(mask.sum()) > len(mask):
+        elif self._has(("sorted", *base_key)) or 4 * int(mask.sum()) > len(mask):
             full = self._sorted(base_key)
             self._order = full[mask[full]]
         else:  # a narrow filter: sort only the queries it keeps
@@ -730,7 +752,7 @@ class ExplorerState:
             return floats([lo])[0], floats([hi])[0]
 
         key = ("band", run, family, k)
-        if not (self.stats_inline or force) and key not in self._cache:
+        if not (self.stats_inline or force) and not self._has(key):
             return None, None
         got: tuple[float | None, float | None] = self._memo(key, make)
         return got
@@ -773,7 +795,7 @@ class ExplorerState:
     def _target_lower(self, run: int, t: Target, force: bool) -> float | None:
         """Lower bound of the bootstrap interval of the mean of a target's measure."""
         key = ("target-lower", run, t)
-        if not (self.stats_inline or force) and key not in self._cache:
+        if not (self.stats_inline or force) and not self._has(key):
             return None
 
         def make() -> float | None:
@@ -1036,12 +1058,12 @@ class ExplorerState:
             "delta": number(d.mean()) if n else None,
             "wins": None, "losses": None, "ties": None, "level": CI_LEVEL, "alpha": ALPHA,
             "lo": None, "hi": None, "p_t": None, "p_rand": None, "significant": None,
-            "resamples": test_resamples(n), "pending": False,
+            "resamples": paired_resamples(n), "pending": False,
         }
         if n == 0:
             return out
         key = ("paired", self.a, self.b, self.family, self.k)
-        if not (self.stats_inline or force) and key not in self._cache:
+        if not (self.stats_inline or force) and not self._has(key):
             out["pending"] = True
             return out
         out |= self._memo(key, lambda: self._paired(va, vb))
@@ -1049,7 +1071,7 @@ class ExplorerState:
 
     def _paired_key(self, a: int, b: int, family: Measure, k: int) -> None:
         key = ("paired", a, b, family, k)
-        if key in self._cache:
+        if self._has(key):
             return
         idx = self._memo(("bindex", a, b), lambda: self._b_index(a, b))
         common = idx >= 0
@@ -1060,7 +1082,7 @@ class ExplorerState:
 
     @staticmethod
     def _paired(va: FloatArray, vb: FloatArray) -> dict[str, Any]:
-        c = paired(va, vb, resamples=test_resamples(len(va)), seed=SEED, level=CI_LEVEL)
+        c = paired(va, vb, resamples=paired_resamples(len(va)), seed=SEED, level=CI_LEVEL)
         lo, hi, p_t, p_rand = floats([c.lo, c.hi, c.p_t, c.p_rand])
         return {"lo": lo, "hi": hi, "p_t": p_t, "p_rand": p_rand, "wins": c.wins,
                 "losses": c.losses, "ties": c.ties, "significant": c.significant(ALPHA)}
