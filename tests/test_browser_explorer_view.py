@@ -309,11 +309,21 @@ def test_category_sort_and_fails_only(browser: Any, example: Any) -> None:
     ep.role("sort").select_option("delta_desc")
     ep.settle()
     order = ex.query_order()
+    # the selection stays in view; every row shown is the row of its position
+    shown_pos = ep.page.locator(OPTION + "[data-query-id]").evaluate_all(
+        "os => os.map(o => [Number(o.getAttribute('aria-posinset')) - 1, o.dataset.queryId])")
+    assert shown_pos and all(order[p] == q for p, q in shown_pos)
+    ep.page.evaluate("() => { document.querySelector('.rr-explorer [role=listbox]')"
+                     ".scrollTop = 0; }")
+    ep.settle()
     assert ep.visible_qids() == order[:len(ep.visible_qids())]
     deltas = ep.page.locator(".rr-explorer [role=option] .rr-delta").all_text_contents()
     values = [float(d.replace("\u2212", "-").replace("\u00b1", "")) for d in deltas]
     assert values == sorted(values, reverse=True) and values[0] > 0
     ep.role("sort").select_option("delta_asc")
+    ep.settle()
+    ep.page.evaluate("() => { document.querySelector('.rr-explorer [role=listbox]')"
+                     ".scrollTop = 0; }")
     ep.settle()
     deltas = ep.page.locator(".rr-explorer [role=option] .rr-delta").all_text_contents()
     values = [float(d.replace("\u2212", "-").replace("\u00b1", "")) for d in deltas]

@@ -47,6 +47,8 @@ const LIST_ROW = 42;
 const LIST_ROW_SHORT = 30;
 const RANK_ROW = 42;
 const CUT_BAND = 22;
+/** A ranking grid narrower than this (px) shows the judgment inside the document cell. */
+const COMPACT = 520;
 /** Width at or below which the columns stack. */
 const NARROW = 760;
 /** Debounce of the filter box (ms), of K while dragging and of keyboard selection. */
@@ -407,18 +409,20 @@ function render({ model, el }) {
     const missing = h("div", { class: "rr-missing", "data-role": "missing" });
     const wrap = h("div", { class: `rr-grid-wrap rr-grid-${side}` }, title, grid, beyond, missing);
     /** @type {{rows: RankRows|null, k: number, n: number, relIdx: number[], compare: boolean,
-     *   missing: string[], showAllMissing: boolean, active: number, moves: (number|null)[]|null}} */
+     *   missing: string[], showAllMissing: boolean, active: number, moves: (number|null)[]|null,
+     *   compact: boolean}} */
     const g = { rows: null, k: 10, n: 0, relIdx: [], compare: false, missing: [],
-      showAllMissing: false, active: -1, moves: null };
-    // the scroll position and height, kept here so that drawing never forces a layout
-    const vp = { top: 0, h: 0 };
+      showAllMissing: false, active: -1, moves: null, compact: false };
+    // the scroll position and size, kept here so that drawing never forces a layout
+    const vp = { top: 0, h: 0, w: 0 };
 
     /** @param {number} i */
     const top = (i) => i * RANK_ROW + (i >= g.k && g.k < g.n ? CUT_BAND : 0);
 
     function setHeader() {
-      const cols = [["rank", "#"], ["doc", "document"], ["grade", "judgment"]];
-      if (g.compare) cols.push(["move", "move"]); else cols.push(["score", "score"]);
+      const cols = g.compact ? [["rank", "#"], ["doc", "document \u00b7 judgment"]]
+        : [["rank", "#"], ["doc", "document"], ["grade", "judgment"]];
+      if (g.compare) cols.push(["move", "move"]); else if (!g.compact) cols.push(["score", "score"]);
       put(header, ...cols.map(([c, t]) => h("div", {
         class: `rr-cell rr-c-${c}`, role: "columnheader", text: t,
         title: c === "move" ? "rank in A minus rank in B (up = moved up in B)" : undefined,
@@ -452,6 +456,13 @@ function render({ model, el }) {
     }
 
     function renderWindow() {
+      // narrow grids put the judgment inside the document cell and leave the score out
+      const compact = vp.w > 0 && vp.w < COMPACT;
+      if (compact !== g.compact) {
+        g.compact = compact;
+        wrap.classList.toggle("rr-compact", compact);
+        setHeader();
+      }
       const rows = g.rows;
       const n = g.n;
       const viewTop = vp.top;
@@ -509,14 +520,19 @@ function render({ model, el }) {
       const cls = ["rr-grid-row", "rr-rank-row", rel ? "rr-rel" : unjudged ? "rr-unjudged" : "rr-nonrel"];
       if (i >= g.k) cls.push("rr-below");
       if (i === g.active) cls.push("rr-active");
-      const gradeText = unjudged ? "unjudged" : rel ? `relevant (${grade})` : `not relevant (${grade})`;
+      const gradeText = unjudged ? "unjudged" : rel ? `relevant (${grade})`
+        : grade === 0 ? "not relevant" : `not relevant (${grade})`;
+      const snippet = rows.text && rows.text[i] ? h("span", { class: "rr-snippet", text: ` ${rows.text[i]}` }) : null;
       const cells = [
         h("div", { class: "rr-cell rr-c-rank", role: "gridcell", text: String(rows.rank[i]) }),
-        h("div", { class: "rr-cell rr-c-doc", role: "gridcell" },
-          h("span", { class: "rr-doc-id", text: rows.doc_id[i] }),
-          rows.text && rows.text[i] ? h("span", { class: "rr-snippet", text: ` ${rows.text[i]}` }) : null),
-        h("div", { class: "rr-cell rr-c-grade", role: "gridcell", text: gradeText }),
+        g.compact
+          ? h("div", { class: "rr-cell rr-c-doc", role: "gridcell" },
+            h("span", { class: "rr-doc-id", text: rows.doc_id[i] }), " ",
+            h("span", { class: "rr-c-grade rr-grade-tag", text: gradeText }), snippet)
+          : h("div", { class: "rr-cell rr-c-doc", role: "gridcell" },
+            h("span", { class: "rr-doc-id", text: rows.doc_id[i] }), snippet),
       ];
+      if (!g.compact) cells.push(h("div", { class: "rr-cell rr-c-grade", role: "gridcell", text: gradeText }));
       if (g.compare) {
         const moves = g.moves || rows.move;
         const mv = moves ? moves[i] : null;
@@ -536,7 +552,7 @@ function render({ model, el }) {
         }
         cls.push(`rr-move-${effect}`);
         cells.push(h("div", { class: `rr-cell rr-c-move rr-${effect}`, role: "gridcell", text, title }));
-      } else {
+      } else if (!g.compact) {
         const sc = rows.score ? rows.score[i] : null;
         cells.push(h("div", { class: "rr-cell rr-c-score", role: "gridcell",
           text: typeof sc === "number" ? String(Number(sc.toPrecision(6))) : "" }));
@@ -545,7 +561,6 @@ function render({ model, el }) {
         class: cls.join(" "), role: "row", "aria-rowindex": String(i + 2), "data-index": String(i),
         "data-doc-id": rows.doc_id[i], "aria-selected": i === g.active ? "true" : "false",
         style: `top:${top(i)}px`,
-        "aria-label": i === g.k - 1 && g.k < g.n ? `rank ${rows.rank[i]}, last before the cut-off at K = ${g.k}` : undefined,
       }, ...cells);
     }
 
@@ -1407,8 +1422,8 @@ function render({ model, el }) {
     for (const entry of entries) {
       const height = entry.contentRect.height;
       if (entry.target === listbox) listVp.h = height;
-      else if (entry.target === gridA.scroller) gridA.vp.h = height;
-      else if (entry.target === gridB.scroller) gridB.vp.h = height;
+      else if (entry.target === gridA.scroller) { gridA.vp.h = height; gridA.vp.w = entry.contentRect.width; }
+      else if (entry.target === gridB.scroller) { gridB.vp.h = height; gridB.vp.w = entry.contentRect.width; }
       else if (entry.target === root) {
         const w = entry.contentRect.width;
         if (w === 0) continue;
