@@ -381,6 +381,11 @@ def test_k_input_and_slider_move_the_cut_line(browser: Any, example: Any) -> Non
     ep.role("k-input").press("Enter")
     ep.settle()
     assert ex.k == kmax and ep.role("k-input").input_value() == str(kmax)
+    # the grid scrolled to the new cut line
+    grid = box(ep, ".rr-grid-a .rr-grid-scroll")
+    cut = box(ep, CUT)
+    assert grid["y"] <= cut["y"] and cut["y"] + cut["height"] <= grid["y"] + grid["height"]
+    assert page.locator(CUT).text_content() == f"cut-off at K = {kmax}"
     # the measure select
     ep.role("measure").select_option("nDCG")
     ep.settle()

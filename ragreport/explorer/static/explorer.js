@@ -278,7 +278,7 @@ function render({ model, el }) {
 
   // ---- skeleton --------------------------------------------------------------------------
   const root = h("div", {
-    class: "rr-explorer", "data-lm-suppress-shortcuts": "true", role: "application",
+    class: "rr-explorer", "data-lm-suppress-shortcuts": "true", role: "region",
     "aria-label": "ragreport explorer",
   });
 
@@ -410,9 +410,9 @@ function render({ model, el }) {
     const wrap = h("div", { class: `rr-grid-wrap rr-grid-${side}` }, title, grid, beyond, missing);
     /** @type {{rows: RankRows|null, k: number, n: number, relIdx: number[], compare: boolean,
      *   missing: string[], showAllMissing: boolean, active: number, moves: (number|null)[]|null,
-     *   compact: boolean}} */
+     *   compact: boolean, qid: string|undefined}} */
     const g = { rows: null, k: 10, n: 0, relIdx: [], compare: false, missing: [],
-      showAllMissing: false, active: -1, moves: null, compact: false };
+      showAllMissing: false, active: -1, moves: null, compact: false, qid: "" };
     // the scroll position and size, kept here so that drawing never forces a layout
     const vp = { top: 0, h: 0, w: 0 };
 
@@ -435,12 +435,21 @@ function render({ model, el }) {
      * @param {string[]} missingRel
      * @param {boolean} compare
      * @param {(number|null)[]|null} [moves]
+     * @param {string} [qid]
      */
-    function update(rows, k, missingRel, compare, moves) {
+    function update(rows, k, missingRel, compare, moves, qid) {
       const same = rows === g.rows;
+      const kChanged = k !== g.k;
       g.rows = rows; g.k = k; g.compare = compare; g.moves = moves || null;
       g.n = rows && rows.rank ? rows.rank.length : 0;
       g.missing = missingRel || [];
+      if (qid !== g.qid) { g.qid = qid; scrollTo(0); } // another query: from rank 1
+      else if (kChanged && g.n > 0) {
+        // a new K: its cut line comes into view
+        const y = Math.min(k, g.n) * RANK_ROW;
+        const viewH = vp.h || 480;
+        if (y < vp.top || y + CUT_BAND > vp.top + viewH) scrollTo(Math.max(0, y - viewH / 2));
+      }
       if (!same) {
         g.relIdx = [];
         if (rows) for (let i = 0; i < g.n; i++) if (rows.relevant[i]) g.relIdx.push(i);
@@ -1176,14 +1185,14 @@ function render({ model, el }) {
     put(gridA.title, 
       h("span", { class: "rr-swatch rr-swatch-a", "aria-hidden": "true" }),
       h("span", { class: "rr-run-name", text: hasB ? `A: ${runs[get("run_a")] || ""}` : runs[get("run_a")] || "" }));
-    gridA.update(R.rows || null, k, R.missing_relevant || [], false);
+    gridA.update(R.rows || null, k, R.missing_relevant || [], false, null, R.qid);
     if (hasB) {
       put(gridB.title, 
         h("span", { class: "rr-swatch rr-swatch-b", "aria-hidden": "true" }),
         h("span", { class: "rr-run-name", text: `B: ${runs[get("run_b")] || ""}` }),
         h("span", { class: "rr-muted rr-legend-moves" },
           h("span", { class: "rr-good", text: " \u25b2 helps" }), " / ", h("span", { class: "rr-bad", text: "\u25bc hurts" })));
-      gridB.update(R.b.rows, k, R.b.missing_relevant || [], true, R.b.move || null);
+      gridB.update(R.b.rows, k, R.b.missing_relevant || [], true, R.b.move || null, R.qid);
       parts.push(gridB.wrap);
     }
     if (gridsEl.childElementCount !== parts.length || gridsEl.firstChild !== gridA.wrap) put(gridsEl, ...parts);
