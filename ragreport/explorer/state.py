@@ -100,9 +100,13 @@ INLINE_STATS_QUERIES = 20_000
 #: past the evaluated width (each a pass over the rankings; computed with the intervals).
 CURVE_POINTS = 1000
 MEAN_POINTS = 12
-#: ... or at every K when queries x Ks past the width stays below this.
+#: ... or at every K of the curve when there are at most MEAN_ALL_POINTS of them past the
+#: width and queries x those Ks stays below MEAN_ALL_CELLS.
+MEAN_ALL_POINTS = 200
 MEAN_ALL_CELLS = 2_000_000
 _CACHE_MAX = 64
+#: Queries evaluated alone (for the panel) kept at a time.
+QUERY_RESULTS = 8
 
 _FAMILY_ORDER = ("nDCG", "R", "P", "F1", "HitRate", "RR", "AP")
 
@@ -232,6 +236,7 @@ class ExplorerState:
         self._values: dict[tuple[int, Measure, int], FloatArray] = {}
         self._means: dict[tuple[int, Measure, int], float] = {}
         self._positions: dict[tuple[int, str], int] = {}
+        self._queries: dict[tuple[int, str], EvaluationResult | bool] = {}
         self._order_key: tuple[Any, ...] | None = None
         self._order: IntArray = np.zeros(0, dtype=np.int64)
         self._filter_hits: tuple[tuple[int, str], BoolArray] | None = None
@@ -891,8 +896,10 @@ class ExplorerState:
         w = self._curve_width()
         if self.k_max <= w:
             return []
-        if sum(r.n_queries for r in self.results) * (self.k_max - w) <= MEAN_ALL_CELLS:
-            return list(range(w + 1, self.k_max + 1))
+        beyond = [k for k in self._curve_ks() if k > w]
+        if len(beyond) <= MEAN_ALL_POINTS and \
+                sum(r.n_queries for r in self.results) * len(beyond) <= MEAN_ALL_CELLS:
+            return beyond
         pts = np.geomspace(w + 1, self.k_max, MEAN_POINTS).astype(np.int64)
         return sorted({*pts.tolist(), self.k_max} | ({self.k} if self.k > w else set()))
 
@@ -931,7 +938,11 @@ class ExplorerState:
         """The query evaluated alone, with curves through K = k_max (exactly the values of
         the full evaluation: checked on the evaluated curves; None when they differ or the
         evaluation cannot be redone for one query, e.g. with a doc map)."""
-        got = self._memo(("query", run, qid), lambda: self._evaluate_query(run, qid) or False)
+        key = (run, qid)
+        got = self._queries.get(key)
+        if got is None:  # a few at a time: each holds curves through k_max
+            got = self._queries[key] = self._evaluate_query(run, qid) or False
+            _evict(self._queries, QUERY_RESULTS)
         return got if isinstance(got, EvaluationResult) else None
 
     def _evaluate_query(self, run: int, qid: str) -> EvaluationResult | None:
