@@ -775,3 +775,27 @@ def test_caches_are_bounded_and_keep_the_view_independent_arrays(
     assert len(s._values) <= state_mod._CACHE_MAX
     assert s._fixed[("kinds-deepest", 0)] is deepest  # never dropped
     assert s.kinds(0, 3).tolist() == failure_kinds(results[0], 3).tolist()
+
+
+def test_deep_rankings_sample_the_curve() -> None:
+    qrels = {"q1": {"d10": 1, "d4000": 2}, "q2": {"d3": 1}}
+    run = {"q1": [f"d{i}" for i in range(5000)], "q2": ["d1", "d3"]}
+    r = ragreport.evaluate(qrels, run)
+    ex = Explorer(r, targets=[], measure="R")
+    assert ex.meta["k_max"] == 5000
+    c = ex.panel["curve"]
+    ks = c["ks"]
+    assert ks[:20] == list(range(1, 21)) and ks[-1] == 5000 and len(ks) <= 1000
+    assert ks == sorted(set(ks)) and 10 in ks  # K itself is drawn
+    ex.select_query("q1")
+    ex.set_k(4500)
+    c = ex.panel["curve"]
+    assert 4500 in c["ks"]
+    i = r.query_ids.index("q1")
+    for k, v in zip(c["ks"], c["query_a"], strict=True):
+        if k in (1, 20, 21, 4000, 4001, 4500, 5000):
+            assert v == _value(r, "R", k)[i], k
+    means = {k: m for k, m in zip(c["ks"], c["mean_a"], strict=True) if m is not None}
+    assert 4500 in means and 5000 in means
+    assert means[4500] == pytest.approx(float(_value(r, "R", 4500).mean()))
+    assert ex.ranking["n_ret"] == 5000 and ex.ranking["rows"]["relevant"][4000] is True
