@@ -799,3 +799,20 @@ def test_deep_rankings_sample_the_curve() -> None:
     assert 4500 in means and 5000 in means
     assert means[4500] == pytest.approx(float(_value(r, "R", 4500).mean()))
     assert ex.ranking["n_ret"] == 5000 and ex.ranking["rows"]["relevant"][4000] is True
+
+
+def test_panel_without_the_single_query_evaluation(results: list[ragreport.EvaluationResult],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # e.g. a doc-map evaluation: the panel falls back to the full evaluation's arrays
+    monkeypatch.setattr(ExplorerState, "_evaluate_query", lambda self, run, qid: None)
+    ex = Explorer(results, targets=[], measure="nDCG", k=30)
+    ex.select_query("q05")
+    i = results[0].query_ids.index("q05")
+    p = ex.panel
+    for m in p["measures"]:
+        assert m["a"] == pytest.approx(float(_value(results[0], m["id"], 30)[i]))
+    c = p["curve"]
+    assert c["query_a"] == pytest.approx([float(_value(results[0], "nDCG", k)[i])
+                                          for k in c["ks"]])
+    judged = cutoff_values(results[0].ranking, parse_measure("Judged@30"), 1.0)[i]
+    assert p["judged_at_k"] == pytest.approx(float(judged))
