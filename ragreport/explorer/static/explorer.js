@@ -1008,7 +1008,7 @@ function render({ model, el }) {
     passageEl.hidden = false;
     put(passageEl, 
       h("div", { class: "rr-passage-head" },
-        h("span", { class: "rr-passage-title" },
+        h("span", { class: "rr-passage-title", title: p.doc_id },
           h("span", { class: "rr-doc-id", text: p.doc_id })),
         h("button", { type: "button", class: "rr-btn rr-btn-small", "aria-label": "close passage", text: "\u00d7",
           onclick: () => { st.passage = null; gridA.g.active = -1; gridB.g.active = -1; renderPassage(); gridA.renderWindow(); gridB.renderWindow(); } })),
