@@ -1458,7 +1458,6 @@ function render({ model, el }) {
   cleanups.push(() => { saveSelection.cancel(); saveK.cancel(); filterLater.cancel(); clearTimeout(st.edgeTimer); });
 
   // ---- first render ---------------------------------------------------------------------
-  st.root = root;
   st.narrow = (el.clientWidth || 1000) <= NARROW;
   root.classList.toggle("rr-narrow", st.narrow);
   syncOrder();
