@@ -60,6 +60,11 @@ const STALE_REQUEST = 4000;
 /** Ranks listed in the "relevant beyond the visible range" line before "and N more". */
 const BEYOND_LIST = 12;
 const MINUS = "\u2212";
+/** Short tags for the failure kinds in the query list (the full label is the tooltip). */
+const SHORT_KINDS = /** @type {Record<string, string>} */ ({
+  beyond_k: "beyond K", not_retrieved: "none retrieved", empty: "empty",
+  no_judged: "no judged relevant",
+});
 
 let viewCounter = 0;
 
@@ -733,7 +738,7 @@ function render({ model, el }) {
     const last = Math.min(n - 1, Math.ceil((viewTop + viewH) / rh) + OVERSCAN);
     ensureRows(first, last);
     const m = meta();
-    const kinds = new Map((m.categories || []).map((c) => [String(c.code ?? c.id), c.label]));
+    const kinds = new Map((m.categories || []).map((c) => [String(c.code ?? c.id), c]));
     const hasB = get("run_b") >= 0;
     const nodes = [];
     let activeId = "";
@@ -755,12 +760,14 @@ function render({ model, el }) {
       const [win, j] = hit;
       const qid = win.qid[j];
       const kind = win.kind ? win.kind[j] : 0;
-      const kindLabel = kind ? kinds.get(String(kind)) || `kind ${kind}` : "";
+      const cat = kind ? kinds.get(String(kind)) : undefined;
+      const kindLabel = kind ? (cat ? cat.label : `kind ${kind}`) : "";
+      const kindShort = cat && SHORT_KINDS[cat.id] ? SHORT_KINDS[cat.id] : kindLabel;
       const a = win.a ? win.a[j] : null;
       const line1 = h("div", { class: "rr-opt-line" },
         h("span", { class: "rr-qid", text: qid, title: qid }),
         win.fails && win.fails[j] ? h("span", { class: "rr-tag rr-tag-fail", text: "fails", title: "fails a target" }) : null,
-        kindLabel ? h("span", { class: `rr-tag ${kind === 1 ? "rr-tag-nojudged" : "rr-tag-kind"}`, text: kindLabel, title: kindLabel }) : null,
+        kindLabel ? h("span", { class: `rr-tag ${kind === 1 ? "rr-tag-nojudged" : "rr-tag-kind"}`, text: kindShort, title: kindLabel, "aria-label": kindLabel }) : null,
         h("span", { class: "rr-val", text: fmt(a), title: hasB ? "run A" : undefined }));
       if (hasB && win.delta) {
         const d = win.delta[j];
