@@ -553,6 +553,12 @@ def test_passage_side_panel_and_panel(browser: Any, example: Any) -> None:
                               "doc_id": doc})[0]["text"]
     assert len(full) > 300  # more than the snippet
     assert ep.role("passage").locator(".rr-passage-text").text_content() == full
+    # the arrow keys in the ranking move to the next document's passage
+    ep.page.keyboard.press("ArrowDown")
+    ep.settle()
+    nxt = ep.page.locator(".rr-grid-a [data-index='2']")
+    assert nxt.get_attribute("aria-selected") == "true"
+    assert nxt.get_attribute("data-doc-id") in (ep.role("passage").text_content() or "")
     ep.page.get_by_role("button", name="close passage").click()
     assert ep.role("passage").is_hidden()
     panel = ep.role("panel")
