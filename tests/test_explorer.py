@@ -816,3 +816,30 @@ def test_panel_without_the_single_query_evaluation(results: list[ragreport.Evalu
                                           for k in c["ks"]])
     judged = cutoff_values(results[0].ranking, parse_measure("Judged@30"), 1.0)[i]
     assert p["judged_at_k"] == pytest.approx(float(judged))
+
+
+def test_id_lookups_without_sorted_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    qrels = {"a": {"x": 1}, "b": {"x": 1}, "c": {"y": 1}, "d": {"y": 1}}
+    r1 = ragreport.evaluate(qrels, {"a": ["x"], "b": ["y"], "c": ["y"], "d": []}, name="one")
+    r2 = ragreport.evaluate(qrels, {"a": ["y"], "c": ["y", "z"], "d": ["y"]}, name="two")
+    sorted_state = ExplorerState([r1, r2], targets=[])
+    monkeypatch.setattr(ExplorerState, "_ids_sorted", lambda self, run: False)
+    s = ExplorerState([r1, r2], targets=[])  # the pyarrow look-ups
+    for q in ("a", "b", "c", "d", "zz", ""):
+        for run, ids in ((0, r1.query_ids), (1, r2.query_ids)):
+            want = ids.index(q) if q in ids else -1
+            assert s.position(run, q) == want and sorted_state.position(run, q) == want
+    assert s.b_index().tolist() == sorted_state.b_index().tolist() == [0, -1, 1, 2]
+    assert s.query_order() == sorted_state.query_order()
+
+
+def test_kinds_of_large_evaluations(results: list[ragreport.EvaluationResult],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(state_mod, "INLINE_STATS_QUERIES", 0)
+    s = ExplorerState(results, targets=[])
+    assert ("kinds-deepest", 0) not in s._fixed  # the first K: one pass of failure_kinds
+    assert s.kinds(0, 4).tolist() == failure_kinds(results[0], 4).tolist()
+    s.warm()
+    assert ("kinds-deepest", 1) in s._fixed
+    for k in (1, 7, 50):
+        assert s.kinds(1, k).tolist() == failure_kinds(results[1], k).tolist()

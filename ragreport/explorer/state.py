@@ -114,7 +114,7 @@ _FAMILY_ORDER = ("nDCG", "R", "P", "F1", "HitRate", "RR", "AP")
 #: Cached arrays that do not depend on the view (kept; see ``ExplorerState._memo``).
 _FIXED = frozenset({"engine-context", "first-rel", "kinds-deepest", "target", "target-mean",
                     "target-lower", "fails", "idorder", "bindex", "bindex-identity", "ids",
-                    "hay", "curveband", "mean"})
+                    "hay", "curveband", "mean", "ids-array", "ids-sorted"})
 
 
 def _evict(store: dict[Any, Any], bound: int) -> None:
@@ -324,6 +324,14 @@ class ExplorerState:
         ctx = self._memo(("engine-context", run), lambda: engine._Context(r.ranking, level))
         return np.asarray(at(ctx, m, m.cutoff), dtype=np.float64)
 
+    def _kinds_parts(self, i: int) -> tuple[npt.NDArray[np.int8], IntArray]:
+        """Run ``i``'s failure kinds at the deepest K and first relevant ranks (once)."""
+        r = self.results[i]
+        deepest: npt.NDArray[np.int8] = self._memo(
+            ("kinds-deepest", i), lambda: failure_kinds(r, NO_RELEVANT_RANK - 1))
+        first: IntArray = self._memo(("first-rel", i), lambda: first_relevant_rank(r))
+        return deepest, first
+
     def kinds(self, run: int | None = None, k: int | None = None) -> npt.NDArray[np.int8]:
         """Failure-kind code of every query of a run at K (see ``FAILURE_KINDS``)."""
         i = self.a if run is None else run
@@ -334,9 +342,10 @@ class ExplorerState:
             # (computed once); at K, "relevant only beyond K" is the first relevant rank
             # past K (as failure_kinds decides: equal to failure_kinds(result, K))
             r = self.results[i]
-            deepest: npt.NDArray[np.int8] = self._memo(
-                ("kinds-deepest", i), lambda: failure_kinds(r, NO_RELEVANT_RANK - 1))
-            first: IntArray = self._memo(("first-rel", i), lambda: first_relevant_rank(r))
+            if not self._has(("kinds-deepest", i)) and r.n_queries > INLINE_STATS_QUERIES:
+                # a large evaluation's first K: one pass (warm() prepares the others)
+                return failure_kinds(r, kk)
+            deepest, first = self._kinds_parts(i)
             out = deepest.copy()
             out[(deepest == 0) & (first > kk)] = BEYOND_K
             return out
@@ -374,13 +383,9 @@ class ExplorerState:
     def _id_order(self, run: int) -> IntArray:
         """Query indices by query id (a result holds its queries sorted by id already)."""
         def make() -> IntArray:
-            import pyarrow.compute as pc
-
-            ids = self._ids(run)
-            n = len(ids)
-            if n < 2 or pc.all(pc.less_equal(ids[:-1], ids[1:])).as_py():
-                return np.arange(n, dtype=np.int64)
-            return np.asarray(pc.sort_indices(ids), dtype=np.int64)
+            if self._ids_sorted(run):
+                return np.arange(self.results[run].n_queries, dtype=np.int64)
+            return np.argsort(self._ids_array(run), kind="stable").astype(np.int64)
 
         got: IntArray = self._memo(("idorder", run), make)
         return got
@@ -394,19 +399,38 @@ class ExplorerState:
         return got
 
     def _b_index(self, a: int, b: int) -> IntArray:
-        import pyarrow.compute as pc
-
         if self.results[a].query_ids == self.results[b].query_ids:
             return np.arange(self.results[a].n_queries, dtype=np.int64)
+        ids_a, ids_b = self._ids_array(a), self._ids_array(b)
+        if self._ids_sorted(b) and len(ids_b):
+            j = np.minimum(np.searchsorted(ids_b, ids_a), len(ids_b) - 1)
+            return np.where(ids_b[j] == ids_a, j, -1).astype(np.int64)
+        import pyarrow.compute as pc
+
         found = pc.index_in(self._ids(a), value_set=self._ids(b))
         return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
     def _ids(self, run: int) -> Any:
-        """The run's query ids as a pyarrow array (vectorised look-ups)."""
+        """The run's query ids as a pyarrow array (look-ups when they are not sorted)."""
         import pyarrow as pa
 
         return self._memo(("ids", run), lambda: pa.array(self.results[run].query_ids,
                                                          pa.string()))
+
+    def _ids_array(self, run: int) -> npt.NDArray[np.object_]:
+        """The run's query ids as a numpy array of str objects (no copy of the text)."""
+        got: npt.NDArray[np.object_] = self._memo(
+            ("ids-array", run), lambda: np.array(self.results[run].query_ids, dtype=object))
+        return got
+
+    def _ids_sorted(self, run: int) -> bool:
+        """Are the run's query ids in sorted order (as evaluate leaves them)?"""
+        def make() -> bool:
+            ids = self._ids_array(run)
+            return len(ids) < 2 or bool((ids[:-1] <= ids[1:]).all())
+
+        got: bool = self._memo(("ids-sorted", run), make)
+        return got
 
     def position(self, run: int, qid: str) -> int:
         """Index of a query id among a run's queries; -1 when the run did not evaluate it.
@@ -419,8 +443,13 @@ class ExplorerState:
         key = (run, qid)
         got = self._positions.get(key)
         if got is None:
-            found = pc.index(self._ids(run), qid).as_py()
-            got = -1 if found is None else int(found)
+            if self._ids_sorted(run):  # a binary search
+                ids = self._ids_array(run)
+                j = int(np.searchsorted(ids, qid))
+                got = j if j < len(ids) and ids[j] == qid else -1
+            else:
+                found = pc.index(self._ids(run), qid).as_py()
+                got = -1 if found is None else int(found)
             self._positions[key] = got
             _evict(self._positions, 16 * _CACHE_MAX)
         return got
@@ -1108,6 +1137,7 @@ class ExplorerState:
         every run's failure kinds and id order, run A's search haystack (the widget calls
         this off the interaction path for large evaluations)."""
         for run in range(len(self.results)):
+            self._kinds_parts(run)
             self.kinds(run, self.k)
             self._id_order(run)
         self._hay(self.a)
