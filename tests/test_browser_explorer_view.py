@@ -604,6 +604,22 @@ def test_report_button_busy_then_link(browser: Any, example: Any, tmp_path: Path
     clean(ep)
 
 
+def test_report_error_is_shown(browser: Any, example: Any, tmp_path: Path,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ragreport-report.html").mkdir()  # the default path cannot be written
+    ex = make_example(example)
+    ep = ExplorerPage.open(browser, ex)
+    ep.role("report-button").click()
+    ep.settle(timeout=60_000)
+    assert ex.report["state"] == "error"
+    err = ep.role("error")
+    assert err.is_visible() and ex.report["message"] in (err.text_content() or "")
+    assert ep.role("report-link").is_hidden()
+    assert ep.role("report-button").is_enabled()
+    clean(ep)
+
+
 # ---- stale windows and speed ----------------------------------------------------------------
 def test_stale_rows_are_dropped(browser: Any) -> None:
     ex = many_explorer(1_000)
@@ -707,6 +723,7 @@ _TIME = """async ([what, arg]) => {
 }"""
 
 
+@pytest.mark.slow
 def test_interactions_under_100_ms_with_100000_queries(browser: Any) -> None:
     ex = many_explorer(100_000)
     ex.wait_stats()  # the intervals of a large evaluation are computed in a thread

@@ -1395,10 +1395,15 @@ function render({ model, el }) {
     summary: ["summary"], compare: ["summary"], ranking: ["ranking"], panel: ["panel"],
     error: ["error"], report: ["report"],
   };
-  for (const [name, parts] of Object.entries(traitParts)) {
+  for (const [name, traitPart] of Object.entries(traitParts)) {
     onModel(`change:${name}`, () => {
+      let parts = traitPart;
       if (name === "error") { st.dismissed = ""; if (!st.local && get("error")) st.localError = ""; }
-      if (name === "report" && !st.local) st.reportBusy = false;
+      if (name === "report" && !st.local) {
+        st.reportBusy = false;
+        const r = get("report") || {};
+        if (r.state === "error") { st.localError = r.message || "the report could not be written"; parts = [...parts, "error"]; }
+      }
       if (name === "run_a" || name === "run_b" || name === "measure") st.localError = "";
       schedule(...parts);
     });
