@@ -620,6 +620,25 @@ def test_report_error_is_shown(browser: Any, example: Any, tmp_path: Path,
     clean(ep)
 
 
+def test_without_a_kernel_the_view_says_so(browser: Any) -> None:
+    """Saved widget state, no kernel: requests get no answer; the view says so."""
+    ex = many_explorer(1_000)
+    ep = ExplorerPage.open(browser, ex)
+    page = ep.page
+    page.evaluate("() => { window.rrSend = () => new Promise(() => {}); }")
+    page.evaluate("() => { document.querySelector('.rr-explorer [role=listbox]').scrollTop = "
+                  "600 * 42; }")
+    page.locator(".rr-explorer [data-role=report-button]").click()
+    assert ep.role("report-button").is_disabled()
+    page.locator(OPTION).filter(has_text="waiting for the kernel").first.wait_for(
+        timeout=10_000)
+    err = ep.role("error")
+    err.wait_for(state="visible", timeout=10_000)
+    assert "kernel did not answer" in (err.text_content() or "")
+    assert ep.role("report-button").is_enabled()
+    clean(ep)
+
+
 # ---- stale windows and speed ----------------------------------------------------------------
 def test_stale_rows_are_dropped(browser: Any) -> None:
     ex = many_explorer(1_000)

@@ -57,6 +57,7 @@ const K_WAIT = 60;
 const SELECT_WAIT = 40;
 /** A window request unanswered after this long means the kernel is gone (ms). */
 const STALE_REQUEST = 4000;
+const NO_KERNEL = "The kernel did not answer: is it running? (Re-run the cell to reconnect.)";
 /** Ranks listed in the "relevant beyond the visible range" line before "and N more". */
 const BEYOND_LIST = 12;
 const MINUS = "\u2212";
@@ -1460,10 +1461,24 @@ function render({ model, el }) {
   cleanups.push(() => ro.disconnect());
 
   // a window request that is never answered: say so instead of showing dots forever
+  // (a notebook reopened without its kernel shows the saved traits; requests go nowhere)
   const watchdog = setInterval(() => {
     const now = performance.now();
     let silent = false;
-    for (const p of st.pending.values()) if (p.type === "rows" && now - p.t > STALE_REQUEST) silent = true;
+    for (const [id, p] of st.pending) {
+      if (now - p.t <= STALE_REQUEST) continue;
+      if (p.type === "rows") silent = true;
+      else if (p.type === "report" && (get("report") || {}).state !== "busy") {
+        st.pending.delete(id);
+        st.reportBusy = false;
+        st.localError = NO_KERNEL;
+        renderReport();
+        renderError();
+      } else if (p.type === "passage") {
+        st.pending.delete(id);
+        if (st.passage && st.passage.text === null) { st.passage.text = NO_KERNEL; renderPassage(); }
+      }
+    }
     if (silent !== st.kernelSilent) { st.kernelSilent = silent; renderList(); }
   }, 1000);
   cleanups.push(() => clearInterval(watchdog));
