@@ -235,18 +235,63 @@ def time_commands() -> dict[str, float]:
     return out
 
 
+def _tree_cpu(pid: int, seen: dict[int, float]) -> None:
+    """Record the CPU time (user + system) of process ``pid`` and of its descendants."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return
+    for proc in procs:
+        try:
+            t = proc.cpu_times()
+            seen[proc.pid] = t.user + t.system
+        except psutil.Error:
+            pass
+
+
+def _run_measured(cmd: list[str], cwd: str) -> tuple[float, float | None, Any, int, str]:
+    """Wall time, CPU time of the process and of every process it starts (the report's
+    workers and their forkserver, sampled every 0.1 s until they exit; None without psutil),
+    rusage and exit status of one command."""
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
+    seen: dict[int, float] = {}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd)
+    while psutil is not None:
+        got = os.wait4(proc.pid, os.WNOHANG)
+        if got[0]:
+            _, status, usage = got
+            break
+        _tree_cpu(proc.pid, seen)
+        time.sleep(0.1)
+    else:
+        _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if psutil is not None:  # the main process's own total, now that it has exited
+        seen[proc.pid] = usage.ru_utime + usage.ru_stime
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    return wall, (sum(seen.values()) if psutil is not None else None), usage, status, err
+
+
 def time_reports(files: DataFiles, repeat: int) -> dict[str, Any]:
     """``ragreport report QRELS RUN --html`` and ``ragreport evaluate QRELS RUN`` as a user
-    runs them: wall time of each whole command.
+    runs them: wall time and CPU time of each whole command.
 
     The report with the default worker processes and with ``--jobs 1``, and the evaluation
     (files to the means on the terminal: reading, evaluating, printing), alternated run by
     run so that a drift of the machine's speed touches all alike (issue 14: the report within
-    2x of the evaluation). Peak RSS is the main process's (``wait4``); the worker processes
-    are not in it.
+    2x of the evaluation). CPU time counts every process of the command (the report's worker
+    processes too; needs psutil): on a machine shared with other work it varies less than the
+    wall time. Peak RSS is the main process's (``wait4``).
     """
     out: dict[str, Any] = {"evaluate": [], "default": [], "jobs1": [], "rss_mib": 0.0,
-                           "load": []}
+                           "load": [], "cpu": {"evaluate": [], "default": [], "jobs1": []}}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(repeat):
             for key, cmd in (
@@ -256,17 +301,13 @@ def time_reports(files: DataFiles, repeat: int) -> dict[str, Any]:
                     ("jobs1", ["report", str(files.qrels), str(files.run),
                                "--html", str(Path(tmp) / "report.html"), "--jobs", "1"])):
                 out["load"].append(os.getloadavg()[0])
-                t0 = time.perf_counter()
-                proc = subprocess.Popen([*_ragreport_command(), *cmd],
-                                        stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE, cwd=tmp)
-                _, status, usage = os.wait4(proc.pid, 0)
-                wall = time.perf_counter() - t0
-                proc.returncode = os.waitstatus_to_exitcode(status)
-                err = proc.stderr.read().decode() if proc.stderr else ""
-                if proc.returncode != 0:
+                wall, cpu, usage, status, err = _run_measured([*_ragreport_command(), *cmd],
+                                                              tmp)
+                if os.waitstatus_to_exitcode(status) != 0:
                     return {"error": err.strip().splitlines()[-1:] or [f"exit {status}"]}
                 out[key].append(wall)
+                if cpu is not None:
+                    out["cpu"][key].append(cpu)
                 if key != "evaluate":
                     out["rss_mib"] = max(out["rss_mib"], usage.ru_maxrss / 1024)
     return out
@@ -281,13 +322,20 @@ def report_line(size: str, rep: dict[str, Any]) -> str:
     evs = ", ".join(f"{x:.2f}" for x in rep["evaluate"])
     pairs = ", ".join(f"{d / e:.2f}x" for d, e in zip(rep["default"], rep["evaluate"],
                                                       strict=True))
+    cpu = ""
+    c = rep.get("cpu", {})
+    if c.get("evaluate") and c.get("default") and c.get("jobs1"):
+        c_ev, c_def, c_one = (_med(c[k]) for k in ("evaluate", "default", "jobs1"))
+        cpu = (f". CPU time of all the command's processes (medians): evaluate {_fmt(c_ev)} s, "
+               f"report {_fmt(c_def)} s ({_fmt(c_one)} s with --jobs 1): report / evaluate = "
+               f"{c_def / c_ev:.2f}x ({c_one / c_ev:.2f}x)")
     return (f"{size}: `ragreport evaluate QRELS RUN` {_fmt(t_ev)} s ({evs}); `ragreport report "
             f"QRELS RUN --html report.html` {_fmt(t_def)} s ({runs}) with the default worker "
             f"processes, {_fmt(t_one)} s with `--jobs 1` (medians of {len(rep['default'])}, "
             f"alternated; 1-minute load average {min(rep['load']):.1f}-{max(rep['load']):.1f} "
             f"on {os.cpu_count()} CPUs); report / evaluate = "
             f"{t_def / t_ev:.2f}x (--jobs 1: {t_one / t_ev:.2f}x; round by round: "
-            f"{pairs}); main process peak RSS {rep['rss_mib']:.0f} MiB")
+            f"{pairs}); main process peak RSS {rep['rss_mib']:.0f} MiB" + cpu)
 
 
 def bench_size(size: str, tools: list[str], args: argparse.Namespace,
