@@ -1238,7 +1238,8 @@ function render({ model, el }) {
       }
       return tr;
     });
-    nodes.push(h("table", { class: "rr-measures" }, h("thead", {}, headRow), h("tbody", {}, ...trs)));
+    nodes.push(h("div", { class: "rr-measures-wrap" },
+      h("table", { class: "rr-measures" }, h("thead", {}, headRow), h("tbody", {}, ...trs))));
     // curve
     if (P.curve && Array.isArray(P.curve.ks) && P.curve.ks.length) nodes.push(...curve(P.curve, hasB));
     put(panelEl, ...nodes);
@@ -1405,7 +1406,10 @@ function render({ model, el }) {
         const r = get("report") || {};
         if (r.state === "error") { st.localError = r.message || "the report could not be written"; parts = [...parts, "error"]; }
       }
-      if (name === "run_a" || name === "run_b" || name === "measure") st.localError = "";
+      if (name === "run_a" || name === "run_b" || name === "measure") {
+        st.localError = "";
+        parts = [...parts, "error"]; // a refused A = B stops showing once the runs change
+      }
       schedule(...parts);
     });
   }
@@ -1443,7 +1447,11 @@ function render({ model, el }) {
   const ro = new ResizeObserver((entries) => {
     for (const entry of entries) {
       const height = entry.contentRect.height;
-      if (entry.target === listbox) listVp.h = height;
+      if (entry.target === listbox) {
+        listVp.h = height;
+        // a narrow list leaves the failure-kind tags out (the value and the delta stay)
+        if (entry.contentRect.width > 0) listbox.classList.toggle("rr-tight", entry.contentRect.width < 270);
+      }
       else if (entry.target === gridA.scroller) { gridA.vp.h = height; gridA.vp.w = entry.contentRect.width; }
       else if (entry.target === gridB.scroller) { gridB.vp.h = height; gridB.vp.w = entry.contentRect.width; }
       else if (entry.target === root) {
