@@ -180,6 +180,39 @@ def test_stacks_at_700px(browser: Any, example: Any, theme: str, tmp_path: Path)
     clean(ep)
 
 
+def test_medium_width_keeps_the_ranking_readable(browser: Any, example: Any) -> None:
+    """1,000 px (JupyterLab with a side panel open): still three columns, the ranking keeps
+    the room, nothing sticks out of the widget, the passage stays readable."""
+    ex = make_example(example)
+    ex.set_runs(0, 1)
+    ep = ExplorerPage.open(browser, ex, width=1000, height=900)
+    page = ep.page
+    assert "rr-narrow" not in (ep.root.get_attribute("class") or "")
+    root = box(ep, ".rr-explorer")
+    lst = box(ep, ".rr-explorer [data-role=query-list]")
+    rank = box(ep, ".rr-explorer [data-role=ranking]")
+    panel = box(ep, ".rr-explorer [data-role=panel]")
+    assert lst["x"] + lst["width"] <= rank["x"] < panel["x"]
+    assert rank["width"] >= 440 and panel["x"] + panel["width"] <= root["x"] + root["width"]
+    for side in ("a", "b"):
+        assert box(ep, f".rr-grid-{side} .rr-grid-scroll")["width"] >= 200
+        assert box(ep, f".rr-grid-{side} [data-role=cut]")["y"] + 22 <= 900
+    page.locator(".rr-grid-a [data-index='1']").click()
+    ep.settle()
+    assert box(ep, ".rr-explorer [data-role=passage]")["width"] >= 250
+    out = page.evaluate("""() => {
+      const r = document.querySelector('.rr-explorer').getBoundingClientRect();
+      return [...document.querySelectorAll('.rr-explorer *')]
+        .filter(e => !(e instanceof SVGElement) && e.getClientRects().length
+                && !e.closest('.rr-measures-wrap'))
+        .filter(e => e.getBoundingClientRect().right > r.right + 0.5)
+        .map(e => e.className); }""")
+    assert out == []
+    low = [i for i in ep.contrast()["items"] if i["ratio"] < i["need"]]
+    assert low == [], low[:5]
+    clean(ep)
+
+
 # ---- query list: click, keys, filter --------------------------------------------------------
 def test_click_a_row_selects_the_query(browser: Any, example: Any) -> None:
     ex = make_example(example)
