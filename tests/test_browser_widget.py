@@ -660,6 +660,17 @@ def test_nbconvert_html_has_the_snapshot_and_reads_offline(view: View, browser: 
     assert "cut-off at K = " in text
     rows = snap.locator("tr[data-query-id]")
     assert rows.count() == 41  # the list (up to 50 rows)
+    # readable: numbers and headers are never broken over lines, text is left-aligned
+    broken = page.evaluate("""() => [...document.querySelectorAll(
+            '[data-role=snapshot] td.num, [data-role=snapshot] th')]
+        .filter(e => { const r = document.createRange(); r.selectNodeContents(e);
+                       const tops = new Set([...r.getClientRects()].map(b => Math.round(b.top)));
+                       return tops.size > 1; })
+        .map(e => e.textContent.trim())""")
+    assert broken == [], f"numbers or headers broken over lines: {broken[:10]}"
+    align = page.evaluate("() => getComputedStyle(document.querySelector("
+                          "'[data-role=snapshot] tr[data-query-id] td:nth-child(3)')).textAlign")
+    assert align in ("left", "start"), align
     page.screenshot(path=str(view.shots / "nbconvert.png"), full_page=True)
     page.close()
     assert log.page_errors == [], log.page_errors
