@@ -569,6 +569,13 @@ def test_b_moves_are_coloured_by_what_they_did(browser: Any, example: Any) -> No
     ep.page.locator(".rr-grid-b [data-index='0']").click()
     ep.settle()
     assert ep.role("passage").is_visible()
+    doc = ep.page.locator(".rr-grid-b [data-index='0']").get_attribute("data-doc-id") or "?"
+    # after a swap the passage follows its document into the other grid
+    ep.page.get_by_role("button", name="swap runs A and B").click()
+    ep.settle()
+    active = ep.page.locator(".rr-grid-a [role=row][aria-selected=true]")
+    assert active.count() == 1 and active.get_attribute("data-doc-id") == doc
+    assert doc in (ep.role("passage").locator(".rr-passage-title").text_content() or "")
     assert "tfidf" in (ep.role("passage").text_content() or "") or \
         ex.meta["runs"][ex.run_b] in (ep.role("passage").text_content() or "")
     clean(ep)

@@ -242,7 +242,8 @@ function render({ model, el }) {
     /** flags collected between model events and the next flush */
     selFromModel: false,
     versionChanged: false,
-    /** @type {{side: string, index: number, doc_id: string, text: string|null, qid: string}|null} */
+    /** @type {{side: string, index: number, doc_id: string, text: string|null, qid: string,
+     *   run: number}|null} */
     passage: null,
     reportBusy: false,
     localError: "",
@@ -986,7 +987,8 @@ function render({ model, el }) {
   function openPassage(side, i, rows) {
     const ranking = get("ranking") || {};
     const docId = rows.doc_id[i];
-    st.passage = { side, index: i, doc_id: docId, text: null, qid: ranking.qid };
+    st.passage = { side, index: i, doc_id: docId, text: null, qid: ranking.qid,
+      run: side === "a" ? get("run_a") : get("run_b") };
     if (meta().has_docs) request({ type: "passage", qid: ranking.qid, doc_id: docId });
     (side === "a" ? gridB : gridA).g.active = -1;
     renderPassage();
@@ -1001,8 +1003,26 @@ function render({ model, el }) {
       put(passageEl);
       return;
     }
+    // the runs may have changed (swap, another run): follow the run, find the document again
+    if (p.run === get("run_a")) p.side = "a"; else if (p.run === get("run_b")) p.side = "b";
+    /** @param {string} side */
+    const rowsOf = (side) => (side === "b" ? (get("run_b") >= 0 ? ranking.b?.rows : undefined) : ranking.rows);
     /** @type {RankRows|undefined} */
-    const rows = p.side === "b" ? ranking.b?.rows : ranking.rows;
+    let rows = rowsOf(p.side);
+    if (!rows || rows.doc_id[p.index] !== p.doc_id) {
+      const other = p.side === "a" ? "b" : "a";
+      const here = rows ? rows.doc_id.indexOf(p.doc_id) : -1;
+      const there = here < 0 && rowsOf(other) ? /** @type {RankRows} */ (rowsOf(other)).doc_id.indexOf(p.doc_id) : -1;
+      if (here >= 0) p.index = here;
+      else if (there >= 0) { p.side = other; p.index = there; rows = rowsOf(other); }
+      else rows = undefined;
+    }
+    const activeA = p.side === "a" && rows ? p.index : -1;
+    const activeB = p.side === "b" && rows ? p.index : -1;
+    if (gridA.g.active !== activeA || gridB.g.active !== activeB) {
+      gridA.g.active = activeA; gridB.g.active = activeB;
+      gridA.renderWindow(); gridB.renderWindow();
+    }
     const i = p.index;
     const grade = rows ? rows.grade[i] : null;
     const rel = rows ? rows.relevant[i] : false;
@@ -1020,8 +1040,9 @@ function render({ model, el }) {
           h("span", { class: "rr-doc-id", text: p.doc_id })),
         h("button", { type: "button", class: "rr-btn rr-btn-small", "aria-label": "close passage", text: "\u00d7",
           onclick: () => { st.passage = null; gridA.g.active = -1; gridB.g.active = -1; renderPassage(); gridA.renderWindow(); gridB.renderWindow(); } })),
-      h("div", { class: "rr-passage-meta rr-muted", text:
-        `rank ${rows ? rows.rank[i] : "?"} in ${runName} \u00b7 ${grade === null || grade === undefined ? "unjudged" : rel ? `relevant (grade ${grade})` : `not relevant (grade ${grade})`}` }),
+      h("div", { class: "rr-passage-meta rr-muted", text: rows
+        ? `rank ${rows.rank[i]} in ${runName} \u00b7 ${grade === null || grade === undefined ? "unjudged" : rel ? `relevant (grade ${grade})` : `not relevant (grade ${grade})`}`
+        : "not in the rankings shown" }),
       body);
   }
 
