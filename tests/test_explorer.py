@@ -612,7 +612,7 @@ def test_report_message_and_method(ex: Explorer, tmp_path: Path,
 def test_repr_and_mimebundle(ex: Explorer) -> None:
     text = repr(ex)
     assert text == "ragreport Explorer: 2 runs, 41 queries, R@5 mean " \
-        f"{ex.summary['runs'][0]['mean']:.3f} (run bm25)"
+        f"{ragreport.targets.shown(ex.summary['runs'][0]['mean'])} (run bm25)"
     data, _meta = ex._repr_mimebundle_()
     assert data["text/plain"] == text and "\n" not in text
     assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.model_id
@@ -682,6 +682,39 @@ def test_background_stats_match_inline(results: list[ragreport.EvaluationResult]
     assert big.summary["pending"] is False and big.compare["p_rand"] is not None
 
 
+def test_background_stats_one_worker_superseded_and_closed(
+        results: list[ragreport.EvaluationResult], monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    monkeypatch.setattr(state_mod, "INLINE_STATS_QUERIES", 0)
+    big = Explorer(results, targets=[], measure="P", k=25)
+    started: list[int] = []
+    real = big.state.stats_job
+
+    def counting(stale: Any = None) -> Any:
+        job = real(stale)
+
+        def run() -> bool:
+            started.append(big.state.k)
+            return bool(job())
+        return run
+
+    monkeypatch.setattr(big.state, "stats_job", counting)
+    for k in range(2, 12):  # a dragged slider: ten views, one worker, only the last computed
+        big.set_k(k)
+    big.wait_stats(30)
+    workers = [t for t in threading.enumerate() if t.name == "ragreport-explorer-stats"]
+    assert len(workers) >= 1 and all(t.daemon for t in workers)
+    assert started == [11] and big.summary["label"] == "P@11"
+    assert big.summary["pending"] is False
+    assert big.stats_running
+    big.set_k(12)  # waiting for its quiet moment when the widget closes
+    big.close()
+    assert not big.stats_running
+    big.wait_stats(1)  # returns at once once closed
+    assert started == [11]
+
+
 def test_state_alone_is_plain_python(results: list[ragreport.EvaluationResult]) -> None:
     s = ExplorerState(results, targets=[], measure="nDCG", k=10)
     assert s.meta()["k_max"] == 50 and s.head()["qid"] == s.query_order()
@@ -720,7 +753,7 @@ def test_targets_on_the_lower_bound(results: list[ragreport.EvaluationResult]) -
 
     v = target_values(results[0], targets[0])
     assert v is not None
-    lower = float(bootstrap_ci(v, level=0.95, resamples=1000, seed=0).lower)
+    lower = float(bootstrap_ci(v, level=0.95, resamples=10_000, seed=0).lower)
     row = ex.summary["targets"][0]
     assert row["on"] == "ci_lower" and row["value"] == pytest.approx(lower)
     assert row["value"] < float(v.mean())
@@ -843,3 +876,56 @@ def test_kinds_of_large_evaluations(results: list[ragreport.EvaluationResult],
     assert ("kinds-deepest", 1) in s._fixed
     for k in (1, 7, 50):
         assert s.kinds(1, k).tolist() == failure_kinds(results[1], k).tolist()
+
+
+def test_summary_intervals_and_targets_are_the_reports() -> None:
+    """The summary's intervals and the targets' verdicts (also on the lower bound of the
+    interval, near the bound) are ``build_report``'s own numbers: same function, level,
+    resamples and seed."""
+    import inspect
+
+    from ragreport.report import build_report
+
+    defaults = inspect.signature(build_report).parameters
+    assert defaults["resamples"].default == state_mod.CI_RESAMPLES
+    assert defaults["ci_level"].default == state_mod.CI_LEVEL
+    assert defaults["seed"].default == state_mod.SEED
+    f = example_files()
+    res = [ragreport.evaluate(f.qrels, p, ["nDCG@10", "R@5"]) for p in f.runs]
+    targets = parse_targets({"R@5": {"min": 0.307, "on": "ci_lower"},
+                             "nDCG@10": {"min": 0.3}})
+    rep = build_report(res, targets, generated_at="2020-01-01T00:00:00")
+    lower = {c.run: c.value for row in rep.targets for c in row.cells if c.on == "ci_lower"}
+    # a second ci_lower target exactly at run A's shown lower bound, and one just above it
+    at = float(ragreport.targets.shown(lower[res[0].run_name]))
+    targets += parse_targets({"R@5": {"min": at, "on": "ci_lower"}})
+    targets += parse_targets({"R@5": {"min": at + 0.0001, "on": "ci_lower"}})
+    rep = build_report(res, targets, generated_at="2020-01-01T00:00:00")
+    want = {(c.run, row.measure, row.threshold, c.on): (c.value, c.passed)
+            for row in rep.targets for c in row.cells}
+    s = ExplorerState(res, targets=targets)
+    s.set_runs(0, 1)
+    got = {(t["run"], str(targets[i % len(targets)].measure),
+            targets[i % len(targets)].threshold, t["on"]): (t["value"], t["pass"])
+           for i, t in enumerate(s.summary(force=True)["targets"])}
+    assert got == {k: v for k, v in want.items() if k[0] in (res[0].run_name, res[1].run_name)}
+    verdicts = [v[1] for v in got.values()]
+    assert True in verdicts and False in verdicts
+    for label in ("nDCG@10", "R@5"):
+        s.set_measure(label)
+        rows = {r.measure: r for r in rep.summary}
+        for cell, run in zip(rows[label].cells, s.summary(force=True)["runs"], strict=True):
+            assert (run["lo"], run["hi"]) == (cell.ci_lower, cell.ci_upper), (label, cell.run)
+
+
+def test_kinds_at_is_failure_kinds(results: list[ragreport.EvaluationResult]) -> None:
+    from ragreport.analysis.failures import NO_RELEVANT_RANK, first_relevant_rank, kinds_at
+
+    r = results[0]
+    deepest = failure_kinds(r, NO_RELEVANT_RANK - 1)
+    for k in (1, 3, 10, 100):
+        assert kinds_at(deepest, first_relevant_rank(r), k).tolist() == \
+            failure_kinds(r, k).tolist()
+    assert ExplorerState([r], targets=[]).summary_text().endswith(
+        f"mean {ragreport.targets.shown(float(r.values(parse_measure('nDCG@10')).mean()))} "
+        f"(run {r.run_name})")

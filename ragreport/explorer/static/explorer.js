@@ -159,6 +159,20 @@ function safeUrl(url) {
 }
 
 /**
+ * A document id on its own line, with break opportunities after ``#``, ``/``, ``_`` and ``-``
+ * (text nodes and ``<wbr>``: never parsed as HTML).
+ * @param {string} id
+ */
+function docIdNode(id) {
+  const span = h("span", { class: "rr-doc-id", title: id });
+  for (const part of String(id).split(/(?<=[#/_-])/)) {
+    if (span.firstChild) span.append(document.createElement("wbr"));
+    span.append(part);
+  }
+  return span;
+}
+
+/**
  * @param {Function} fn
  * @param {number} wait
  */
@@ -250,6 +264,10 @@ function render({ model, el }) {
     dismissed: "",
     narrow: false,
     kernelSilent: false,
+    /** the query whose ranking is awaited, since when, and whether the wait is over */
+    staleQid: "",
+    staleT: 0,
+    rankSilent: false,
     /** "first" or "last" for a moment after a key tried to go past an end */
     edge: "",
     /** @type {any} */
@@ -266,7 +284,11 @@ function render({ model, el }) {
     try { model.set(name, value); } finally { st.local = false; }
   }
   const save = () => { model.save_changes(); };
-  const saveSelection = throttle(save, SELECT_WAIT);
+  // the selection sent is the newest one made here (an echo may have set an older one)
+  const saveSelection = throttle(() => {
+    if (st.selQid && get("selected") !== st.selQid) setLocal("selected", st.selQid);
+    save();
+  }, SELECT_WAIT);
   const saveK = throttle(save, K_WAIT);
 
   /**
@@ -502,7 +524,7 @@ function render({ model, el }) {
         const label = g.k <= n ? `cut-off at K = ${g.k}`
           : `cut-off at K = ${g.k}: only ${n} retrieved`;
         nodes.push(h("div", {
-          class: "rr-cut", role: "separator", "data-role": "cut", "aria-label": label,
+          class: g.k > n ? "rr-cut rr-cut-end" : "rr-cut", role: "separator", "data-role": "cut", "aria-label": label,
           style: `top:${cutAt * RANK_ROW}px`,
         }, h("span", { text: label })));
       }
@@ -543,10 +565,10 @@ function render({ model, el }) {
         h("div", { class: "rr-cell rr-c-rank", role: "gridcell", text: String(rows.rank[i]) }),
         g.compact
           ? h("div", { class: "rr-cell rr-c-doc", role: "gridcell" },
-            h("span", { class: "rr-doc-id", text: rows.doc_id[i] }), " ",
+            docIdNode(rows.doc_id[i]),
             h("span", { class: "rr-c-grade rr-grade-tag", text: gradeText }), snippet)
           : h("div", { class: "rr-cell rr-c-doc", role: "gridcell" },
-            h("span", { class: "rr-doc-id", text: rows.doc_id[i] }), snippet),
+            docIdNode(rows.doc_id[i]), snippet),
       ];
       if (!g.compact) cells.push(h("div", { class: "rr-cell rr-c-grade", role: "gridcell", text: gradeText }));
       if (g.compare) {
@@ -976,6 +998,12 @@ function render({ model, el }) {
   listen(root, "keydown", (ev) => {
     // keep JupyterLab's command-mode shortcuts (a, b, dd, arrows, j, k) out of the widget
     if (/** @type {KeyboardEvent} */ (ev).key !== "Escape") ev.stopPropagation();
+    else if (st.passage && !passageEl.hidden) {
+      // Escape closes the open passage (and stays here); without one it reaches JupyterLab
+      closePassage();
+      ev.stopPropagation();
+      ev.preventDefault();
+    }
   });
 
   // ---- passage side panel -------------------------------------------------------------------
@@ -993,6 +1021,11 @@ function render({ model, el }) {
     (side === "a" ? gridB : gridA).g.active = -1;
     renderPassage();
     gridA.renderWindow(); gridB.renderWindow();
+  }
+
+  function closePassage() {
+    st.passage = null; gridA.g.active = -1; gridB.g.active = -1;
+    renderPassage(); gridA.renderWindow(); gridB.renderWindow();
   }
 
   function renderPassage() {
@@ -1039,7 +1072,7 @@ function render({ model, el }) {
         h("span", { class: "rr-passage-title", title: p.doc_id },
           h("span", { class: "rr-doc-id", text: p.doc_id })),
         h("button", { type: "button", class: "rr-btn rr-btn-small", "aria-label": "close passage", text: "\u00d7",
-          onclick: () => { st.passage = null; gridA.g.active = -1; gridB.g.active = -1; renderPassage(); gridA.renderWindow(); gridB.renderWindow(); } })),
+          onclick: () => closePassage() })),
       h("div", { class: "rr-passage-meta rr-muted", text: rows
         ? `rank ${rows.rank[i]} in ${runName} \u00b7 ${grade === null || grade === undefined ? "unjudged" : rel ? `relevant (grade ${grade})` : `not relevant (grade ${grade})`}`
         : "not in the rankings shown" }),
@@ -1112,7 +1145,13 @@ function render({ model, el }) {
     const nodes = [];
     if (sm.label) {
       nodes.push(h("span", { class: "rr-sum-label", text: `${sm.label} mean`, title: sm.title || undefined }));
-      (sm.runs || []).forEach((/** @type {any} */ r, /** @type {number} */ i) => {
+      // run A first, then B, then the others (the order of the target chips and the grids)
+      const allRuns = meta().runs || [];
+      const rank = (/** @type {any} */ r) => {
+        const idx = allRuns.indexOf(r.name);
+        return idx === get("run_a") ? -2 : idx === get("run_b") ? -1 : idx;
+      };
+      [...(sm.runs || [])].sort((x, y) => rank(x) - rank(y)).forEach((/** @type {any} */ r) => {
         const ci = typeof r.lo === "number" ? ` [${fmt(r.lo)}, ${fmt(r.hi)}]` : sm.pending ? " [interval\u2026]" : "";
         const idx = (meta().runs || []).indexOf(r.name);
         nodes.push(h("span", { class: "rr-sum-run" },
@@ -1163,9 +1202,16 @@ function render({ model, el }) {
     const none = ts.every((t) => t.pass === false);
     const chip = h("span", { class: `rr-chip ${all ? "rr-pass" : none ? "rr-fail" : ""}`, title: ts[0].title || undefined },
       h("span", { class: "rr-chip-label", text: `${label}:` }));
+    const allRuns = meta().runs || [];
     ts.forEach((t) => {
+      const idx = allRuns.indexOf(t.run);
+      const side = idx === get("run_a") ? "A" : idx === get("run_b") ? "B" : "";
+      const short = typeof t.run === "string" && t.run.length > 14 ? `${t.run.slice(0, 13)}\u2026` : t.run;
       chip.append(h("span", { class: `rr-chip-val ${t.pass === true ? "rr-good" : t.pass === false ? "rr-bad" : ""}`,
-        title: named && t.run ? t.run : undefined },
+        title: named && t.run ? `${side ? `run ${side}: ` : ""}${t.run}` : undefined, "data-run": t.run || undefined },
+      named && t.run ? h("span", { class: "rr-chip-run" },
+        h("span", { class: "rr-swatch", "aria-hidden": "true", style: `background: var(--rr-run-${Math.max(0, idx) % 7})` }),
+        h("span", { class: "rr-chip-run-name", text: short })) : null,
       h("span", { class: "rr-num", text: ` ${fmt(t.value)}` }),
       h("span", { text: t.pass === true ? " \u2713" : t.pass === false ? " \u2717" : "" })));
     });
@@ -1177,8 +1223,13 @@ function render({ model, el }) {
     const R = get("ranking") || {};
     const qid = st.selQid || R.qid || "";
     const stale = !!qid && R.qid !== qid;
+    if (!stale) { st.staleQid = ""; st.rankSilent = false; }
+    else if (st.staleQid !== qid) { st.staleQid = qid; st.staleT = performance.now(); st.rankSilent = false; }
     rankCol.classList.toggle("rr-stale", stale);
-    rankCol.setAttribute("aria-busy", stale ? "true" : "false");
+    rankCol.classList.toggle("rr-silent", stale && st.rankSilent);
+    panelCol.classList.toggle("rr-stale", stale);
+    panelCol.classList.toggle("rr-silent", stale && st.rankSilent);
+    rankCol.setAttribute("aria-busy", stale && !st.rankSilent ? "true" : "false");
     if (!qid) {
       put(rankHead, h("div", { class: "rr-muted", text: "Select a query in the list." }));
       return;
@@ -1195,12 +1246,17 @@ function render({ model, el }) {
       const panel = get("panel") || {};
       if (panel.kind) facts.push(panel.kind);
       if (typeof panel.judged_at_k === "number") facts.push(`${panel.judged_label || `Judged@${get("k")}`} ${fmt(panel.judged_at_k)}`);
-    } else facts.push("loading\u2026");
+    } else if (!st.rankSilent) facts.push("loading\u2026");
+    const hiddenSel = !stale && get("selected") === qid && get("selected_pos") === -1;
     put(rankHead, 
       h("div", { class: "rr-q-title" },
         h("span", { class: "rr-q-id", "data-role": "ranking-qid", text: qid }),
         text ? h("span", { class: "rr-q-text", text, title: text }) : null),
-      h("div", { class: "rr-q-facts rr-muted", text: facts.join(" \u00b7 ") }));
+      facts.length ? h("div", { class: "rr-q-facts rr-muted", text: facts.join(" \u00b7 ") }) : null,
+      stale && st.rankSilent ? h("div", { class: "rr-note rr-note-bad", "data-role": "ranking-silent", role: "alert",
+        text: "The kernel did not answer: rerun the cell" }) : null,
+      hiddenSel ? h("div", { class: "rr-note", "data-role": "hidden-note", role: "status",
+        text: `${qid} is hidden by the current filter` }) : null);
   }
 
   function renderRanking() {
@@ -1399,6 +1455,7 @@ function render({ model, el }) {
     if (parts.has("summary")) renderSummary();
     if (parts.has("ranking") || parts.has("k")) renderRanking();
     if (parts.has("panel") || parts.has("k")) { renderPanel(); renderRankingHead(); }
+    else if (parts.has("order") && !parts.has("ranking")) renderRankingHead();
     if (parts.has("error")) renderError();
     if (parts.has("report")) renderReport();
   }
@@ -1422,6 +1479,11 @@ function render({ model, el }) {
     onModel(`change:${name}`, () => {
       let parts = traitPart;
       if (name === "error") { st.dismissed = ""; if (!st.local && get("error")) st.localError = ""; }
+      else if (!st.local && name !== "report" && !get("error") && st.localError) {
+        // a change from Python that is not an error: the earlier error no longer applies
+        st.localError = "";
+        parts = [...parts, "error"];
+      }
       if (name === "report" && !st.local) {
         st.reportBusy = false;
         const r = get("report") || {};
@@ -1435,7 +1497,12 @@ function render({ model, el }) {
     });
   }
   onModel("change:selected", () => {
-    if (!st.local) { st.selFromModel = true; schedule("order", "ranking"); }
+    if (st.local) return;
+    // the kernel's echo of an older selection while a newer one waits to be sent (a key
+    // held down): keep the newer one; it goes out with the pending save (as jupyter-scatter
+    // skips the echo of a selection it made itself). Python's own selections still apply.
+    if (saveSelection.pending() && get("selected") !== st.selQid) return;
+    st.selFromModel = true; schedule("order", "ranking");
   });
   onModel("msg:custom", (/** @type {any} */ msg) => {
     if (!msg || typeof msg !== "object" || typeof msg.id !== "string") return;
@@ -1509,6 +1576,11 @@ function render({ model, el }) {
       }
     }
     if (silent !== st.kernelSilent) { st.kernelSilent = silent; renderList(); }
+    // a selected query whose ranking never came: say so instead of "loading…" forever
+    if (st.staleQid && !st.rankSilent && now - st.staleT > STALE_REQUEST) {
+      st.rankSilent = true;
+      renderRankingHead();
+    }
   }, 1000);
   cleanups.push(() => clearInterval(watchdog));
   cleanups.push(() => { saveSelection.cancel(); saveK.cancel(); filterLater.cancel(); clearTimeout(st.edgeTimer); });
