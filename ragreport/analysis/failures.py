@@ -25,6 +25,7 @@ __all__ = [
     "failure_kinds",
     "first_relevant_rank",
     "judged_at",
+    "kinds_at",
     "unjudged_in_top",
     "worst_order",
     "worst_queries",
@@ -69,6 +70,34 @@ def first_relevant_rank(result: EvaluationResult) -> IntArray:
     return out
 
 
+def check_cutoff(k: object, name: str = "k") -> int:
+    """``k`` as an ``int`` if it is a whole number >= 1, else a :class:`RagReportError`
+    saying what was received.
+
+    Parameters
+    ----------
+    k : object
+        The cutoff to check.
+    name : str
+        Its name in the message.
+
+    Returns
+    -------
+    int
+        ``k``.
+
+    >>> check_cutoff(5), check_cutoff(np.int64(2))
+    (5, 2)
+    >>> check_cutoff(0)
+    Traceback (most recent call last):
+    ...
+    ragreport.errors.RagReportError: k must be an integer >= 1, got 0
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise RagReportError(f"{name} must be an integer >= 1, got {k!r}")
+    return int(k)
+
+
 def failure_kinds(result: EvaluationResult, k: int) -> KindArray:
     """Failure kind code of every query at cutoff ``k`` (see :data:`FAILURE_KINDS`).
 
@@ -85,17 +114,31 @@ def failure_kinds(result: EvaluationResult, k: int) -> KindArray:
     >>> failure_kinds(r, 2).tolist()
     [0, 3, 1]
     """
+    k = check_cutoff(k)
     rk = result.ranking
     level = float(result.conventions.rel_level)
     first = first_relevant_rank(result)
     n_rel = rk.n_relevant(level)
     any_rel = first < NO_RELEVANT_RANK
     codes = np.zeros(result.n_queries, dtype=np.int8)
-    codes[first > k] = 4
     codes[~any_rel] = 3
     codes[rk.n_ret == 0] = 2
     codes[n_rel == 0] = 1
-    return codes
+    return kinds_at(codes, first, k)
+
+
+def kinds_at(deepest: KindArray, first: IntArray, k: int) -> KindArray:
+    """The failure kinds at cutoff ``k`` from the K-independent parts: ``deepest``, the kinds
+    with no cutoff (0, 1, 2 or 3), and ``first``, :func:`first_relevant_rank`; a query of
+    kind 0 whose first relevant document is below rank ``k`` is kind 4 (what
+    :func:`failure_kinds` decides).
+
+    >>> kinds_at(np.array([0, 0, 3], dtype=np.int8), np.array([1, 5, 9]), 2).tolist()
+    [0, 4, 3]
+    """
+    out = deepest.copy()
+    out[(deepest == 0) & (first > k)] = 4
+    return out
 
 
 def judged_at(result: EvaluationResult, k: int) -> FloatArray:
@@ -204,7 +247,7 @@ def worst_queries(result: EvaluationResult, measure: str | Measure, k: int | Non
     m = parse_measure(measure)
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise RagReportError(f"n must be an integer >= 0, got {n!r}")
-    kk = int(k) if k is not None else (m.cutoff or result.k_max)
+    kk = check_cutoff(k) if k is not None else (m.cutoff or result.k_max)
     values = np.asarray(result.values(m), dtype=np.float64)
     kinds = failure_kinds(result, kk)
     order = worst_order(values, kinds)[:n]

@@ -28,20 +28,21 @@ import numpy.typing as npt
 
 from .._version import __version__
 from ..analysis.compare import paired
-from ..analysis.curves import mean_band, mean_curve
+from ..analysis.curves import mean_curve, run_intervals
 from ..analysis.failures import (
     FAILURE_KINDS,
     NO_JUDGED_RELEVANT,
     NO_RELEVANT_RANK,
     failure_kinds,
     first_relevant_rank,
+    kinds_at,
     worst_order,
 )
-from ..analysis.targets import passes_array, target_values
+from ..analysis.targets import passes_array, run_checks, target_values
 from ..engine import cutoff_values
 from ..errors import RagReportError
 from ..measures import Measure, parse_measure
-from ..present import measure_label, measure_title, snippet
+from ..present import measure_label, measure_title, shown, snippet
 from ..result import EvaluationResult
 from ..stats import bootstrap_ci
 from ..targets import Target, default_targets, load_targets, parse_targets, passes
@@ -89,13 +90,16 @@ RANKING_MAX = 10_000
 CI_LEVEL = 0.95
 ALPHA = 0.05
 SEED = 0
-#: Bootstrap resamples: :data:`CI_RESAMPLES`, fewer (down to 100) above 10,000 queries.
-CI_RESAMPLES = 1000
+#: Bootstrap resamples of the intervals: the report's default (``build_report``'s
+#: ``resamples``), so the summary's intervals and the targets checked on an interval's lower
+#: bound are the report's own numbers (same function, level, resamples and seed).
+CI_RESAMPLES = 10_000
 #: Randomization-test resamples; 1,000 above 20,000 common queries.
 TEST_RESAMPLES = 10_000
 #: Up to this many queries the intervals and tests are computed on every change; above, the
-#: widget computes them in the background (:meth:`ExplorerState.compute_stats`).
-INLINE_STATS_QUERIES = 20_000
+#: widget computes them in the background (:meth:`ExplorerState.compute_stats`): the report's
+#: 10,000 resamples take about 0.2 s a run at 500 queries.
+INLINE_STATS_QUERIES = 500
 #: Points of the curves (1..k_max when it is at most this), and points of the mean curve
 #: past the evaluated width (each a pass over the rankings; computed with the intervals).
 CURVE_POINTS = 1000
@@ -136,12 +140,12 @@ def paired_resamples(n: int) -> int:
 
 
 def ci_resamples(n: int) -> int:
-    """Bootstrap resamples for ``n`` queries.
+    """Bootstrap resamples of the intervals for ``n`` queries: the report's, whatever ``n``.
 
     >>> ci_resamples(5000), ci_resamples(100_000)
-    (1000, 100)
+    (10000, 10000)
     """
-    return max(100, min(CI_RESAMPLES, 10_000_000 // max(n, 1)))
+    return CI_RESAMPLES
 
 
 def _coerce_targets(targets: Any) -> list[Target]:
@@ -346,9 +350,7 @@ class ExplorerState:
                 # a large evaluation's first K: one pass (warm() prepares the others)
                 return failure_kinds(r, kk)
             deepest, first = self._kinds_parts(i)
-            out = deepest.copy()
-            out[(deepest == 0) & (first > kk)] = BEYOND_K
-            return out
+            return kinds_at(deepest, first, kk)
 
         got: npt.NDArray[np.int8] = self._memo(("kinds", i, kk), make)
         return got
@@ -772,17 +774,9 @@ class ExplorerState:
         None) when not computed yet and not ``force`` (large evaluations)."""
         def make() -> tuple[float | None, float | None]:
             r = self.results[run]
-            n = r.n_queries
-            if not n:
+            if not r.n_queries:
                 return None, None
-            if k <= r.k_max:  # the band of the whole curve, computed once per family
-                band = self._memo(("curveband", run, family), lambda: mean_band(
-                    r, family, level=CI_LEVEL, resamples=ci_resamples(n), seed=SEED))
-                lo, hi = band.lower[k - 1], band.upper[k - 1]
-            else:
-                ci = bootstrap_ci(self.values(run, family, k), level=CI_LEVEL,
-                                  resamples=ci_resamples(n), seed=SEED)
-                lo, hi = ci.lower, ci.upper
+            lo, hi = self._interval(run, family.at(k), lambda: self.values(run, family, k))
             return floats([lo])[0], floats([hi])[0]
 
         key = ("band", run, family, k)
@@ -812,16 +806,20 @@ class ExplorerState:
                 value = self._memo(("target-mean", run, t), lambda v=v: number(v.mean())
                                    if v is not None and len(v) else None)
                 on_lower = t.on == "ci_lower"
+                passed: bool | None = None
                 if on_lower and value is not None:  # the lower bound must clear it
                     value = self._target_lower(run, t, force)
                     pending |= value is None
+                if value is not None:  # the report's check (analysis.targets.run_checks)
+                    check = run_checks([r], [t], {r.run_name: {t.measure: value}}
+                                       if on_lower else None)[0]
+                    passed = check.passed
                 targets.append({"label": _target_label(t), "run": r.run_name,
                                 "title": f"{measure_title(t.measure)} {t.op} {t.threshold:g}"
                                          + (" (on the lower bound of the interval)"
                                             if on_lower else ""),
                                 "on": t.on, "value": value,
-                                "pass": None if value is None else
-                                passes(value, t.op, t.threshold)})
+                                "pass": passed})
         return {"label": measure_label(self.family, self.k), "title": measure_title(self.family),
                 "level": CI_LEVEL, "resamples": ci_resamples(self.result_a.n_queries),
                 "pending": pending, "runs": runs, "targets": targets}
@@ -836,11 +834,24 @@ class ExplorerState:
             v = self.target_values(t, run)
             if v is None or not len(v):
                 return None
-            ci = bootstrap_ci(v, level=CI_LEVEL, resamples=ci_resamples(len(v)), seed=SEED)
-            return number(ci.lower)
+            return number(self._interval(run, t.measure, lambda: v)[0])
 
         got: float | None = self._memo(key, make)
         return got
+
+    def _interval(self, run: int, m: Measure, values: Callable[[], FloatArray]
+                  ) -> tuple[float, float]:
+        """The interval of run ``run``'s mean of ``m`` as the report computes it
+        (:func:`ragreport.analysis.curves.run_intervals`, the report's level, resamples and
+        seed); a measure the result cannot give (past its width) from ``values()``, with the
+        same resampled query sets (:func:`ragreport.stats.bootstrap_ci`)."""
+        r = self.results[run]
+        try:
+            return run_intervals(r, [m], level=CI_LEVEL, resamples=CI_RESAMPLES,
+                                 seed=SEED).measures[m]
+        except RagReportError:
+            ci = bootstrap_ci(values(), level=CI_LEVEL, resamples=CI_RESAMPLES, seed=SEED)
+            return float(ci.lower), float(ci.upper)
 
     def _ranked(self, run: int, qid: str) -> dict[str, Any]:
         r = self.results[run]
@@ -1188,7 +1199,7 @@ class ExplorerState:
     def summary_text(self) -> str:
         """One line: runs, queries, the measure at K and run A's mean."""
         mean = self._mean(self.a)
-        shown_mean = "n/a" if mean is None else f"{mean:.3f}"
+        shown_mean = "n/a" if mean is None else shown(mean)
         n_runs = len(self.results)
         return (f"ragreport Explorer: {n_runs} run{'s' if n_runs != 1 else ''}, "
                 f"{self.result_a.n_queries} queries, {measure_label(self.family, self.k)} mean "
