@@ -118,28 +118,79 @@ function s(tag, attrs) {
 }
 
 /**
- * A value as the reports show it (4 decimals), "–" for none.
- * @param {number|null|undefined} v
+ * ``x`` with ``d`` decimals exactly as Python's ``f"{x:.{d}f}"`` prints it: correctly rounded,
+ * an exact tie (x * 2**(d+1) an odd integer: the only binary values halfway between two
+ * d-decimal numbers) to the even last digit, where ``toFixed`` would round it up; "-0.0000"
+ * for a negative value that rounds to zero (and for -0), as Python does.
+ * @param {number} x
+ * @param {number} d
  */
-function fmt(v) {
-  return typeof v === "number" && Number.isFinite(v) ? v.toFixed(4) : "\u2013";
+function fixedEven(x, d) {
+  const neg = x < 0 || Object.is(x, -0);
+  const ax = Math.abs(x);
+  const j = ax * 2 ** (d + 1);
+  let t;
+  if (Number.isInteger(j) && j % 2 === 1 && j * 5 ** d < 2 ** 53) {
+    let n = (j * 5 ** d - 1) / 2;  // the lower neighbour, times 10**d
+    if (n % 2 === 1) n += 1;
+    const digits = String(n).padStart(d + 1, "0");
+    t = d ? `${digits.slice(0, -d)}.${digits.slice(-d)}` : digits;
+  } else {
+    t = ax.toFixed(d);
+  }
+  return (neg ? "-" : "") + t;
 }
 
 /**
- * A signed difference with a real minus sign.
+ * A value as the reports show it (``present.shown``: 4 decimals), "–" for none.
+ * @param {number|null|undefined} v
+ */
+function fmt(v) {
+  return typeof v === "number" && Number.isFinite(v) ? fixedEven(v, 4) : "\u2013";
+}
+
+/**
+ * A signed difference with a real minus sign (``present.signed``), "±" when it shows as zero.
  * @param {number|null|undefined} v
  */
 function signed(v) {
   if (typeof v !== "number" || !Number.isFinite(v)) return "\u2013";
-  const t = Math.abs(v).toFixed(4);
-  if (Number(t) === 0) return `\u00b1${t}`;
+  const t = fixedEven(Math.abs(v), 4);
+  if (t === fixedEven(0, 4)) return `\u00b1${t}`;
   return (v > 0 ? "+" : MINUS) + t;
 }
 
-/** @param {number|null|undefined} p */
+/**
+ * A p-value as the report shows it (``present.p_text``): "< 0.001" below 0.001, two
+ * significant digits below 0.1 (trailing zeros dropped, as Python's ``.2g``), else 2 decimals.
+ * @param {number|null|undefined} p
+ */
 function pval(p) {
-  if (typeof p !== "number" || !Number.isFinite(p)) return "\u2013";
-  return p < 0.001 ? "< 0.001" : p.toFixed(3);
+  if (typeof p !== "number" || Number.isNaN(p)) return "\u2013";
+  if (p < 0.001) return "< 0.001";
+  if (p >= 0.1) return fixedEven(p, 2);
+  const t = fixedEven(p, p < 0.01 ? 4 : 3);
+  return t.replace(/0+$/, "").replace(/\.$/, "");
+}
+
+/**
+ * Is a difference a tie (zero once rounded to 12 decimals, the rule of
+ * ``analysis.compare.outcomes``)? numpy's ``round(d, 12)`` is ``rint(d * 1e12) / 1e12``,
+ * zero exactly when |d * 1e12| <= 0.5 (half to even).
+ * @param {number} d
+ */
+function isTie(d) {
+  return Math.abs(d * 1e12) <= 0.5;
+}
+
+/**
+ * The class of a difference: good above, bad below, muted (``tie``) when it is a tie.
+ * @param {number|null|undefined} d
+ * @param {string} [tie]
+ */
+function deltaClass(d, tie = "rr-muted") {
+  if (typeof d !== "number" || !Number.isFinite(d) || isTie(d)) return tie;
+  return d > 0 ? "rr-good" : "rr-bad";
 }
 
 /** @param {number} n */
@@ -347,6 +398,17 @@ function render({ model, el }) {
     rel: "noopener noreferrer",
   }));
   reportLink.hidden = true;
+  /** the written path, as text beside the link */
+  const reportPath = h("span", { "data-role": "report-path", class: "rr-report-path" });
+  reportPath.hidden = true;
+  /** the report as a blob: URL (opens in any host: JupyterLab, Notebook, VS Code, Colab) */
+  const blob = { url: "", path: "" };
+  function setReportHtml(/** @type {any} */ msg) {
+    if (typeof msg.html !== "string" || msg.state !== "done") return;
+    if (blob.url) URL.revokeObjectURL(blob.url);
+    blob.url = URL.createObjectURL(new Blob([msg.html], { type: "text/html" }));
+    blob.path = typeof msg.path === "string" ? msg.path : "";
+  }
   const toolbar = h("div", { class: "rr-toolbar", role: "toolbar", "aria-label": "explorer controls" },
     h("label", { class: "rr-field" }, h("span", { class: "rr-lab", text: "Measure" }), measureSel),
     h("div", { class: "rr-group rr-k" },
@@ -354,7 +416,7 @@ function render({ model, el }) {
       kInput, kMax),
     runsGroup,
     h("div", { class: "rr-spacer" }),
-    h("div", { class: "rr-group rr-report" }, reportLink, reportBtn));
+    h("div", { class: "rr-group rr-report" }, reportLink, reportPath, reportBtn));
 
   // summary and paired test
   const summaryEl = h("div", { class: "rr-summary", "data-role": "summary" });
@@ -796,7 +858,7 @@ function render({ model, el }) {
       if (hasB && win.delta) {
         const d = win.delta[j];
         line1.append(h("span", {
-          class: `rr-delta ${typeof d === "number" && d > 0 ? "rr-good" : typeof d === "number" && d < 0 ? "rr-bad" : "rr-muted"}`,
+          class: `rr-delta ${deltaClass(d)}`,
           text: signed(d), title: `B \u2212 A (B = ${fmt(win.b ? win.b[j] : null)})`,
         }));
       }
@@ -1181,7 +1243,7 @@ function render({ model, el }) {
       put(compareEl, 
         h("span", { class: "rr-sum-label", text: "Paired test" }),
         h("span", { text: `${c.label}, B ${MINUS} A = ` }),
-        h("span", { class: `rr-num ${c.delta > 0 ? "rr-good" : c.delta < 0 ? "rr-bad" : ""}`, text: signed(c.delta) }),
+        h("span", { class: `rr-num ${deltaClass(c.delta, "")}`, text: signed(c.delta) }),
         typeof c.lo === "number" ? h("span", { class: "rr-muted rr-num", text: ` [${signed(c.lo)}, ${signed(c.hi)}]`, title: "bootstrap interval of the difference" }) : null,
         h("span", { text: `${stats} \u00b7 ${count(c.n)} queries: B better on ${count(c.wins)}, worse on ${count(c.losses)}, tied on ${count(c.ties)} \u00b7 ` }),
         c.pending ? null : h("strong", { class: sig ? "" : "rr-muted", text: sig ? "significant" : "not significant" }));
@@ -1311,7 +1373,7 @@ function render({ model, el }) {
       if (hasB) {
         const d = typeof mr.a === "number" && typeof mr.b === "number" ? mr.b - mr.a : null;
         tr.append(h("td", { class: "rr-num", text: fmt(mr.b) }),
-          h("td", { class: `rr-num ${d !== null && d > 1e-12 ? "rr-good" : d !== null && d < -1e-12 ? "rr-bad" : ""}`, text: signed(d) }));
+          h("td", { class: `rr-num ${deltaClass(d, "")}`, text: signed(d) }));
       }
       return tr;
     });
@@ -1419,15 +1481,24 @@ function render({ model, el }) {
     reportBtn.disabled = busy;
     reportBtn.setAttribute("aria-busy", busy ? "true" : "false");
     reportBtn.textContent = busy ? "Writing report\u2026" : "Write HTML report";
-    const url = safeUrl(r.url);
+    // the blob of the report just written; else a file:// URL (a relative files/ link would
+    // open the host's own page in JupyterLab: no link then, the path stays as text)
+    const own = blob.url && blob.path === r.path ? blob.url : null;
+    const url = own || (typeof r.url === "string" && r.url.startsWith("file:") ? safeUrl(r.url) : null);
     if (!busy && r.state === "done" && (url || r.path)) {
-      reportLink.hidden = false;
+      reportLink.hidden = !url;
       if (url) reportLink.setAttribute("href", url); else reportLink.removeAttribute("href");
-      reportLink.textContent = `Open report: ${r.path || url}`;
-      reportLink.title = r.path || url || "";
-    } else if (busy) {
+      const name = String(r.path || "").split(/[\\/]/).pop() || "ragreport-report.html";
+      if (own) reportLink.setAttribute("download", name); else reportLink.removeAttribute("download");
+      reportLink.textContent = "Open report";
+      reportLink.title = r.path || "";
+      reportPath.hidden = !r.path;
+      reportPath.textContent = r.path ? `written to ${r.path}` : "";
+      reportPath.title = r.path || "";
+    } else if (busy || r.state !== "done") {
       reportLink.hidden = true;
-    } else if (r.state !== "done") reportLink.hidden = true;
+      reportPath.hidden = true;
+    }
   }
 
   // ---- model events ---------------------------------------------------------------------
@@ -1505,6 +1576,11 @@ function render({ model, el }) {
     st.selFromModel = true; schedule("order", "ranking");
   });
   onModel("msg:custom", (/** @type {any} */ msg) => {
+    if (msg && typeof msg === "object" && msg.type === "report" && msg.id === null) {
+      setReportHtml(msg); // written from Python (Explorer.write_report): the same link
+      renderReport();
+      return;
+    }
     if (!msg || typeof msg !== "object" || typeof msg.id !== "string") return;
     const req = st.pending.get(msg.id);
     if (!req) return; // another view's request, or one already dropped
@@ -1527,6 +1603,7 @@ function render({ model, el }) {
       renderReport();
     } else if (msg.type === "report") {
       st.reportBusy = false;
+      setReportHtml(msg);
       renderReport();
     }
   });
@@ -1555,6 +1632,7 @@ function render({ model, el }) {
   });
   for (const target of [root, listbox, gridA.scroller, gridB.scroller]) ro.observe(target);
   cleanups.push(() => ro.disconnect());
+  cleanups.push(() => { if (blob.url) URL.revokeObjectURL(blob.url); blob.url = ""; });
 
   // a window request that is never answered: say so instead of showing dots forever
   // (a notebook reopened without its kernel shows the saved traits; requests go nowhere)
