@@ -651,18 +651,19 @@ def test_report_button_busy_then_link(browser: Any, example: Any, tmp_path: Path
     assert re.search(r"<title>[^<]*· ragreport</title>", got["text"])
     # a second report: a new blob, the old one revoked
     first = got["href"]
+    ep.page.evaluate("""() => { window.__revoked = []; const real = URL.revokeObjectURL;
+        URL.revokeObjectURL = (u) => { window.__revoked.push(u); real.call(URL, u); }; }""")
     ep.role("report-button").click()
     ep.settle(timeout=60_000)
     ep.page.wait_for_function("(h) => document.querySelector("
                               "'.rr-explorer [data-role=report-link]').href !== h", arg=first,
                               timeout=60_000)
-    revoked = ep.page.evaluate("(u) => fetch(u).then(() => 'ok', () => 'revoked')", first)
-    assert revoked == "revoked"
+    assert ep.page.evaluate("() => window.__revoked") == [first]
     assert btn.is_enabled() and btn.text_content() == "Write HTML report"
     # Python said busy before done, and the page saw both
     states = [v["state"] for n, v in ep.page.evaluate(
         "() => window.__rr.trace || []") if n == "report"]
-    assert states == ["busy", "done"]
+    assert states == ["busy", "done", "busy", "done"]  # two reports
     clean(ep)
 
 
@@ -1002,4 +1003,29 @@ def test_numbers_are_shown_as_the_report_shows_them(browser: Any, example: Any) 
         ep.push()
         got = ep.role("compare").text_content() or ""
         assert re.search(rf"t-test p = {re.escape(p_text(p))}(?![0-9])", got), (p, got)
+    clean(ep)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_selected_and_active_rows_keep_contrast(browser: Any, example: Any, theme: str) -> None:
+    """WCAG AA (4.5:1) for every text on the selection tint: every list row selected and
+    every ranking row active at once (the relevant grade, the "no judged" tag, the deltas,
+    the moves), both themes."""
+    ex = make_example(example)
+    ex.set_runs(0, 1)
+    ep = ExplorerPage.open(browser, ex, theme=theme)
+    marked = ep.page.evaluate("""() => {
+      const o = [...document.querySelectorAll('.rr-explorer [role=option]')];
+      const r = [...document.querySelectorAll('.rr-explorer .rr-rank-row')];
+      o.forEach((e) => e.classList.add('rr-selected'));
+      r.forEach((e) => e.classList.add('rr-active'));
+      return [o.length, r.length,
+              document.querySelectorAll('.rr-active.rr-rel .rr-c-grade').length]; }""")
+    assert marked[0] > 5 and marked[1] > 5 and marked[2] >= 1, marked
+    items = ep.contrast()["items"]
+    on_tint = [i for i in items if "rr-selected" in i["path"] or "rr-active" in i["path"]
+               or "rr-rank-row" in i["path"] or "rr-opt" in i["path"]]
+    assert len(on_tint) > 50
+    low = [i for i in items if i["ratio"] < i["need"]]
+    assert low == [], low[:5]
     clean(ep)

@@ -24,7 +24,6 @@ import json
 import re
 import subprocess
 import sys
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -488,12 +487,19 @@ def test_report_button_busy_then_a_link_to_the_file(view: View) -> None:
     written = lab.root / "ragreport-report.html"
     assert written.is_file() and written.stat().st_size > 10_000
     assert view.state()["report"]["state"] == "done"
-    href = page.evaluate("() => document.querySelector("
-                         "'.rr-explorer [data-role=report-link]').href")
-    assert href.startswith(lab.base), href
-    with urllib.request.urlopen(href, timeout=10) as resp:  # the link opens the file
-        body = resp.read().decode("utf-8", "replace")
-    assert resp.status == 200 and body.lstrip().lower().startswith("<!doctype html"), href
+    # the link opens THE report (not JupyterLab's own page, which a relative files/ link
+    # resolves to from /lab/tree/...): fetched from the page, its content is the file written
+    got = page.evaluate('''async (sel) => { const a = document.querySelector(sel);
+      const r = await fetch(a.href); return {href: a.href, download: a.getAttribute('download'),
+      target: a.target, status: r.status, type: r.headers.get('content-type'),
+      text: await r.text()}; }''', ".rr-explorer [data-role=report-link]")
+    assert got["href"].startswith("blob:"), got["href"]
+    assert got["download"] == written.name and got["target"] == "_blank"
+    assert got["status"] == 200, got["status"]
+    assert got["text"] == written.read_text(encoding="utf-8")
+    assert "<title>" in got["text"] and "· ragreport</title>" in got["text"]
+    assert "JupyterLab" not in got["text"].split("</title>")[0]
+    assert str(written.resolve()) in (view.role("report-path").text_content() or "")
 
 
 @pytest.mark.parametrize(("dark", "width"), [(False, 1400), (True, 1400), (False, 700),

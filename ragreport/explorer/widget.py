@@ -243,7 +243,22 @@ class Explorer(anywidget.AnyWidget):
 
     def write_report(self, path: str | os.PathLike[str] | None = None) -> Path:
         """Write the HTML report of these results (default ``ragreport-report.html`` in the
-        working folder); the ``report`` trait goes busy, then done (with a link) or error."""
+        working folder); the ``report`` trait goes busy, then done (with a link) or error.
+        The front end gets the written HTML in a message and links to it as a ``blob:`` URL
+        (a link that opens the report in any host: JupyterLab, Notebook, VS Code)."""
+        written = self._write_report(path)
+        self.send(self._report_message(None))
+        return written
+
+    def _report_message(self, mid: Any) -> dict[str, Any]:
+        """The ``report`` reply: the trait's fields, and the HTML written (when done)."""
+        out: dict[str, Any] = {"type": "report", "id": mid, **self.report}
+        if self.report.get("state") == "done":
+            with contextlib.suppress(OSError):  # removed meanwhile: the path stays as text
+                out["html"] = Path(self.report["path"]).read_text(encoding="utf-8")
+        return out
+
+    def _write_report(self, path: str | os.PathLike[str] | None = None) -> Path:
         target = Path(path if path else DEFAULT_REPORT)
         self.report = {"state": "busy", "path": str(target), "url": "",
                        "message": "Writing report…"}
@@ -263,6 +278,8 @@ class Explorer(anywidget.AnyWidget):
             return
         name, new = change["name"], change["new"]
         s = self._state
+        if name in ("run_a", "run_b") and (s.a, s.b) == (self.run_a, self.run_b):
+            return  # the second observer of a swap (both set in one message): already applied
         actions: dict[str, tuple[Callable[[], Any], dict[str, bool]]] = {
             "measure": (lambda: s.set_measure(new), {}),
             "k": (lambda: s.set_k(new), {}),
@@ -335,8 +352,8 @@ class Explorer(anywidget.AnyWidget):
         if path is not None and not isinstance(path, str):
             raise RagReportError(f"report: path must be text, got {path!r:.40}")
         with contextlib.suppress(RagReportError, OSError):  # the report trait says so
-            self.write_report(path or None)
-        return {"type": "report", "id": mid, **self.report}
+            self._write_report(path or None)
+        return self._report_message(mid)
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         self._busy()
