@@ -28,11 +28,11 @@ from .cliargs import (
     EXIT_TARGET_FAILED,
     EXIT_TERMINATED,
     build_parser,
+    escape_undecodable,
     one_line,
-    shown,
 )
 from .errors import RagReportError
-from .present import shown as shown_value
+from .present import shown
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TARGET_FAILED",
            "EXIT_TERMINATED", "main", "run"]
@@ -218,7 +218,7 @@ def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
         out = format_trec(res)
     else:
         width = max(len(str(m)) for m in res.measures)
-        out = "".join(f"{m!s:<{width}}  {shown_value(res.mean(m))}\n" for m in res.measures)
+        out = "".join(f"{m!s:<{width}}  {shown(res.mean(m))}\n" for m in res.measures)
         out += f"queries evaluated: {res.n_queries}; " + "; ".join(
             f"{k.replace('_', ' ')}: {v}" for k, v in res.counts.items() if k != "evaluated")
         out += "\n"
@@ -246,14 +246,14 @@ def _document_table(result: Any) -> str:
     width = max(len("measure"), *(len(k) for k in c))
     rows = [f"{'measure':<{width}}  {'chunks':>7}  {'documents':>9}   "
             f"(run {terminal_safe(result.run_name)}, --doc-map)"]
-    rows += [f"{k:<{width}}  {shown_value(c[k]):>7}  {shown_value(d[k]):>9}" for k in c]
+    rows += [f"{k:<{width}}  {shown(c[k]):>7}  {shown(d[k]):>9}" for k in c]
     # at the largest cutoff of the measures shown (10 when none has one)
     k = min(max([m.cutoff for m in result.measures if m.cutoff] or [10]), result.k_max)
     red = result.redundancy
     mean = float(red[:, k - 1].mean()) if len(red) else 0.0
     info = result.doc_map_info
     rows.append("")
-    rows.append(f"redundancy@{k}: {shown_value(mean)} of the top {k} chunks per query belong to a "
+    rows.append(f"redundancy@{k}: {shown(mean)} of the top {k} chunks per query belong to a "
                 f"document already ranked above (mean); {info.chunks_collapsed} ranked chunks "
                 f"collapsed; judgments per {info.judgment_level}")
     return "\n".join(rows) + "\n"
@@ -279,7 +279,7 @@ def _per_query_table(result: Any) -> str:
     head = f"{'query':<{width}}  " + "  ".join(f"{n:>9}" for n in names)
     rows = [head]
     for i, q in enumerate(ids):
-        rows.append(f"{q:<{width}}  " + "  ".join(f"{shown_value(float(c[i])):>9}" for c in cols))
+        rows.append(f"{q:<{width}}  " + "  ".join(f"{shown(float(c[i])):>9}" for c in cols))
     return "\n".join(rows) + "\n"
 
 
@@ -338,8 +338,8 @@ def _check_options(args: argparse.Namespace) -> None:
         _example_inputs(args)
     if not args.qrels or not args.runs:
         raise RagReportError(f"{args.command} needs QRELS and at least one RUN (or --example)")
-    args.title = shown(args.title)
-    args.names = [shown(n) for n in args.names] if args.names else args.names
+    args.title = escape_undecodable(args.title)
+    args.names = [escape_undecodable(n) for n in args.names] if args.names else args.names
     args.generated_at = generated_at_from_env(args.generated_at)  # a bad time: before any work
     _check_doc_map_options(args)
     if args.max_drop is not None and args.no_stats:
@@ -359,9 +359,10 @@ def _check_options(args: argparse.Namespace) -> None:
 
         where = Path(args.template_dir)
         if not where.is_dir():
-            raise RagReportError(f"template directory not found: {shown(str(where))}")
+            raise RagReportError(f"template directory not found: {escape_undecodable(str(where))}")
         if not (where / TEMPLATE_NAME).is_file():
-            raise RagReportError(f"template not found: {shown(str(where / TEMPLATE_NAME))}")
+            raise RagReportError(
+                f"template not found: {escape_undecodable(str(where / TEMPLATE_NAME))}")
 
 
 def _build_report(args: argparse.Namespace, workers: Any) -> Any:
@@ -396,7 +397,7 @@ def _merge_settings(args: argparse.Namespace) -> None:
             as_flag = f"{flag} {given}" if isinstance(given, str) else (
                 flag if given else "--no-" + flag[2:])
             raise RagReportError(f"{as_flag} conflicts with {key} = {_toml(written)} in "
-                                 f"{shown(settings['source'])}; give it in one place")
+                                 f"{escape_undecodable(settings['source'])}; give it in one place")
         setattr(args, key, written)
 
 
@@ -485,14 +486,14 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     for (_, path), h in zip(roles, hashes, strict=True):
         got = h.result()
         if isinstance(got, OSError):
-            raise RagReportError(f"cannot read {shown(str(path))}: {got.strerror}")
+            raise RagReportError(f"cannot read {escape_undecodable(str(path))}: {got.strerror}")
         inputs.append(got)
     argv = getattr(args, "argv", None) or []
     report = build_report(
         results, targets, baseline=args.baseline,
         queries=queries, docs=docs,
         title=args.title, generated_at=args.generated_at,
-        command=shown("ragreport " + shlex.join(argv)), inputs=inputs,
+        command=escape_undecodable("ragreport " + shlex.join(argv)), inputs=inputs,
         worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
         stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
         seed=args.seed, alpha=args.alpha, max_drop=args.max_drop, workers=workers,
@@ -517,7 +518,7 @@ def _write_outputs(args: argparse.Namespace, report: Any, workers: Any) -> None:
                           template_dir=args.template_dir, workers=workers)
     for path in written:
         if str(path) != "-":
-            sys.stderr.write(f"wrote {shown(str(path))}\n")
+            sys.stderr.write(f"wrote {escape_undecodable(str(path))}\n")
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -577,7 +578,7 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
         worst_measure=args.worst_measure, **_fractional(args))
     for path in written:
         if path != "-":  # the HTML went to standard output
-            sys.stderr.write(f"wrote {shown(path)}\n")
+            sys.stderr.write(f"wrote {escape_undecodable(path)}\n")
     return EXIT_OK
 
 
@@ -687,7 +688,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except OSError as exc:
         _traceback(debug)
-        where = f"{shown(str(exc.filename))}: " if exc.filename is not None else ""
+        where = f"{escape_undecodable(str(exc.filename))}: " if exc.filename is not None else ""
         _say(f"ragreport: error: {where}{exc.strerror or exc}")
         return EXIT_BAD_INPUT
     except Exception as exc:

@@ -17,7 +17,7 @@ from typing import Any
 from ._version import __version__
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TARGET_FAILED",
-           "EXIT_TERMINATED", "MAX_RESAMPLES", "build_parser", "one_line", "shown"]
+           "EXIT_TERMINATED", "MAX_RESAMPLES", "build_parser", "escape_undecodable", "one_line"]
 
 #: Done (for ``check``: every check passed).
 EXIT_OK = 0
@@ -38,7 +38,7 @@ MAX_GRADE = 2**53
 
 
 
-def shown(text: str) -> str:
+def escape_undecodable(text: str) -> str:
     """Command-line text with undecodable bytes shown as ``\\xff``
     (:func:`ragreport.fileio.shown_path`, imported when needed, so that the command starts
     without :mod:`tempfile`)."""
@@ -52,7 +52,7 @@ def one_line(text: str) -> str:
     CI workflow command (:func:`ragreport.textout.terminal_safe`)."""
     from .textout import terminal_safe
 
-    return terminal_safe(" ".join(shown(text).splitlines()))
+    return terminal_safe(" ".join(escape_undecodable(text).splitlines()))
 
 
 class _Parser(argparse.ArgumentParser):

@@ -119,22 +119,27 @@ def summary_table(results: EvaluationResult | Sequence[EvaluationResult]) -> Tab
 
 def targets_table(results: EvaluationResult | Sequence[EvaluationResult],
                   targets: Sequence[Any] | None = None) -> Table:
-    """Every target checked against every run's mean (default: the typical targets), as
-    :func:`ragreport.analysis.targets.run_checks` decides (a target on the lower bound of the
-    confidence interval is checked on the mean here; the report checks its bound)."""
-    from dataclasses import replace
-
+    """Every target checked against every run, as the report checks it
+    (:func:`ragreport.analysis.targets.run_checks`): on the mean, or for a target
+    ``on = "ci_lower"`` on the lower bound of the mean's interval, computed as the report
+    does (:func:`ragreport.analysis.curves.run_intervals`, its level, resamples and seed).
+    Each cell shows the value compared and the verdict (default targets: the typical ones)."""
+    from .analysis.curves import run_intervals
     from .analysis.targets import run_checks
     from .targets import default_targets
 
     rs = _as_list(results)
     ts = list(targets) if targets is not None else default_targets()
-    checks = run_checks(rs, [replace(t, on="mean") for t in ts])
+    on_ci = list(dict.fromkeys(t.measure for t in ts if t.on == "ci_lower"))
+    lower = ({r.run_name: {m: lo for m, (lo, _) in run_intervals(r, on_ci).measures.items()}
+              for r in rs} if on_ci else None)
+    checks = run_checks(rs, ts, lower)
     rows = []
     for i, t in enumerate(ts):
         cells = [f"{c.shown} {'✔ pass' if c.passed else '✘ fail'}"
                  for c in checks[i * len(rs):(i + 1) * len(rs)]]
-        rows.append([str(t.measure), f"{t.op} {t.threshold:g}", *cells])
+        on = " on the interval's lower bound" if t.on == "ci_lower" else ""
+        rows.append([str(t.measure), f"{t.op} {t.threshold:g}{on}", *cells])
     return Table(["measure", "target", *(r.run_name for r in rs)], rows, "Targets")
 
 
@@ -145,7 +150,7 @@ def curves_figure(results: EvaluationResult | Sequence[EvaluationResult],
     from matplotlib.figure import Figure as MplFigure
 
     from .analysis.curves import mean_curve
-    from .palette import run_color
+    from .palette import SURFACES, run_color
     from .present import measure_title
     from .targets import default_targets
 
@@ -173,13 +178,13 @@ def curves_figure(results: EvaluationResult | Sequence[EvaluationResult],
                 # a target past the curves' end (P@1000000000) is a line, not a point that
                 # would stretch the axis to its K
                 if t.measure.cutoff is not None and t.measure.cutoff <= width:
-                    ax.plot([t.measure.cutoff], [t.threshold], marker="x", color="black",
+                    ax.plot([t.measure.cutoff], [t.threshold], marker="x", color=SURFACES["fg"][0],
                             markersize=8, linestyle="none")
                     ax.annotate(f"target {t.op} {t.threshold:g}",
                                 (t.measure.cutoff, t.threshold), fontsize=8,
                                 textcoords="offset points", xytext=(4, 4), parse_math=False)
                 else:
-                    ax.axhline(t.threshold, color="black", linestyle=":", linewidth=1)
+                    ax.axhline(t.threshold, color=SURFACES["fg"][0], linestyle=":", linewidth=1)
         ax.set_title(f"{fam}@K ({measure_title(fam)})", parse_math=False)
         ax.set_xlabel("K")
         ax.set_ylim(0, 1.02)

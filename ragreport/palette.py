@@ -19,8 +19,10 @@ __all__ = [
     "DARK_RUNS",
     "LIGHT_BG",
     "LIGHT_RUNS",
+    "PRINT_SURFACES",
     "REPORT_DARK_BG",
     "ROLES",
+    "SURFACES",
     "contrast",
     "css_variables",
     "run_color",
@@ -50,6 +52,27 @@ ROLES: dict[str, tuple[str, str]] = {
     "cut": ("#be5400", "#e69f00"),       # the cut-off line at K
 }
 
+#: The page's own colours (the HTML report's surfaces): name -> (light page, dark page).
+#: ``bg``/``fg`` the page and its text, ``muted`` secondary text, ``line`` rules and borders,
+#: ``soft`` a shaded panel, ``accent`` links, ``pass-bg``/``fail-bg`` the background of a
+#: passed/failed target, ``rel-bg`` the tint of a relevant document's row.
+SURFACES: dict[str, tuple[str, str]] = {
+    "bg": (LIGHT_BG, REPORT_DARK_BG),
+    "fg": ("#1b1f24", "#e4e7eb"),
+    "muted": ROLES["neutral"],
+    "line": ("#d0d7de", "#39414b"),
+    "soft": ("#f3f5f7", "#1f242b"),
+    "accent": ("#0b5cad", "#79b8ff"),
+    "pass-bg": ("#e3f4ec", "#12352a"),
+    "fail-bg": ("#fbebe1", "#3d2216"),
+    "rel-bg": ("rgba(0, 158, 115, 0.10)", "rgba(46, 196, 160, 0.13)"),
+}
+#: The surfaces on paper (black on white, no tinted target cells).
+PRINT_SURFACES: dict[str, str] = {
+    "bg": "#ffffff", "fg": "#000000", "muted": "#444444", "line": "#bbbbbb",
+    "soft": "#f2f2f2", "pass-bg": "#ffffff", "fail-bg": "#ffffff",
+}
+
 
 def _linear(channel: int) -> float:
     c = channel / 255
@@ -65,6 +88,16 @@ def _luminance(color: str) -> float:
 def contrast(fg: str, bg: str) -> float:
     """WCAG 2 contrast ratio of two ``#rrggbb`` colours (1 to 21).
 
+    Parameters
+    ----------
+    fg, bg : str
+        ``#rrggbb`` colours.
+
+    Returns
+    -------
+    float
+        The ratio, 1 to 21.
+
     >>> round(contrast("#000000", "#ffffff"), 1), round(contrast("#767676", "#ffffff"), 2)
     (21.0, 4.54)
     """
@@ -74,6 +107,18 @@ def contrast(fg: str, bg: str) -> float:
 
 def run_color(index: int, dark: bool = False) -> str:
     """The colour of the run at ``index`` (the colours cycle after the seventh run).
+
+    Parameters
+    ----------
+    index : int
+        Position of the run.
+    dark : bool
+        The value for a dark page.
+
+    Returns
+    -------
+    str
+        ``#rrggbb``.
 
     >>> run_color(0), run_color(1, dark=True), run_color(7)
     ('#0072b2', '#e69f00', '#0072b2')
@@ -87,13 +132,19 @@ def _declarations(dark: bool) -> str:
     runs = DARK_RUNS if dark else LIGHT_RUNS
     parts = [f"--rr-run-{i}: {c};" for i, c in enumerate(runs)]
     parts += [f"--rr-{role}: {pair[side]};" for role, pair in ROLES.items()]
+    parts += [f"--rr-{name}: {pair[side]};" for name, pair in SURFACES.items()]
     return " ".join(parts)
 
 
 def css_variables() -> str:
     """The palette as ``--rr-*`` CSS custom properties: ``--rr-run-0`` .. ``--rr-run-6`` and
     ``--rr-good``, ``--rr-bad``, ``--rr-neutral``, ``--rr-unjudged``, ``--rr-relevant``,
-    ``--rr-cut``.
+    ``--rr-cut``, and the surfaces (:data:`SURFACES`: ``--rr-bg``, ``--rr-fg``, ...).
+
+    Returns
+    -------
+    str
+        CSS text: rules setting the custom properties, light and dark.
 
     Light values by default (on ``:root`` and on the explorer's root ``.rr-explorer``); dark
     values under JupyterLab's dark theme (``[data-jp-theme-light="false"] .rr-explorer``), VS
@@ -107,8 +158,9 @@ def css_variables() -> str:
     True
     """
     light, dark = _declarations(False), _declarations(True)
+    paper = " ".join(f"--rr-{name}: {c};" for name, c in PRINT_SURFACES.items())
     return (f":root, .rr-explorer {{ {light} }}\n"
             f"@media (prefers-color-scheme: dark) {{ :root:not(.rr-light) {{ {dark} }} }}\n"
             f"[data-jp-theme-light=\"false\"] .rr-explorer, .vscode-dark .rr-explorer, "
             f".rr-dark {{ {dark} }}\n"
-            f"@media print {{ :root {{ {light} }} }}\n")
+            f"@media print {{ :root {{ {light} {paper} }} }}\n")

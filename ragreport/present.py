@@ -23,6 +23,7 @@ __all__ = [
     "md_html_escape",
     "measure_label",
     "measure_title",
+    "p_clause",
     "p_text",
     "pct",
     "shown",
@@ -40,6 +41,18 @@ SNIPPET_CHARS = 240
 def shown(value: float, digits: int = DISPLAY_DIGITS) -> str:
     """The value as every output prints it (fixed, ``digits`` decimals).
 
+    Parameters
+    ----------
+    value : float
+        The number.
+    digits : int
+        Decimals.
+
+    Returns
+    -------
+    str
+        The fixed-point text.
+
     >>> shown(0.84996), shown(0.85), shown(1.0, 2)
     ('0.8500', '0.8500', '1.00')
     """
@@ -48,6 +61,18 @@ def shown(value: float, digits: int = DISPLAY_DIGITS) -> str:
 
 def signed(x: float, digits: int = DISPLAY_DIGITS) -> str:
     """A difference with its sign (a true minus sign); ``±`` when it shows as zero.
+
+    Parameters
+    ----------
+    x : float
+        The difference.
+    digits : int
+        Decimals.
+
+    Returns
+    -------
+    str
+        The text with ``+``, ``−`` or ``±``.
 
     >>> signed(0.25), signed(-0.125), signed(0.00001)
     ('+0.2500', '−0.1250', '±0.0000')
@@ -62,6 +87,18 @@ def snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
     """``text`` on one line (whitespace runs become one space), cut to ``limit`` characters
     with an ellipsis; ``""`` for no text.
 
+    Parameters
+    ----------
+    text : str or None
+        The text.
+    limit : int
+        Maximum characters.
+
+    Returns
+    -------
+    str
+        One line, at most ``limit`` characters.
+
     >>> snippet("a  long\\n passage", 9), snippet(None), snippet("short")
     ('a long p…', '', 'short')
     """
@@ -74,6 +111,18 @@ def snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
 def pct(x: float, digits: int = 0) -> str:
     """A fraction as a percentage.
 
+    Parameters
+    ----------
+    x : float
+        The fraction.
+    digits : int
+        Decimals of the percentage.
+
+    Returns
+    -------
+    str
+        The percentage, ``–`` for NaN.
+
     >>> pct(0.95), pct(0.125, 1), pct(float("nan"))
     ('95%', '12.5%', '–')
     """
@@ -85,6 +134,16 @@ def pct(x: float, digits: int = 0) -> str:
 def p_text(p: float) -> str:
     """A p-value as tables show it: two significant digits, ``< 0.001`` below that.
 
+    Parameters
+    ----------
+    p : float
+        The p-value.
+
+    Returns
+    -------
+    str
+        The text, ``< 0.001`` or ``–`` for NaN.
+
     >>> p_text(0.0001), p_text(0.01234), p_text(0.5), p_text(float("nan"))
     ('< 0.001', '0.012', '0.50', '–')
     """
@@ -93,6 +152,26 @@ def p_text(p: float) -> str:
     if p < 0.001:
         return "< 0.001"
     return f"{p:.2g}" if p < 0.1 else f"{p:.2f}"
+
+
+def p_clause(p: float) -> str:
+    """``p = `` and the p-value as :func:`p_text` shows it (``p < 0.001`` below that).
+
+    Parameters
+    ----------
+    p : float
+        The p-value.
+
+    Returns
+    -------
+    str
+        The clause, for a sentence or a tooltip.
+
+    >>> p_clause(0.01234), p_clause(0.00001)
+    ('p = 0.012', 'p < 0.001')
+    """
+    text = p_text(p)
+    return "p " + text if text.startswith("<") else "p = " + text
 
 
 def _measure(measure: str | Measure) -> Measure:
@@ -109,6 +188,18 @@ def measure_label(measure: str | Measure, k: int | None = None) -> str:
 
     ``k`` sets the cutoff of a family that takes one (``nDCG`` or ``RR`` with ``k=10``); a
     measure of a family without cutoffs (``Rprec``, ``IPrec@0.5``) keeps its name.
+
+    Parameters
+    ----------
+    measure : str or Measure
+        A measure or a family.
+    k : int or None
+        The cutoff to show (default: the measure's own).
+
+    Returns
+    -------
+    str
+        The short label (``nDCG@10``).
 
     >>> measure_label("nDCG", 10), measure_label("P@5"), measure_label("RR", 10)
     ('nDCG@10', 'P@5', 'RR@10')
@@ -144,6 +235,16 @@ _FULL_NAMES = {
 def measure_title(measure: str | Measure) -> str:
     """The full name of a measure's family, for tooltips.
 
+    Parameters
+    ----------
+    measure : str or Measure
+        A measure or a family.
+
+    Returns
+    -------
+    str
+        The full name, for a tooltip.
+
     >>> measure_title("nDCG@10")
     'normalised discounted cumulative gain'
     >>> measure_title("SetP"), measure_title("P")
@@ -155,6 +256,16 @@ def measure_title(measure: str | Measure) -> str:
 
 def html_escape(text: object) -> str:
     """``text`` escaped for HTML text and attribute values.
+
+    Parameters
+    ----------
+    text : object
+        Any value (converted with ``str``).
+
+    Returns
+    -------
+    str
+        Text safe inside HTML elements and quoted attributes.
 
     >>> html_escape('<a href="x">&</a>')
     '&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;'
@@ -252,6 +363,18 @@ def md_escape(text: str, limit: int | None = None) -> str:
     first cut to that many characters (an ellipsis marks the cut), so an escape is never cut
     in half.
 
+    Parameters
+    ----------
+    text : str
+        User text.
+    limit : int or None
+        Maximum characters (default: no limit).
+
+    Returns
+    -------
+    str
+        Text that Markdown shows literally, on one line.
+
     >>> md_escape("[x](javascript:alert(1))")
     '\\\\[x\\\\](javascript:alert(1))'
     >>> md_escape("line one\\nline two", limit=12)
@@ -265,6 +388,18 @@ def md_escape(text: str, limit: int | None = None) -> str:
 def md_html_escape(text: str, limit: int | None = None) -> str:
     """``text`` made safe inside raw HTML in Markdown (``<summary>``): entities only, on one
     line, with :data:`BREAK` where GitHub would link.
+
+    Parameters
+    ----------
+    text : str
+        User text.
+    limit : int or None
+        Maximum characters (default: no limit).
+
+    Returns
+    -------
+    str
+        Text shown literally by Markdown and by the HTML it is rendered to.
 
     >>> md_html_escape('"><img src=x>')
     '&quot;&gt;&lt;img src=x&gt;'

@@ -295,12 +295,16 @@ class EvaluationResult:
         return out
 
     def __repr__(self) -> str:
-        means = ", ".join(f"{k}={v:.4f}" for k, v in self.means().items())
+        from .present import shown
+
+        means = ", ".join(f"{k}={shown(v)}" for k, v in self.means().items())
         return f"<EvaluationResult run={self.run_name!r} queries={self.n_queries} {means}>"
 
     def _repr_html_(self) -> str:
+        from .present import shown
+
         rows = "".join(
-            f"<tr><td>{html.escape(k)}</td><td style='text-align:right'>{v:.4f}</td></tr>"
+            f"<tr><td>{html.escape(k)}</td><td style='text-align:right'>{shown(v)}</td></tr>"
             for k, v in self.means().items()
         )
         c = self.counts

@@ -85,7 +85,7 @@ class PerQueryValues(Protocol):
 def _trec_value(m: Measure, value: float) -> str:
     if m.family.aggregate == "sum":
         return str(round(value))
-    return f"{value:.4f}"
+    return shown(value)
 
 
 def format_trec(result: PerQueryValues, per_query: bool = False) -> str:

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -314,6 +315,31 @@ def test_palette_css_variables() -> None:
     assert css.count("{") == css.count("}")
 
 
+def test_report_surfaces_come_from_the_palette() -> None:
+    """The report's page colours (background, text, rules, tints) are palette values, light
+    and dark and on paper; report.css itself sets no colour, it only reads ``--rr-*``."""
+    from ragreport import palette
+
+    css = palette.css_variables()
+    light, dark_media, dark_rule, paper = css.strip().split("\n")
+    for name, (lo, hi) in palette.SURFACES.items():
+        assert f"--rr-{name}: {lo};" in light and f"--rr-{name}: {hi};" in dark_media
+        assert f"--rr-{name}: {hi};" in dark_rule
+    assert "--rr-bg: #15181d;" in dark_media and "--rr-fg: #000000;" in paper
+    assert palette.SURFACES["bg"] == (palette.LIGHT_BG, palette.REPORT_DARK_BG)
+    for fg, bg in zip(palette.SURFACES["fg"], palette.SURFACES["bg"], strict=True):
+        assert _ratio(fg, bg) >= 4.5
+    for accent, bg in zip(palette.SURFACES["accent"], palette.SURFACES["bg"], strict=True):
+        assert _ratio(accent, bg) >= 4.5
+    sheet = (ROOT / "templates" / "report.css").read_text("utf-8")
+    body = re.sub(r"/\*.*?\*/", "", sheet, flags=re.S)
+    for decl in re.findall(r"(--[a-z0-9-]+):\s*([^;]+);", body):
+        if decl[0] in {"--font", "--mono"}:
+            continue
+        assert decl[1].startswith("var(--rr-"), decl
+    assert "#15181d" not in body and "#1b1f24" not in body
+
+
 def test_plots_and_report_use_the_palette() -> None:
     from ragreport import palette
     from ragreport.report import build_report, plots
@@ -395,3 +421,52 @@ def test_run_intervals_share_resamples_and_equal_their_own_bootstrap(ra) -> None
     assert got.bands[Measure("R")][0] == band.lower[:3].tolist()
     assert got.bands[Measure("R")][1] == band.upper[:3].tolist()
     assert run_intervals(ra, ms, level=0.9, resamples=400, seed=2).bands == {}
+
+
+# ---- validation at the public boundary ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda r: paired([math.nan, 0.2], [0.2, 0.3]),
+     "a_values must be finite numbers, got nan at query index 0"),
+    (lambda r: paired([0.1, 0.2], [0.2, math.inf]),
+     "b_values must be finite numbers, got inf at query index 1"),
+    (lambda r: paired([0.1, 0.2], [0.2, 0.3], seed=-1), "seed must be an integer >= 0, got -1"),
+    (lambda r: paired([0.1, 0.2], [0.2, 0.3], seed=1.5),
+     "seed must be an integer >= 0, got 1.5"),
+    (lambda r: failure_kinds(r, 0), "k must be an integer >= 1, got 0"),
+    (lambda r: failure_kinds(r, -1), "k must be an integer >= 1, got -1"),
+    (lambda r: failure_kinds(r, "x"), "k must be an integer >= 1, got 'x'"),
+    (lambda r: failure_kinds(r, True), "k must be an integer >= 1, got True"),
+    (lambda r: worst_queries(r, "P@2", k=0), "k must be an integer >= 1, got 0"),
+])
+def test_hostile_arguments_are_refused_by_name(call: Any, message: str) -> None:
+    """What the caller got wrong is named, with the value received: a NaN is not read as a
+    significant difference (p_rand 0.0), k = 0 does not call every query 'relevant only
+    beyond K', a negative seed is not numpy's bare error."""
+    r = evaluate(QRELS, RUN_A, ["P@2"], name="a")
+    with pytest.raises(RagReportError) as info:
+        call(r)
+    assert str(info.value).startswith(message)
+
+
+def test_numbers_are_formatted_by_present_only() -> None:
+    """No module of the package or the shipped notebooks formats a value, a percentage or a
+    p-value with a format of its own: they call ragreport.present (shown, signed, pct,
+    p_text, p_clause), so a number reads the same in every output."""
+    own = re.compile(r":\+?\.\d+[fg%]\}")
+    files = [p for p in (ROOT / "ragreport").rglob("*.py")
+             if p.name != "present.py" and "explorer" not in p.parts]
+    found = []
+    for p in files:
+        for n, line in enumerate(p.read_text("utf-8").splitlines(), 1):
+            for spec in own.findall(line):
+                # recall levels (0.1, 0.2, ...) of the PR table, sizes in KiB, IPrec@0.50
+                if spec not in {":.1f}", ":.2f}"}:
+                    found.append(f"{p.relative_to(ROOT)}:{n}: {spec}")
+    nb = (ROOT / "notebooks" / "compare_runs.ipynb").read_text("utf-8")
+    found += [f"compare_runs.ipynb: {s}" for s in own.findall(nb)]
+    assert found == []
+    from ragreport.present import p_clause
+
+    assert (p_clause(0.01234), p_clause(0.0002)) == ("p = 0.012", "p < 0.001")

@@ -608,3 +608,13 @@ def test_table_header_wider_than_every_measure(files: tuple[str, str],
     head, row = out.splitlines()[:2]
     assert head.startswith("measure  ") and row.startswith("RR       ")
     assert head.index("mytag") == row.index("0.7500")  # the value under the run's name
+
+
+def test_one_function_named_shown() -> None:
+    """The CLI's ``shown`` is the display rule of :mod:`ragreport.present`; the command-line
+    text helper is named for what it does (undecodable bytes escaped)."""
+    from ragreport import cli, cliargs, present
+
+    assert cli.shown is present.shown
+    assert not hasattr(cliargs, "shown")
+    assert cliargs.escape_undecodable("a\udcffb") == "a\\xffb"

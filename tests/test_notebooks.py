@@ -77,7 +77,7 @@ def test_notebook_executes(name: str, tmp_path: Path) -> None:
     else:
         assert "biggest losses of tfidf against bm25: ['q19'," in text
         assert "biggest losses of bm25 against tfidf:" in text
-        assert "nDCG@10: B - A = -0.0269" in text
+        assert "nDCG@10: B - A = −0.0269" in text
         assert "refused: run A and run B must differ" in text
 
 
@@ -263,3 +263,29 @@ def test_curves_legend_escapes_what_no_font_draws() -> None:
         assert fig._repr_png_()[:8] == b"\x89PNG\r\n\x1a\n"
     legend = fig.figure.axes[0].get_legend()
     assert [t.get_text() for t in legend.get_texts()] == ["run\\udcff", "tab\\there\\x00"]
+
+
+def test_targets_table_gives_the_reports_verdicts() -> None:
+    """A target on the lower bound of the interval is checked on that bound, as the report
+    checks it (same intervals), and the cell shows the value compared, not the mean."""
+    import ragreport
+    from ragreport.examples import example_files
+    from ragreport.notebook import targets_table
+    from ragreport.report import build_report
+    from ragreport.targets import parse_targets
+
+    f = example_files()
+    qrels = ragreport.load_qrels(f.qrels)
+    results = [ragreport.evaluate(qrels, ragreport.load_run(p)) for p in f.runs]
+    targets = parse_targets({"R@5": {"min": 0.35, "on": "ci_lower"}, "nDCG@10": 0.3})
+    rep = build_report(results, targets, generated_at="2020-01-01T00:00:00")
+    table = targets_table(results, targets)
+    assert table.rows[0][1] == ">= 0.35 on the interval's lower bound"
+    for row, report_row in zip(table.rows, rep.targets, strict=True):
+        want = [f"{c.shown} {'✔ pass' if c.passed else '✘ fail'}"
+                for c in report_row.cells]
+        assert row[2:] == want
+    # the bound, below the mean, fails where the mean would pass
+    first = rep.targets[0].cells[0]
+    assert not first.passed and first.value < results[0].mean("R@5") and table.rows[0][2] != (
+        f"{ragreport.targets.shown(results[0].mean('R@5'))} ✔ pass")

@@ -59,6 +59,16 @@ class PairedComparison:
     def significant(self, alpha: float = 0.05) -> bool:
         """The randomization test's p-value is below ``alpha``.
 
+        Parameters
+        ----------
+        alpha : float
+            The significance level.
+
+        Returns
+        -------
+        bool
+            Whether the randomization p-value is below ``alpha``.
+
         >>> paired([0.0] * 4, [1.0] * 4, resamples=100).significant()
         False
         """
@@ -68,6 +78,17 @@ class PairedComparison:
 def common_queries(a: EvaluationResult, b: EvaluationResult) -> tuple[IntArray, IntArray]:
     """Index arrays ``(ia, ib)`` of the queries both results evaluated, sorted by query id:
     ``a.query_ids[ia[j]] == b.query_ids[ib[j]]``.
+
+    Parameters
+    ----------
+    a, b : EvaluationResult
+        The two evaluated runs.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(ia, ib)``: indices into ``a`` and ``b`` of the queries both have, aligned
+        (query ``a.query_ids[ia[j]]`` is ``b.query_ids[ib[j]]``).
 
     >>> from ragreport import evaluate
     >>> ra = evaluate({"q1": {"x": 1}, "q2": {"x": 1}}, {"q1": ["x"], "q2": ["x"]}, ["P@1"])
@@ -86,6 +107,16 @@ def outcomes(a_values: npt.ArrayLike, b_values: npt.ArrayLike
     """Per column of two (queries,) or (queries, columns) arrays: how many queries B wins
     (above A), loses and ties (equal once the difference is rounded to 12 decimals).
 
+    Parameters
+    ----------
+    a_values, b_values : array_like
+        Per-query values of A and B, (queries,) or (queries, columns).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(wins, losses, ties)`` of B per column (0-d for 1-d input).
+
     >>> [x.tolist() for x in outcomes([0.1, 0.5, 0.3], [0.2, 0.5, 0.1 + 0.2])]
     [1, 0, 2]
     """
@@ -93,6 +124,16 @@ def outcomes(a_values: npt.ArrayLike, b_values: npt.ArrayLike
                     - np.asarray(a_values, dtype=np.float64), TIE_DECIMALS)
     return ((diff > 0).sum(axis=0).astype(np.int64), (diff < 0).sum(axis=0).astype(np.int64),
             (diff == 0).sum(axis=0).astype(np.int64))
+
+
+def _check_finite(values: FloatArray, name: str) -> None:
+    """Refuse a NaN or infinite value: it would pass silently through the tests (a NaN delta
+    never beats the observed one, so the randomization p-value would read 0)."""
+    bad = np.argwhere(~np.isfinite(values))
+    if len(bad):
+        i = int(bad[0][0])
+        raise RagReportError(f"{name} must be finite numbers, got {float(values[tuple(bad[0])])} "
+                             f"at query index {i} ({len(bad)} non-finite value(s))")
 
 
 def _t_pvalues(a: FloatArray, b: FloatArray) -> list[float]:
@@ -109,6 +150,24 @@ def paired_columns(a_values: npt.ArrayLike, b_values: npt.ArrayLike, *, resample
     ``paired(a[:, j], b[:, j])``. ``interval=False`` skips the bootstrap of the delta (``lo``
     and ``hi`` are then NaN).
 
+    Parameters
+    ----------
+    a_values, b_values : array_like
+        (queries, columns) values of A and B, finite; row ``i`` is one query.
+    resamples : int
+        Resampled query sets and sign patterns (>= 1).
+    seed : int
+        Seed of the resampling (>= 0).
+    level : float
+        Confidence level of the delta's interval.
+    interval : bool
+        Compute the bootstrap interval of the delta.
+
+    Returns
+    -------
+    list of PairedComparison
+        One per column.
+
     >>> a = np.array([[0.0, 1.0], [0.5, 1.0], [1.0, 0.0]])
     >>> b = a[:, ::-1]      # column 0: deltas +1, +0.5, -1; column 1: -1, -0.5, +1
     >>> [(c.wins, c.losses, c.ties) for c in paired_columns(a, b, interval=False)]
@@ -124,6 +183,10 @@ def paired_columns(a_values: npt.ArrayLike, b_values: npt.ArrayLike, *, resample
     n, cols = a.shape
     if n == 0:
         raise RagReportError("no query in common to compare")
+    _check_finite(a, "a_values")
+    _check_finite(b, "b_values")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise RagReportError(f"seed must be an integer >= 0, got {seed!r}")
     d = b - a
     p_rand = paired_randomization_pvalues(a, b, resamples, seed)
     p_t = _t_pvalues(a, b)
@@ -149,6 +212,22 @@ def paired(a_values: npt.ArrayLike, b_values: npt.ArrayLike, *, resamples: int =
     (:func:`~ragreport.stats.paired_randomization_test`) and the paired t-test
     (:func:`~ragreport.stats.paired_t_test`), and the queries B wins, loses and ties.
 
+    Parameters
+    ----------
+    a_values, b_values : array_like
+        (queries,) values of A and B, finite; element ``i`` is one query.
+    resamples : int
+        Resampled query sets and sign patterns (>= 1).
+    seed : int
+        Seed of the resampling (>= 0).
+    level : float
+        Confidence level of the delta's interval.
+
+    Returns
+    -------
+    PairedComparison
+        Means, delta and its interval, both p-values, wins, losses and ties.
+
     >>> c = paired([0.1, 0.2, 0.3], [0.2, 0.4, 0.3], resamples=1000)
     >>> round(c.delta, 4), c.p_rand, (c.wins, c.losses, c.ties)
     (0.1, 0.5, (2, 0, 1))
@@ -167,6 +246,24 @@ def baseline_tests(results: Sequence[EvaluationResult], base: EvaluationResult,
     """Holm-adjusted (randomization p, t-test p) of every other run against ``base`` for
     every measure, on their common queries; the correction runs over all runs and
     measures together (t-test p-values that are NaN are left out of it).
+
+    Parameters
+    ----------
+    results : sequence of EvaluationResult
+        The runs compared with the baseline (the baseline itself is skipped).
+    base : EvaluationResult
+        The baseline run.
+    measures : sequence of Measure
+        The measures tested.
+    resamples : int
+        Sign patterns of the randomization test.
+    seed : int
+        Seed of the sign patterns.
+
+    Returns
+    -------
+    dict
+        ``(run name, measure) -> (randomization p, t-test p)``, Holm-adjusted.
 
     >>> from ragreport import evaluate
     >>> q = {"a": {"x": 1}, "b": {"x": 1}}

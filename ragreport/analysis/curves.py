@@ -25,6 +25,18 @@ def mean_curve(result: EvaluationResult, family: str | Measure) -> FloatArray:
     """(K,) mean over the queries of a family at K = 1..``result.k_max`` (zeros without a
     query).
 
+    Parameters
+    ----------
+    result : EvaluationResult
+        The evaluated run.
+    family : str or Measure
+        The measure family (``"nDCG"``).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (K,): the mean over queries at K = 1..k_max.
+
     >>> from ragreport import evaluate
     >>> r = evaluate({"a": {"x": 1}, "b": {"x": 1}}, {"a": ["x"], "b": ["y", "x"]}, ["P@2"])
     >>> mean_curve(r, "P")[:2].tolist()     # P@1: (1 + 0) / 2; P@2: (1/2 + 1/2) / 2
@@ -38,6 +50,24 @@ def mean_band(result: EvaluationResult, family: str | Measure, *, level: float =
     """Percentile bootstrap interval of the mean curve at every K (``lower`` and ``upper``
     of shape (K,)), every K from the same resampled query sets
     (:func:`ragreport.stats.bootstrap_ci` of the (queries, K) curve).
+
+    Parameters
+    ----------
+    result : EvaluationResult
+        The evaluated run.
+    family : str or Measure
+        The measure family.
+    level : float
+        Confidence level.
+    resamples : int
+        Resampled query sets.
+    seed : int
+        Seed of the resampling.
+
+    Returns
+    -------
+    BootstrapCI
+        Lower and upper bound of the mean at every K.
 
     >>> from ragreport import evaluate
     >>> r = evaluate({"a": {"x": 1}, "b": {"x": 1}}, {"a": ["x"], "b": ["x"]}, ["P@2"])
@@ -54,6 +84,18 @@ def curve_families(results: Sequence[EvaluationResult], measures: Sequence[Measu
                    ) -> list[Measure]:
     """The families (with parameters) that have a curve in every result: those of
     ``measures`` first, then P, R, nDCG and RR, in that order, each once.
+
+    Parameters
+    ----------
+    results : sequence of EvaluationResult
+        The evaluated runs.
+    measures : sequence of Measure
+        The measures of the report (their families come first).
+
+    Returns
+    -------
+    list of Measure
+        The families every run has a curve of.
 
     >>> from ragreport import evaluate
     >>> r = evaluate({"a": {"x": 1}}, {"a": ["x"]}, ["nDCG@5", "AP"])
@@ -89,6 +131,32 @@ def run_intervals(result: EvaluationResult, measures: Sequence[Measure],
     equals its own :func:`~ragreport.stats.bootstrap_ci` (and :func:`mean_band`) and the
     draws are paid once.
 
+    Parameters
+    ----------
+    result : EvaluationResult
+        The evaluated run.
+    measures : sequence of Measure
+        The measures whose mean gets an interval.
+    families : sequence of Measure
+        The families whose curve gets a band.
+    k_max : int or None
+        Width of the bands (default: the result's ``k_max``).
+    level : float
+        Confidence level.
+    resamples : int
+        Resampled query sets for the measures.
+    curve_resamples : int
+        Resampled query sets for the bands.
+    seed : int
+        Seed of the resampling.
+    workers : Mapper or None
+        Runs the chunks of the bootstrap in parallel.
+
+    Returns
+    -------
+    RunIntervals
+        ``measures``: measure -> (lower, upper); ``bands``: family -> (lower, upper) lists.
+
     >>> from ragreport import evaluate
     >>> r = evaluate({"a": {"x": 1}, "b": {"x": 1}}, {"a": ["x"], "b": ["y"]}, ["P@1"])
     >>> got = run_intervals(r, [Measure("P", 1)], [Measure("P")], 2, resamples=200,
@@ -103,6 +171,18 @@ def run_intervals(result: EvaluationResult, measures: Sequence[Measure],
     n = result.n_queries
 
     def columns(parts: list[Any]) -> Any:
+        """The per-query blocks of columns side by side.
+
+        Parameters
+        ----------
+        parts : list of numpy.ndarray
+            (queries, w) blocks.
+
+        Returns
+        -------
+        numpy.ndarray
+            The blocks side by side; (queries, 0) when there is none.
+        """
         return np.hstack(parts) if parts else np.empty((n, 0))
 
     blocks: list[tuple[Any, int]] = [

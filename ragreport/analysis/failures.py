@@ -21,6 +21,7 @@ __all__ = [
     "NO_JUDGED_RELEVANT",
     "NO_RELEVANT_RANK",
     "WorstSelection",
+    "check_cutoff",
     "failure_counts",
     "failure_kinds",
     "first_relevant_rank",
@@ -57,6 +58,17 @@ def first_relevant_rank(result: EvaluationResult) -> IntArray:
     """1-based rank of each query's first relevant retrieved document (grade >= the
     evaluation's ``rel_level``); :data:`NO_RELEVANT_RANK` when there is none (also for an
     empty ranking). Computed from the relevant ranks only: memory proportional to the input.
+
+    Parameters
+    ----------
+    result : EvaluationResult
+        The evaluated run.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (queries,): the rank of the first relevant document, or
+        :data:`NO_RELEVANT_RANK` when none was retrieved.
 
     >>> from ragreport import evaluate
     >>> r = evaluate({"a": {"x": 1}, "b": {"x": 1}}, {"a": ["y", "x"], "b": ["y"]}, ["P@1"])
@@ -106,6 +118,18 @@ def failure_kinds(result: EvaluationResult, k: int) -> KindArray:
     (3); then relevant documents only below rank K (4). Any K >= 1 (up to 2**53) works in
     memory proportional to the input.
 
+    Parameters
+    ----------
+    result : EvaluationResult
+        The evaluated run.
+    k : int
+        The cutoff (>= 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (queries,), int8 codes of :data:`FAILURE_KINDS` (0: no failure).
+
     >>> from ragreport import evaluate
     >>> r = evaluate({"a": {"x": 1}, "b": {"x": 1}, "c": {"x": 0}},
     ...              {"a": ["y", "x"], "b": ["y"], "c": ["x"]}, ["P@1"])
@@ -133,6 +157,20 @@ def kinds_at(deepest: KindArray, first: IntArray, k: int) -> KindArray:
     kind 0 whose first relevant document is below rank ``k`` is kind 4 (what
     :func:`failure_kinds` decides).
 
+    Parameters
+    ----------
+    deepest : numpy.ndarray
+        The kinds without a cutoff (0, 1, 2 or 3) per query.
+    first : numpy.ndarray
+        :func:`first_relevant_rank` per query.
+    k : int
+        The cutoff.
+
+    Returns
+    -------
+    numpy.ndarray
+        The kinds at ``k``.
+
     >>> kinds_at(np.array([0, 0, 3], dtype=np.int8), np.array([1, 5, 9]), 2).tolist()
     [0, 4, 3]
     """
@@ -144,6 +182,18 @@ def kinds_at(deepest: KindArray, first: IntArray, k: int) -> KindArray:
 def judged_at(result: EvaluationResult, k: int) -> FloatArray:
     """Per query, ``Judged@k``: the share of its top ``k`` documents that are judged (the
     measure itself: its curve when the evaluation has it, else computed from the ranking).
+
+    Parameters
+    ----------
+    result : EvaluationResult
+        The evaluated run.
+    k : int
+        The cutoff.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (queries,): the judged fraction of each query's top ``k``.
 
     >>> from ragreport import evaluate
     >>> r = evaluate({"q": {"a": 1, "b": 0}}, {"q": ["x", "a", "b", "y"]}, ["P@1"])
@@ -165,6 +215,20 @@ def unjudged_in_top(result: EvaluationResult, i: int, k: int) -> tuple[int, int]
     Unjudged: no qrels line for the query and document (NaN grade in the ranking), which
     is distinct from a judged non-relevant document (a grade below the relevance level).
 
+    Parameters
+    ----------
+    result : EvaluationResult
+        The evaluated run.
+    i : int
+        Index of the query.
+    k : int
+        The cutoff.
+
+    Returns
+    -------
+    tuple of int
+        ``(ranked, unjudged)``: documents in the top ``k`` and how many of them are unjudged.
+
     >>> from ragreport import evaluate
     >>> r = evaluate({"q": {"a": 1, "b": 0}}, {"q": ["x", "a", "b", "y"]}, ["P@1"])
     >>> unjudged_in_top(r, 0, 3), unjudged_in_top(r, 0, 10)
@@ -181,6 +245,16 @@ def failure_counts(kinds: npt.ArrayLike) -> dict[str, int]:
     Queries without a judged relevant document are not in it (count them apart:
     ``(kinds == NO_JUDGED_RELEVANT).sum()``).
 
+    Parameters
+    ----------
+    kinds : array_like
+        Failure kind codes per query.
+
+    Returns
+    -------
+    dict
+        Label -> number of queries, for each failure of retrieval (kinds 2, 3, 4).
+
     >>> failure_counts([0, 4, 4, 1, 3])
     {'empty retrieval': 0, 'no relevant document retrieved': 1, 'relevant only beyond K': 2}
     """
@@ -193,6 +267,18 @@ def worst_order(values: npt.ArrayLike, kinds: npt.ArrayLike) -> IntArray:
     """Query indices, worst first: ascending value, ties in index order (a result holds its
     queries sorted by id, so ties go by query id); NaN values last. Queries of kind
     :data:`NO_JUDGED_RELEVANT` (nothing to find) are left out.
+
+    Parameters
+    ----------
+    values : array_like
+        Per-query values of a measure.
+    kinds : array_like
+        Per-query failure kind codes.
+
+    Returns
+    -------
+    numpy.ndarray
+        Query indices, worst first.
 
     >>> worst_order([0.5, 0.0, 0.0, 0.2, 0.0], [0, 3, 1, 4, 3]).tolist()
     [1, 4, 3, 0]
@@ -234,6 +320,22 @@ def worst_queries(result: EvaluationResult, measure: str | Measure, k: int | Non
                   n: int = 20) -> WorstSelection:
     """The ``n`` worst queries of ``result`` by ``measure`` (see :func:`worst_order`), with
     the failure kinds at ``k`` (default: the measure's cutoff, else the result's ``k_max``).
+
+    Parameters
+    ----------
+    result : EvaluationResult
+        The evaluated run.
+    measure : str or Measure
+        The measure the queries are ranked by.
+    k : int or None
+        Cutoff of the failure kinds (>= 1).
+    n : int
+        How many queries (>= 0).
+
+    Returns
+    -------
+    WorstSelection
+        The order, values, kinds and counts.
 
     >>> from ragreport import evaluate
     >>> r = evaluate({"a": {"x": 1}, "b": {"x": 1}, "c": {"x": 0}, "d": {"x": 1}},

@@ -37,6 +37,20 @@ def passes_array(values: npt.ArrayLike, op: str, threshold: float) -> BoolArray:
     :func:`~ragreport.targets.passes` itself, so the result always matches the shown value.
     NaN never passes.
 
+    Parameters
+    ----------
+    values : array_like
+        The values checked.
+    op : str
+        Comparison operator (``>=``, ``>``, ``<=``, ``<``).
+    threshold : float
+        The target's threshold.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean, one per value.
+
     >>> passes_array([0.84996, 0.85004, 0.9, float("nan")], ">", 0.85).tolist()
     [False, False, True, False]
     >>> passes_array([0.84996], ">=", 0.85).tolist()   # shown as 0.8500
@@ -59,6 +73,18 @@ def target_values(result: EvaluationResult, target: Target) -> FloatArray | None
     """Every query's value of the target's measure (at the target's own cutoff); None when
     the result cannot give it (a measure it was not evaluated with and cannot derive).
 
+    Parameters
+    ----------
+    result : EvaluationResult
+        The evaluated run.
+    target : Target
+        The target.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        Per-query values, or None when the measure is not available.
+
     >>> from ragreport import evaluate
     >>> from ragreport.targets import parse_targets
     >>> r = evaluate({"a": {"x": 1}, "b": {"x": 1}}, {"a": ["x"], "b": ["y", "x"]}, ["P@1"])
@@ -75,6 +101,18 @@ def target_passes(result: EvaluationResult, target: Target) -> BoolArray:
     """Per query: does its value of the target's measure meet the target (on the shown
     value, as :func:`ragreport.targets.passes` decides)? All False when the result lacks
     the measure.
+
+    Parameters
+    ----------
+    result : EvaluationResult
+        The evaluated run.
+    target : Target
+        The target.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean, per query.
 
     >>> from ragreport import evaluate
     >>> from ragreport.targets import parse_targets
@@ -94,6 +132,21 @@ def run_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
     """The overall check: every target against every run's mean (or against the lower bound
     of its interval, ``lower[run][measure]``, for a target ``on = "ci_lower"``), in target
     order, then run order (:func:`ragreport.targets.check_targets`).
+
+    Parameters
+    ----------
+    results : sequence of EvaluationResult
+        The evaluated runs.
+    targets : sequence of Target
+        The targets.
+    lower : mapping or None
+        ``lower[run][measure]``: lower bound of the mean's interval, for the targets
+        ``on = "ci_lower"``.
+
+    Returns
+    -------
+    list of TargetCheck
+        Target-major, then run order.
 
     >>> from ragreport import evaluate
     >>> from ragreport.targets import parse_targets

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..present import p_text, pct, shown, signed, snippet
+from ..present import p_clause, p_text, pct, shown, signed, snippet
 from .model import (
     Comparison,
     Curve,
@@ -433,14 +433,14 @@ def _cell_view(c: SummaryCell, stats: StatsInfo | None) -> CellView:
     """Interval title and significance of one summary cell (nothing without statistics)."""
     if stats is None:
         return CellView(c, "", "", "vs baseline", "")
-    ci_title = f"{stats.level:.0%} confidence interval of the mean ({stats.interval})"
+    ci_title = f"{pct(stats.level)} confidence interval of the mean ({stats.interval})"
     if c.delta is None or c.p_value is None or c.p_value != c.p_value:
         return CellView(c, ci_title, "", "vs baseline", "")
     word = "significant" if c.significant else "not significant"
     t = "" if c.t_p_value is None or c.t_p_value != c.t_p_value else (
-        f"; {stats.also}: p = {c.t_p_value:.3g}")
+        f"; {stats.also}: {p_clause(c.t_p_value)}")
     title = (f"vs baseline: {word} at alpha {stats.alpha:g} ({stats.test}, "
-             f"{stats.correction}-corrected p = {c.p_value:.3g}{t})")
+             f"{stats.correction}-corrected {p_clause(c.p_value)}{t})")
     return CellView(c, ci_title, "sig" if c.significant else "ns", title, p_text(c.p_value))
 
 
@@ -460,7 +460,7 @@ def _query_view(q: QueryDetail, k: int) -> QueryView:
 def _curve_caption(c: Curve, stats: StatsInfo | None = None) -> str:
     band = ""
     if c.bands and stats is not None:
-        band = (f" Shaded: {stats.level:.0%} bootstrap interval of each run's mean "
+        band = (f" Shaded: {pct(stats.level)} bootstrap interval of each run's mean "
                 f"({stats.curve_resamples} resamples over queries, seed {stats.seed}).")
     if not c.targets:
         return (f"Mean {c.family}@K for K = 1 to {len(c.ks)}; no target on this measure."

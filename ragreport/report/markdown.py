@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..errors import RagReportError
-from ..present import BREAK, md_escape, md_html_escape, shown, signed
+from ..present import BREAK, md_escape, md_html_escape, p_text, pct, shown, signed
 from .model import (
     DocumentReport,
     QueryDetail,
@@ -143,7 +143,7 @@ def _drop_section(report: Report, runs: list[str], cap: int | None, esc: _Esc) -
     drops = [d for d in report.drops if d.run in runs]
     if not drops:
         return []
-    level = f"{report.stats.level:.0%} " if report.stats is not None else ""
+    level = f"{pct(report.stats.level)} " if report.stats is not None else ""
     shown_drops = drops if cap is None else drops[:cap]
     out = [f"### Drop gate (max drop {drops[0].max_drop:g})", "",
            _row(["Run", "Measure", "Δ vs baseline", f"{level}CI of Δ", "p (Holm)", "Result"]),
@@ -152,7 +152,7 @@ def _drop_section(report: Report, runs: list[str], cap: int | None, esc: _Esc) -
         result = "❌ fail" if d.failed else "✅ pass"
         out.append(_row([esc.md(d.run), esc.md(d.measure),
                          signed(d.delta), f"[{shown(d.delta_lower)}, {shown(d.delta_upper)}]",
-                         f"{d.p_value:.4g}", result]))
+                         p_text(d.p_value), result]))
     out.append("")
     if len(shown_drops) < len(drops):
         n = len(drops) - len(shown_drops)
@@ -185,7 +185,7 @@ def _stats_line(report: Report, intervals: bool) -> str:
         return ""
     parts = []
     if intervals and any(c.ci_text for s in report.summary for c in s.cells):
-        parts.append(f"in brackets: {report.stats.level:.0%} confidence interval of the mean")
+        parts.append(f"in brackets: {pct(report.stats.level)} confidence interval of the mean")
     if len(report.runs) > 1:
         parts.append(f"**bold** delta: significant ({report.stats.correction}-corrected "
                      f"p &lt; {report.stats.alpha:g})")

@@ -26,7 +26,16 @@ from ..analysis.targets import run_checks
 from ..errors import RagReportError
 from ..io.common import Source
 from ..measures import Measure, parse_measure
-from ..present import DISPLAY_DIGITS, measure_label, measure_title, shown, signed, snippet
+from ..present import (
+    DISPLAY_DIGITS,
+    measure_label,
+    measure_title,
+    p_clause,
+    pct,
+    shown,
+    signed,
+    snippet,
+)
 from ..result import EvaluationResult
 from ..targets import Target
 from ..ties import TieCheck, tie_checks
@@ -301,7 +310,7 @@ class StatsInfo:
     interval: str = "percentile bootstrap over queries"
 
     def describe(self) -> str:
-        return (f"{self.level:.0%} {self.interval} ({self.resamples} resamples, "
+        return (f"{pct(self.level)} {self.interval} ({self.resamples} resamples, "
                 f"{self.curve_resamples} for curves, seed {self.seed}); significance: "
                 f"{self.test}, {self.correction}-corrected over all runs and measures, "
                 f"alpha {self.alpha:g}")
@@ -804,8 +813,8 @@ def _drop_checks(results: Sequence[EvaluationResult], base: EvaluationResult,
         failed = too_big and significant and d < 0
         where = f"{shown(-d)} below" if d < 0 else f"{shown(d)} above"
         msg = (f"{m}: run {run!r} is {where} baseline {base.run_name!r} "
-               f"({info.level:.0%} CI of the delta [{shown(lo)}, {shown(hi)}], "
-               f"p = {p:.4g} {info.test}, Holm-corrected, {n} queries); allowed drop "
+               f"({pct(info.level)} CI of the delta [{shown(lo)}, {shown(hi)}], "
+               f"{p_clause(p)} {info.test}, Holm-corrected, {n} queries); allowed drop "
                f"{max_drop:g}")
         out.append(DropCheck(run, base.run_name, str(m), d, lo, hi, float(p), max_drop,
                              significant, failed, msg))

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import RagReportError
 from ..palette import DARK_RUNS, LIGHT_RUNS
+from ..present import shown
 
 if TYPE_CHECKING:
     from .model import Curve, Distribution, PRCurve
@@ -266,7 +267,7 @@ def pr_curve_svg(pr: PRCurve, runs: Sequence[str], *, prefix: str) -> str:
                        ncols=ncols, frameon=False, labelcolor=_TEXT, handlelength=2.6,
                        borderaxespad=0.2)
         desc = "; ".join(
-            f"{run}: " + ", ".join(f"{lv:.1f} {v:.4f}" for lv, v in zip(
+            f"{run}: " + ", ".join(f"{lv:.1f} {shown(v)}" for lv, v in zip(
                 pr.levels, pr.series[run], strict=False))
             for run in runs if run in pr.series)
         return _to_svg(fig, prefix, "11-point interpolated precision-recall curve",

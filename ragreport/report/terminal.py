@@ -7,6 +7,7 @@ can be read by a CI runner as a workflow command.
 
 from __future__ import annotations
 
+from ..present import p_clause
 from ..textout import terminal_safe
 from .model import DocumentReport, Report
 
@@ -50,7 +51,7 @@ def render_terminal(report: Report) -> str:
             cells = []
             for c in s.cells:
                 mark = " *" if c.significant else ""
-                p = f" p={c.p_value:.3g}{mark}" if c.p_value is not None else ""
+                p = f" {p_clause(c.p_value)}{mark}" if c.p_value is not None else ""
                 cells.append(f"{c.ci_text}{p}")
             rows.append([s.measure, *cells])
         lines += _table(rows)
