@@ -682,6 +682,22 @@ def test_background_stats_match_inline(results: list[ragreport.EvaluationResult]
     assert big.summary["pending"] is False and big.compare["p_rand"] is not None
 
 
+def test_swap_from_the_view_applied_once(ex: Explorer, monkeypatch: pytest.MonkeyPatch
+                                        ) -> None:
+    calls: list[str] = []
+    real = ex._apply
+
+    def counting(action: Any, **how: Any) -> Any:
+        calls.append("apply")
+        return real(action, **how)
+
+    monkeypatch.setattr(ex, "_apply", counting)
+    with ex.hold_trait_notifications():  # as a comm message setting both traits does
+        ex.run_a, ex.run_b = 1, 0
+    assert calls == ["apply"] and (ex.state.a, ex.state.b) == (1, 0) and ex.error == ""
+    assert ex.ranking["run"] == "tfidf"
+
+
 def test_background_stats_one_worker_superseded_and_closed(
         results: list[ragreport.EvaluationResult], monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
@@ -929,3 +945,23 @@ def test_kinds_at_is_failure_kinds(results: list[ragreport.EvaluationResult]) ->
     assert ExplorerState([r], targets=[]).summary_text().endswith(
         f"mean {ragreport.targets.shown(float(r.values(parse_measure('nDCG@10')).mean()))} "
         f"(run {r.run_name})")
+
+
+def test_background_stats_failure_is_shown(results: list[ragreport.EvaluationResult],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure in the statistics thread does not vanish: ``error`` says it on one line and
+    nothing stays pending."""
+    monkeypatch.setattr(state_mod, "INLINE_STATS_QUERIES", 0)
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("no memory for the resamples\nsecond line")
+
+    monkeypatch.setattr(state_mod, "run_intervals", broken)
+    big = Explorer(results, targets=[], measure="P", k=5)
+    big.set_runs(0, 1)
+    big.wait_stats(60)
+    assert big.error == ("could not compute the intervals and tests: RuntimeError: "
+                         "no memory for the resamples")
+    assert big.summary["pending"] is False and big.compare.get("pending") is False
+    assert big.summary["runs"][0]["lo"] is None  # no interval made up
+    big.close()

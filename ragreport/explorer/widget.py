@@ -423,12 +423,25 @@ class Explorer(anywidget.AnyWidget):
                         self.summary = s.summary()
                         self.compare = s.compare()
                         self.panel = s.panel()
-            except Exception:  # the view just stays without its intervals
-                pass
+            except Exception as exc:  # said in the view, never lost: no interval stays pending
+                if not self._stats_superseded(gen):
+                    self._stats_failed(exc)
             finally:
                 with self._stats_cond:
                     self._stats_done = max(self._stats_done, gen)
                     self._stats_cond.notify_all()
+
+    def _stats_failed(self, exc: BaseException) -> None:
+        """A failure of the background statistics: the ``error`` trait says it on one line,
+        and the summary and the comparison stop saying "pending"."""
+        first = (str(exc).strip().splitlines() or [""])[0]
+        message = f"could not compute the intervals and tests: {type(exc).__name__}"
+        message += f": {first[:200]}" if first else ""
+        with self.hold_sync():
+            self.summary = {**self.summary, "pending": False}
+            if self.compare:
+                self.compare = {**self.compare, "pending": False}
+            self.error = message
 
     def wait_stats(self, timeout: float | None = None) -> None:
         """Wait for the background intervals and tests of the current view (large
