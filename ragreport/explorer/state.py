@@ -195,7 +195,8 @@ class ExplorerState:
     measure : str, optional
         Initial measure family (default: the first target's, else nDCG); ``"nDCG@10"`` sets K.
     k : int, optional
-        Initial K (default: the first target's cutoff, else 10; at most :attr:`k_max`).
+        Initial K (default: the first target's cutoff, else 10; 1 to :attr:`k_max`, the
+        deepest ranking).
     """
 
     def __init__(self, results: EvaluationResult | Sequence[EvaluationResult],

@@ -52,18 +52,8 @@ def _css() -> str:
 class Explorer(anywidget.AnyWidget):
     """Interactive per-query explorer of one or several runs (an anywidget).
 
-    Parameters
-    ----------
-    results : EvaluationResult or list of EvaluationResult
-        One run, or several (distinct run names) to compare as run A and run B.
-    targets : list of Target, mapping, path or None
-        Targets checked per query (default: the seed tutorial's typical targets).
-    queries, docs : dict or path, optional
-        Query and document texts (see :func:`ragreport.load_texts`).
-    measure : str, optional
-        Initial measure family (default: the first target's measure, with its K).
-    k : int, optional
-        Initial K (1 to the deepest ranking).
+    The parameters (``results``, ``targets``, ``queries``, ``docs``, ``measure``, ``k``) are
+    those of :class:`~ragreport.explorer.state.ExplorerState`, which holds the state.
 
     Display the object in a notebook. The plain methods (``set_k(5)``, ``select_query(q)``,
     ``swap_runs()``...) update the traits, and so the view; the view sets the same traits.
