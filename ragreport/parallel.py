@@ -133,7 +133,7 @@ def _watch(owner: int, parent: int) -> None:
         time.sleep(WATCHDOG_PERIOD)
 
 
-def _init_worker(owner: int, warm_up: Callable[[], object] | None) -> None:
+def _init_worker(owner: int, warm_up: Callable[[], object] | None, nice: int = 0) -> None:
     """Run first in each worker process.
 
     - Ctrl-C reaches the whole process group: the workers ignore it and leave the main
@@ -143,6 +143,8 @@ def _init_worker(owner: int, warm_up: Callable[[], object] | None) -> None:
       exiting as soon as either has gone; on Linux the worker also dies with its parent (the
       forkserver). The forkserver and the resource tracker exit by themselves once the main
       process and every worker have gone (they then read the end of their pipes).
+    - ``nice`` is added to the worker's niceness (where the system has one), so that its
+      work yields the cores to the process that started it.
     - ``warm_up`` errors are dropped (the real work reports any problem).
     """
     import signal
@@ -155,6 +157,9 @@ def _init_worker(owner: int, warm_up: Callable[[], object] | None) -> None:
         os._exit(0)
     threading.Thread(target=_watch, args=(owner, parent), name="ragreport-watchdog",
                      daemon=True).start()
+    if nice > 0 and hasattr(os, "nice"):
+        with contextlib.suppress(OSError):
+            os.nice(nice)
     if warm_up is not None:
         with contextlib.suppress(Exception):
             warm_up()
@@ -220,6 +225,13 @@ class Workers:
     warm_up : callable, optional
         Run once by each worker when it starts (a picklable function; its result is
         dropped), to pay first-use costs such as loading fonts before any real task.
+    offload : bool
+        Run the work in worker processes even with one job (one process beside the calling
+        one): for a caller that must stay responsive, such as a notebook kernel, whose work
+        in a thread would compete for the GIL.
+    nice : int
+        Added to the workers' niceness (Linux, macOS), so that they yield the cores to the
+        calling process and the programs around it.
 
     Notes
     -----
@@ -239,12 +251,15 @@ class Workers:
     """
 
     def __init__(self, jobs: int, preload: Sequence[str] = (),
-                 warm_up: Callable[[], object] | None = None) -> None:
+                 warm_up: Callable[[], object] | None = None, *, offload: bool = False,
+                 nice: int = 0) -> None:
         if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= max_jobs():
             raise RagReportError(f"jobs must be an integer from 1 to {max_jobs()}, got {jobs!r}")
         self._jobs = jobs
         self._preload = list(preload)
         self._warm_up = warm_up
+        self._processes = jobs > 1 or offload
+        self._nice = max(0, int(nice))
         self._executor: Any = None
         self._broken = False
         self._starter: threading.Thread | None = None
@@ -254,13 +269,14 @@ class Workers:
 
     @property
     def jobs(self) -> int:
-        """How many processes share the work (1: the calling process alone)."""
+        """How many processes share the work (1: one process, the calling one unless
+        ``offload``)."""
         return self._jobs if not self._broken else 1
 
     def start(self) -> Workers:
         """Start the processes in a background thread (returns at once); idempotent."""
         with self._lock:
-            if self._jobs > 1 and self._starter is None and not (self._broken or self._closed):
+            if self._processes and self._starter is None and not (self._broken or self._closed):
                 # not a daemon: an interpreter that exits meanwhile waits for the start to end
                 # instead of finalizing under it (then close() or atexit stops the workers)
                 self._starter = threading.Thread(target=self._start, name="ragreport-workers")
@@ -284,7 +300,7 @@ class Workers:
                     return
                 executor = ProcessPoolExecutor(max_workers=self._jobs, mp_context=ctx,
                                                initializer=_init_worker,
-                                               initargs=(os.getpid(), self._warm_up))
+                                               initargs=(os.getpid(), self._warm_up, self._nice))
                 self._starting = executor
             with _one_blas_thread():  # the environment the new processes start with
                 if forkserver:
@@ -315,7 +331,7 @@ class Workers:
 
     def _ready(self) -> Any:
         """The executor once started, or None (one job, or it could not start)."""
-        if self._jobs <= 1 or self._broken or self._closed:
+        if not self._processes or self._broken or self._closed:
             return None
         self.start()
         starter = self._starter
@@ -330,7 +346,7 @@ class Workers:
         remaining work is done here, and later calls no longer use processes.
         """
         work = list(items)
-        executor = self._ready() if len(work) > 1 else None
+        executor = self._ready() if len(work) > 1 or (work and self._jobs == 1) else None
         if executor is None:
             return serial_map(fn, work)
         from concurrent.futures.process import BrokenProcessPool
@@ -338,6 +354,8 @@ class Workers:
         try:
             return list(executor.map(fn, work))
         except BrokenProcessPool:
+            if self._closed:  # stopped on purpose (close(terminate=True)): nothing is wanted
+                raise RagReportError("the worker processes were stopped") from None
             self._broken = True
             with self._lock:
                 self._executor = None

@@ -40,7 +40,8 @@ __all__ = ["CONTRAST_JS", "SYNC_TRAITS", "THEMES", "Bridge", "ExplorerPage"]
 
 #: The traits of the explorer protocol (brief-issue14b section B).
 SYNC_TRAITS = ("meta", "measure", "k", "run_a", "run_b", "sort", "filter_text", "category",
-               "fails_only", "selected", "order_version", "n_visible", "selected_pos", "head",
+               "fails_only", "selected", "view_top", "order_version", "n_visible",
+               "selected_pos", "head",
                "summary", "ranking", "panel", "compare", "report", "error")
 
 #: JupyterLab 4's own theme variables (light and dark), as its theme extensions set them.

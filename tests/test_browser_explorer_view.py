@@ -1029,3 +1029,84 @@ def test_selected_and_active_rows_keep_contrast(browser: Any, example: Any, them
     low = [i for i in items if i["ratio"] < i["need"]]
     assert low == [], low[:5]
     clean(ep)
+
+
+def _rows_requests(page: Any) -> int:
+    return int(page.evaluate("() => window.__rr.sends.filter(m => m.type === 'rows').length"))
+
+
+def _shown_match_order(ep: ExplorerPage, ex: Any) -> list[tuple[int, str]]:
+    shown = ep.page.locator(OPTION + "[data-query-id]").evaluate_all(
+        "os => os.map(o => [Number(o.getAttribute('aria-posinset')) - 1, o.dataset.queryId])")
+    order = ex.query_order()
+    assert shown and all(order[pos] == qid for pos, qid in shown)
+    return [(int(p), str(q)) for p, q in shown]
+
+
+def test_an_order_change_needs_no_second_round_trip(browser: Any) -> None:
+    """After a K change, a swap or a filter, the one update holds every row the view draws:
+    the rows around the scroll position (sent as ``view_top``) and around the selected
+    query's new position come in ``head["near"]``; no ``rows`` request follows."""
+    ex = many_explorer(3_000)
+    ex.set_runs(0, 1)
+    ep = ExplorerPage.open(browser, ex)
+    page = ep.page
+    listbox = ".rr-explorer [role=listbox]"
+    # no selection, the list scrolled far: K changes the worst-first order under it
+    ex.select_query("")
+    ep.settle()
+    page.evaluate("(y) => { document.querySelector('.rr-explorer [role=listbox]')"
+                  ".scrollTop = y; }", 1_500 * 42)
+    ep.settle()
+    page.wait_for_timeout(200)
+    ep.settle()
+    assert ex.view_top == 0  # noted in the page, not sent alone
+    before, version = _rows_requests(page), ex.order_version
+    ep.role("k-input").fill("3")
+    ep.role("k-input").press("Enter")
+    ep.settle()
+    assert ex.k == 3 and ex.order_version != version
+    assert 1_450 <= ex.view_top <= 1_510  # sent with the change
+    assert any(b["start"] <= 1_500 < b["start"] + len(b["qid"]) for b in ex.head["near"])
+    page.wait_for_timeout(200)
+    ep.settle()
+    assert _rows_requests(page) == before
+    assert min(p for p, _ in _shown_match_order(ep, ex)) >= 1_400
+    # a selected query far down: after a swap the list scrolls to its new position, drawn
+    # from the same update
+    far = ex.query_order()[2_200]
+    ex.select_query(far)
+    ep.settle()
+    page.wait_for_timeout(200)
+    ep.settle()
+    before = _rows_requests(page)
+    page.get_by_role("button", name="swap runs A and B").click()
+    ep.settle()
+    page.wait_for_timeout(200)
+    ep.settle()
+    assert (ex.run_a, ex.run_b) == (1, 0)
+    new_pos = ex.query_order().index(far)
+    assert new_pos != 2_200
+    assert _rows_requests(page) == before
+    sel = page.locator(OPTION + '[aria-selected="true"]')
+    assert sel.get_attribute("data-query-id") == far
+    assert sel.get_attribute("aria-posinset") == str(new_pos + 1)
+    _shown_match_order(ep, ex)
+    # a new filter shows its list from the top: rows 0-199 are in the head
+    ex.select_query("")
+    ep.settle()
+    page.evaluate("(y) => { document.querySelector('.rr-explorer [role=listbox]')"
+                  ".scrollTop = y; }", 2_500 * 42)
+    ep.settle()
+    page.wait_for_timeout(200)
+    ep.settle()
+    before = _rows_requests(page)
+    ep.role("filter").fill("topic 5")
+    ep.settle()
+    page.wait_for_timeout(300)
+    ep.settle()
+    assert 0 < ex.n_visible <= 40 * 11 + 40 and ex.filter_text == "topic 5"
+    assert page.evaluate(f"() => document.querySelector('{listbox}').scrollTop") == 0
+    assert _rows_requests(page) == before
+    assert min(p for p, _ in _shown_match_order(ep, ex)) == 0
+    clean(ep)

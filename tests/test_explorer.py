@@ -24,7 +24,7 @@ from ragreport.analysis.targets import passes_array, target_values
 from ragreport.engine import cutoff_values
 from ragreport.examples import example_files
 from ragreport.explorer import state as state_mod
-from ragreport.explorer.state import HEAD_ROWS, ROWS_MAX, ExplorerState
+from ragreport.explorer.state import HEAD_ROWS, ROWS_MAX, ROWS_WINDOW, ExplorerState
 from ragreport.explorer.widget import Explorer
 from ragreport.measures import Measure, parse_measure
 from ragreport.targets import default_targets, parse_targets
@@ -965,3 +965,89 @@ def test_background_stats_failure_is_shown(results: list[ragreport.EvaluationRes
     assert big.summary["pending"] is False and big.compare.get("pending") is False
     assert big.summary["runs"][0]["lo"] is None  # no interval made up
     big.close()
+
+
+def _many(n: int) -> list[ragreport.EvaluationResult]:
+    rng = np.random.default_rng(3)
+    qrels = {f"q{i:05d}": {f"d{j}": 1 for j in rng.choice(20, 2, replace=False)}
+             for i in range(n)}
+    return [ragreport.evaluate(qrels, {q: {f"d{j}": float(-r) for r, j in
+                                           enumerate(rng.permutation(20)[:10])} for q in qrels},
+                               name=name) for name in ("x", "y")]
+
+
+def test_head_near_holds_the_windows_the_view_draws_next() -> None:
+    """``head["near"]``: the aligned windows around the selected query and around the view's
+    first row, beyond the head; each block the rows reply would give, at most ROWS_MAX."""
+    s = ExplorerState(_many(3_000), targets=[], measure="RR", k=5)
+    n = s.n_visible
+    order = s.query_order()
+    s.select_query(order[1_600])
+    h = s.head(view_top=2_990)
+    assert h["qid"] == order[:HEAD_ROWS]
+    covered: set[int] = set()
+    for block in h["near"]:
+        start, m = block["start"], len(block["qid"])
+        assert start % ROWS_WINDOW == 0 and 0 < m <= ROWS_MAX
+        assert block == s.rows(start, start + m)
+        covered.update(range(start, start + m))
+    assert set(range(1_600 - 60, 1_600 + 61)) <= covered  # the selection's new place
+    assert set(range(2_970, n)) <= covered  # the scroll position, clamped to the list
+    assert len(covered) <= 4 * ROWS_WINDOW
+    # near the top: nothing beyond the head is needed
+    s.select_query(order[3])
+    assert s.head()["near"] == [] and s.head(view_top=10)["near"] == []
+    # no selection, a list shorter than the scroll position: the end of the list
+    s.select_query("")
+    s.set_filter("q0000")  # ten queries
+    assert s.n_visible == 10 and s.head(view_top=2_000)["near"] == []
+
+
+def test_view_top_from_the_view_sends_the_rows_there_with_the_change() -> None:
+    ex = Explorer(_many(3_000), targets=[], measure="RR", k=5)
+    try:
+        ex.select_query("")
+        version = ex.order_version
+        ex.set_state({"view_top": 1_700, "k": 2})  # one comm message, as the view sends
+        assert ex.order_version != version
+        blocks = ex.head["near"]
+        assert any(b["start"] <= 1_700 and b["start"] + len(b["qid"]) > 1_760 for b in blocks)
+        assert ex.set_state({"view_top": -5}) is None and ex.head["qid"]  # clamped, harmless
+    finally:
+        ex.close()
+
+
+def test_the_view_and_the_state_agree_on_the_window() -> None:
+    js = (Path(state_mod.__file__).parent / "static" / "explorer.js").read_text("utf-8")
+    got = re.search(r"^const WINDOW = (\d+);", js, re.M)
+    assert got and int(got.group(1)) == ROWS_WINDOW and 2 * ROWS_WINDOW == ROWS_MAX
+
+
+def test_background_stats_run_in_a_worker_process(results: list[ragreport.EvaluationResult],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above the inline limit the resamples and tests run in a worker process (the kernel's
+    GIL stays free); the numbers are those computed here."""
+    import os
+
+    from ragreport.parallel import Workers
+
+    inline = ExplorerState(results, targets=[], measure="P", k=25)
+    monkeypatch.setattr(state_mod, "INLINE_STATS_QUERIES", 0)
+    big = Explorer(results, targets=[], measure="P", k=25)
+    try:
+        big.set_runs(0, 1)
+        assert isinstance(big.state.workers, Workers)
+        big.wait_stats(60)
+        assert big.summary["pending"] is False
+        inline.set_runs(0, 1)
+        want = inline.summary(force=True)
+        assert [(r["lo"], r["hi"]) for r in big.summary["runs"]] == \
+            [(r["lo"], r["hi"]) for r in want["runs"]]
+        assert big.compare["p_rand"] == inline.compare(force=True)["p_rand"]
+        # the work really leaves the process
+        from test_parallel import square_and_pid
+
+        assert big.state.workers.map(square_and_pid, [3])[0] != (9, os.getpid())
+    finally:
+        big.close()
+    assert big.state.workers is None

@@ -71,6 +71,43 @@ def test_one_job_starts_no_process() -> None:
         assert w._starter is None
 
 
+def niceness_and_pid(_: int) -> tuple[int, int]:
+    return os.nice(0), os.getpid()
+
+
+def test_offload_runs_one_job_in_another_process_at_lower_priority() -> None:
+    """``offload``: one job, yet in a worker process (a notebook kernel keeps its GIL), with
+    ``nice`` added to the worker's niceness."""
+    with Workers(1, offload=True, nice=7) as w:
+        assert w.jobs == 1
+        (got, pid), = w.map(niceness_and_pid, [0])
+        assert pid != PARENT and got >= os.nice(0) + 7
+        assert w.map(square_and_pid, [5])[0][0] == 25
+
+
+def test_offloaded_work_stopped_by_close_is_not_redone_here() -> None:
+    import threading
+    import time
+
+    w = Workers(1, offload=True).start()
+    got: list[object] = []
+
+    def run() -> None:
+        try:
+            got.append(w.map(time.sleep, [5]))
+        except RagReportError as exc:
+            got.append(exc)
+
+    th = threading.Thread(target=run)
+    th.start()
+    time.sleep(1.0)  # the task is running in the worker
+    t0 = time.perf_counter()
+    w.close(terminate=True)
+    th.join(10)
+    assert time.perf_counter() - t0 < 3  # not slept again in this process
+    assert len(got) == 1 and isinstance(got[0], RagReportError)
+
+
 def test_closed_workers_compute_here() -> None:
     w = Workers(2).start()
     w.close()

@@ -42,6 +42,7 @@ from ..analysis.targets import passes_array, run_checks, target_values
 from ..engine import cutoff_values
 from ..errors import RagReportError
 from ..measures import Measure, parse_measure
+from ..parallel import Mapper, map_with
 from ..present import measure_label, measure_title, shown, snippet
 from ..result import EvaluationResult
 from ..stats import bootstrap_ci
@@ -81,6 +82,12 @@ FILTER_MAX = 1000
 #: Rows of the visible order sent in the ``head`` trait, and at most per ``rows`` reply.
 HEAD_ROWS = 200
 ROWS_MAX = 500
+#: The view caches the list in aligned windows of this many rows (``WINDOW`` in
+#: ``static/explorer.js``; two windows fit in a ``rows`` reply).
+ROWS_WINDOW = 250
+#: Rows around a position that the view may draw there: the rows on screen and the view's
+#: overscan (``head`` sends the windows holding them, see :meth:`ExplorerState.head`).
+NEAR_ROWS = 60
 #: Characters of a query text in the list, and of a passage in the ranking.
 LIST_TEXT_CHARS = 120
 PASSAGE_CHARS = 300
@@ -146,6 +153,16 @@ def ci_resamples(n: int) -> int:
     (10000, 10000)
     """
     return CI_RESAMPLES
+
+
+def _paired_view(task: tuple[FloatArray, FloatArray, int]) -> dict[str, Any]:
+    """The paired comparison of B against A as the view shows it, with ``resamples``
+    randomizations (a picklable task: it runs in the widget's worker process)."""
+    va, vb, resamples = task
+    c = paired(va, vb, resamples=resamples, seed=SEED, level=CI_LEVEL)
+    lo, hi, p_t, p_rand = floats([c.lo, c.hi, c.p_t, c.p_rand])
+    return {"lo": lo, "hi": hi, "p_t": p_t, "p_rand": p_rand, "wins": c.wins,
+            "losses": c.losses, "ties": c.ties, "significant": c.significant(ALPHA)}
 
 
 def _coerce_targets(targets: Any) -> list[Target]:
@@ -236,6 +253,9 @@ class ExplorerState:
             raise RagReportError("the results hold no metric-vs-K curve")
         self.families: list[Measure] = fams
 
+        #: Where the bootstrap resamples and the paired tests run (None: here). The widget
+        #: gives a worker process, so that the kernel stays free for the interactions.
+        self.workers: Mapper | None = None
         self._cache: dict[tuple[Any, ...], Any] = {}
         self._fixed: dict[tuple[Any, ...], Any] = {}
         self._values: dict[tuple[int, Measure, int], FloatArray] = {}
@@ -761,9 +781,48 @@ class ExplorerState:
         out["fails"] = self.fails()[idx].tolist()
         return out
 
-    def head(self) -> dict[str, Any]:
-        """The first :data:`HEAD_ROWS` rows of the visible list."""
-        return self.rows(0, HEAD_ROWS)
+    def head(self, view_top: int = 0) -> dict[str, Any]:
+        """The first :data:`HEAD_ROWS` rows of the visible list, and in ``near`` the windows
+        (aligned on :data:`ROWS_WINDOW`, at most :data:`ROWS_MAX` rows each) that the view
+        will draw next beyond them: around the selected query's position (the view scrolls
+        to it after an order change) and around ``view_top``, the first row the view shows
+        (where the list stays when the order changes under it).
+
+        So an order change never needs a second round trip for rows: its one update holds
+        everything the view draws.
+
+        >>> from ragreport import evaluate
+        >>> r = evaluate({f"q{i}": {"d": 1} for i in range(700)},
+        ...              {f"q{i}": ["d"] for i in range(700)}, ["RR"])
+        >>> s = ExplorerState(r, measure="RR", k=1)
+        >>> h = s.head(view_top=600)
+        >>> len(h["qid"]), [(b["start"], len(b["qid"])) for b in h["near"]]
+        (200, [(500, 200)])
+        >>> s.head()["near"]  # the selected query (the first) and the view are in the head
+        []
+        """
+        out = self.rows(0, HEAD_ROWS)
+        n = self.n_visible
+        wins: set[int] = set()
+        pos = self.selected_pos
+        top = max(0, min(int(view_top), n - 1))
+        spans = [(top - NEAR_ROWS // 3, top + NEAR_ROWS)]
+        if pos >= 0:
+            spans.append((pos - NEAR_ROWS, pos + NEAR_ROWS))
+        for lo, hi in spans:
+            lo, hi = max(lo, HEAD_ROWS), min(hi, n - 1)
+            if lo <= hi:
+                wins.update(range(lo // ROWS_WINDOW, hi // ROWS_WINDOW + 1))
+        blocks: list[dict[str, Any]] = []
+        for w in sorted(wins):  # contiguous windows share a block of at most ROWS_MAX rows
+            start = w * ROWS_WINDOW
+            if blocks and blocks[-1]["start"] + len(blocks[-1]["qid"]) == start \
+                    and len(blocks[-1]["qid"]) + ROWS_WINDOW <= ROWS_MAX:
+                blocks[-1] = self.rows(blocks[-1]["start"], start + ROWS_WINDOW)
+            else:
+                blocks.append(self.rows(start, start + ROWS_WINDOW))
+        out["near"] = blocks
+        return out
 
     def _mean(self, run: int) -> float | None:
         v = self.values(run)
@@ -849,9 +908,10 @@ class ExplorerState:
         r = self.results[run]
         try:
             return run_intervals(r, [m], level=CI_LEVEL, resamples=CI_RESAMPLES,
-                                 seed=SEED).measures[m]
+                                 seed=SEED, workers=self.workers).measures[m]
         except RagReportError:
-            ci = bootstrap_ci(values(), level=CI_LEVEL, resamples=CI_RESAMPLES, seed=SEED)
+            ci = bootstrap_ci(values(), level=CI_LEVEL, resamples=CI_RESAMPLES, seed=SEED,
+                              workers=self.workers)
             return float(ci.lower), float(ci.upper)
 
     def _ranked(self, run: int, qid: str) -> dict[str, Any]:
@@ -1132,12 +1192,11 @@ class ExplorerState:
         if len(va):
             self._memo(key, lambda: self._paired(va, vb))
 
-    @staticmethod
-    def _paired(va: FloatArray, vb: FloatArray) -> dict[str, Any]:
-        c = paired(va, vb, resamples=paired_resamples(len(va)), seed=SEED, level=CI_LEVEL)
-        lo, hi, p_t, p_rand = floats([c.lo, c.hi, c.p_t, c.p_rand])
-        return {"lo": lo, "hi": hi, "p_t": p_t, "p_rand": p_rand, "wins": c.wins,
-                "losses": c.losses, "ties": c.ties, "significant": c.significant(ALPHA)}
+    def _paired(self, va: FloatArray, vb: FloatArray) -> dict[str, Any]:
+        """The paired test of the view, computed by :attr:`workers` (or here)."""
+        task = (va, vb, paired_resamples(len(va)))
+        got: dict[str, Any] = map_with(self.workers, _paired_view, [task])[0]
+        return got
 
     def compute_stats(self) -> None:
         """Compute the intervals and the paired test of the current view (the slow part for

@@ -23,6 +23,7 @@ import anywidget
 import traitlets as t
 
 from ..errors import RagReportError
+from ..parallel import Workers
 from ..result import EvaluationResult
 from .state import ROWS_MAX, ExplorerState
 
@@ -39,8 +40,10 @@ STATS_DELAY = 0.25
 #: Seconds :meth:`Explorer.close` waits for the background worker to stop (it stops at the
 #: next step of its computation; it is a daemon thread in any case).
 STATS_JOIN = 5.0
-#: Niceness of the background worker thread (Linux).
+#: Niceness of the background worker thread (Linux) and of the worker process.
 BACKGROUND_NICE = 10
+#: Modules the statistics worker process imports before its first task.
+WORKER_PRELOAD = ("ragreport.stats", "ragreport.analysis.compare", "ragreport.explorer.state")
 
 
 def _css() -> str:
@@ -72,6 +75,9 @@ class Explorer(anywidget.AnyWidget):
     category = t.Unicode("").tag(sync=True)
     fails_only = t.Bool(False).tag(sync=True)
     selected = t.Unicode("").tag(sync=True)
+    #: The first row of the list on screen, set by the view (sent with its next change), so
+    #: that ``head`` after an order change holds the rows the view will draw there.
+    view_top = t.Int(0).tag(sync=True)
     order_version = t.Int(0).tag(sync=True)
     n_visible = t.Int(0).tag(sync=True)
     selected_pos = t.Int(-1).tag(sync=True)
@@ -101,6 +107,7 @@ class Explorer(anywidget.AnyWidget):
         self._stats_done = 0
         self._stats_touched = 0.0
         self._stats_closed = False
+        self._workers: Workers | None = None
         with self.hold_sync():
             self._syncing = True
             try:
@@ -139,7 +146,7 @@ class Explorer(anywidget.AnyWidget):
             s.order()
             self.order_version = s.order_version
             self.n_visible = s.n_visible
-            self.head = s.head()
+            self.head = s.head(max(0, int(self.view_top)))
         self.selected_pos = s.selected_pos
         if selection or everything:
             self.ranking = s.ranking()
@@ -367,6 +374,11 @@ class Explorer(anywidget.AnyWidget):
             self._stats_job = (gen, s.stats_job(lambda: self._stats_superseded(gen)))
             self._stats_cond.notify_all()
             if self._stats_thread is None:
+                # the resamples and tests run in a worker process: in this thread they would
+                # hold the GIL for seconds, and every interaction would wait for it
+                self._workers = Workers(1, WORKER_PRELOAD, offload=True,
+                                        nice=BACKGROUND_NICE).start()
+                s.workers = self._workers
                 th = threading.Thread(target=self._stats_loop, name="ragreport-explorer-stats",
                                       daemon=True)
                 self._stats_thread = th
@@ -458,6 +470,9 @@ class Explorer(anywidget.AnyWidget):
         th = self._stats_thread
         if th is not None and th is not threading.current_thread():
             th.join(STATS_JOIN)
+        if self._workers is not None:
+            self._state.workers = None
+            self._workers.close(terminate=True)
         super().close()
 
     # ---- display -------------------------------------------------------------------------

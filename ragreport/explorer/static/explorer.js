@@ -810,7 +810,25 @@ function render({ model, el }) {
       st.versionChanged = true;
     }
     const head = get("head");
-    if (head && Array.isArray(head.qid) && (head.start | 0) === 0) storeRows(head);
+    if (head && Array.isArray(head.qid) && (head.start | 0) === 0) {
+      storeRows(head);
+      // the windows the view draws next (around the selection and the scroll position),
+      // sent with the order so that an order change takes one round trip
+      if (Array.isArray(head.near)) for (const block of head.near) storeRows(block);
+    }
+  }
+
+  /** Note the first row on screen in ``view_top`` (sent with the next change, not alone). */
+  function noteViewTop() {
+    const row = Math.max(0, Math.floor(listVp.top / rowHeight()));
+    if (get("view_top") !== row) setLocal("view_top", row);
+  }
+
+  /** A new filter, category or sort shows its list from the top. */
+  function listToTop() {
+    listbox.scrollTop = 0;
+    listVp.top = 0;
+    noteViewTop();
   }
 
   function renderList() {
@@ -818,6 +836,9 @@ function render({ model, el }) {
     const rh = rowHeight();
     listbox.classList.toggle("rr-short", rh === LIST_ROW_SHORT);
     listSpacer.style.height = `${n * rh}px`;
+    // a shorter list clamps the scroll position now (the browser's scroll event comes later)
+    const maxTop = Math.max(0, n * rh - (listVp.h || 480));
+    if (listVp.top > maxTop) { listVp.top = maxTop; noteViewTop(); }
     const viewTop = listVp.top;
     const viewH = listVp.h || 480;
     const first = Math.max(0, Math.floor(viewTop / rh) - OVERSCAN);
@@ -903,6 +924,7 @@ function render({ model, el }) {
       listSpacer.style.height = `${(get("n_visible") | 0) * rh}px`;
       listbox.scrollTop = to;
       listVp.top = listbox.scrollTop;
+      noteViewTop();
     };
     if (y < listVp.top) go(y);
     else if (y + rh > listVp.top + viewH) go(y + rh - viewH);
@@ -971,10 +993,12 @@ function render({ model, el }) {
     e.preventDefault();
     selectPos(to, false);
   });
-  listen(listbox, "scroll", () => { listVp.top = listbox.scrollTop; renderList(); }, { passive: true });
+  listen(listbox, "scroll", () => { listVp.top = listbox.scrollTop; noteViewTop(); renderList(); },
+    { passive: true });
 
   // ---- filter, category, sort, fails-only ------------------------------------------------
   const sendFilter = () => {
+    if (filterInput.value !== (get("filter_text") || "")) listToTop();
     setLocal("filter_text", filterInput.value);
     save();
   };
@@ -986,13 +1010,14 @@ function render({ model, el }) {
     if (e.key === "Enter") { filterLater.cancel(); sendFilter(); }
     else if (e.key === "ArrowDown") { e.preventDefault(); listbox.focus(); selectPos(Math.max(0, st.selPos), true); }
   });
-  listen(categorySel, "change", () => { setLocal("category", categorySel.value); save(); });
-  listen(sortSel, "change", () => { setLocal("sort", sortSel.value); save(); });
-  listen(failsBox, "change", () => { setLocal("fails_only", failsBox.checked); save(); });
+  listen(categorySel, "change", () => { listToTop(); setLocal("category", categorySel.value); save(); });
+  listen(sortSel, "change", () => { listToTop(); setLocal("sort", sortSel.value); save(); });
+  listen(failsBox, "change", () => { listToTop(); setLocal("fails_only", failsBox.checked); save(); });
 
   function clearFilters() {
     filterLater.cancel();
     filterInput.value = "";
+    listToTop();
     setLocal("filter_text", "");
     setLocal("category", "");
     setLocal("fails_only", false);
