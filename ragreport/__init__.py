@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from .collect import collect_run
     from .data import Qrels, Run
     from .engine import evaluate
     from .errors import ConfigError, InputError, MeasureError, RagReportError
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "evaluate": "engine",
+    "collect_run": "collect",
     "load_qrels": "io",
     "load_run": "io",
     "load_texts": "io",
@@ -49,7 +51,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "ConfigError", "EvaluationResult", "Explorer", "InputError", "Measure", "MeasureError", "Qrels",
-    "RagReportError", "RetrievalEvaluator", "Run", "__version__", "evaluate",
+    "RagReportError", "RetrievalEvaluator", "Run", "__version__", "collect_run", "evaluate",
     "evaluate_multiple_queries", "load_docs", "load_qrels", "load_queries", "load_run",
     "load_texts", "parse_measure", "parse_measures",
 ]

@@ -103,6 +103,9 @@ class Run(_Rows):
     decreasing numbers that reproduce the given order. ``empty_queries`` holds the ids of the
     queries that the input lists with an empty result list (``{"q2": {}}``, a JSONL record
     with ``"retrieved": []``): they have no row, yet they are evaluated queries that score 0.
+    ``latency_ms`` holds the time the retriever took per query, in milliseconds, when it is
+    known (:func:`ragreport.collect.collect_run`, a JSONL record's ``latency_ms``); empty
+    otherwise.
     """
 
     scores: FloatArray = field(default_factory=lambda: np.zeros(0))
@@ -110,11 +113,12 @@ class Run(_Rows):
     has_scores: bool = True
     query_texts: dict[str, str] = field(default_factory=dict)
     empty_queries: tuple[str, ...] = ()
+    latency_ms: dict[str, float] = field(default_factory=dict)
 
     def renamed(self, name: str) -> Run:
         """A copy of this run under another name."""
         return Run(self.query_ids, self.doc_ids, self.source, self.lines, self.scores, name,
-                   self.has_scores, self.query_texts, self.empty_queries)
+                   self.has_scores, self.query_texts, self.empty_queries, self.latency_ms)
 
 
 def distinct_names(runs: list[Run], names: list[str] | None = None) -> list[Run]:

@@ -592,6 +592,7 @@ def evaluate(
         conventions=conventions,
         ranking=ranking,
         query_texts=texts,
+        latency_ms=r.latency_ms,
     )
     if doc_map is not None:
         from .docmap import add_document_level

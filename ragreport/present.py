@@ -23,6 +23,7 @@ __all__ = [
     "md_html_escape",
     "measure_label",
     "measure_title",
+    "ms_text",
     "p_clause",
     "p_text",
     "pct",
@@ -129,6 +130,32 @@ def pct(x: float, digits: int = 0) -> str:
     if math.isnan(x):
         return "–"
     return f"{x:.{digits}%}"
+
+
+def ms_text(ms: float) -> str:
+    """A latency in milliseconds as every output shows it: about three significant digits
+    (no decimal from 100 ms on, one from 10 ms, two from 1 ms, three significant below).
+
+    Parameters
+    ----------
+    ms : float
+        Milliseconds.
+
+    Returns
+    -------
+    str
+        The number, without the unit.
+
+    >>> ms_text(1234.56), ms_text(42.25), ms_text(3.14159), ms_text(0.01234), ms_text(0.0)
+    ('1235', '42.2', '3.14', '0.0123', '0')
+    """
+    if ms >= 100:
+        return f"{ms:.0f}"
+    if ms >= 10:
+        return f"{ms:.1f}"
+    if ms >= 1:
+        return f"{ms:.2f}"
+    return f"{ms:.3g}"
 
 
 def p_text(p: float) -> str:

@@ -129,6 +129,7 @@ class EvaluationResult:
         conventions: Conventions,
         ranking: Ranking,
         query_texts: dict[str, str],
+        latency_ms: dict[str, float] | None = None,
     ) -> None:
         self.run_name = run_name
         self.query_ids = list(query_ids)
@@ -140,6 +141,10 @@ class EvaluationResult:
         self.conventions = conventions
         self.ranking = ranking
         self.query_texts = query_texts
+        #: query id -> the retriever's time for the query in milliseconds, when the run
+        #: carried it (:func:`ragreport.collect.collect_run`, JSONL ``latency_ms``); every
+        #: timed query, evaluated or not. Empty when unknown.
+        self.latency_ms: dict[str, float] = dict(latency_ms or {})
 
     # ---- values ---------------------------------------------------------------------------
     @property

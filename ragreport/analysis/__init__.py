@@ -7,7 +7,8 @@ explorer, the notebook helpers and the CLI all read them; none of them recompute
 - :mod:`.failures`: failure kinds at K, the first relevant rank, the worst queries;
 - :mod:`.targets`: targets per query and overall;
 - :mod:`.compare`: common queries of two runs and the paired statistics;
-- :mod:`.curves`: mean curves and their bootstrap bands.
+- :mod:`.curves`: mean curves and their bootstrap bands;
+- :mod:`.latency`: the retriever's per-query latency (p50, p95, max).
 
 It sits above :mod:`ragreport.stats` and the evaluation core, below every view (the
 import-linter contract in ``pyproject.toml`` says so).
@@ -37,12 +38,14 @@ from .failures import (
     worst_order,
     worst_queries,
 )
+from .latency import LatencySummary, latency_summary
 from .targets import passes_array, run_checks, target_passes, target_values
 
 __all__ = [
     "FAILURE_KINDS",
     "NO_JUDGED_RELEVANT",
     "NO_RELEVANT_RANK",
+    "LatencySummary",
     "PairedComparison",
     "RunIntervals",
     "WorstSelection",
@@ -53,6 +56,7 @@ __all__ = [
     "failure_kinds",
     "first_relevant_rank",
     "judged_at",
+    "latency_summary",
     "mean_band",
     "mean_curve",
     "outcomes",

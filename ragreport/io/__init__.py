@@ -219,12 +219,13 @@ def load_run(run: Any, *, format: str = "auto", name: str | None = None) -> Run:
         cols = from_jsonl(data, "run", path)
         qids, docs, scores, lines = _finish(cols, path, "run", True)
         return Run(qids, docs, path, lines if lines is not None and lines.all() else None,
-                   scores, name or stem, cols.has_scores, cols.texts, tuple(cols.empty))
+                   scores, name or stem, cols.has_scores, cols.texts, tuple(cols.empty),
+                   cols.latency_ms)
     source = f"run ({type(run).__name__})"
     cols = from_object(run, "run", source)
     qids, docs, scores, _ = _finish(cols, source, "run", False)
     return Run(qids, docs, source, None, scores, name or "run", cols.has_scores, cols.texts,
-               tuple(cols.empty))
+               tuple(cols.empty), cols.latency_ms)
 
 
 def load_texts(texts: Any, *, what: str = "texts") -> dict[str, str]:

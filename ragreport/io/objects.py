@@ -40,6 +40,8 @@ class Columns:
     """Queries listed with an empty result list (runs only), in input order."""
     seen: dict[str, str] = field(default_factory=dict)
     """Query id -> where it was listed (``line 3``, ``record 0``, ``key 'q1'``)."""
+    latency_ms: dict[str, float] = field(default_factory=dict)
+    """Query id -> the retriever's time in milliseconds (a run record's ``latency_ms``)."""
 
 
 class _Num(str):
@@ -322,6 +324,29 @@ def add_record(cols: Columns, record: Any, index: int, kind: str, source: str,
                              f"(keys: {', '.join(map(str, record))})", source, line)
         key = found
     add_entries(cols, qid, record[key], kind, source, line, place, fractional)
+    if kind == "run" and "latency_ms" in record:  # written by ragreport.collect
+        cols.latency_ms[qid] = read_latency(record["latency_ms"], qid, source, line)
+
+
+def read_latency(value: Any, qid: str, source: str, line: int | None) -> float:
+    """A query's ``latency_ms``: a finite number of milliseconds, at least 0.
+
+    >>> read_latency(12.5, "q1", "run.jsonl", 3)
+    12.5
+    >>> read_latency(-1, "q1", "run.jsonl", 3)
+    Traceback (most recent call last):
+    ...
+    ragreport.errors.InputError: run.jsonl:3: latency_ms -1 of query 'q1' is negative
+    """
+    try:
+        ms = read_number(value, "latency_ms")
+    except ValueError as exc:
+        raise InputError(f"latency_ms {_show(value)} of query {qid!r} {exc}", source,
+                         line) from None
+    if ms < 0:
+        raise InputError(f"latency_ms {_show(value)} of query {qid!r} is negative", source,
+                         line)
+    return ms
 
 
 def from_object(obj: Any, kind: str, source: str, *, fractional: bool = False,

@@ -159,6 +159,10 @@ def report_json(report: Report) -> dict[str, Any]:
                           for w in report.worst},
     }
     doc["ties"] = _ties_json(report)
+    if report.latency:  # runs that carry their retriever's time per query (collect_run)
+        doc["latency"] = {t.run: {"queries": t.queries, "p50_ms": t.p50_ms,
+                                  "p95_ms": t.p95_ms, "max_ms": t.max_ms,
+                                  "shown": list(t.texts)} for t in report.latency}
     if report.per_query:
         doc["per_query"] = {r: {q: dict(vals) for q, vals in qs.items()}
                             for r, qs in report.per_query.items()}

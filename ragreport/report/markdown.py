@@ -390,6 +390,7 @@ def _render(report: Report, opts: _Opts, notice: str) -> str:
     if len(summary) < len(report.summary):
         n = len(report.summary) - len(summary)
         lines += [f"{n} more summary {_plural(n, 'row')} not shown.", ""]
+    lines += _latency_section(report, runs, run_names)
 
     if report.document is not None:
         lines += _document_section(report, report.document, runs, opts, esc)
@@ -606,3 +607,15 @@ def _tie_warnings(report: Report, runs: list[str], esc: _Esc) -> list[str]:
     lines = [f"- ⚠️ {esc.md(t.measure)} {esc.md(f'{t.op} {t.threshold_text}')}, run "
              f"{esc.md(t.run)}: **{t.note}**: {esc.md(t.summary_text)}" for t in warn]
     return [*lines, ""] if lines else []
+
+
+def _latency_section(report: Report, runs: list[str], names: dict[str, str]) -> list[str]:
+    """The retriever's latency per query (p50, p95, max in ms), beside the summary, for the
+    runs that carry it (``collect_run``); nothing when none does."""
+    by = {t.run: t.texts for t in report.latency if t.run in runs}
+    if not by:
+        return []
+    out = [_row(["Latency (ms)", *(names[r] for r in runs)]), "|:--" + "|--:" * len(runs) + "|"]
+    for i, label in enumerate(("p50", "p95", "max")):
+        out.append(_row([label, *(by[r][i] if r in by else "–" for r in runs)]))
+    return [*out, ""]

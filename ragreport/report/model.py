@@ -53,6 +53,7 @@ __all__ = [
     "RankRow",
     "Report",
     "RunHealth",
+    "RunLatency",
     "SummaryCell",
     "SummaryRow",
     "TargetCell",
@@ -366,6 +367,9 @@ class Report:
     :func:`ragreport.ties.tie_checks`)."""
     pr_curve: PRCurve | None = None
     """The 11-point interpolated precision-recall curve of every run."""
+    latency: list[RunLatency] = field(default_factory=list)
+    """Per-query latency of the runs that carry it (:func:`ragreport.collect_run`, JSONL
+    ``latency_ms``), in run order; empty when no run does."""
 
     @property
     def all_passed(self) -> bool:
@@ -741,6 +745,7 @@ def build_report(
         drops=drops,
         ties=tie_rows,
         pr_curve=_pr_curve(results, targets if chunk_targets else ()),
+        latency=run_latencies(results),
         document=None if doc_results is None else _document_report(
             results, doc_results, measures, families, k_max, means, doc_cis, target_level,
             worst, wm, per_query, () if chunk_targets else targets),
@@ -1102,4 +1107,41 @@ def _tie_badges(worst: list[WorstQueries], ties: list[TieCheck]) -> list[WorstQu
                                           for t in rows if q.query_id in t.dependent_queries})
                    for q in w.queries]
         out.append(replace(w, queries=queries))
+    return out
+
+
+@dataclass(frozen=True)
+class RunLatency:
+    """A run's per-query latency in milliseconds
+    (:func:`ragreport.analysis.latency.latency_summary`), with the text every output shows."""
+
+    run: str
+    queries: int
+    p50_ms: float
+    p95_ms: float
+    max_ms: float
+
+    @property
+    def texts(self) -> tuple[str, str, str]:
+        """p50, p95 and max as shown (:func:`ragreport.present.ms_text`, no unit)."""
+        from ..present import ms_text
+
+        return ms_text(self.p50_ms), ms_text(self.p95_ms), ms_text(self.max_ms)
+
+
+def run_latencies(results: Sequence[EvaluationResult]) -> list[RunLatency]:
+    """The latency of each run that carries one (:attr:`EvaluationResult.latency_ms`).
+
+    >>> from ragreport import evaluate, load_run
+    >>> run = load_run([{"query_id": "q", "retrieved": ["a"], "latency_ms": 12.5}])
+    >>> run_latencies([evaluate({"q": {"a": 1}}, run, ["RR"])])[0].texts
+    ('12.5', '12.5', '12.5')
+    """
+    from ..analysis.latency import latency_summary
+
+    out = []
+    for r in results:
+        s = latency_summary(r.latency_ms)
+        if s is not None:
+            out.append(RunLatency(r.run_name, s.queries, s.p50_ms, s.p95_ms, s.max_ms))
     return out

@@ -44,6 +44,7 @@ def render_terminal(report: Report) -> str:
         rows.append([s.measure, *(f"{c.shown}{f' (total {c.total_text})' if c.total_text else ''}"
                                   f" {c.delta_text}".rstrip() for c in s.cells)])
     lines += ["", f"Summary (baseline: {terminal_safe(report.baseline)})", *_table(rows)]
+    lines += _latency_lines(report)
     if report.stats is not None:
         lines += ["", "Intervals and tests: " + report.stats.describe()]
         rows = [["measure", *report.runs]]
@@ -104,3 +105,14 @@ def _tie_lines(report: Report) -> list[str]:
     out = ["", "Tie exposure (queries of each run; mean over all orders of tied scores)",
            *_table(rows)]
     return out + [f"WARNING {terminal_safe(t.message)}" for t in report.ties if t.note]
+
+
+def _latency_lines(report: Report) -> list[str]:
+    """The retriever's latency per query (p50, p95, max in ms) of the runs that carry it."""
+    if not report.latency:
+        return []
+    by = {t.run: t.texts for t in report.latency}
+    rows = [["latency (ms)", *report.runs]]
+    for i, label in enumerate(("p50", "p95", "max")):
+        rows.append([label, *(by[r][i] if r in by else "-" for r in report.runs)])
+    return ["", "Latency per query (ms)", *_table(rows)]
