@@ -558,3 +558,24 @@ def test_latency_survives_jsonl_and_cli(tmp_path: Path) -> None:
                  "--generated-at", "2026-01-01"]) == 0
     doc = json.loads(out.read_text())
     assert doc["latency"]["live"]["queries"] == len(QUERIES)
+
+
+def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's "Measure a retriever directly" example, as written, twice (resumed)."""
+    import re
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    section = readme[readme.index("## Measure a retriever directly"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    monkeypatch.chdir(tmp_path)
+    scope: dict[str, Any] = {}
+    exec(compile(code.group(1), "README.md", "exec"), scope)
+    result = scope["result"]
+    assert len(result.latency_ms) == 41 and result.n_queries == 41
+    assert "| Latency (ms) | search |" in (tmp_path / "search.md").read_text("utf-8")
+    lines = (tmp_path / "search.jsonl").read_text().splitlines()
+    assert len(lines) == 41
+    again = collect_run(scope["search"], scope["files"].queries, resume="search.jsonl")
+    assert again.latency_ms == result.latency_ms  # resumed: read back, nothing called
+    assert (tmp_path / "search.jsonl").read_text().splitlines() == lines
