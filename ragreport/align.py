@@ -446,11 +446,10 @@ def _check_judged_once(qrels: Qrels, keys: IntArray) -> None:
     first, later = _duplicate_pairs(keys)
     if len(first):
         i, j = int(first[0]), int(later[0])
-        _, line = qrels.where(j)
-        _, line0 = qrels.where(i)
-        where = f" (first at line {line0})" if line0 is not None else ""
+        where = "".join(f" (first at {unit} {n})" for unit, n in qrels.place(i).items())
         raise InputError(f"document {qrels.doc_ids[j].as_py()!r} is judged twice for query "
-                         f"{qrels.query_ids[j].as_py()!r}{where}", qrels.source, line)
+                         f"{qrels.query_ids[j].as_py()!r}{where}", qrels.source,
+                         **qrels.place(j))
 
 
 def check_qrels(qrels: Qrels) -> None:
@@ -578,13 +577,12 @@ def align(
         first, later = _duplicate_pairs(pair_id)
         if duplicates == "error":
             i, j = int(first[0]), int(later[0])
-            _, line = run.where(j)
-            _, line0 = run.where(i)
-            where = f" (first at line {line0})" if line0 is not None else ""
+            where = "".join(f" (first at {unit} {n})" for unit, n in run.place(i).items())
             raise InputError(
                 f"document {run.doc_ids[j].as_py()!r} appears twice for query "
                 f"{run.query_ids[j].as_py()!r}{where}; pass duplicates='first' "
-                "(--keep-first-duplicate) to keep the first occurrence", run.source, line)
+                "(--keep-first-duplicate) to keep the first occurrence", run.source,
+                **run.place(j))
         keep[later] = False
         dropped = len(later)
 

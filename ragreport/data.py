@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Qrels", "RowLines", "Run", "distinct_names"]
+__all__ = ["Qrels", "RowLines", "Run", "TableRows", "distinct_names"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -49,6 +49,17 @@ class RowLines:
         return list(range(1, self.n + 1))
 
 
+class TableRows(RowLines):
+    """Rows of a table (Parquet, Arrow, a DataFrame, a dataset): row ``i`` is row ``i + 1``,
+    which messages call a row, not a line (:meth:`_Rows.place`).
+
+    >>> TableRows(2).tolist()
+    [1, 2]
+    """
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True, eq=False)
 class _Rows:
     query_ids: Any  # pyarrow string array
@@ -66,11 +77,20 @@ class _Rows:
             return self.source, None
         return self.source, int(self.lines[row])
 
+    def place(self, row: int) -> dict[str, int]:
+        """Where a row is, as :class:`~ragreport.errors.InputError` keywords: ``{"line": N}``
+        in a file of lines, ``{"row": N}`` in a table, ``{}`` for Python objects."""
+        _, line = self.where(row)
+        if line is None:
+            return {}
+        return {"row" if isinstance(self.lines, TableRows) else "line": line}
+
     def describe(self, row: int) -> str:
-        """``file:line`` of a row, or ``query 'q', document 'd'`` for Python objects."""
+        """``file:line`` of a row (``file: row N`` in a table), or ``query 'q', document 'd'``
+        for Python objects."""
         src, line = self.where(row)
         if line is not None:
-            return f"{src}:{line}"
+            return f"{src}: row {line}" if isinstance(self.lines, TableRows) else f"{src}:{line}"
         return f"{src} (query {self.query_ids[row].as_py()!r})"
 
 

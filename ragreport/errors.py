@@ -30,15 +30,25 @@ class InputError(RagReportError):
         File name (or a description such as ``"run (dict)"``) the problem was found in.
     line : int or None
         1-based line number within ``source``.
+    row : int or None
+        1-based row number within a table (Parquet, Arrow, a DataFrame, a dataset), shown
+        as ``source: row N: message``; for inputs that have rows rather than lines.
+
+    >>> str(InputError("score is null", "run.parquet", row=3))
+    'run.parquet: row 3: score is null'
     """
 
-    def __init__(self, message: str, source: str | None = None, line: int | None = None) -> None:
+    def __init__(self, message: str, source: str | None = None, line: int | None = None,
+                 *, row: int | None = None) -> None:
         self.reason = message
         self.source = source
         self.line = line
+        self.row = row
         where = ""
         if source is not None:
             where = f"{source}:{line}: " if line is not None else f"{source}: "
+        if row is not None and line is None:
+            where += f"row {row}: "
         super().__init__(where + message)
 
 

@@ -15,10 +15,19 @@ from ..data import Qrels, Run
 from ..errors import InputError
 from .common import Source, is_input, read_bytes, read_once, strip_bom, strip_comment_lines
 from .objects import Columns, from_jsonl, from_object
+from .tabular import (
+    is_iterator_input,
+    is_parquet,
+    is_table_like,
+    parse_columns,
+    qrels_table,
+    run_table,
+    texts_table,
+)
 
 __all__ = ["load_docs", "load_qrels", "load_queries", "load_run", "load_texts"]
 
-_FORMATS = ("auto", "trec", "beir", "jsonl", "json")
+_FORMATS = ("auto", "trec", "beir", "jsonl", "json", "parquet")
 
 
 def _sniff(data: bytes, path: str) -> str:
@@ -96,6 +105,21 @@ def _check_format(fmt: str) -> None:
         raise InputError(f"format must be one of {', '.join(_FORMATS)}, got {fmt!r}")
 
 
+def _no_columns(columns: dict[str, str] | None, source: str) -> None:
+    if columns:
+        raise InputError("columns= applies to tables (Parquet, Arrow, polars, pandas, Hugging "
+                         "Face datasets), not to this input", source)
+
+
+def _table_object(obj: Any) -> tuple[Any, bool]:
+    """``obj`` (a generator read into a list) and whether :mod:`.tabular` reads it."""
+    if is_table_like(obj):
+        return obj, True
+    if is_iterator_input(obj):
+        obj = list(obj)
+    return obj, is_table_like(obj)
+
+
 def _finish(cols: Columns, source: str, kind: str, file_lines: bool) -> tuple[Any, Any, Any, Any]:
     import pyarrow as pa
 
@@ -107,23 +131,31 @@ def _finish(cols: Columns, source: str, kind: str, file_lines: bool) -> tuple[An
             np.asarray(cols.values, dtype=np.float64), lines)
 
 
-def load_qrels(qrels: Any, *, format: str = "auto", fractional_grades: bool = False) -> Qrels:
+def load_qrels(qrels: Any, *, format: str = "auto", fractional_grades: bool = False,
+               columns: Any = None) -> Qrels:
     """Read relevance judgments from a path or a Python object.
 
     Parameters
     ----------
-    qrels : path, Source, Qrels, dict, list or DataFrame
+    qrels : path, Source, Qrels, dict, list, table or ir_datasets id
         A TREC qrels file (``qid iter docid grade``, gzip or not), a BEIR qrels TSV (with a
         header), a JSONL file of records with ``relevant`` (list of ids, grade 1, or
-        ``{doc_id: grade}``); or ``{qid: {doc_id: grade}}``, a list of seed-style dicts, or a
-        DataFrame with query id, doc id and grade columns. ``-`` is standard input; a FIFO
+        ``{doc_id: grade}``), a Parquet file; or ``{qid: {doc_id: grade}}``, a list of
+        seed-style dicts, a pandas or polars DataFrame, a pyarrow Table or RecordBatch, a
+        Hugging Face ``datasets.Dataset`` (query id, doc id and grade columns: see
+        :mod:`ragreport.io.tabular`), an iterable of ir_datasets ``TrecQrel`` named tuples,
+        or ``"irds:<dataset id>"`` (needs ir_datasets). ``-`` is standard input; a FIFO
         or pipe is read once (so is a :class:`ragreport.io.common.Source`'s bytes).
-    format : {"auto", "trec", "beir", "jsonl", "json"}
+    format : {"auto", "trec", "beir", "jsonl", "json", "parquet"}
         Force a file format instead of detecting it.
     fractional_grades : bool
         By default grades in files are read as trec_eval reads them (C ``atol``): a plain
         decimal number truncated toward zero (``1.7`` is 1); a grade in exponent notation
         or with ``|grade| >= 2**53`` is an error. True keeps fractional grades as gains.
+    columns : dict or str, optional
+        For tables: the columns to read, ``{"qid": ..., "docid": ..., "relevance": ...}``
+        (or ``"qid=query-id,docid=corpus-id,relevance=score"``; ``score`` names the grade
+        column too when ``relevance`` is not given); by default found from the common layouts.
 
     Raises
     ------
@@ -142,9 +174,17 @@ def load_qrels(qrels: Any, *, format: str = "auto", fractional_grades: bool = Fa
         return qrels
     if isinstance(qrels, Run):
         raise InputError("got a Run where qrels were expected")
+    mapping = parse_columns(columns)
+    shown = f"qrels ({type(qrels).__name__})"
+    qrels, table = _table_object(qrels)
+    if table:
+        return qrels_table(qrels, source=shown, columns=mapping, fractional=fractional)
     if is_input(qrels):
         src = read_once(qrels)
         path = str(src)
+        if format == "parquet" or (format == "auto" and is_parquet(src)):
+            return qrels_table(src, columns=mapping, fractional=fractional)
+        _no_columns(mapping, path)
         fast = _trec_file(src, "qrels", format, fractional)
         if fast is not None:
             return Qrels(fast[0], fast[1], path, fast[3], fast[2])
@@ -164,30 +204,39 @@ def load_qrels(qrels: Any, *, format: str = "auto", fractional_grades: bool = Fa
         qids, docs, grades, lines = _finish(cols, path, "qrels", True)
         return Qrels(qids, docs, path, lines if lines is not None and lines.all() else None,
                      grades)
-    source = f"qrels ({type(qrels).__name__})"
+    source = shown
+    _no_columns(mapping, source)
     cols = from_object(qrels, "qrels", source, fractional=fractional)
     qids, docs, grades, _ = _finish(cols, source, "qrels", False)
     return Qrels(qids, docs, source, None, grades)
 
 
-def load_run(run: Any, *, format: str = "auto", name: str | None = None) -> Run:
+def load_run(run: Any, *, format: str = "auto", name: str | None = None,
+             columns: Any = None) -> Run:
     """Read a run (a retriever's ranked results) from a path or a Python object.
 
     Parameters
     ----------
-    run : path, Source, Run, dict, list or DataFrame
+    run : path, Source, Run, dict, list, table or ir_datasets id
         A TREC run file (``qid Q0 docid rank score tag``; fields after the tag are ignored,
         ``#`` lines are comments; gzip or not), a JSONL file of records with ``retrieved`` (a
-        ranked list of ids or ``{doc_id: score}``); or ``{qid: {doc_id: score}}``,
-        ``{qid: [doc_id, ...]}``, a list of seed-style dicts, or a DataFrame. ``-`` is
+        ranked list of ids or ``{doc_id: score}``), a Parquet file; or
+        ``{qid: {doc_id: score}}``, ``{qid: [doc_id, ...]}``, a list of seed-style dicts, a
+        pandas or polars DataFrame, a pyarrow Table or RecordBatch, a Hugging Face
+        ``datasets.Dataset`` (query id, doc id and score columns: see
+        :mod:`ragreport.io.tabular`), an iterable of ir_datasets ``ScoredDoc`` named tuples,
+        or ``"irds:<dataset id>"`` (its scored documents; needs ir_datasets). ``-`` is
         standard input; a FIFO or pipe is read once. Scores are plain decimal numbers
         (``-1.5``, ``.5``, ``1E5``), finite as float64: ``nan``, ``inf``, ``1_000``, ``0x10``
         or ``1e400`` are errors naming the line.
-    format : {"auto", "trec", "jsonl", "json"}
+    format : {"auto", "trec", "jsonl", "json", "parquet"}
         Force a file format instead of detecting it.
     name : str, optional
-        Run name; defaults to the TREC tag of the first line (trec_eval's ``runid``), else
-        the file name without its extension.
+        Run name; defaults to the TREC tag of the first line (trec_eval's ``runid``; in a
+        table, the first value of a ``tag`` column), else the file name without its extension.
+    columns : dict or str, optional
+        For tables: the columns to read, ``{"qid": ..., "docid": ..., "score": ...}`` (or
+        ``"qid=query_id,docid=doc_id,score=sim"``); by default found from the common layouts.
 
     Examples
     --------
@@ -200,10 +249,18 @@ def load_run(run: Any, *, format: str = "auto", name: str | None = None) -> Run:
         return run.renamed(name) if name else run
     if isinstance(run, Qrels):
         raise InputError("got Qrels where a run was expected")
+    mapping = parse_columns(columns)
+    shown = f"run ({type(run).__name__})"
+    run, table = _table_object(run)
+    if table:
+        return run_table(run, source=shown, columns=mapping, name=name)
     if is_input(run):
         src = read_once(run)
         path = str(src)
         stem = Path(path).name.split(".")[0] or path
+        if format == "parquet" or (format == "auto" and is_parquet(src)):
+            return run_table(src, columns=mapping, name=name, stem=stem)
+        _no_columns(mapping, path)
         fast = _trec_file(src, "run", format, False)
         if fast is not None:
             return Run(fast[0], fast[1], path, fast[3], fast[2], name or fast[4] or stem)
@@ -221,30 +278,45 @@ def load_run(run: Any, *, format: str = "auto", name: str | None = None) -> Run:
         return Run(qids, docs, path, lines if lines is not None and lines.all() else None,
                    scores, name or stem, cols.has_scores, cols.texts, tuple(cols.empty),
                    cols.latency_ms)
-    source = f"run ({type(run).__name__})"
+    source = shown
+    _no_columns(mapping, source)
     cols = from_object(run, "run", source)
     qids, docs, scores, _ = _finish(cols, source, "run", False)
     return Run(qids, docs, source, None, scores, name or "run", cols.has_scores, cols.texts,
                tuple(cols.empty), cols.latency_ms)
 
 
-def load_texts(texts: Any, *, what: str = "texts") -> dict[str, str]:
+def load_texts(texts: Any, *, what: str = "texts", columns: Any = None) -> dict[str, str]:
     """Read id -> text from a TSV (``id<TAB>text``; a BEIR header line is skipped), a JSONL
     file (``_id``/``id``/``query_id``/``doc_id`` and ``text``, with ``title`` prepended for
-    documents), or a dict. A path may be ``-`` (standard input), a FIFO or a
-    :class:`ragreport.io.common.Source`; gzip is read, a UTF-8 byte order mark dropped.
+    documents), a Parquet file or a table (a pyarrow Table, a pandas or polars DataFrame, a
+    Hugging Face ``datasets.Dataset``: MTEB's ``_id``, ``title``, ``text`` layout and the
+    like, :func:`ragreport.io.tabular.texts_table`; ``columns={"id": ..., "text": ...,
+    "title": ...}`` names the columns), ir_datasets ``GenericQuery``/``GenericDoc`` named
+    tuples or ``"irds:<dataset id>"``, or a dict. A path may be ``-`` (standard input), a
+    FIFO or a :class:`ragreport.io.common.Source`; gzip is read, a UTF-8 byte order mark
+    dropped.
 
     >>> load_texts({"q1": "what is a list"})
     {'q1': 'what is a list'}
     """
     if texts is None:
         return {}
+    mapping = parse_columns(columns)
     if isinstance(texts, dict):
+        _no_columns(mapping, what)
         return {str(k): str(v) for k, v in texts.items()}
+    shown = f"{what} ({type(texts).__name__})"
+    texts, table = _table_object(texts)
+    if table:
+        return texts_table(texts, what, source=shown, columns=mapping)
     if not is_input(texts):
         raise InputError(f"{what} must be a path or a dict, got {type(texts).__name__}")
     src = read_once(texts)
     path = str(src)
+    if is_parquet(src):
+        return texts_table(src, what, columns=mapping)
+    _no_columns(mapping, path)
     data = read_bytes(src)
     try:
         text = data.decode("utf-8")
@@ -284,11 +356,11 @@ def load_texts(texts: Any, *, what: str = "texts") -> dict[str, str]:
     return out
 
 
-def load_queries(queries: Any) -> dict[str, str]:
+def load_queries(queries: Any, *, columns: Any = None) -> dict[str, str]:
     """Query texts (see :func:`load_texts`)."""
-    return load_texts(queries, what="queries")
+    return load_texts(queries, what="queries", columns=columns)
 
 
-def load_docs(docs: Any) -> dict[str, str]:
+def load_docs(docs: Any, *, columns: Any = None) -> dict[str, str]:
     """Document texts (see :func:`load_texts`)."""
-    return load_texts(docs, what="docs")
+    return load_texts(docs, what="docs", columns=columns)
