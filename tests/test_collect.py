@@ -579,3 +579,36 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     again = collect_run(scope["search"], scope["files"].queries, resume="search.jsonl")
     assert again.latency_ms == result.latency_ms  # resumed: read back, nothing called
     assert (tmp_path / "search.jsonl").read_text().splitlines() == lines
+
+
+def test_framework_imports_do_not_touch_the_network() -> None:
+    """Importing llama-index-core and langchain-core and retrieving with them opens no
+    connection (sockets refused before the first import, in a fresh interpreter)."""
+    import subprocess
+
+    code = """
+import socket
+def refuse(*a, **k):
+    raise SystemExit(f"network access attempted: {a!r}")
+socket.socket.connect = refuse
+socket.create_connection = refuse
+import llama_index.core
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import NodeWithScore, TextNode
+import langchain_core.retrievers
+import ragreport
+
+class R(BaseRetriever):
+    def _retrieve(self, qb):
+        return [NodeWithScore(node=TextNode(id_="n", text="x", metadata={"doc_id": "d"}),
+                              score=1.0)]
+
+run = ragreport.collect_run(R(), {"q": "x"}, id_key="doc_id", progress=False)
+print(run.doc_ids.to_pylist())
+"""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_PROXY")
+           and not k.endswith("_proxy")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "['d']"
