@@ -243,15 +243,28 @@ INTERACTIONS: list[tuple[str, str, str]] = [
         .some(th => th.textContent === 'nDCG@' + k)
         && !root.querySelector('[data-role=query-list] .rr-loading');"""),
     ("swap runs A/B", "rankings swapped (kernel)", """
-      const first = (g) => { const r = root.querySelector(
-          `[data-role=ranking] .rr-grid-${g} [role=row][data-doc-id]`);
-        return r && r.dataset.docId; };
-      const b0 = first('b'), a0 = first('a');
+      // the grids may be scrolled (to the cut line after a K change): compare the rows drawn,
+      // by rank, and the run names of the titles
+      const rowsOf = (g) => new Map([...root.querySelectorAll(
+          `[data-role=ranking] .rr-grid-${g} [role=row][data-doc-id]`)]
+        .map((e) => [e.dataset.index, e.dataset.docId]));
+      const name = (g) => ((root.querySelector(
+          `[data-role=ranking] .rr-grid-${g} .rr-run-name`) || {}).textContent || '')
+        .replace(/^[AB]: /, '');
+      const a0 = rowsOf('a'), b0 = rowsOf('b'), na = name('a'), nb = name('b');
+      window.__swap = [na, nb, [...a0].slice(0, 3), [...b0].slice(0, 3)];
       root.querySelector('[data-role=swap]')
         .dispatchEvent(new MouseEvent('click', {bubbles: true}));
       const r = root.querySelector('[data-role=ranking]');
-      return () => r.getAttribute('aria-busy') !== 'true' && first('a') === b0
-        && first('b') === a0 && !root.querySelector('[data-role=query-list] .rr-loading');"""),
+      const same = (now, before) => { let n = 0;
+        for (const [i, d] of now) if (before.has(i)) { if (before.get(i) !== d) return -1; n++; }
+        return n; };
+      return () => {
+        if (r.getAttribute('aria-busy') === 'true' || name('a') !== nb || name('b') !== na
+            || root.querySelector('[data-role=query-list] .rr-loading')) return false;
+        const x = same(rowsOf('a'), b0), y = same(rowsOf('b'), a0);
+        return x > 0 && y > 0;
+      };"""),
     ("scroll the list a little", "rows at the new position", """
       const rh = lb.querySelector('[role=option]').getBoundingClientRect().height;
       const top = Math.round(lb.scrollTop / rh) + 7;
@@ -281,7 +294,16 @@ DIAGNOSE_JS = """() => {
           loading: lb.querySelectorAll('.rr-loading').length,
           scrollTop: lb.scrollTop, filter: root.querySelector('[data-role=filter]').value,
           rankingBusy: root.querySelector('[data-role=ranking]').getAttribute('aria-busy'),
-          error: (root.querySelector('[data-role=error]') || {}).textContent};
+          error: (root.querySelector('[data-role=error]') || {}).textContent,
+          runs: [...root.querySelectorAll('select[data-role^=run-]')].map(e => e.value),
+          titles: [...root.querySelectorAll('[data-role=ranking] .rr-grid-title')]
+            .map(e => e.textContent),
+          first: ['a', 'b'].map(g => { const r = root.querySelector(
+            `[data-role=ranking] .rr-grid-${g} [role=row][data-doc-id]`);
+            return r && [r.dataset.docId, r.dataset.index]; }),
+          rankingQid: (root.querySelector('[data-role=ranking-qid]') || {}).textContent,
+          stale: root.querySelector('[data-role=ranking]').className,
+          before: window.__swap || null};
 }"""
 
 
