@@ -344,11 +344,12 @@ def _check_options(args: argparse.Namespace) -> None:
     _check_doc_map_options(args)
     if args.max_drop is not None and args.no_stats:
         raise RagReportError("--max-drop needs the significance tests; drop --no-stats")
+    _check_baseline_report_options(args)
     outs = _outputs(args)
     if sum(p == "-" for p in outs) > 1:
         raise RagReportError("standard output ('-') can be used for one output only")
     inputs = [p for p in (args.qrels, *args.runs, args.queries, args.docs, args.targets,
-                          args.doc_map) if p is not None and p != "-"]
+                          args.doc_map, args.baseline_report) if p is not None and p != "-"]
     from .fileio import check_outputs
 
     check_outputs(outs, inputs)  # a missing folder or an input as output: before any work
@@ -363,6 +364,48 @@ def _check_options(args: argparse.Namespace) -> None:
         if not (where / TEMPLATE_NAME).is_file():
             raise RagReportError(
                 f"template not found: {escape_undecodable(str(where / TEMPLATE_NAME))}")
+
+
+def _check_baseline_report_options(args: argparse.Namespace) -> None:
+    """``--baseline-report`` and the drift options that need it (before any work)."""
+    if args.baseline_report is None:
+        for flag, value in (("--allow-drift", args.allow_drift),
+                            ("--max-query-drift", args.max_query_drift is not None),
+                            ("--min-judged-ratio", args.min_judged_ratio is not None)):
+            if value:
+                raise RagReportError(f"{flag} needs --baseline-report")
+        return
+    if args.doc_map is not None:
+        raise RagReportError("--baseline-report does not work with --doc-map yet")
+    if args.baseline_report == "-":
+        raise RagReportError("--baseline-report must be a file, not standard input")
+
+
+def _drift_checks(args: argparse.Namespace, results: Any, inputs: Any, targets: Any) -> Any:
+    """The drift checks of ``--baseline-report`` (:mod:`ragreport.analysis.drift`), before
+    the report is built: refused here (exit 2) unless ``--allow-drift``, then one warning
+    line on stderr."""
+    from .analysis.drift import drift_text, refusal
+    from .measures import parse_measure
+    from .report.baseline import drift_checks
+    from .textout import terminal_safe
+
+    stored = args.stored_baseline
+    qrels = [f.sha256 for f in inputs if f.role == "qrels"]
+    wm = (parse_measure(args.worst_measure) if args.worst_measure
+          else targets[0].measure if targets else None)
+    k = (wm.cutoff if wm is not None else None) or min(r.k_max for r in results)
+    kwargs = {key: value for key, value in (("max_query_drift", args.max_query_drift),
+                                            ("min_judged_ratio", args.min_judged_ratio))
+              if value is not None}
+    checks = drift_checks(results, stored, qrels[0] if qrels else None, k, **kwargs)
+    message = refusal(checks, stored.source)
+    if message and not args.allow_drift:
+        raise RagReportError(message)
+    if message:
+        sys.stderr.write(f"ragreport: warning: baseline drift (--allow-drift): "
+                         f"{terminal_safe(drift_text(checks))}\n")
+    return checks
 
 
 def _build_report(args: argparse.Namespace, workers: Any) -> Any:
@@ -452,6 +495,11 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     _skip_pandas_interop()
     targets = load_targets(args.targets)
     _merge_settings(args)
+    args.stored_baseline = None
+    if args.baseline_report is not None:  # a bad stored report: before any evaluation
+        from .report.baseline import load_baseline_report
+
+        args.stored_baseline = load_baseline_report(args.baseline_report, args.baseline)
     qrels = load_qrels(args.qrels, **_fractional(args))
     if _wants_html(args) and workers.jobs == 1:
         # no worker process draws the plots: import matplotlib here while the runs are
@@ -489,16 +537,28 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
             raise RagReportError(f"cannot read {escape_undecodable(str(path))}: {got.strerror}")
         inputs.append(got)
     argv = getattr(args, "argv", None) or []
+    stored = args.stored_baseline
+    checks = _drift_checks(args, results, inputs, targets) if stored is not None else []
     report = build_report(
-        results, targets, baseline=args.baseline,
+        results, targets, baseline=None if stored is not None else args.baseline,
         queries=queries, docs=docs,
         title=args.title, generated_at=args.generated_at,
         command=escape_undecodable("ragreport " + shlex.join(argv)), inputs=inputs,
         worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
         stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
-        seed=args.seed, alpha=args.alpha, max_drop=args.max_drop, workers=workers,
+        seed=args.seed, alpha=args.alpha,
+        max_drop=None if stored is not None else args.max_drop, workers=workers,
         target_level=args.target_level,
     )
+    if stored is not None:
+        from .report.baseline import with_stored_baseline
+
+        report = with_stored_baseline(report, results, stored, targets, checks=checks,
+                                      allow_drift=args.allow_drift, max_drop=args.max_drop)
+    if args.no_chart:
+        from dataclasses import replace
+
+        report = replace(report, chart=False)
     if importer is not None:
         # the plots are drawn next, in this thread: matplotlib must be imported by then, or
         # two threads importing its modules at once meet a partially initialised module

@@ -282,6 +282,29 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target-level", choices=("chunk", "document"), default="chunk",
                    help="with --doc-map: check the targets (and --max-drop) at chunk level "
                         "(default) or at document level")
+    p.add_argument("--baseline-report", default=None, metavar="JSON",
+                   help="compare with a run of a stored JSON report written with --per-query "
+                        "(e.g. main's last run) instead of a baseline run file; --baseline "
+                        "names which of its runs (default: its baseline)")
+    p.add_argument("--allow-drift", action="store_true",
+                   help="with --baseline-report: warn instead of refusing (exit 2) when the "
+                        "qrels, the queries, the conventions or the judged share changed")
+    p.add_argument("--max-query-drift", type=_number_in(0.0, 1.0), default=None, metavar="S",
+                   help="with --baseline-report: largest share of queries added or removed "
+                        "(default 0.05)")
+    p.add_argument("--min-judged-ratio", type=_number_in(0.0, 1.0), default=None, metavar="R",
+                   help="with --baseline-report: Judged@K of a run below R times the "
+                        "baseline's is a collapse (default 0.5)")
+    p.add_argument("--no-chart", action="store_true",
+                   help="leave the Mermaid chart out of the Markdown")
+    p.add_argument("--mlflow", action="store_true",
+                   help="also log the report into MLflow (MLFLOW_TRACKING_URI; the run "
+                        "MLFLOW_RUN_ID names, else a new one); needs ragreport[mlflow]")
+    p.add_argument("--mlflow-run", default=None, metavar="ID",
+                   help="log into this MLflow run (implies --mlflow)")
+    p.add_argument("--wandb", action="store_true",
+                   help="also log the report into W&B (WANDB_PROJECT, WANDB_MODE ...: a new "
+                        "run, or the one WANDB_RUN_ID names); needs ragreport[wandb]")
     p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                    help="processes for the bootstrap and the plots (default: the CPUs, at "
                         "most 4; 1: no worker process). The output does not depend on it")

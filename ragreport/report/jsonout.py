@@ -163,6 +163,17 @@ def report_json(report: Report) -> dict[str, Any]:
         doc["latency"] = {t.run: {"queries": t.queries, "p50_ms": t.p50_ms,
                                   "p95_ms": t.p95_ms, "max_ms": t.max_ms,
                                   "shown": list(t.texts)} for t in report.latency}
+    if report.judged_at_k is not None:  # with --per-query: what --baseline-report checks
+        doc["judged_at_k"] = {"k": report.judged_at_k[0],
+                              "means": dict(report.judged_at_k[1])}
+    if report.drift is not None:  # compared with a stored baseline (--baseline-report)
+        doc["baseline_drift"] = {
+            "source": report.drift.source, "run": report.drift.run,
+            "generated_at": report.drift.generated_at,
+            "drifted": report.drift.drifted, "allowed": report.drift.allowed,
+            "checks": [{"check": c.check, "run": c.run, "drifted": c.drifted,
+                        "measured": c.measured, "threshold": c.threshold,
+                        "message": c.message} for c in report.drift.checks]}
     if report.per_query:
         doc["per_query"] = {r: {q: dict(vals) for q, vals in qs.items()}
                             for r, qs in report.per_query.items()}

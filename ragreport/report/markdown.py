@@ -82,6 +82,7 @@ class _Opts:
     extras: bool = True           # conventions and provenance footer
     cap: int | None = None        # at most this many runs, summary rows and target rows
     pr: bool = True               # the precision-recall table
+    chart: bool = True            # the Mermaid chart of the headline measure against K
 
 
 @dataclass
@@ -96,6 +97,7 @@ class _Dropped:
     targets: int = 0
     drops: int = 0
     pr: bool = False
+    chart: bool = False
 
     def notice(self, max_chars: int) -> str:
         parts = []
@@ -119,6 +121,8 @@ class _Dropped:
             parts.append(f"{self.runs} {_plural(self.runs, 'run')} not shown")
         if self.extras:
             parts.append("conventions and inputs not shown")
+        if self.chart:
+            parts.append("chart not shown")
         if not parts:
             return ""
         return (f"> ✂️ truncated: {'; '.join(parts)}; see the HTML/JSON report (this comment "
@@ -338,6 +342,7 @@ def _render(report: Report, opts: _Opts, notice: str) -> str:
               f"{report.qrels_queries} in qrels, {ev}", ""]
     if notice:
         lines += [notice, ""]
+    lines += _drift_section(report, esc)
 
     # targets
     lines += ["### Targets" + (" (document level)" if report.document is not None and
@@ -390,6 +395,8 @@ def _render(report: Report, opts: _Opts, notice: str) -> str:
     if len(summary) < len(report.summary):
         n = len(report.summary) - len(summary)
         lines += [f"{n} more summary {_plural(n, 'row')} not shown.", ""]
+    if opts.chart and report.chart:
+        lines += _chart_section(report, esc)
     lines += _latency_section(report, runs, run_names)
 
     if report.document is not None:
@@ -464,7 +471,9 @@ def render_markdown(report: Report, max_chars: int = 60_000) -> str:
     max_rows = max((len(w.queries) for w in report.worst), default=0)
 
     def attempt(opts: _Opts) -> str:
+        opts = replace(opts, chart=False)  # the chart goes first (the tables hold its data)
         dropped = _Dropped()
+        dropped.chart = report.chart and _has_chart(report)
         dropped.intervals = not opts.intervals and any(c.ci_text for s in report.summary
                                                        for c in s.cells)
         runs = _shown_runs(report, opts.cap)
@@ -484,9 +493,10 @@ def render_markdown(report: Report, max_chars: int = 60_000) -> str:
             dropped.drops = max(len([d for d in report.drops if d.run in runs]) - opts.cap, 0)
         return _render(report, opts, dropped.notice(max_chars))
 
-    # 0. no confidence intervals (significance stays: the bold deltas), then no
-    # precision-recall table (the HTML and JSON reports have the curve)
-    for opts in (_Opts(intervals=False), _Opts(intervals=False, pr=False)):
+    # 0. no chart (every attempt leaves it out), then no confidence intervals (significance
+    # stays: the bold deltas), then no precision-recall table (the HTML and JSON reports
+    # have the curve)
+    for opts in (_Opts(), _Opts(intervals=False), _Opts(intervals=False, pr=False)):
         text = attempt(opts)
         if _fits(text, max_chars):
             return text
@@ -618,4 +628,40 @@ def _latency_section(report: Report, runs: list[str], names: dict[str, str]) -> 
     out = [_row(["Latency (ms)", *(names[r] for r in runs)]), "|:--" + "|--:" * len(runs) + "|"]
     for i, label in enumerate(("p50", "p95", "max")):
         out.append(_row([label, *(by[r][i] if r in by else "–" for r in runs)]))
+    return [*out, ""]
+
+
+def _has_chart(report: Report) -> bool:
+    from .mermaid import headline_curve
+
+    return headline_curve(report) is not None
+
+
+def _chart_section(report: Report, esc: _Esc) -> list[str]:
+    """The Mermaid chart of the headline measure against K (:mod:`.mermaid`) and the line
+    under it saying which line is which (Mermaid's xychart has no legend)."""
+    from .mermaid import chart_legend, mermaid_chart
+
+    got = mermaid_chart(report)
+    if got is None:
+        return []
+    block, lines = got
+    return [block, "", chart_legend(lines, [esc.md(ln.name) for ln in lines]), ""]
+
+
+def _drift_section(report: Report, esc: _Esc) -> list[str]:
+    """The stored baseline (``--baseline-report``) and each drift check, with the measured
+    values and thresholds (:mod:`ragreport.analysis.drift`)."""
+    d = report.drift
+    if d is None:
+        return []
+    head = ("⚠️ **The baseline drifted; compared anyway (`--allow-drift`)**" if d.drifted
+            else "No drift found.")
+    out = ["### Baseline drift", "",
+           f"Baseline {esc.md(d.run)} from the stored report {esc.md(d.source)} (generated "
+           f"{esc.md(d.generated_at)}). {head}", "",
+           _row(["Check", "Run", "Measured", "Threshold", "Result"]), "|:--|:--|:--|:--|:--|"]
+    out += [_row([esc.md(c.check), esc.md(c.run) if c.run else "all", esc.md(c.measured),
+                  esc.md(c.threshold), "⚠️ drift" if c.drifted else "✅ ok"])
+            for c in d.checks]
     return [*out, ""]

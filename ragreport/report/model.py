@@ -21,6 +21,7 @@ import numpy as np
 from .._version import __version__
 from ..analysis.compare import baseline_tests, common_queries, outcomes, paired_columns
 from ..analysis.curves import curve_families, run_intervals
+from ..analysis.drift import DriftCheck
 from ..analysis.failures import FAILURE_KINDS, judged_at, unjudged_in_top, worst_queries
 from ..analysis.targets import run_checks
 from ..errors import RagReportError
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from ..parallel import Mapper
 
 __all__ = [
+    "BaselineDrift",
     "Comparison",
     "Curve",
     "Distribution",
@@ -335,6 +337,23 @@ class DropCheck:
 
 
 @dataclass(frozen=True)
+class BaselineDrift:
+    """The stored baseline of a report (``check --baseline-report``) and its drift checks
+    (:mod:`ragreport.analysis.drift`); ``allowed``: drift was reported (``--allow-drift``),
+    not refused."""
+
+    source: str
+    run: str
+    generated_at: str
+    checks: list[DriftCheck]
+    allowed: bool = False
+
+    @property
+    def drifted(self) -> bool:
+        return any(c.drifted for c in self.checks)
+
+
+@dataclass(frozen=True)
 class Report:
     """All the data of one report."""
 
@@ -367,6 +386,14 @@ class Report:
     :func:`ragreport.ties.tie_checks`)."""
     pr_curve: PRCurve | None = None
     """The 11-point interpolated precision-recall curve of every run."""
+    judged_at_k: tuple[int, dict[str, float]] | None = None
+    """With ``per_query=True``: (K, run -> mean Judged@K) at the worst queries' K, what a
+    later ``check --baseline-report`` compares (:mod:`ragreport.analysis.drift`)."""
+    drift: BaselineDrift | None = None
+    """Compared with a stored baseline (``check --baseline-report``): the drift checks."""
+    chart: bool = True
+    """The Markdown's Mermaid chart of the headline measure against K (``--no-chart``:
+    False)."""
     latency: list[RunLatency] = field(default_factory=list)
     """Per-query latency of the runs that carry it (:func:`ragreport.collect_run`, JSONL
     ``latency_ms``), in run order; empty when no run does."""
@@ -715,11 +742,14 @@ def build_report(
         if max_drop is not None else []
 
     pq: dict[str, dict[str, dict[str, float]]] = {}
+    judged_k: tuple[int, dict[str, float]] | None = None
     if per_query:
         for r in results:
             cols = {str(m): r.values(m).tolist() for m in measures}
             pq[r.run_name] = {q: {k: v[i] for k, v in cols.items()}
                               for i, q in enumerate(r.query_ids)}
+        judged_k = (k_worst, {r.run_name: float(judged_at(r, k_worst).mean())
+                              if r.n_queries else 0.0 for r in results})
 
     return Report(
         title=title,
@@ -745,6 +775,7 @@ def build_report(
         drops=drops,
         ties=tie_rows,
         pr_curve=_pr_curve(results, targets if chunk_targets else ()),
+        judged_at_k=judged_k,
         latency=run_latencies(results),
         document=None if doc_results is None else _document_report(
             results, doc_results, measures, families, k_max, means, doc_cis, target_level,

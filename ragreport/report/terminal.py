@@ -32,17 +32,22 @@ def render_terminal(report: Report) -> str:
     if report.targets:
         rows = [["measure", "target", *(f"{r}" for r in report.runs), "result"]]
         for t in report.targets:
-            cells = [f"{c.shown} {'PASS' if c.passed else 'FAIL'}" for c in t.cells]
+            by_run = {c.run: c for c in t.cells}  # a stored baseline has no target cell
+            cells = [f"{c.shown} {'PASS' if c.passed else 'FAIL'}" if c is not None else "-"
+                     for c in (by_run.get(r) for r in report.runs)]
             rows.append([t.measure, f"{t.op} {t.threshold_text}", *cells,
                          "pass" if t.passed else "FAIL"])
         level = (" (document level)" if report.document is not None
                  and report.document.target_level == "document" else "")
         lines += ["", "Targets" + level, *_table(rows)]
         lines += _tie_lines(report)
+    lines += _drift_lines(report)
     rows = [["measure", *report.runs]]
     for s in report.summary:
+        by = {c.run: c for c in s.cells}
         rows.append([s.measure, *(f"{c.shown}{f' (total {c.total_text})' if c.total_text else ''}"
-                                  f" {c.delta_text}".rstrip() for c in s.cells)])
+                                  f" {c.delta_text}".rstrip() if c is not None else "-"
+                                  for c in (by.get(r) for r in report.runs))])
     lines += ["", f"Summary (baseline: {terminal_safe(report.baseline)})", *_table(rows)]
     lines += _latency_lines(report)
     if report.stats is not None:
@@ -50,7 +55,11 @@ def render_terminal(report: Report) -> str:
         rows = [["measure", *report.runs]]
         for s in report.summary:
             cells = []
-            for c in s.cells:
+            by = {c.run: c for c in s.cells}
+            for c in (by.get(r) for r in report.runs):
+                if c is None:
+                    cells.append("-")
+                    continue
                 mark = " *" if c.significant else ""
                 p = f" {p_clause(c.p_value)}{mark}" if c.p_value is not None else ""
                 cells.append(f"{c.ci_text}{p}")
@@ -116,3 +125,18 @@ def _latency_lines(report: Report) -> list[str]:
     for i, label in enumerate(("p50", "p95", "max")):
         rows.append([label, *(by[r][i] if r in by else "-" for r in report.runs)])
     return ["", "Latency per query (ms)", *_table(rows)]
+
+
+def _drift_lines(report: Report) -> list[str]:
+    """The stored baseline (``--baseline-report``) and each drift check, measured values and
+    thresholds (:mod:`ragreport.analysis.drift`)."""
+    d = report.drift
+    if d is None:
+        return []
+    head = (f"Baseline drift: baseline {terminal_safe(repr(d.run))} from the stored report "
+            f"{terminal_safe(d.source)} ({terminal_safe(d.generated_at)})"
+            + (": DRIFT, compared anyway (--allow-drift)" if d.drifted else ": none"))
+    return ["", head] + [
+        f"{'DRIFT' if c.drifted else 'ok   '} {c.check}"
+        f"{' (' + terminal_safe(c.run) + ')' if c.run else ''}: {terminal_safe(c.measured)} "
+        f"[{c.threshold}]" for c in d.checks]

@@ -1,0 +1,352 @@
+"""The drift guard of ``check --baseline-report`` (issue 15): the decision functions on their
+boundaries, the stored report as the baseline (the same comparison numbers as with the
+baseline's run file), and what every output says about it."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ragreport
+from ragreport.analysis.drift import (
+    DriftCheck,
+    conventions_check,
+    drift_text,
+    judged_check,
+    judged_collapsed,
+    qrels_check,
+    query_check,
+    query_drift,
+    refusal,
+)
+from ragreport.cli import main
+from ragreport.errors import RagReportError
+from ragreport.examples import example_files
+from ragreport.report import InputFile, Report, build_report
+from ragreport.report.baseline import (
+    drift_checks,
+    load_baseline_report,
+    with_stored_baseline,
+)
+from ragreport.targets import default_targets
+
+# ---- the decision functions, on their boundaries -------------------------------------------
+
+JUDGED = [  # (baseline, current, min_ratio, collapsed)
+    (0.8, 0.4, 0.5, False),        # exactly half: passes
+    (0.8, 0.3999999, 0.5, True),   # just under
+    (0.8, 0.8, 1.0, False),        # ratio 1: equal passes
+    (0.8, 0.7999, 1.0, True),
+    (0.8, 0.0, 0.0, False),        # min_ratio 0: never a collapse
+    (0.0, 0.0, 0.5, False),        # a baseline that judged nothing cannot collapse
+    (1.0, 0.0, 0.5, True),         # new document ids: nothing judged
+    (0.5, 0.9, 0.5, False),        # more judged than before
+]
+
+
+@pytest.mark.parametrize(("baseline", "current", "ratio", "collapsed"), JUDGED)
+def test_judged_boundaries(baseline: float, current: float, ratio: float,
+                           collapsed: bool) -> None:
+    assert judged_collapsed(baseline, current, ratio) is collapsed
+    check = judged_check("r", baseline, current, 5, ratio)
+    assert check.drifted is collapsed
+    assert check.check == "judged" and check.run == "r"
+    assert f"ratio >= {ratio:g}" == check.threshold
+
+
+QUERIES = [  # (baseline ids, current ids, max share, (added, removed, share), drifted)
+    (["a", "b", "c", "d"], ["a", "b", "c", "d"], 0.0, (0, 0, 0.0), False),
+    ([f"q{i}" for i in range(20)], [f"q{i}" for i in range(19)], 0.05, (0, 1, 0.05), False),
+    ([f"q{i}" for i in range(20)], [f"q{i}" for i in range(1, 21)], 0.05,
+     (1, 1, 2 / 21), True),
+    ([f"q{i}" for i in range(20)], [f"q{i}" for i in range(18)], 0.05, (0, 2, 0.1), True),
+    ([f"q{i}" for i in range(20)], [f"q{i}" for i in range(18)], 0.1, (0, 2, 0.1), False),
+    (["a"], ["b"], 1.0, (1, 1, 1.0), False),       # 1.0: anything goes
+    (["a"], ["b"], 0.99, (1, 1, 1.0), True),
+    ([], [], 0.0, (0, 0, 0.0), False),
+]
+
+
+@pytest.mark.parametrize(("base", "cur", "share", "counts", "drifted"), QUERIES)
+def test_query_boundaries(base: list[str], cur: list[str], share: float,
+                          counts: tuple[int, int, float], drifted: bool) -> None:
+    added, removed, got = query_drift(base, cur)
+    assert (added, removed) == counts[:2]
+    assert math.isclose(got, counts[2])
+    assert query_check("r", base, cur, share).drifted is drifted
+
+
+@pytest.mark.parametrize(("a", "b", "drifted"), [
+    ("ab" * 32, "ab" * 32, False), ("ab" * 32, "ab" * 31 + "ac", True),
+    (None, "ab" * 32, True), ("ab" * 32, None, True), (None, None, True)])
+def test_qrels_fingerprints(a: str | None, b: str | None, drifted: bool) -> None:
+    assert qrels_check(a, b).drifted is drifted
+
+
+def test_conventions_check_ignores_only_the_curves_width() -> None:
+    assert not conventions_check({"curves": "K = 1..20"}, {}).drifted
+    got = conventions_check({"ties": "trec_eval's order"}, {"ties": "expected value"})
+    assert got.drifted and got.measured == "differ: ties"
+
+
+def test_thresholds_out_of_range_are_errors() -> None:
+    with pytest.raises(RagReportError, match="max_share must be a number from 0 to 1"):
+        query_check("r", [], [], 1.5)
+    with pytest.raises(RagReportError, match="min_ratio"):
+        judged_collapsed(1.0, 1.0, -0.1)
+
+
+def test_unknown_baseline_judged_is_drift() -> None:
+    got = judged_check("r", None, 0.9, 10)
+    assert got.drifted and "no Judged@10" in got.message
+
+
+def test_refusal_lists_every_drifted_check() -> None:
+    checks = [qrels_check("a" * 64, "b" * 64), query_check("r", ["a"], ["a"]),
+              judged_check("r", 0.9, 0.1, 5)]
+    text = refusal(checks, "main.json")
+    assert text.startswith("the baseline report main.json no longer matches: qrels:")
+    assert "judged (r): the judged share of the top 5 collapsed" in text
+    assert "(ratio 0.1111); needs ratio >= 0.5)" in text
+    assert "queries" not in text  # the check that held is not listed
+    assert text.endswith("pass --allow-drift to compare anyway")
+    assert "\n" not in text
+    assert refusal([query_check("r", ["a"], ["a"])], "x") == "" == drift_text([])
+
+
+# ---- the stored report as the baseline: the same numbers -------------------------------------
+
+def _inputs() -> list[InputFile]:
+    f = example_files()
+    return [InputFile.from_path("qrels", f.qrels), *(InputFile.from_path("run", p)
+                                                     for p in f.runs)]
+
+
+@pytest.fixture(scope="module")
+def results() -> list[ragreport.EvaluationResult]:
+    f = example_files()
+    return [ragreport.evaluate(f.qrels, p) for p in f.runs]
+
+
+@pytest.fixture(scope="module")
+def stored_path(tmp_path_factory: pytest.TempPathFactory,
+                results: list[ragreport.EvaluationResult]) -> Path:
+    """main's report: the baseline run alone, with --per-query."""
+    rep = build_report(results[:1], default_targets(), per_query=True, inputs=_inputs()[:2],
+                       generated_at="2026-01-01T00:00:00Z", resamples=2000)
+    path = tmp_path_factory.mktemp("main") / "main.json"
+    path.write_text(rep.to_json(), encoding="utf-8")
+    return path
+
+
+KW: dict[str, Any] = {"generated_at": "2026-01-01T00:00:00Z", "resamples": 2000,
+                      "max_drop": 0.01}
+
+
+def _direct(results: list[ragreport.EvaluationResult]) -> Report:
+    return build_report(results, default_targets(), inputs=_inputs(), **KW)
+
+
+def _via_stored(results: list[ragreport.EvaluationResult], stored_path: Path,
+                allow_drift: bool = False) -> Report:
+    kw = {k: v for k, v in KW.items() if k != "max_drop"}
+    new = build_report(results[1:], default_targets(), inputs=_inputs()[::2], **kw)
+    stored = load_baseline_report(stored_path)
+    checks = drift_checks(results[1:], stored, _inputs()[0].sha256, 5)
+    return with_stored_baseline(new, results[1:], stored, default_targets(), checks=checks,
+                                allow_drift=allow_drift, max_drop=KW["max_drop"])
+
+
+def test_same_comparison_numbers_both_ways(results: list[ragreport.EvaluationResult],
+                                           stored_path: Path) -> None:
+    direct = json.loads(_direct(results).to_json())
+    stored = json.loads(_via_stored(results, stored_path).to_json())
+    # every comparison value, not a mean: paired tests, wins/losses, drop checks
+    assert stored["significance"] == direct["significance"]
+    assert len(direct["significance"]) == 11
+    assert stored["comparisons"] == direct["comparisons"]
+    assert stored["drops"] == direct["drops"]
+    for key in ("means", "intervals", "totals", "curves", "curve_bands", "counts", "runs",
+                "baseline", "k_max"):
+        assert stored[key] == direct[key], key
+    assert stored["pr_curve"] == direct["pr_curve"]
+    assert stored["all_passed"] == direct["all_passed"]
+    # the terminal and Markdown summaries (deltas, arrows, bold) are the same table
+    a, b = _direct(results), _via_stored(results, stored_path)
+    assert [[(c.run, c.shown, c.delta_text, c.direction, c.p_value, c.significant)
+             for c in s.cells] for s in a.summary] == [
+        [(c.run, c.shown, c.delta_text, c.direction, c.p_value, c.significant)
+         for c in s.cells] for s in b.summary]
+    assert b.drift is not None and not b.drift.drifted
+    assert [c.check for c in b.drift.checks] == ["qrels", "conventions", "queries", "judged"]
+
+
+def test_a_run_of_today_named_like_the_stored_one(results: list[ragreport.EvaluationResult],
+                                                 stored_path: Path) -> None:
+    new = build_report(results[:1], default_targets(), generated_at="2026-01-01T00:00:00Z",
+                       resamples=200)
+    got = with_stored_baseline(new, results[:1], load_baseline_report(stored_path))
+    assert got.runs == ["bm25 (stored)", "bm25"] and got.baseline == "bm25 (stored)"
+    assert all(c.wins == 0 and c.losses == 0 for c in got.comparisons)  # the same run
+
+
+def test_drift_is_refused_unless_allowed(results: list[ragreport.EvaluationResult],
+                                         stored_path: Path) -> None:
+    new = build_report(results[1:], default_targets(), generated_at="2026-01-01T00:00:00Z",
+                       resamples=200)
+    stored = load_baseline_report(stored_path)
+    checks = drift_checks(results[1:], stored, "0" * 64, 5)
+    with pytest.raises(RagReportError, match="qrels: the qrels differ"):
+        with_stored_baseline(new, results[1:], stored, checks=checks)
+    got = with_stored_baseline(new, results[1:], stored, checks=checks, allow_drift=True)
+    assert got.drift is not None and got.drift.drifted and got.drift.allowed
+
+
+def test_stored_report_lacking_a_measure(results: list[ragreport.EvaluationResult],
+                                         stored_path: Path) -> None:
+    f = example_files()
+    more = ragreport.evaluate(f.qrels, f.runs[1], ["P@7"])
+    new = build_report([more], generated_at="2026-01-01T00:00:00Z", resamples=200)
+    with pytest.raises(RagReportError, match=r"main.json has no per-query values of P@7"):
+        with_stored_baseline(new, [more], load_baseline_report(stored_path))
+
+
+def test_json_per_query_gains_judged_at_k_only_when_asked(
+        results: list[ragreport.EvaluationResult], stored_path: Path) -> None:
+    doc = json.loads(stored_path.read_text(encoding="utf-8"))
+    assert doc["schema"] == "ragreport.report/1"
+    assert doc["judged_at_k"] == {"k": 5, "means": {"bm25": 1.0}}
+    plain = json.loads(build_report(results[:1], generated_at="2026-01-01T00:00:00Z",
+                                    stats=False).to_json())
+    assert "judged_at_k" not in plain and "baseline_drift" not in plain
+
+
+# ---- the command: refusal, warning, and every output says what changed ---------------------
+
+def _cli(tmp: Path, *argv: str) -> int:
+    return main([*argv, "--no-stats", "--jobs", "1", "--generated-at", "2026-01-01"])
+
+
+@pytest.fixture()
+def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    f = example_files()
+    monkeypatch.chdir(tmp_path)  # the paths the outputs show are relative
+    out = {"qrels": Path("qrels.txt"), "base": Path("bm25.txt"), "new": Path("tfidf.txt")}
+    out["qrels"].write_bytes(Path(f.qrels).read_bytes())
+    out["base"].write_bytes(Path(f.runs[0]).read_bytes())
+    out["new"].write_bytes(Path(f.runs[1]).read_bytes())
+    out["main"] = Path("main.json")
+    assert _cli(tmp_path, "report", str(out["qrels"]), str(out["base"]), "--json",
+                str(out["main"]), "--per-query") == 0
+    return out
+
+
+def test_cli_refuses_changed_qrels(files: dict[str, Path], tmp_path: Path,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    q2 = tmp_path / "qrels2.txt"
+    q2.write_text(files["qrels"].read_text() + "zzz 0 doc 1\n")
+    capsys.readouterr()
+    code = _cli(tmp_path, "check", str(q2), str(files["new"]), "--baseline-report",
+                str(files["main"]), "--markdown", str(tmp_path / "out.md"))
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1
+    assert err.startswith("ragreport: error: the baseline report ")
+    assert "qrels: the qrels differ from the baseline's (sha256 " in err
+    assert "--allow-drift" in err
+    assert not (tmp_path / "out.md").exists()
+
+
+def test_cli_refuses_collapsed_judged_share(files: dict[str, Path], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    rechunked = tmp_path / "rechunked.txt"  # new document ids: nothing judged any more
+    rechunked.write_text("".join(
+        " ".join([p[0], p[1], p[2] + "#c0", *p[3:]]) + "\n"
+        for p in (line.split() for line in files["new"].read_text().splitlines())))
+    capsys.readouterr()
+    code = _cli(tmp_path, "check", str(files["qrels"]), str(rechunked), "--baseline-report",
+                str(files["main"]), "--name", "rechunked")
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "judged (rechunked): the judged share of the top 5 collapsed" in err
+    assert "Judged@5 0.0000 vs baseline 1.0000 (ratio 0.0000); needs ratio >= 0.5)" in err
+
+
+def test_cli_refuses_other_queries_then_allows(files: dict[str, Path], tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    lines = files["new"].read_text().splitlines()
+    drop = sorted({ln.split()[0] for ln in lines})[:3]  # 3 of 41 queries: 0.0732
+    fewer = tmp_path / "fewer.txt"
+    fewer.write_text("".join(ln + "\n" for ln in lines if ln.split()[0] not in drop))
+    capsys.readouterr()
+    args = ["check", str(files["qrels"]), str(fewer), "--baseline-report", str(files["main"]),
+            "--targets", str(tmp_path / "t.toml"), "--name", "fewer"]
+    (tmp_path / "t.toml").write_text('[targets]\n"RR" = 0.1\n')
+    assert _cli(tmp_path, *args) == 2
+    err = capsys.readouterr().err
+    assert "queries (fewer): the query sets differ beyond the threshold (0 added, 3 removed " \
+           "of 41 queries (share 0.0732); needs share <= 0.05)" in err
+    assert _cli(tmp_path, *args, "--max-query-drift", "0.08") == 0
+    capsys.readouterr()
+    md, js, html = (tmp_path / n for n in ("o.md", "o.json", "o.html"))
+    code = _cli(tmp_path, *args, "--allow-drift", "--markdown", str(md), "--json", str(js),
+                "--html", str(html))
+    out = capsys.readouterr()
+    assert code == 0
+    assert "ragreport: warning: baseline drift (--allow-drift): queries (fewer)" in out.err
+    assert "DRIFT queries (fewer): 0 added, 3 removed of 41 queries (share 0.0732) " \
+           "[share <= 0.05]" in out.out
+    text = md.read_text()
+    assert "### Baseline drift" in text
+    assert "| queries | fewer | 0 added, 3 removed of 41 queries (share 0.0732) | share " \
+           "&lt;= 0.05 | ⚠️ drift |" in text
+    assert text.index("### Baseline drift") < text.index("### Targets")
+    doc = json.loads(js.read_text())
+    assert doc["baseline_drift"]["drifted"] and doc["baseline_drift"]["allowed"]
+    assert [c["check"] for c in doc["baseline_drift"]["checks"] if c["drifted"]] == ["queries"]
+    assert doc["runs"] == ["bm25", "fewer"] and doc["baseline"] == "bm25"
+    assert doc["comparisons"][0]["wins"] + doc["comparisons"][0]["losses"] \
+        + doc["comparisons"][0]["ties"] == 38  # the common queries
+    page = html.read_text()
+    assert 'id="baseline-drift"' in page and "share &lt;= 0.05" in page
+
+
+def test_drift_options_need_a_baseline_report(files: dict[str, Path], tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    for extra in (["--allow-drift"], ["--max-query-drift", "0.1"],
+                  ["--min-judged-ratio", "0.2"]):
+        capsys.readouterr()
+        assert _cli(tmp_path, "check", str(files["qrels"]), str(files["new"]), *extra) == 2
+        assert "needs --baseline-report" in capsys.readouterr().err
+
+
+def test_drift_gold(files: dict[str, Path], tmp_path: Path,
+                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The Markdown drift note, byte for byte (``tests/gold/drift.md``; regenerate with
+    ``RAGREPORT_REGEN_DRIFT=1`` and review the diff)."""
+    import os
+
+    lines = files["new"].read_text().splitlines()
+    drop = sorted({ln.split()[0] for ln in lines})[:3]
+    fewer = tmp_path / "fewer.txt"
+    fewer.write_text("".join(ln + "\n" for ln in lines if ln.split()[0] not in drop))
+    md = tmp_path / "o.md"
+    assert _cli(tmp_path, "report", str(files["qrels"]), str(fewer), "--baseline-report",
+                str(files["main"]), "--allow-drift", "--markdown", str(md)) == 0
+    text = md.read_text()
+    section = text[text.index("### Baseline drift"):text.index("### Targets")]
+    gold = Path(__file__).resolve().parent / "gold" / "drift.md"
+    if os.environ.get("RAGREPORT_REGEN_DRIFT"):
+        gold.write_text(section, encoding="utf-8")
+    assert section == gold.read_text(encoding="utf-8")
+
+
+def test_drift_check_is_a_frozen_record() -> None:
+    c = DriftCheck("queries", "r", True, "m", "t", "msg")
+    assert c.status == "drift"
+    with pytest.raises(AttributeError):
+        c.drifted = False  # type: ignore[misc]
