@@ -32,7 +32,8 @@ from .common import _DECIMAL, GRADE_LIMIT, PLAIN_RE2, Source, source_name
 from .objects import _ident, _show, read_number
 
 __all__ = ["IRDS_PREFIX", "LAYOUTS", "TableInput", "is_parquet", "is_table_like",
-           "parse_columns", "qrels_table", "run_table", "table_input", "texts_table"]
+           "parquet_columns", "parse_columns", "qrels_table", "run_table", "table_input",
+           "texts_table"]
 
 #: The layouts whose column names are recognised (shown in messages).
 LAYOUTS = ("TREC (qid, docid, score or relevance), MTEB/BEIR (query-id, corpus-id, score), "
@@ -141,6 +142,11 @@ def is_parquet(path: Any) -> bool:
             return fh.read(4) == b"PAR1"
     except (OSError, TypeError, ValueError):
         return False
+
+
+def parquet_columns(path: Any) -> list[str]:
+    """The column names of a Parquet file (a path or :class:`Source`)."""
+    return _parquet(path).names
 
 
 def _type_of(obj: Any) -> tuple[str, str]:
