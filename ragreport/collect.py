@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from .data import Run
 from .errors import ConfigError, InputError, RagReportError
@@ -178,14 +178,20 @@ def collect_run(
             scores = scores[:k] if scores is not None else None
         return _Collected(qid, docs, scores, ms)
 
-    bar = _progress_bar(progress, len(texts), len(done), run_name) if todo else None
-    out = open(path, "a", encoding="ascii") if path is not None and todo else None  # noqa: SIM115
+    out = _open_resume(path) if path is not None and todo else None
+    bar = None
     try:
+        bar = _progress_bar(progress, len(texts), len(done), run_name) if todo else None
+
         def finished(got: _Collected) -> None:
             done[got.qid] = got
             if out is not None:
-                out.write(_record(got, texts[got.qid]) + "\n")
-                out.flush()
+                try:
+                    out.write(_record(got, texts[got.qid]) + "\n")
+                    out.flush()
+                except OSError as exc:
+                    raise InputError(f"cannot write the resume file: {exc.strerror or exc}",
+                                     str(path)) from None
             if bar is not None:
                 bar.update(1)
 
@@ -454,6 +460,14 @@ def _record(got: _Collected, text: str) -> str:
         rec["latency_ms"] = got.latency_ms
     rec["retrieved"] = retrieved
     return json.dumps(rec, ensure_ascii=True, allow_nan=False)
+
+
+def _open_resume(path: Path) -> TextIO:
+    try:
+        return open(path, "a", encoding="ascii")  # closed by collect_run
+    except OSError as exc:
+        raise InputError(f"cannot write the resume file: {exc.strerror or exc}",
+                         str(path)) from None
 
 
 def _read_resume(path: Path, texts: Mapping[str, str], k: int | None) -> dict[str, _Collected]:

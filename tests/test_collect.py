@@ -612,3 +612,11 @@ print(run.doc_ids.to_pylist())
                           env=env, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "['d']"
+
+
+def test_resume_file_that_cannot_be_written(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"missing/r\.jsonl: cannot write the resume file: "
+                                         r"No such file or directory"):
+        collect_run(keyword_search, QUERIES, resume=tmp_path / "missing" / "r.jsonl")
+    with pytest.raises(InputError, match=r"cannot read the resume file: Is a directory"):
+        collect_run(keyword_search, QUERIES, resume=tmp_path)
