@@ -342,6 +342,7 @@ def _check_options(args: argparse.Namespace) -> None:
     args.names = [escape_undecodable(n) for n in args.names] if args.names else args.names
     args.generated_at = generated_at_from_env(args.generated_at)  # a bad time: before any work
     _check_doc_map_options(args)
+    _check_slice_options(args)
     if args.max_drop is not None and args.no_stats:
         raise RagReportError("--max-drop needs the significance tests; drop --no-stats")
     _check_baseline_report_options(args)
@@ -349,7 +350,8 @@ def _check_options(args: argparse.Namespace) -> None:
     if sum(p == "-" for p in outs) > 1:
         raise RagReportError("standard output ('-') can be used for one output only")
     inputs = [p for p in (args.qrels, *args.runs, args.queries, args.docs, args.targets,
-                          args.doc_map, args.baseline_report) if p is not None and p != "-"]
+                          args.doc_map, args.baseline_report, args.slices)
+              if p is not None and p != "-"]
     from .fileio import check_outputs
 
     check_outputs(outs, inputs)  # a missing folder or an input as output: before any work
@@ -364,6 +366,32 @@ def _check_options(args: argparse.Namespace) -> None:
         if not (where / TEMPLATE_NAME).is_file():
             raise RagReportError(
                 f"template not found: {escape_undecodable(str(where / TEMPLATE_NAME))}")
+
+
+def _check_slice_options(args: argparse.Namespace) -> None:
+    """``--slices-column`` names a column of ``--slices FILE``, else of ``--queries FILE``."""
+    if args.slices_column is not None and args.slices is None and args.queries is None:
+        raise RagReportError("--slices-column names a column of --slices FILE or of "
+                             "--queries FILE; give one of them")
+
+
+def _slices(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The query slices (``--slices FILE``, or ``--slices-column NAME`` of the queries file)
+    and the targets file's ``[targets.slices.NAME]`` tables; slice targets without slices
+    are refused (a gate must not be switched off by a forgotten option)."""
+    from .targets import load_slice_targets
+
+    slice_targets = load_slice_targets(args.targets)
+    if args.slices is None and args.slices_column is None:
+        if slice_targets:
+            names = ", ".join(repr(n) for n in list(slice_targets)[:3])
+            raise RagReportError(f"the targets file sets targets for slices ({names}) but no "
+                                 "--slices (or --slices-column) was given")
+        return None, slice_targets
+    from .io.slices import load_slices
+
+    source = args.slices if args.slices is not None else args.queries
+    return load_slices(source, column=args.slices_column), slice_targets
 
 
 def _check_baseline_report_options(args: argparse.Namespace) -> None:
@@ -413,7 +441,7 @@ def _build_report(args: argparse.Namespace, workers: Any) -> Any:
 
     from .io.common import Source
 
-    _materialize(args, ("qrels", "runs", "queries", "docs", "targets", "doc_map"))
+    _materialize(args, ("qrels", "runs", "queries", "docs", "targets", "doc_map", "slices"))
 
     if isinstance(args.targets, Source):
         raise RagReportError(f"--targets must be a regular file, got {args.targets.name}")
@@ -489,7 +517,8 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     roles = [("qrels", args.qrels), *(("run", p) for p in args.runs),
              *((role, path) for role, path in (("queries", args.queries), ("docs", args.docs),
                                                ("targets", args.targets),
-                                               ("doc_map", args.doc_map)) if path)]
+                                               ("doc_map", args.doc_map),
+                                               ("slices", args.slices)) if path)]
     hashes = [hashing.submit(_input_file, role, path, shown_path(path))
               for role, path in roles]  # hashlib releases the GIL: overlaps the evaluation
     _skip_pandas_interop()
@@ -511,6 +540,7 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     runs = [load_run(p) for p in args.runs]
     queries = load_queries(args.queries) if args.queries else None
     docs = load_docs(args.docs) if args.docs else None
+    slices, slice_targets = _slices(args)  # --slices, --slices-column, [targets.slices.NAME]
     workers.start()  # after the inputs are read: a bad file is reported without waiting
     from .data import distinct_names
 
@@ -525,7 +555,8 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
                                   else args.measures)
     k_max = args.k_max
     worst = normalize_measures([args.worst_measure]) if args.worst_measure else []
-    wanted = list(dict.fromkeys([*measures, *(t.measure for t in targets), *worst]))
+    wanted = list(dict.fromkeys([*measures, *(t.measure for t in targets), *worst,
+                                 *(t.measure for ts in slice_targets.values() for t in ts)]))
     if k_max is None:
         k_max = max([20, *(m.cutoff for m in wanted if m.cutoff)])
     kwargs = {**_eval_kwargs(args), "k_max": k_max}
@@ -548,7 +579,7 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
         stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
         seed=args.seed, alpha=args.alpha,
         max_drop=None if stored is not None else args.max_drop, workers=workers,
-        target_level=args.target_level,
+        target_level=args.target_level, slices=slices, slice_targets=slice_targets,
     )
     if stored is not None:
         from .report.baseline import with_stored_baseline

@@ -246,6 +246,14 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
                    help="run the others are compared with (default: the first)")
     p.add_argument("--queries", default=None, metavar="FILE", help="query texts (TSV or JSONL)")
     p.add_argument("--docs", default=None, metavar="FILE", help="document texts (TSV or JSONL)")
+    p.add_argument("--slices", default=None, metavar="FILE",
+                   help="query slices: query id -> slice names (TSV 'qid<TAB>tag[,tag...]', "
+                        "JSON {qid: [tags]}, JSONL, CSV or Parquet with query_id and slices "
+                        "columns); the report gives every slice its numbers, and "
+                        "[targets.slices.NAME] in the targets file its targets")
+    p.add_argument("--slices-column", default=None, metavar="NAME",
+                   help="the slices are column NAME of --slices FILE, or of --queries FILE "
+                        "when --slices is not given (JSONL, CSV or Parquet)")
     p.add_argument("--html", default=None, metavar="PATH",
                    help="write the HTML report here ('-': standard output)")
     p.add_argument("--markdown", default=None, metavar="PATH",

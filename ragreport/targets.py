@@ -29,6 +29,7 @@ __all__ = [
     "check_targets",
     "default_targets",
     "load_settings",
+    "load_slice_targets",
     "load_targets",
     "parse_targets",
     "passes",
@@ -45,6 +46,10 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
 #: Evaluation options a targets file may set beside its targets (``compat = "beir"``,
 #: ``ignore_identical_ids = true``; :mod:`ragreport.compat`): keys that are not targets.
 SETTINGS: tuple[str, ...] = ("compat", "ignore_identical_ids", "ties")
+
+#: The key of the targets table that holds per-slice targets (``[targets.slices.NAME]``,
+#: :func:`load_slice_targets`): not a measure.
+SLICES_KEY = "slices"
 
 #: The seed tutorial's "typical targets".
 DEFAULT_TARGETS: dict[str, str] = {
@@ -195,7 +200,8 @@ def parse_targets(table: Mapping[str, Any], source: str = "targets") -> list[Tar
     """
     if not isinstance(table, Mapping):
         raise ConfigError(f"{source}: targets must be a table of measure = target")
-    out = [_parse_one(str(k), v, source) for k, v in table.items() if k not in SETTINGS]
+    out = [_parse_one(str(k), v, source) for k, v in table.items()
+           if k not in SETTINGS and k != SLICES_KEY]
     seen: dict[Measure, str] = {}
     for t in out:
         if t.measure in seen:
@@ -264,6 +270,61 @@ def load_targets(path: str | os.PathLike[str] | None = None,
         data = _load_toml(rr)
         return parse_targets(data.get("targets", data), str(rr))
     return default_targets()
+
+
+def load_slice_targets(path: str | os.PathLike[str] | None = None,
+                       cwd: str | os.PathLike[str] | None = None) -> dict[str, list[Target]]:
+    """Per-slice targets: slice name -> its targets, from the ``slices`` table of the targets
+    table :func:`load_targets` reads (``[targets.slices.NAME]``, ``[slices.NAME]`` in a file
+    whose targets are at the top level, or ``[tool.ragreport.targets.slices.NAME]`` in
+    ``pyproject.toml``); each ``NAME`` table is a targets table (:func:`parse_targets`).
+    Empty when there is none.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "t.toml").write_text('[targets]\\n"R@5" = 0.8\\n'
+    ...                               '[targets.slices."multi hop"]\\n"R@5" = 0.6\\n')
+    >>> {k: [str(t) for t in v] for k, v in load_slice_targets(d / "t.toml").items()}
+    {'multi hop': ['R@5 >= 0.6']}
+    """
+    where = ""
+    table: Any = None
+    if path is not None:
+        p = Path(path)
+        data = _load_toml(p)
+        table = _nested(data, "tool", "ragreport", "targets")
+        if table is None:
+            table = data.get("targets", data)
+        where = str(p)
+    else:
+        base = Path(cwd) if cwd is not None else Path.cwd()
+        pyproject = base / "pyproject.toml"
+        rr = base / "ragreport.toml"
+        if pyproject.is_file() and _nested(_load_toml(pyproject), "tool", "ragreport",
+                                           "targets") is not None:
+            table = _nested(_load_toml(pyproject), "tool", "ragreport", "targets")
+            where = f"{pyproject} [tool.ragreport.targets]"
+        elif rr.is_file():
+            data = _load_toml(rr)
+            table = data.get("targets", data)
+            where = str(rr)
+    if not isinstance(table, Mapping) or SLICES_KEY not in table:
+        return {}
+    slices = table[SLICES_KEY]
+    if not isinstance(slices, Mapping):
+        raise ConfigError(f"{where}: 'slices' must be a table of [targets.slices.NAME] "
+                          f"tables, got {type(slices).__name__}")
+    out: dict[str, list[Target]] = {}
+    for name, sub in slices.items():
+        label = f"{where} [targets.slices.{name}]"
+        if not isinstance(sub, Mapping):
+            raise ConfigError(f"{label}: expected a table of measure = target, got "
+                              f"{type(sub).__name__}")
+        unknown = [k for k in sub if k in SETTINGS or k == SLICES_KEY]
+        if unknown:
+            raise ConfigError(f"{label}: {unknown[0]!r} cannot be set per slice")
+        out[str(name)] = parse_targets(sub, label)
+    return out
 
 
 def _settings_tables(path: str | os.PathLike[str] | None,

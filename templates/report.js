@@ -107,6 +107,47 @@
     reopened = [];
   });
 
+  // the slice selector of the metric-vs-K curves (--slices): without JavaScript every
+  // slice's plots are listed under the curves, folded
+  function addSlicePicker(slot) {
+    var box = document.getElementById(slot.getAttribute("data-target") || "");
+    var all = document.getElementById("curves-all");
+    if (!box || !all) { return; }
+    var groups = Array.prototype.slice.call(box.querySelectorAll("details.slice-group"));
+    if (!groups.length) { return; }
+    var label = document.createElement("label");
+    label.className = "slice-picker";
+    label.appendChild(document.createTextNode("Queries: "));
+    var select = document.createElement("select");
+    select.id = "slice-select";
+    var first = document.createElement("option");
+    first.value = "";
+    first.textContent = "all queries";
+    select.appendChild(first);
+    groups.forEach(function (g) {
+      var option = document.createElement("option");
+      option.value = g.getAttribute("data-slice");
+      option.textContent = "slice " + (g.getAttribute("data-name") || "");
+      select.appendChild(option);
+    });
+    label.appendChild(select);
+    slot.appendChild(label);
+    var note = box.querySelector(".slice-curves-note");
+    function show() {
+      var chosen = select.value;
+      all.hidden = chosen !== "";
+      if (note) { note.hidden = true; }
+      groups.forEach(function (g) {
+        var on = g.getAttribute("data-slice") === chosen;
+        g.hidden = !on;
+        if (on) { g.open = true; }
+      });
+    }
+    select.addEventListener("change", show);
+    show();
+  }
+
+  Array.prototype.forEach.call(document.querySelectorAll(".slice-picker-slot"), addSlicePicker);
   Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), makeSortable);
   Array.prototype.forEach.call(document.querySelectorAll(".filter-slot"), addFilter);
 }());

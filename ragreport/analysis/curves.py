@@ -124,7 +124,8 @@ class RunIntervals:
 def run_intervals(result: EvaluationResult, measures: Sequence[Measure],
                   families: Sequence[Measure] = (), k_max: int | None = None, *,
                   level: float = 0.95, resamples: int = 10_000, curve_resamples: int = 1_000,
-                  seed: int = 0, workers: Mapper | None = None) -> RunIntervals:
+                  seed: int = 0, workers: Mapper | None = None,
+                  queries: npt.NDArray[np.int64] | None = None) -> RunIntervals:
     """The intervals of a run's means and the bands of its curves (K = 1..``k_max``), from
     one sequence of resampled query sets (:func:`ragreport.stats.bootstrap_cis`): the
     measures use its first ``resamples``, the bands its first ``curve_resamples``, so each
@@ -151,6 +152,9 @@ def run_intervals(result: EvaluationResult, measures: Sequence[Measure],
         Seed of the resampling.
     workers : Mapper or None
         Runs the chunks of the bootstrap in parallel.
+    queries : numpy.ndarray or None
+        Indices of the queries resampled (a slice of the run's queries,
+        :mod:`ragreport.analysis.slices`); default: all of them.
 
     Returns
     -------
@@ -168,7 +172,8 @@ def run_intervals(result: EvaluationResult, measures: Sequence[Measure],
     from ..stats import bootstrap_cis
 
     width = result.k_max if k_max is None else int(k_max)
-    n = result.n_queries
+    rows: Any = slice(None) if queries is None else np.asarray(queries, dtype=np.int64)
+    n = result.n_queries if queries is None else len(rows)
 
     def columns(parts: list[Any]) -> Any:
         """The per-query blocks of columns side by side.
@@ -186,9 +191,9 @@ def run_intervals(result: EvaluationResult, measures: Sequence[Measure],
         return np.hstack(parts) if parts else np.empty((n, 0))
 
     blocks: list[tuple[Any, int]] = [
-        (columns([result.values(m)[:, None] for m in measures]), resamples)]
+        (columns([result.values(m)[rows, None] for m in measures]), resamples)]
     if families:
-        blocks.append((columns([result.curve(f)[:, :width] for f in families]),
+        blocks.append((columns([result.curve(f)[rows, :width] for f in families]),
                        curve_resamples))
     got = bootstrap_cis(blocks, level, seed, workers=workers)
     ci = got[0]

@@ -43,6 +43,10 @@ from .model import (
     QueryDetail,
     RankRow,
     Report,
+    Slice,
+    SliceCell,
+    SliceReport,
+    SliceRow,
     StatsInfo,
     SummaryCell,
     WorstQueries,
@@ -300,6 +304,11 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
 
     checks = [c for t in report.targets for c in t.cells]
     failed = sum(1 for c in checks if not c.passed)
+    slices = _slices_view(report, runs, workers)  # --slices; its checks count in the banner
+    if slices is not None:
+        slice_checks = [c for s in slices.report.slices for t in s.targets for c in t.cells]
+        checks = [*checks, *slice_checks]  # type: ignore[list-item]
+        failed += sum(1 for c in slice_checks if not c.passed)
     evaluated = {h.run: h.evaluated for h in report.health}
     return {
         "report": report,
@@ -344,6 +353,7 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
         "document": document,
         "document_queries": report.document.queries if report.document is not None else {},
         "tie_rows": [t for t in report.ties if t.exposed],  # ragreport.ties
+        "slices": slices,
         "tie_warnings": [t for t in report.ties if t.note],
     }
 
@@ -505,3 +515,73 @@ def _size(n: int) -> str:
     if n < 1024 * 1024:
         return f"{n / 1024:.1f} KiB"
     return f"{n / 1024 / 1024:.1f} MiB"
+
+
+#: The most slices with their own metric-vs-K plots in the HTML report (the failing slices
+#: first, then the input order); every slice is in the slice table and the JSON output.
+MAX_SLICE_PLOTS = 12
+
+
+@dataclass(frozen=True)
+class SlicePlots:
+    """One slice's metric-vs-K plots (the slice selector of the curves shows them)."""
+
+    index: int
+    slice: Slice
+    plots: list[PlotView]
+
+
+@dataclass(frozen=True)
+class SlicesView:
+    """Query slices (``--slices``) as the template reads them."""
+
+    report: SliceReport
+    rows: list[tuple[Slice, SliceRow, bool, list[tuple[RunView, SliceCell | None, str]]]]
+    """(slice, row, first row of its slice, per run: its cell and the slice target's verdict
+    on it, "pass", "fail" or "")."""
+    plots: list[SlicePlots]
+    plots_omitted: int
+    failing: list[str]
+    reasons: list[str]
+
+    @staticmethod
+    def p_text(p: float) -> str:
+        """A p-value as every output shows it (:func:`ragreport.present.p_text`)."""
+        return p_text(p)
+
+
+def _slices_view(report: Report, runs: list[RunView], workers: Mapper | None
+                 ) -> SlicesView | None:
+    """The slice table's rows (the failing slices first) and each slice's curves, drawn by
+    the workers as the report's own curves are."""
+    from markupsafe import Markup
+
+    from ..parallel import map_with
+    from .plots import draw_plot
+
+    sl = report.slices
+    if sl is None:
+        return None
+    ordered = sl.ordered
+    rows = []
+    for s in ordered:
+        for j, row in enumerate(sl.rows_shown(s)):
+            cells = {c.run: c for c in row.cells}
+            verdict = {c.run: "pass" if c.passed else "fail"
+                       for c in (row.target.cells if row.target is not None else [])}
+            rows.append((s, row, j == 0, [(r, cells.get(r.name), verdict.get(r.name, ""))
+                                          for r in runs]))
+    plotted = [s for s in ordered if s.curves][:MAX_SLICE_PLOTS]
+    jobs = [(c, report.runs, f"rrs{i}x{j}") for i, s in enumerate(plotted)
+            for j, c in enumerate(s.curves)]
+    svgs = iter(map_with(workers, draw_plot, jobs))
+    plots = [SlicePlots(i + 1, s, [
+        PlotView(f"slice-{i + 1}-curve-{j}", c.title,
+                 _curve_caption(c, report.stats if not s.few else None)
+                 + (f" Fewer than {sl.min_queries} queries: no band." if s.few else ""),
+                 Markup(next(svgs))) for j, c in enumerate(s.curves)])
+        for i, s in enumerate(plotted)]
+    reasons = sorted({c.reason for s in sl.slices for t in s.targets for c in t.cells
+                      if c.reason})
+    return SlicesView(sl, rows, plots, len([s for s in ordered if s.curves]) - len(plotted),
+                      [s.name for s in ordered if not s.passed], reasons)

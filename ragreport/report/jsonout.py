@@ -21,7 +21,7 @@ import math
 from typing import Any
 
 from ..errors import RagReportError
-from .model import DocumentReport, RankRow, Report
+from .model import DocumentReport, RankRow, Report, SliceReport
 
 __all__ = ["SCHEMA", "render_json", "report_json"]
 
@@ -179,6 +179,8 @@ def report_json(report: Report) -> dict[str, Any]:
                             for r, qs in report.per_query.items()}
     if report.document is not None:  # evaluated with a doc map (--doc-map)
         doc["document"] = _document_json(report.document)
+    if report.slices is not None:  # query slices (--slices)
+        doc["slices"] = _slices_json(report.slices)
     cleaned: dict[str, Any] = _clean(doc, "report")
     return cleaned
 
@@ -232,4 +234,54 @@ def _document_json(d: DocumentReport) -> dict[str, Any]:
                                  "repeated": list(v.repeated)} for q, v in qs.items()]
                           for run, qs in d.queries.items()},
         **({"per_query": d.per_query} if d.per_query else {}),
+    }
+
+
+def _slices_json(s: SliceReport) -> dict[str, Any]:
+    """The ``slices`` key (``--slices``): per slice, in input order, every bounded measure's
+    mean (null: no query of the slice evaluated) and interval (none below ``min_queries``),
+    the comparisons with the baseline (p-values Holm-corrected over runs, slices and
+    measures; null when not tested), the slice's targets and its curves."""
+    def runs_of(sl: Any) -> list[str]:
+        return list(sl.queries)
+
+    return {
+        "source": s.source,
+        "min_queries": s.min_queries,
+        "rule": s.rule,
+        "measures_shown": list(s.measures),
+        "unknown_query_ids": s.unknown,
+        "unknown_examples": list(s.unknown_examples),
+        "untagged": dict(s.untagged),
+        "duplicates": s.duplicates,
+        "all_passed": s.passed,
+        "failing": [sl.name for sl in s.slices if not sl.passed],
+        "slices": [{
+            "name": sl.name,
+            "queries": dict(sl.queries),
+            "few_queries": sl.few,
+            "passed": sl.passed,
+            "means": {run: {row.measure: c.value for row in sl.rows for c in row.cells
+                            if c.run == run} for run in runs_of(sl)},
+            "intervals": {run: {row.measure: [c.ci_lower, c.ci_upper] for row in sl.rows
+                                for c in row.cells if c.run == run and c.ci_lower is not None
+                                and c.ci_upper is not None} for run in runs_of(sl)},
+            "comparisons": [{"run": c.run, "measure": row.measure, "queries": c.compared,
+                             "wins": c.wins, "losses": c.losses, "ties": c.ties,
+                             "delta": _maybe(c.delta), "p_value": _maybe(c.p_value),
+                             "t_p_value": _maybe(c.t_p_value), "significant": c.significant}
+                            for row in sl.rows for c in row.cells if c.wins is not None],
+            "targets": [{"measure": t.measure, "op": t.op, "threshold": t.threshold,
+                         "source": t.source, "on": t.cells[0].on if t.cells else "mean",
+                         "passed": t.passed,
+                         "results": [{"run": c.run, "value": c.value, "shown": c.shown,
+                                      "passed": c.passed, "margin": c.margin, "mean": c.mean,
+                                      "reason": c.reason} for c in t.cells]}
+                        for t in sl.targets],
+            "curves": {c.family: {r: list(v) for r, v in c.series.items()}
+                       for c in sl.curves},
+            "curve_bands": {c.family: {r: {"lower": list(lo), "upper": list(hi)}
+                                       for r, (lo, hi) in c.bands.items()}
+                            for c in sl.curves if c.bands},
+        } for sl in s.slices],
     }

@@ -40,6 +40,8 @@ from .model import (
     QueryDetail,
     Report,
     RunHealth,
+    SliceCell,
+    SliceTargetCell,
     SummaryCell,
     TargetCell,
     WorstQueries,
@@ -213,12 +215,17 @@ def _status(report: Report) -> str:
     checks = [c for t in report.targets for c in t.cells]
     failed = sum(1 for c in checks if not c.passed)
     drops = [d for d in report.drops if d.failed]
-    if not checks and not report.drops:
+    sliced = ([(sl, c) for sl in report.slices.slices for t in sl.targets for c in t.cells]
+              if report.slices is not None else [])  # --slices: the slices' own targets
+    slice_failed = [(sl, c) for sl, c in sliced if not c.passed]
+    if not checks and not report.drops and not sliced:
         return "ℹ️ **No targets set** (give them with `--targets` or `[tool.ragreport.targets]`)"
-    if failed == 0 and not drops:
+    if failed == 0 and not drops and not slice_failed:
         parts = []
         if checks:
             parts.append(f"{len(checks)} target {_plural(len(checks), 'check')}")
+        if sliced:
+            parts.append(f"{len(sliced)} slice target {_plural(len(sliced), 'check')}")
         if report.drops:
             parts.append(f"no significant drop beyond {report.drops[0].max_drop:g}")
         return f"✅ **All checks pass** ({', '.join(parts)})"
@@ -229,6 +236,14 @@ def _status(report: Report) -> str:
     if drops:
         bad.append(f"**{len(drops)} significant {_plural(len(drops), 'drop')} beyond "
                    f"{drops[0].max_drop:g}**")
+    if slice_failed:
+        names = list(dict.fromkeys(sl.name for sl, _ in slice_failed))
+        listed = ", ".join(escape_md(n, SHORT_NAME_CHARS) for n in names[:3]) + (
+            f" and {len(names) - 3} more" if len(names) > 3 else "")
+        verb = "fails" if len(sliced) == 1 else "fail"
+        bad.append(f"**{len(slice_failed)} of {len(sliced)} slice target "
+                   f"{_plural(len(sliced), 'check')} {verb}** "
+                   f"({_plural(len(names), 'slice')} {listed})")
     return "❌ " + " · ".join(bad)
 
 
@@ -398,6 +413,9 @@ def _render(report: Report, opts: _Opts, notice: str) -> str:
     if opts.chart and report.chart:
         lines += _chart_section(report, esc)
     lines += _latency_section(report, runs, run_names)
+
+    if report.slices is not None:  # --slices
+        lines += _slices_section(report, runs, opts, esc)
 
     if report.document is not None:
         lines += _document_section(report, report.document, runs, opts, esc)
@@ -629,6 +647,87 @@ def _latency_section(report: Report, runs: list[str], names: dict[str, str]) -> 
     for i, label in enumerate(("p50", "p95", "max")):
         out.append(_row([label, *(by[r][i] if r in by else "–" for r in runs)]))
     return [*out, ""]
+
+def _slice_cell(c: SliceCell, target: SliceTargetCell | None, intervals: bool) -> str:
+    """Mean, interval, the slice target's verdict, the delta (bold where significant) and
+    the wins / losses against the baseline on the slice."""
+    value = f"{c.shown} {c.ci_text}" if intervals and c.ci_text else c.shown
+    if target is not None:
+        value = f"{'✅' if target.passed else '❌'} {value}" + (
+            " (target not checked)" if target.reason else "")
+    if c.delta is not None:
+        arrow = ARROWS.get(c.direction, "")
+        delta = f"{arrow} {c.delta_text}" if arrow else c.delta_text
+        value += f" **{delta}**" if c.significant else f" {delta}"
+    if c.wins is not None:
+        value += f" (W {c.wins}, L {c.losses})"
+    return value
+
+
+def _slices_section(report: Report, runs: list[str], opts: _Opts, esc: _Esc) -> list[str]:
+    """The query slices (``--slices``): the failing slices first; per slice the shown
+    measures, each run's mean (interval, slice target, delta and wins / losses)."""
+    sl = report.slices
+    if sl is None:
+        return []
+    ordered = sl.ordered
+    shown_slices = ordered if opts.cap is None else ordered[: opts.cap]
+    names = {r: esc.md(r) + (" (baseline)" if r == report.baseline and len(report.runs) > 1
+                             else "") for r in runs}
+    out = ["### Slices", ""]
+    failing = [s for s in sl.slices if not s.passed]
+    n_targets = sum(len(s.targets) for s in sl.slices)
+    what = (f"{len(sl.slices)} {_plural(len(sl.slices), 'slice')} from "
+            f"{esc.md(sl.source)}; a query may be in several")
+    if n_targets:
+        what += (f"; {len(failing)} failing {_plural(len(failing), 'slice')}, shown first"
+                 if failing else "; every slice target passes")
+    out += [what + ".", ""]
+    head = ["Slice", "Queries", "Measure", "Target"] + [names[r] for r in runs]
+    out += [_row(head), "|:--|--:|:--|:--" + "|--:" * len(runs) + "|"]
+    for s in shown_slices:
+        rows = sl.rows_shown(s)
+        rows = rows if opts.cap is None else rows[: opts.cap]
+        for j, row in enumerate(rows):
+            cells = {c.run: c for c in row.cells}
+            tcells = {c.run: c for c in row.target.cells} if row.target is not None else {}
+            first = j == 0
+            mark = "" if not s.targets else ("❌ " if not s.passed else "✅ ")
+            label = f"{mark}{esc.md(s.name)}" if first else ""
+            count = (f"{s.n}" + (" (few)" if s.few else "")) if first else ""
+            target = (esc.md(f"{row.target.op} {row.target.threshold_text}")
+                      + (" (CI lower bound)" if row.target.cells and
+                         row.target.cells[0].on == "ci_lower" else "")
+                      if row.target is not None else "")
+            out.append(_row([label, count, esc.md(row.measure), target] + [
+                _slice_cell(cells[r], tcells.get(r), opts.intervals) if r in cells else ""
+                for r in runs]))
+        unshown = [t for t in s.targets if t.measure not in {r.measure for r in rows}]
+        for t in unshown:  # a slice target on a measure the table does not show
+            out.append(_row([esc.md(s.name) if not rows else "", "", esc.md(t.measure),
+                             esc.md(f"{t.op} {t.threshold_text}")] + [
+                ("✅ " if c.passed else "❌ ") + c.shown for c in t.cells if c.run in runs]))
+    out.append("")
+    notes = []
+    if len(shown_slices) < len(ordered):
+        n = len(ordered) - len(shown_slices)
+        notes.append(f"{n} more {_plural(n, 'slice')} not shown.")
+    reasons = sorted({c.reason for s in sl.slices for t in s.targets for c in t.cells
+                      if c.reason})
+    if reasons:
+        notes.append("Not checked (counted as failing): " + "; ".join(reasons) + ".")
+    if any(s.few for s in sl.slices):
+        notes.append(f"(few): {escape_md(sl.rule)}")
+    if len(report.runs) > 1 and report.stats is not None:
+        notes.append(f"W, L: queries of the slice the run wins and loses against the "
+                     f"baseline; **bold** delta: significant ({report.stats.correction}-"
+                     "corrected over runs, slices and measures together).")
+    if sl.unknown:
+        notes.append(f"{sl.unknown} query {_plural(sl.unknown, 'id')} of the slices "
+                     f"{'was' if sl.unknown == 1 else 'were'} not evaluated by any run.")
+    if notes:
+        out += ["<sub>" + " ".join(notes) + "</sub>", ""]
+    return out
 
 
 def _has_chart(report: Report) -> bool:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -394,13 +395,16 @@ class Report:
     chart: bool = True
     """The Markdown's Mermaid chart of the headline measure against K (``--no-chart``:
     False)."""
+    slices: SliceReport | None = None
+    """Per query slice (``slices=``, ``--slices``): means, intervals, targets, comparisons."""
     latency: list[RunLatency] = field(default_factory=list)
     """Per-query latency of the runs that carry it (:func:`ragreport.collect_run`, JSONL
     ``latency_ms``), in run order; empty when no run does."""
 
     @property
     def all_passed(self) -> bool:
-        return all(t.passed for t in self.targets) and not any(d.failed for d in self.drops)
+        return (all(t.passed for t in self.targets) and not any(d.failed for d in self.drops)
+                and (self.slices is None or self.slices.passed))
 
     @property
     def failed_checks(self) -> list[tuple[TargetRow, TargetCell]]:
@@ -565,6 +569,9 @@ def build_report(
     max_drop: float | None = None,
     workers: Mapper | None = None,
     target_level: str = "chunk",
+    slices: Any = None,
+    slice_targets: Mapping[str, Sequence[Target]] | None = None,
+    slice_min_queries: int | None = None,
 ) -> Report:
     """Build the report data from one :class:`EvaluationResult` per run.
 
@@ -599,6 +606,15 @@ def build_report(
         With results evaluated with a doc map (``doc_map=``): check the targets and
         ``max_drop`` on the chunk-level means (default) or on the document-level ones.
         Either way :attr:`Report.document` holds both levels side by side.
+    slices : QuerySlices, mapping or path, optional
+        Query id -> slice names (:func:`ragreport.io.slices.load_slices` reads any of its
+        forms): :attr:`Report.slices` holds the numbers per slice.
+    slice_targets : mapping, optional
+        Slice name -> its targets (:func:`ragreport.targets.load_slice_targets`); a failing
+        one fails the report (``Report.all_passed``).
+    slice_min_queries : int, optional
+        Fewest queries of a slice for an interval or a test (default
+        :data:`ragreport.analysis.slices.MIN_QUERIES`).
     workers : Workers, optional
         Worker processes for the bootstrap (:mod:`ragreport.parallel`); the numbers do not
         depend on them.
@@ -780,6 +796,9 @@ def build_report(
         document=None if doc_results is None else _document_report(
             results, doc_results, measures, families, k_max, means, doc_cis, target_level,
             worst, wm, per_query, () if chunk_targets else targets),
+        slices=None if slices is None and not slice_targets else _slice_report(
+            results, base, slices, slice_targets or {}, measures, targets, k_max, info,
+            slice_min_queries, workers),
     )
 
 
@@ -1176,3 +1195,216 @@ def run_latencies(results: Sequence[EvaluationResult]) -> list[RunLatency]:
         if s is not None:
             out.append(RunLatency(r.run_name, s.queries, s.p50_ms, s.p95_ms, s.max_ms))
     return out
+
+
+# ---- query slices (slices=, --slices: ragreport.analysis.slices) ---------------------------
+
+#: The most measures a slice table shows (the JSON output holds every bounded measure).
+MAX_SLICE_MEASURES = 6
+#: Families with a per-slice metric-vs-K curve (the first ones of the report's order, the
+#: measures of the targets first): each is a plot per slice in the HTML report.
+MAX_SLICE_FAMILIES = 2
+
+
+@dataclass(frozen=True)
+class SliceCell:
+    """One run's mean of one measure on one slice, with its interval and, for a run other
+    than the baseline, its comparison with the baseline on the slice."""
+
+    run: str
+    n: int
+    value: float | None  # None: no query of the slice evaluated
+    shown: str
+    ci_lower: float | None = None
+    ci_upper: float | None = None
+    ci_text: str = ""
+    delta: float | None = None
+    delta_text: str = ""
+    direction: str = ""  # "up", "down", "same" or "" (the baseline; no common query)
+    p_value: float | None = None  # Holm-adjusted over runs, slices and measures
+    t_p_value: float | None = None
+    significant: bool = False
+    wins: int | None = None
+    losses: int | None = None
+    ties: int | None = None
+    compared: int = 0  # queries of the slice both this run and the baseline evaluated
+
+
+@dataclass(frozen=True)
+class SliceTargetCell:
+    run: str
+    value: float | None  # None: not checkable (see reason)
+    shown: str
+    passed: bool
+    margin_text: str
+    on: str = "mean"
+    mean: float | None = None
+    reason: str = ""
+    margin: float | None = None
+
+
+@dataclass(frozen=True)
+class SliceTargetRow:
+    measure: str
+    op: str
+    threshold: float
+    threshold_text: str
+    source: str
+    cells: list[SliceTargetCell]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.cells)
+
+
+@dataclass(frozen=True)
+class SliceRow:
+    """One measure on one slice: a cell per run, and the slice's target on it if any."""
+
+    measure: str
+    title: str
+    cells: list[SliceCell]
+    target: SliceTargetRow | None = None
+
+
+@dataclass(frozen=True)
+class Slice:
+    name: str
+    queries: dict[str, int]  # run -> the slice's queries it evaluated
+    few: bool  # some run has fewer than min_queries of them: no interval, no test
+    rows: list[SliceRow]  # every bounded measure (and the slice targets' measures)
+    targets: list[SliceTargetRow]
+    curves: list[Curve]
+
+    @property
+    def passed(self) -> bool:
+        return all(t.passed for t in self.targets)
+
+    @property
+    def n(self) -> int:
+        """The most queries of the slice any run evaluated."""
+        return max(self.queries.values(), default=0)
+
+
+@dataclass(frozen=True)
+class SliceReport:
+    """Query slices: per slice and run, the numbers of the report (see
+    :mod:`ragreport.analysis.slices`)."""
+
+    source: str
+    min_queries: int
+    rule: str  # the too-few-queries rule, one sentence
+    slices: list[Slice]  # in the order of the slices input
+    measures: list[str]  # the measures every view's slice table shows (at most 6)
+    unknown: int  # query ids of the slices that no run evaluated
+    unknown_examples: list[str]
+    untagged: dict[str, int]  # run -> evaluated queries in no slice
+    duplicates: int = 0  # (query, slice) pairs given more than once
+
+    @property
+    def passed(self) -> bool:
+        return all(s.passed for s in self.slices)
+
+    @property
+    def ordered(self) -> list[Slice]:
+        """The failing slices first, then the others, each group in input order."""
+        return [s for s in self.slices if not s.passed] + [s for s in self.slices if s.passed]
+
+    @property
+    def failed_checks(self) -> list[tuple[Slice, SliceTargetRow, SliceTargetCell]]:
+        return [(s, t, c) for s in self.slices for t in s.targets for c in t.cells
+                if not c.passed]
+
+    def rows_shown(self, s: Slice) -> list[SliceRow]:
+        """The rows of :attr:`measures`, in that order."""
+        by = {r.measure: r for r in s.rows}
+        return [by[m] for m in self.measures if m in by]
+
+
+def _slice_report(results: Sequence[EvaluationResult], base: EvaluationResult, slices: Any,
+                  slice_targets: Mapping[str, Sequence[Target]], measures: list[Measure],
+                  targets: Sequence[Target], k_max: int, info: StatsInfo | None,
+                  min_queries: int | None, workers: Mapper | None) -> SliceReport:
+    """The report's view of :func:`ragreport.analysis.slices.analyse_slices`."""
+    from ..analysis.slices import MIN_QUERIES, analyse_slices, describe_rule
+    from ..io.slices import load_slices
+
+    if slices is None:
+        raise RagReportError("slice targets need slices (slices=, --slices)")
+    qs = load_slices(slices)
+    minimum = MIN_QUERIES if min_queries is None else min_queries
+    wanted = [m for m in measures if m.bounded]
+    for ts in slice_targets.values():
+        wanted += [t.measure for t in ts if t.measure not in wanted]
+    head = list(dict.fromkeys([*(t.measure for ts in slice_targets.values() for t in ts),
+                               *(t.measure for t in targets if t.measure in wanted)]))
+    if not head:
+        head = wanted[:3]
+    head = head[:MAX_SLICE_MEASURES]
+    families = curve_families(results, head)[:MAX_SLICE_FAMILIES]
+    got = analyse_slices(
+        results, qs.tags, wanted, base=base if len(results) > 1 else None, families=families,
+        k_max=k_max, targets=slice_targets, stats=info is not None,
+        level=info.level if info else 0.95, resamples=info.resamples if info else 1,
+        curve_resamples=info.curve_resamples if info else 1, seed=info.seed if info else 0,
+        alpha=info.alpha if info else 0.05, min_queries=minimum, workers=workers)
+    comp = {(c.slice, c.run, c.measure): c for c in got.comparisons}
+    out = []
+    for name in got.names:
+        per = got.runs[name]
+        trows = []
+        for t in slice_targets.get(name, ()):
+            cells = []
+            for sc in (x for x in got.checks if x.slice == name and x.check.target is t):
+                ch = sc.check
+                ok = math.isfinite(ch.value)
+                cells.append(SliceTargetCell(
+                    ch.run, ch.value if ok else None, ch.shown, ch.passed,
+                    signed(ch.margin) if ok else "–", t.on,
+                    ch.mean if math.isfinite(ch.mean) else None, sc.reason,
+                    ch.margin if ok else None))
+            trows.append(SliceTargetRow(str(t.measure), t.op, t.threshold, f"{t.threshold:g}",
+                                        t.source, cells))
+        rows = []
+        for m in wanted:
+            cells_: list[SliceCell] = []
+            for r in results:
+                sr = per[r.run_name]
+                v = sr.means[m]
+                has = math.isfinite(v)
+                lo, hi = sr.intervals.get(m, (None, None))
+                ci_text = (f"[{shown(lo)}, {shown(hi)}]" if lo is not None and hi is not None
+                           else "")
+                value = v if has else None
+                text = shown(v) if has else "–"
+                c = comp.get((name, r.run_name, m))
+                if c is None:  # the baseline itself (or a single run)
+                    cells_.append(SliceCell(r.run_name, sr.n, value, text, lo, hi, ci_text))
+                elif c.n == 0:
+                    cells_.append(SliceCell(r.run_name, sr.n, value, text, lo, hi, ci_text,
+                                            wins=0, losses=0, ties=0))
+                else:
+                    cells_.append(SliceCell(r.run_name, sr.n, value, text, lo, hi, ci_text,
+                                            c.delta, signed(c.delta), _direction(c.delta),
+                                            c.p_value, c.t_p_value, c.significant, c.wins,
+                                            c.losses, c.ties, c.n))
+            target = next((t for t in trows if t.measure == str(m)), None)
+            rows.append(SliceRow(str(m), m.family.title, cells_, target))
+        curves = []
+        for fam in families:
+            series = {r.run_name: per[r.run_name].curves[fam] for r in results
+                      if per[r.run_name].curves.get(fam)}
+            if not series:
+                continue
+            marks = [(t.measure.cutoff, t.threshold, f"{t.op} {t.threshold:g}")
+                     for t in slice_targets.get(name, ()) if t.measure.curve_key == fam]
+            bands = {r.run_name: per[r.run_name].bands[fam] for r in results
+                     if fam in per[r.run_name].bands}
+            width = len(next(iter(series.values())))
+            curves.append(Curve(str(fam), _curve_title(fam), list(range(1, width + 1)),
+                                series, marks, bands))
+        out.append(Slice(name, {r: sr.n for r, sr in per.items()}, got.few(name), rows, trows,
+                         curves))
+    return SliceReport(qs.source, minimum, describe_rule(minimum), out,
+                       [str(m) for m in head], len(got.unknown), got.unknown[:10],
+                       dict(got.untagged), qs.duplicates)

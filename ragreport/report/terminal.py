@@ -71,6 +71,7 @@ def render_terminal(report: Report) -> str:
         lines += ["", f"Drop checks (max drop {report.drops[0].max_drop:g})"]
         lines += [("FAIL " if d.failed else "ok   ") + terminal_safe(d.message)
                   for d in report.drops]
+    lines += _slice_lines(report)
     return "\n".join(lines) + "\n"
 
 
@@ -86,6 +87,14 @@ def render_failures(report: Report) -> str:
         for t, c in report.failed_checks
     ]
     lines += [f"FAILED drop {terminal_safe(d.message)}\n" for d in report.drops if d.failed]
+    if report.slices is not None:  # --slices: a failed slice target names the slice
+        lines += [
+            f"FAILED slice {terminal_safe(repr(s.name))}: {terminal_safe(t.measure)}: "
+            f"{'CI lower bound ' if c.on == 'ci_lower' else ''}"
+            + (f"{c.shown} is not {t.op} {t.threshold_text}" if c.value is not None
+               else f"not checked against {t.op} {t.threshold_text} ({c.reason})")
+            + f" (run {terminal_safe(repr(c.run))}, {s.queries.get(c.run, 0)} queries)\n"
+            for s, t, c in report.slices.failed_checks]
     return "".join(lines)
 
 
@@ -125,6 +134,33 @@ def _latency_lines(report: Report) -> list[str]:
     for i, label in enumerate(("p50", "p95", "max")):
         rows.append([label, *(by[r][i] if r in by else "-" for r in report.runs)])
     return ["", "Latency per query (ms)", *_table(rows)]
+
+def _slice_lines(report: Report) -> list[str]:
+    """Query slices (``--slices``): the failing slices first, each slice's queries and the
+    shown measures per run (``*``: significantly different from the baseline)."""
+    sl = report.slices
+    if sl is None:
+        return []
+    rows = [["slice", "queries", *(f"{m} {r}" for m in sl.measures[:3] for r in report.runs),
+             "targets"]]
+    for s in sl.ordered:
+        by = {row.measure: {c.run: c for c in row.cells} for row in s.rows}
+        cells = []
+        for m in sl.measures[:3]:
+            for r in report.runs:
+                c = by.get(m, {}).get(r)
+                cells.append("-" if c is None else f"{c.shown}{' *' if c.significant else ''}")
+        verdict = "-" if not s.targets else ("pass" if s.passed else "FAIL")
+        rows.append([s.name, f"{s.n}{' (few)' if s.few else ''}", *cells, verdict])
+    failing = sum(1 for s in sl.slices if not s.passed)
+    head = (f"Slices ({len(sl.slices)} from {sl.source}"
+            + (f"; {failing} failing" if failing else "") + ")")
+    notes = []
+    if any(s.few for s in sl.slices):
+        notes.append(f"(few): fewer than {sl.min_queries} queries, no interval or test")
+    if sl.unknown:
+        notes.append(f"{sl.unknown} query ids of the slices were not evaluated")
+    return ["", terminal_safe(head), *_table(rows), *(terminal_safe(n) for n in notes)]
 
 
 def _drift_lines(report: Report) -> list[str]:
