@@ -257,6 +257,7 @@ class ExplorerState:
         #: gives a worker process, so that the kernel stays free for the interactions.
         self.workers: Mapper | None = None
         self._cache: dict[tuple[Any, ...], Any] = {}
+        self._texts: dict[str, str] = {}
         self._fixed: dict[tuple[Any, ...], Any] = {}
         self._values: dict[tuple[int, Measure, int], FloatArray] = {}
         self._means: dict[tuple[int, Measure, int], float] = {}
@@ -768,7 +769,7 @@ class ExplorerState:
         out: dict[str, Any] = {
             "start": start,
             "qid": qids,
-            "text": [snippet(self.queries.get(q), LIST_TEXT_CHARS) for q in qids],
+            "text": [self._list_text(q) for q in qids],
             "a": floats(va),
         }
         if self.b >= 0:
@@ -780,6 +781,13 @@ class ExplorerState:
         out["kind"] = self.kinds()[idx].astype(int).tolist()
         out["fails"] = self.fails()[idx].tolist()
         return out
+
+    def _list_text(self, qid: str) -> str:
+        """The query's text as the list shows it (cut once, then kept)."""
+        got = self._texts.get(qid)
+        if got is None:
+            got = self._texts[qid] = snippet(self.queries.get(qid), LIST_TEXT_CHARS)
+        return got
 
     def head(self, view_top: int = 0) -> dict[str, Any]:
         """The first :data:`HEAD_ROWS` rows of the visible list, and in ``near`` the windows
@@ -871,8 +879,11 @@ class ExplorerState:
                     value = self._target_lower(run, t, force)
                     pending |= value is None
                 if value is not None:  # the report's check (analysis.targets.run_checks)
-                    check = run_checks([r], [t], {r.run_name: {t.measure: value}}
-                                       if on_lower else None)[0]
+                    check = self._memo(
+                        ("target-check", run, t, value),
+                        lambda r=r, t=t, value=value, on_lower=on_lower: run_checks(
+                            [r], [t], {r.run_name: {t.measure: value}} if on_lower else None
+                        )[0])
                     passed = check.passed
                 targets.append({"label": _target_label(t), "run": r.run_name,
                                 "title": f"{measure_title(t.measure)} {t.op} {t.threshold:g}"
