@@ -127,6 +127,45 @@ def _fractional(args: argparse.Namespace) -> dict[str, Any]:
     return {"fractional_grades": True} if getattr(args, "fractional_grades", False) else {}
 
 
+def _columns(args: argparse.Namespace, path: Any) -> dict[str, Any]:
+    """``columns=`` for the reader of ``path`` when it is a Parquet file and ``--columns``
+    is given (:func:`_check_columns` has parsed it): the entries naming one of its columns
+    (the qrels and a run may name theirs differently; the others are found by name)."""
+    from .io.tabular import is_parquet, parquet_columns
+
+    mapping = getattr(args, "columns", None)
+    if not mapping or not is_parquet(path):
+        return {}
+    names = set(parquet_columns(path))
+    return {"columns": {k: v for k, v in mapping.items() if v in names}}
+
+
+def _check_columns(args: argparse.Namespace) -> None:
+    """``--columns`` parsed, and refused when no input is a Parquet file or a column it names
+    is in none of them; a Parquet run is refused with ``--stream`` (which reads text in
+    blocks). After :func:`_materialize`."""
+    from .io.tabular import is_parquet, parquet_columns, parse_columns
+
+    runs = _as_list(args.runs)
+    if getattr(args, "stream", False) and any(is_parquet(p) for p in runs):
+        raise RagReportError("--stream reads text runs in blocks; a Parquet run is read at "
+                             "once: drop --stream")
+    if getattr(args, "columns", None) is None:
+        return
+    args.columns = parse_columns(args.columns)
+    tables = [p for p in (args.qrels, *runs) if p is not None and is_parquet(p)]
+    if not tables:
+        raise RagReportError("--columns applies to Parquet inputs, and no QRELS or RUN is a "
+                             "Parquet file")
+    found = {str(p): parquet_columns(p) for p in tables}
+    for key, column in args.columns.items():
+        if not any(column in names for names in found.values()):
+            shown = "; ".join(f"{escape_undecodable(p)}: {', '.join(map(repr, names))}"
+                              for p, names in found.items())
+            raise RagReportError(f"--columns {key}={column}: no Parquet input has a column "
+                                 f"{column!r} (columns of {shown})")
+
+
 def _materialize(args: argparse.Namespace, attrs: Sequence[str]) -> None:
     """Read every input that can be read only once (``-``, a FIFO, /dev/stdin) into memory.
 
@@ -170,8 +209,15 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         measures = default_measures(args.compat) or list(TREC_DEFAULT_MEASURES)
     _check_doc_map_options(args)
     if args.stream:
+        _check_columns(args)
         return _stream_evaluate(args, measures)
     _materialize(args, ("qrels", "runs", "doc_map"))
+    _check_columns(args)
+    if getattr(args, "columns", None):
+        from .io import load_qrels, load_run
+
+        args.qrels = load_qrels(args.qrels, **_fractional(args), **_columns(args, args.qrels))
+        args.runs = load_run(args.runs, **_columns(args, args.runs))
     result = evaluate(args.qrels, args.runs, measures, **_eval_kwargs(args))
     if args.format == "trec":
         out = format_trec(result, per_query=args.per_query)
@@ -442,6 +488,7 @@ def _build_report(args: argparse.Namespace, workers: Any) -> Any:
     from .io.common import Source
 
     _materialize(args, ("qrels", "runs", "queries", "docs", "targets", "doc_map", "slices"))
+    _check_columns(args)
 
     if isinstance(args.targets, Source):
         raise RagReportError(f"--targets must be a regular file, got {args.targets.name}")
@@ -529,7 +576,7 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
         from .report.baseline import load_baseline_report
 
         args.stored_baseline = load_baseline_report(args.baseline_report, args.baseline)
-    qrels = load_qrels(args.qrels, **_fractional(args))
+    qrels = load_qrels(args.qrels, **_fractional(args), **_columns(args, args.qrels))
     if _wants_html(args) and workers.jobs == 1:
         # no worker process draws the plots: import matplotlib here while the runs are
         # parsed (pyarrow's reader runs without the GIL meanwhile)
@@ -537,7 +584,7 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
         importer.start()
     else:
         importer = None
-    runs = [load_run(p) for p in args.runs]
+    runs = [load_run(p, **_columns(args, p)) for p in args.runs]
     queries = load_queries(args.queries) if args.queries else None
     docs = load_docs(args.docs) if args.docs else None
     slices, slice_targets = _slices(args)  # --slices, --slices-column, [targets.slices.NAME]

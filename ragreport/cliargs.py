@@ -117,9 +117,14 @@ _positive = _integer_in(1, MAX_INT)
 
 
 def _add_inputs(p: argparse.ArgumentParser, many_runs: bool) -> None:
-    p.add_argument("qrels", nargs="?", help="qrels file (TREC, BEIR TSV or JSONL; .gz ok)")
+    p.add_argument("qrels", nargs="?",
+                   help="qrels file (TREC, BEIR TSV, JSONL or Parquet; .gz ok)")
     p.add_argument("runs", nargs="*" if many_runs else "?", metavar="RUN",
-                   help="run file(s) (TREC or JSONL; .gz ok)")
+                   help="run file(s) (TREC, JSONL or Parquet; .gz ok)")
+    p.add_argument("--columns", default=None, metavar="MAP",
+                   help="the columns of Parquet inputs, e.g. qid=query-id,docid=corpus-id,"
+                        "score=score (relevance= or rel= for the qrels' grades); default: "
+                        "found from the common layouts (TREC, MTEB/BEIR, ir_measures)")
     p.add_argument("--example", action="store_true",
                    help="use the embedded example (Python docs passages, BM25 and TF-IDF runs)")
     p.add_argument("-m", "--measure", action="append", default=None, dest="measures",
@@ -224,8 +229,10 @@ def _add_notebook_parser(sub: Any) -> None:
                     help="where to write the executed notebook (.ipynb)")
     nb.add_argument("--html", default=None, metavar="PATH",
                     help="also export the executed notebook to this HTML file")
-    nb.add_argument("--queries", default=None, metavar="FILE", help="query texts (TSV or JSONL)")
-    nb.add_argument("--docs", default=None, metavar="FILE", help="document texts (TSV or JSONL)")
+    nb.add_argument("--queries", default=None, metavar="FILE",
+                    help="query texts (TSV, JSONL or Parquet)")
+    nb.add_argument("--docs", default=None, metavar="FILE",
+                    help="document texts (TSV, JSONL or Parquet)")
     nb.add_argument("--name", action="append", default=None, dest="names", metavar="NAME",
                     help="run name, repeatable, in the order of the runs")
     nb.add_argument("-m", "--measure", action="append", default=None, dest="measures",
@@ -244,8 +251,10 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
                         " else ./ragreport.toml, else the seed tutorial's typical targets)")
     p.add_argument("--baseline", default=None, metavar="NAME",
                    help="run the others are compared with (default: the first)")
-    p.add_argument("--queries", default=None, metavar="FILE", help="query texts (TSV or JSONL)")
-    p.add_argument("--docs", default=None, metavar="FILE", help="document texts (TSV or JSONL)")
+    p.add_argument("--queries", default=None, metavar="FILE",
+                   help="query texts (TSV, JSONL or Parquet)")
+    p.add_argument("--docs", default=None, metavar="FILE",
+                   help="document texts (TSV, JSONL or Parquet)")
     p.add_argument("--slices", default=None, metavar="FILE",
                    help="query slices: query id -> slice names (TSV 'qid<TAB>tag[,tag...]', "
                         "JSON {qid: [tags]}, JSONL, CSV or Parquet with query_id and slices "
