@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from .collect import collect_run
+    from .collect import collect_run, write_run
     from .data import Qrels, Run
     from .engine import evaluate
     from .errors import ConfigError, InputError, MeasureError, RagReportError
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "evaluate": "engine",
     "collect_run": "collect",
+    "write_run": "collect",
     "load_qrels": "io",
     "load_run": "io",
     "load_texts": "io",
@@ -53,7 +54,7 @@ __all__ = [
     "ConfigError", "EvaluationResult", "Explorer", "InputError", "Measure", "MeasureError", "Qrels",
     "RagReportError", "RetrievalEvaluator", "Run", "__version__", "collect_run", "evaluate",
     "evaluate_multiple_queries", "load_docs", "load_qrels", "load_queries", "load_run",
-    "load_texts", "parse_measure", "parse_measures",
+    "load_texts", "parse_measure", "parse_measures", "write_run",
 ]
 
 

@@ -36,7 +36,7 @@ from typing import Any, TextIO
 from .data import Run
 from .errors import ConfigError, InputError, RagReportError
 
-__all__ = ["MAX_CONCURRENCY", "PROGRESS_DELAY", "collect_run"]
+__all__ = ["MAX_CONCURRENCY", "PROGRESS_DELAY", "collect_run", "write_run"]
 
 #: The most threads :func:`collect_run` runs at once.
 MAX_CONCURRENCY = 256
@@ -559,3 +559,90 @@ def _build(done: Mapping[str, _Collected], texts: Mapping[str, str], name: str,
     return Run(pa.array(qids, pa.string()), pa.array(docs, pa.string()), source, None,
                np.asarray(scores, dtype=np.float64), name, has_scores, dict(texts),
                tuple(empty), latency)
+
+
+# ---- writing a run ------------------------------------------------------------------------
+
+
+def write_run(run: Run, path: str | os.PathLike[str], *, format: str = "jsonl") -> Path:
+    """Write a run to a file that :func:`ragreport.load_run` reads back.
+
+    Parameters
+    ----------
+    run : Run
+        Any run (:func:`collect_run`'s, :func:`ragreport.load_run`'s).
+    path : path
+        The file; written atomically (a temporary file renamed over it); ``-`` is standard
+        output.
+    format : {"jsonl", "trec"}
+        ``"jsonl"``: one record per query (``query_id``, ``query`` when known,
+        ``latency_ms`` when known, ``retrieved`` as ``{doc_id, score}`` objects, or as ids
+        when the run has no scores), which keeps everything: read back, the run has the same
+        rows, scores, texts, empty result lists and latency. ``"trec"``: trec_eval's run
+        format (``qid Q0 docid rank score tag``, the run's name as the tag, scores written
+        to round-trip exactly); it has no place for latency, query texts or a query with an
+        empty result list, which are not written.
+
+    Returns
+    -------
+    Path
+        The path written.
+
+    Raises
+    ------
+    ConfigError
+        An unknown format, or (TREC) a run name with white space, which cannot be a tag.
+    RagReportError
+        The file cannot be written (nothing is replaced).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, ragreport
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> run = ragreport.load_run([{"query_id": "q1", "retrieved": {"a": 2.5, "b": 0.5},
+    ...                            "latency_ms": 12.0}], name="bm25")
+    >>> print(write_run(run, d / "run.txt", format="trec").read_text(), end="")
+    q1 Q0 a 1 2.5 bm25
+    q1 Q0 b 2 0.5 bm25
+    >>> ragreport.load_run(write_run(run, d / "run.jsonl")).latency_ms
+    {'q1': 12.0}
+    """
+    from .fileio import write_outputs
+
+    if format not in ("jsonl", "trec"):
+        raise ConfigError(f"format must be 'jsonl' or 'trec', got {format!r}")
+    if not isinstance(run, Run):
+        raise ConfigError(f"write_run needs a Run, got {type(run).__name__}")
+    qids = run.query_ids.to_pylist()
+    docs = run.doc_ids.to_pylist()
+    scores = run.scores.tolist()
+    rows: dict[str, list[int]] = {}
+    for i, q in enumerate(qids):
+        rows.setdefault(q, []).append(i)
+    lines: list[str] = []
+    if format == "trec":
+        tag = run.name
+        if not tag or any(c.isspace() for c in tag):
+            raise ConfigError(f"the run name {tag!r} cannot be a TREC tag (it has white space "
+                              "or is empty); rename the run (run.renamed('name'))")
+        for q, idx in rows.items():
+            lines += [f"{q} Q0 {docs[i]} {r} {scores[i]!r} {tag}\n"
+                      for r, i in enumerate(idx, start=1)]
+    else:
+        for q in run.empty_queries:
+            rows.setdefault(q, [])
+        order = [q for q in run.query_texts if q in rows] if set(rows) <= set(
+            run.query_texts) else list(rows)
+        for q in order:
+            idx = rows[q]
+            rec: dict[str, Any] = {"query_id": q}
+            if q in run.query_texts:
+                rec["query"] = run.query_texts[q]
+            if q in run.latency_ms:
+                rec["latency_ms"] = run.latency_ms[q]
+            ranks = [scores[i] for i in idx] == [float(len(idx) - j) for j in range(len(idx))]
+            rec["retrieved"] = [docs[i] for i in idx] if not run.has_scores and ranks else [
+                {"doc_id": docs[i], "score": scores[i]} for i in idx]
+            lines.append(json.dumps(rec, ensure_ascii=True, allow_nan=False) + "\n")
+    write_outputs([(path, "".join(lines))])
+    return Path(os.fspath(path))

@@ -620,3 +620,48 @@ def test_resume_file_that_cannot_be_written(tmp_path: Path) -> None:
         collect_run(keyword_search, QUERIES, resume=tmp_path / "missing" / "r.jsonl")
     with pytest.raises(InputError, match=r"cannot read the resume file: Is a directory"):
         collect_run(keyword_search, QUERIES, resume=tmp_path)
+
+
+# ---- writing a run -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("retriever", ["callable", "langchain"])
+def test_write_run_round_trips(tmp_path: Path, retriever: str) -> None:
+    run = collect_run(keyword_search, QUERIES) if retriever == "callable" else \
+        collect_run(KeywordLangChain(), QUERIES, id_key="doc_id")
+    back = ragreport.load_run(ragreport.write_run(run, tmp_path / "run.jsonl"))
+    assert back.query_ids.to_pylist() == run.query_ids.to_pylist()
+    assert back.doc_ids.to_pylist() == run.doc_ids.to_pylist()
+    assert back.scores.tolist() == run.scores.tolist()
+    assert back.has_scores == run.has_scores
+    assert back.empty_queries == run.empty_queries == ("q6",)
+    assert back.query_texts == run.query_texts == QUERIES
+    assert back.latency_ms == run.latency_ms
+    trec = ragreport.write_run(run, tmp_path / "run.txt", format="trec")
+    first = trec.read_text().splitlines()[0].split()
+    assert first[:4] == ["q1", "Q0", run.doc_ids[0].as_py(), "1"]
+    assert first[5] == run.name
+    assert ragreport.load_run(trec).latency_ms == {}  # TREC has no place for it
+    assert_same_numbers(ragreport.evaluate(QRELS, run, MEASURES),
+                        ragreport.evaluate(QRELS, trec, MEASURES, complete=True))
+
+
+def test_write_run_keeps_mixed_scores(tmp_path: Path) -> None:
+    answers = {"a": [("d1", 1.0), ("d2", 1.0)], "b": ["d3", "d4"]}  # a tie, then no scores
+    run = collect_run(lambda t: answers[t], {"qa": "a", "qb": "b"})
+    assert not run.has_scores
+    back = ragreport.load_run(ragreport.write_run(run, tmp_path / "r.jsonl"))
+    assert back.scores.tolist() == run.scores.tolist() == [1.0, 1.0, 2.0, 1.0]
+
+
+def test_write_run_errors(tmp_path: Path) -> None:
+    run = collect_run(keyword_search, QUERIES, name="my run")
+    with pytest.raises(ConfigError, match=r"the run name 'my run' cannot be a TREC tag"):
+        ragreport.write_run(run, tmp_path / "r.txt", format="trec")
+    with pytest.raises(ConfigError, match=r"format must be 'jsonl' or 'trec', got 'csv'"):
+        ragreport.write_run(run, tmp_path / "r.csv", format="csv")
+    with pytest.raises(ConfigError, match=r"write_run needs a Run, got dict"):
+        ragreport.write_run({"q": ["a"]}, tmp_path / "r.jsonl")  # type: ignore[arg-type]
+    with pytest.raises(RagReportError, match=r"missing"):
+        ragreport.write_run(run, tmp_path / "missing" / "r.jsonl")
+    assert not (tmp_path / "r.txt").exists()
