@@ -665,3 +665,25 @@ def test_write_run_errors(tmp_path: Path) -> None:
     with pytest.raises(RagReportError, match=r"missing"):
         ragreport.write_run(run, tmp_path / "missing" / "r.jsonl")
     assert not (tmp_path / "r.txt").exists()
+
+
+def test_chunks_of_one_document(tmp_path: Path) -> None:
+    """Two chunks per document under one id_key: the document's id twice in a ranking, which
+    evaluate refuses by default and keeps first with duplicates="first" (as documented)."""
+    class Chunked(KeywordLlamaIndex):
+        def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+            out = []
+            for d, s in keyword_search(query_bundle.query_str, self.k):
+                for part in (1, 2):
+                    node = TextNode(id_=f"{d}#{part}", text=CORPUS[d], metadata={"doc_id": d})
+                    out.append(NodeWithScore(node=node, score=s - part / 1000))
+            return out
+
+    run = collect_run(Chunked(), QUERIES, id_key="doc_id")
+    with pytest.raises(InputError, match=r"appears twice for query 'q1'; pass "
+                                         r"duplicates='first'"):
+        ragreport.evaluate(QRELS, run, MEASURES)
+    ours = ragreport.evaluate(QRELS, run, MEASURES, duplicates="first")
+    theirs = ragreport.evaluate(QRELS, trec_file(tmp_path, expected_ranked()), MEASURES,
+                                complete=True)
+    assert_same_numbers(ours, theirs)
