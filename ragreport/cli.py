@@ -351,8 +351,28 @@ def _import_plotting() -> None:
 
 
 def _wants_html(args: argparse.Namespace) -> bool:
-    # report writes HTML by default; check writes only what it is asked for
-    return bool(args.html or (args.command == "report" and not (args.markdown or args.json)))
+    # report writes HTML by default; check writes only what it is asked for; a tracker
+    # receives the HTML report too
+    return bool(args.html or (args.command == "report" and not (args.markdown or args.json))
+                or _trackers(args))
+
+
+def _trackers(args: argparse.Namespace) -> list[str]:
+    """The trackers ``--mlflow`` / ``--mlflow-run`` / ``--wandb`` ask for."""
+    mlflow = getattr(args, "mlflow", False) or getattr(args, "mlflow_run", None) is not None
+    return [name for name, on in (("mlflow", mlflow), ("wandb", getattr(args, "wandb", False)))
+            if on]
+
+
+def _check_trackers(args: argparse.Namespace) -> None:
+    """Before any work: each tracker's package is installed, a given MLflow run exists."""
+    from .report.tracking import check_mlflow, check_wandb
+
+    trackers = _trackers(args)
+    if "mlflow" in trackers:
+        check_mlflow(args.mlflow_run)
+    if "wandb" in trackers:
+        check_wandb()
 
 
 def _workers(args: argparse.Namespace) -> Any:
@@ -412,6 +432,7 @@ def _check_options(args: argparse.Namespace) -> None:
         if not (where / TEMPLATE_NAME).is_file():
             raise RagReportError(
                 f"template not found: {escape_undecodable(str(where / TEMPLATE_NAME))}")
+    _check_trackers(args)  # last: the tracker is contacted only when all else is right
 
 
 def _check_slice_options(args: argparse.Namespace) -> None:
@@ -652,11 +673,40 @@ def _to_stdout(args: argparse.Namespace) -> bool:
 
 
 def _write_outputs(args: argparse.Namespace, report: Any, workers: Any) -> None:
+    if _trackers(args):
+        return _track_and_write(args, report, workers)
     written = report.save(html=args.html, markdown=args.markdown, json=args.json,
                           template_dir=args.template_dir, workers=workers)
     for path in written:
         if str(path) != "-":
             sys.stderr.write(f"wrote {escape_undecodable(str(path))}\n")
+
+
+def _track_and_write(args: argparse.Namespace, report: Any, workers: Any) -> None:
+    """``--mlflow`` / ``--wandb``: the outputs are rendered once, logged into each tracker,
+    and only then written here: a tracking failure (exit 2) leaves no local output written
+    or replaced. The trackers are contacted in the order MLflow, W&B."""
+    from .fileio import write_outputs
+    from .report.tracking import log_to_mlflow, log_to_wandb, render_outputs
+
+    rendered = render_outputs(report, template_dir=args.template_dir, workers=workers)
+    logged = []
+    trackers = _trackers(args)
+    if "mlflow" in trackers:
+        run_id = log_to_mlflow(report, args.mlflow_run, rendered=rendered)
+        logged.append(f"logged to MLflow run {run_id}")
+    if "wandb" in trackers:
+        run_id = log_to_wandb(report, rendered=rendered)
+        logged.append(f"logged to W&B run {run_id}")
+    outputs = [(path, rendered[key]) for key, path in (("html", args.html),
+                                                       ("markdown", args.markdown),
+                                                       ("json", args.json)) if path is not None]
+    written = write_outputs(outputs, [f.path for f in report.inputs])
+    for path in written:
+        if str(path) != "-":
+            sys.stderr.write(f"wrote {escape_undecodable(str(path))}\n")
+    for line in logged:
+        sys.stderr.write(one_line(line) + "\n")
 
 
 def _cmd_report(args: argparse.Namespace) -> int:

@@ -441,9 +441,27 @@ class Report:
         return _output().save(self, html=html, markdown=markdown, json=json,
                               template_dir=template_dir, workers=workers)
 
+    def log_to_mlflow(self, run_id: str | None = None, *, artifact_path: str = "ragreport",
+                      template_dir: str | os.PathLike[str] | None = None,
+                      workers: Mapper | None = None) -> str:
+        """Log the means, intervals, curves, conventions, input hashes and the three outputs
+        into an MLflow run (``run_id``, else the active one, else a new one); returns its id.
+        Needs ``pip install 'ragreport[mlflow]'``; see :mod:`ragreport.report.tracking`."""
+        return _output().log_to_mlflow(self, run_id, artifact_path=artifact_path,
+                                       template_dir=template_dir, workers=workers)
+
+    def log_to_wandb(self, run: object = None, *, project: str | None = None,
+                     template_dir: str | os.PathLike[str] | None = None,
+                     workers: Mapper | None = None) -> str:
+        """The same into a W&B run (``run``, else ``wandb.run``, else a new one); returns its
+        id. Needs ``pip install 'ragreport[wandb]'``; see :mod:`ragreport.report.tracking`."""
+        return _output().log_to_wandb(self, run, project=project, template_dir=template_dir,
+                                      workers=workers)
+
 
 class Output(Protocol):
-    """The renderers and the writer (:mod:`ragreport.report.output`) as the data sees them.
+    """The renderers, the writer and the trackers (:mod:`ragreport.report.output`) as the data
+    sees them.
 
     The report data never imports its renderers: the ``ragreport.report`` package installs
     them with :func:`install_output` when it is imported (always before this module).
@@ -461,6 +479,15 @@ class Output(Protocol):
              json: str | os.PathLike[str] | None = ...,
              template_dir: str | os.PathLike[str] | None = ...,
              workers: Mapper | None = ...) -> list[Path]: ...
+
+    def log_to_mlflow(self, report: Report, run_id: str | None = ..., *,
+                      artifact_path: str = ...,
+                      template_dir: str | os.PathLike[str] | None = ...,
+                      workers: Mapper | None = ...) -> str: ...
+
+    def log_to_wandb(self, report: Report, run: object = ..., *, project: str | None = ...,
+                     template_dir: str | os.PathLike[str] | None = ...,
+                     workers: Mapper | None = ...) -> str: ...
 
 
 _OUTPUT: list[Output] = []

@@ -17,12 +17,14 @@ from ..fileio import write_outputs
 from .html import render_html
 from .jsonout import render_json
 from .markdown import render_markdown
+from .tracking import log_to_mlflow, log_to_wandb
 
 if TYPE_CHECKING:
     from ..parallel import Mapper
     from .model import Report
 
-__all__ = ["render_html", "render_json", "render_markdown", "save"]
+__all__ = ["log_to_mlflow", "log_to_wandb", "render_html", "render_json", "render_markdown",
+           "save"]
 
 
 def save(report: Report, *, html: str | os.PathLike[str] | None = None,
