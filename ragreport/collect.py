@@ -27,7 +27,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,6 +163,8 @@ def collect_run(
         start = time.perf_counter()
         try:
             out = call(text)
+            if isinstance(out, Iterator):  # a generator: its work is part of the call's time
+                out = list(out)
         except Exception as exc:
             keep = (f"the queries collected so far are in {str(path)!r}: run again with the "
                     "same resume= to call only the others" if path is not None else

@@ -687,3 +687,18 @@ def test_chunks_of_one_document(tmp_path: Path) -> None:
     theirs = ragreport.evaluate(QRELS, trec_file(tmp_path, expected_ranked()), MEASURES,
                                 complete=True)
     assert_same_numbers(ours, theirs)
+
+
+def test_a_generator_is_timed_while_it_runs() -> None:
+    def lazy(text: str) -> Any:
+        for doc, score in keyword_search(text):
+            time.sleep(0.005)
+            yield doc, score
+        if text == QUERIES["q2"]:
+            raise RuntimeError("lost the connection half way")
+
+    run = collect_run(lazy, {"q1": QUERIES["q1"]})
+    n = len(keyword_search(QUERIES["q1"]))
+    assert run.latency_ms["q1"] >= 5 * n * 0.9  # the sleeps happened inside the timed call
+    with pytest.raises(RagReportError, match=r"raised RuntimeError on query 'q2': lost"):
+        collect_run(lazy, QUERIES)
