@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -51,16 +52,16 @@ def mermaid_text(text: str, limit: int = MAX_TITLE) -> str:
 
     Mermaid has no escape inside ``"..."``: quotes, backticks, brackets, braces, ``;``,
     ``#``, ``&``, ``<``, ``>``, ``%``, ``|`` and backslashes are replaced by look-alikes,
-    every control character (newlines included) by a space, ``-->`` (an axis range arrow) by
-    ``-›``; the result is cut to ``limit`` characters.
+    every control or format character (newlines, bidirectional overrides) by a space,
+    ``-->`` (an axis range arrow) by ``-›``; the result is cut to ``limit`` characters.
 
     >>> mermaid_text('a "b" [c]\\n`d` --> e')
     "a 'b' (c) 'd' -› e"
     >>> mermaid_text("%%{init: x}%%")
     '％％(init: x)％％'
     """
-    out = "".join(" " if (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 or ch in "\u2028\u2029")
-                  else ch for ch in text)
+    out = "".join(" " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch
+                  for ch in text)
     while "-->" in out:
         out = out.replace("-->", "->")
     out = "".join(_REPLACE.get(ch, ch) for ch in out)

@@ -1,0 +1,136 @@
+"""Hostile-input catalogue: ``--baseline-report`` and the drift options (issue 15).
+
+Every row runs the real command in a fresh folder (see ``tests/hostile.py`` for what every row
+asserts: exit code, one stderr line, no traceback, files unchanged, no temporary file, no
+process left). ``main.json`` is the catalogue's qrels and run reported with ``--per-query``.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostile import QRELS, RUN, Case, CaseResult, run_case
+
+import ragreport
+from ragreport.report import InputFile, build_report
+from ragreport.targets import parse_targets
+
+
+def _stored() -> str:
+    """The JSON report of the catalogue's run, as main's CI would keep it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        q, r = Path(tmp) / "q.txt", Path(tmp) / "r.txt"
+        q.write_text(QRELS)
+        r.write_text(RUN)
+        result = ragreport.evaluate(str(q), str(r), name="main")
+        rep = build_report([result], parse_targets({"RR": 0.1}), per_query=True, stats=False,
+                           inputs=[InputFile.from_path("qrels", q),
+                                   InputFile.from_path("run", r)],
+                           generated_at="2026-01-01T00:00:00Z")
+        return rep.to_json()
+
+
+MAIN = _stored()
+DOC: dict[str, Any] = json.loads(MAIN)
+
+
+def _edit(**changes: Any) -> str:
+    doc = json.loads(MAIN)
+    for key, value in changes.items():
+        if value is None:
+            doc.pop(key, None)
+        else:
+            doc[key] = value
+    return json.dumps(doc)
+
+
+BASE = {"q.txt": QRELS, "r.txt": RUN, "main.json": MAIN, "t.toml": '[targets]\n"RR" = 0.1\n'}
+CHECK = ["check", "q.txt", "r.txt", "--targets", "t.toml", "--no-stats", "--jobs", "1",
+         "--baseline-report", "main.json"]
+# the run with renamed documents (a re-chunked corpus): nothing in its top K is judged
+RECHUNKED = "".join(f"{p[0]} Q0 {p[2]}#0 {p[3]} {p[4]} tag\n"
+                    for p in (ln.split() for ln in RUN.splitlines()))
+
+
+def _drift_note(res: CaseResult) -> None:
+    doc = json.loads((res.tmp / "o.json").read_text(encoding="utf-8"))
+    assert doc["baseline_drift"]["drifted"] and doc["baseline_drift"]["allowed"]
+    assert "Baseline drift" in (res.tmp / "o.md").read_text(encoding="utf-8")
+
+
+CASES = [
+    Case("stored-passes", CHECK, BASE, exit=0, stdout="ok +qrels"),
+    Case("stored-missing", [*CHECK[:-1], "nope.json"], BASE,
+         stderr=r"nope\.json: cannot read the baseline report"),
+    Case("stored-not-json", CHECK, {**BASE, "main.json": "{\"schema\": "},
+         stderr=r"main\.json:1: not a JSON report: Expecting value"),
+    Case("stored-not-utf8", CHECK, {**BASE, "main.json": b"\xff\xfe{}"},
+         stderr=r"main\.json: not UTF-8 text"),
+    Case("stored-array", CHECK, {**BASE, "main.json": "[1, 2]"},
+         stderr=r"main\.json: not a ragreport JSON report: a list, not an object"),
+    Case("stored-other-schema", CHECK, {**BASE, "main.json": _edit(schema="other/9")},
+         stderr=r"schema 'other/9'; expected 'ragreport\.report/1'"),
+    Case("stored-without-per-query", CHECK, {**BASE, "main.json": _edit(per_query=None)},
+         stderr=r"no per-query values; write it with --per-query"),
+    Case("stored-nan", CHECK, {**BASE, "main.json": MAIN.replace(
+        '"RR": 1.0', '"RR": NaN', 1)}, stderr=r"NaN is not a JSON number"),
+    Case("stored-value-text", CHECK, {**BASE, "main.json": MAIN.replace(
+        '"RR": 1.0', '"RR": "1.0"', 1)},
+         stderr=r"per_query\.main\.q\d\.RR must be a finite number, got '1\.0'"),
+    Case("stored-runs-not-list", CHECK, {**BASE, "main.json": _edit(runs="main")},
+         stderr=r"runs must be a JSON array"),
+    Case("stored-run-not-there", [*CHECK, "--baseline", "other"], BASE,
+         stderr=r"no run 'other' in the baseline report \(runs: 'main'\)"),
+    Case("stored-lacks-a-measure", [*CHECK, "-m", "P@7"], BASE,
+         stderr=r"main\.json has no per-query values of P@7"),
+    Case("qrels-changed", CHECK, {**BASE, "q.txt": QRELS + "q9 0 d1 1\n"},
+         stderr=r"no longer matches: qrels: the qrels differ from the baseline's \(sha256 "),
+    Case("qrels-fingerprint-missing", CHECK, {**BASE, "main.json": _edit(inputs=[])},
+         stderr=r"qrels: the baseline's qrels fingerprint is unknown"),
+    Case("judged-collapsed", CHECK, {**BASE, "r.txt": RECHUNKED},
+         stderr=r"judged \(tag\): the judged share of the top 20 collapsed: .*Judged@20 0\.0000"),
+    Case("judged-unknown", CHECK, {**BASE, "main.json": _edit(judged_at_k=None)},
+         stderr=r"the baseline report has no Judged@20"),
+    Case("queries-differ", CHECK, {**BASE, "r.txt": "".join(
+        ln + "\n" for ln in RUN.splitlines() if not ln.startswith("q3"))},
+         stderr=r"queries \(tag\): the query sets differ beyond the threshold \(0 added, 1 "
+                r"removed of 3 queries \(share 0\.3333\); needs share <= 0\.05\)"),
+    Case("queries-differ-within-threshold", [*CHECK, "--max-query-drift", "0.34"],
+         {**BASE, "r.txt": "".join(ln + "\n" for ln in RUN.splitlines()
+                                   if not ln.startswith("q3"))}, exit=0),
+    Case("conventions-differ", [*CHECK, "-l", "2"], BASE,
+         stderr=r"conventions: the evaluation conventions differ .*differ: relevant"),
+    Case("drift-allowed", [*CHECK, "--allow-drift", "--json", "o.json", "--markdown", "o.md"],
+         {**BASE, "q.txt": QRELS + "q9 0 d1 1\n"}, exit=0, stdout="DRIFT qrels",
+         check=_drift_note),
+    Case("allow-drift-alone", ["check", "q.txt", "r.txt", "--allow-drift"], BASE,
+         stderr=r"--allow-drift needs --baseline-report"),
+    Case("max-query-drift-alone", ["check", "q.txt", "r.txt", "--max-query-drift", "0.1"],
+         BASE, stderr=r"--max-query-drift needs --baseline-report"),
+    Case("max-query-drift-too-big", [*CHECK, "--max-query-drift", "1.5"], BASE,
+         stderr=r"--max-query-drift: must be >= 0 and <= 1, got 1\.5"),
+    Case("min-judged-ratio-nan", [*CHECK, "--min-judged-ratio", "nan"], BASE,
+         stderr=r"--min-judged-ratio: expected a decimal number, got 'nan'"),
+    Case("stored-is-stdin", [*CHECK[:-1], "-"], BASE,
+         stderr=r"--baseline-report must be a file, not standard input"),
+    Case("stored-as-output", [*CHECK, "--json", "main.json"], BASE,
+         stderr=r"main\.json"),
+    Case("stored-with-doc-map", [*CHECK, "--doc-map", "m.tsv"],
+         {**BASE, "m.tsv": "d1\tD1\n"},
+         stderr=r"--baseline-report does not work with --doc-map yet"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_hostile(case: Case, tmp_path: Path) -> None:
+    run_case(case, tmp_path)
+
+
+def test_catalogue_covers_every_refusal() -> None:
+    assert len({c.id for c in CASES}) == len(CASES)
+    # RR has no cutoff: the worst queries' K, so Judged@K's, is the curves' width
+    assert DOC["judged_at_k"]["k"] == 20 and list(DOC["judged_at_k"]["means"]) == ["main"]
