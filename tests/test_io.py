@@ -398,7 +398,7 @@ def test_no_query_in_common(tmp_path: Path) -> None:
 
 def test_bad_format_name(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"^format must be one of auto, trec, beir, jsonl, json, "
-                       r"got 'csv'$"):
+                       r"parquet, got 'csv'$"):
         ragreport.load_run(_write(tmp_path, "a.run", RUN_OK), format="csv")
 
 

@@ -1,6 +1,7 @@
 """Qrels and runs from Python objects and JSON: dict-of-dicts (pytrec_eval, ranx), ranked lists,
-the seed tutorial's list of ``{"query", "retrieved", "relevant"}`` dicts, JSONL records, and
-pandas DataFrames (when pandas is installed; it is not a dependency).
+the seed tutorial's list of ``{"query", "retrieved", "relevant"}`` dicts and JSONL records.
+Tables (pandas and polars DataFrames, Arrow, Parquet, datasets) are read by
+:mod:`ragreport.io.tabular`, with the id and number checks defined here.
 
 Every query is listed once: a query twice (two JSONL lines, a repeated key of a JSON object,
 two records with one ``query_id``, the keys ``1`` and ``"1"`` of one dict) is an error naming
@@ -351,12 +352,10 @@ def read_latency(value: Any, qid: str, source: str, line: int | None) -> float:
 
 def from_object(obj: Any, kind: str, source: str, *, fractional: bool = False,
                 lines: Callable[[int], int | None] | None = None) -> Columns:
-    """Rows from a dict-of-dicts, dict of lists, list of records, or DataFrame.
+    """Rows from a dict-of-dicts, dict of lists or list of records.
 
     ``lines(i)``, when given (a JSON document), is the line of the top-level entry ``i``.
     """
-    if _is_dataframe(obj):
-        return _from_dataframe(obj, kind, source, fractional)
     cols = Columns()
 
     def at(i: int, name: str, in_array: bool) -> tuple[str, int | None]:
@@ -377,7 +376,7 @@ def from_object(obj: Any, kind: str, source: str, *, fractional: bool = False,
             add_record(cols, record, i, kind, source, line, place, fractional)
     else:
         raise InputError(f"cannot read {kind} from a {type(obj).__name__}; give a path, a "
-                         "{query: {doc: value}} dict, a list of records or a DataFrame", source)
+                         "{query: {doc: value}} dict, a list of records or a table", source)
     return cols
 
 
@@ -516,39 +515,3 @@ def _decode(data: bytes, source: str) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise InputError(f"not valid UTF-8 text ({exc.reason})", source, line) from None
-
-
-def _is_dataframe(obj: Any) -> bool:
-    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
-
-
-_DF_QID = ("q_id", "qid", "query_id", "query-id", "query")
-_DF_DOC = ("doc_id", "docid", "corpus-id", "corpus_id", "doc", "document")
-_DF_SCORE = ("score", "similarity")
-_DF_GRADE = ("relevance", "grade", "rel", "label", "score", "judgment")
-
-
-def _from_dataframe(df: Any, kind: str, source: str, fractional: bool = False) -> Columns:
-    names = [str(c) for c in df.columns]
-
-    def pick(options: tuple[str, ...], what: str) -> str:
-        for o in options:
-            if o in names:
-                return o
-        raise InputError(f"DataFrame has no {what} column (looked for {', '.join(options)}; "
-                         f"it has {', '.join(names)})", source)
-
-    qcol = pick(_DF_QID, "query id")
-    dcol = pick(_DF_DOC, "document id")
-    vcol = pick(_DF_SCORE if kind == "run" else _DF_GRADE, "score" if kind == "run" else "grade")
-    cols = Columns()
-    what = "score" if kind == "run" else "grade"
-    for i, (q, d, v) in enumerate(zip(df[qcol].tolist(), df[dcol].tolist(), df[vcol].tolist(),
-                                      strict=True)):
-        qid = _ident(q, "query id", source, None)
-        doc = _ident(d, "document id", source, None)
-        cols.qids.append(qid)
-        cols.docs.append(doc)
-        cols.values.append(_number(v, what, source, None, qid, doc, fractional))
-        cols.lines.append(i + 1)
-    return cols
