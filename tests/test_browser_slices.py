@@ -104,4 +104,5 @@ def test_without_javascript_every_slice_is_listed(browser: Browser, report_path:
     svg.scroll_into_view_if_needed()
     assert svg.is_visible()
     assert page.locator("#curves-all svg.plot").first.is_visible()
+    assert log.requests == [report_path.as_uri()]
     page.context.close()
