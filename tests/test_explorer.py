@@ -293,6 +293,16 @@ def test_error_cleared_by_the_next_good_change(ex: Explorer) -> None:
 
 
 # ---- selection, ranking, panel -----------------------------------------------------------
+def test_a_new_k_resends_no_ranking(ex: Explorer) -> None:
+    """The view draws the cut line at K itself: a K change leaves the ranking trait as it
+    was, so the update carries no ranking and the grids are not redrawn from it."""
+    changed: list[str] = []
+    ex.select_query("q03")
+    ex.observe(lambda c: changed.append(c["name"]), names=["ranking", "panel", "summary"])
+    ex.set_k(7)
+    assert "ranking" not in changed and {"panel", "summary"} <= set(changed)
+
+
 def test_ranking_is_the_whole_list(ex: Explorer, results: list[ragreport.EvaluationResult]
                                    ) -> None:
     bm25, tfidf = results
@@ -302,7 +312,7 @@ def test_ranking_is_the_whole_list(ex: Explorer, results: list[ragreport.Evaluat
         ex.select_query(q)
         rk = ex.ranking
         ranked = bm25.ranked_list(q)
-        assert rk["qid"] == q and rk["k"] == 5 and rk["run"] == "bm25"
+        assert rk["qid"] == q and "k" not in rk and rk["run"] == "bm25"
         assert rk["n_ret"] == len(ranked) == len(rk["rows"]["rank"])
         assert rk["rows"]["rank"] == list(range(1, len(ranked) + 1))
         assert rk["rows"]["doc_id"] == [d.doc_id for d in ranked]

@@ -968,8 +968,8 @@ class ExplorerState:
         q = self.selected
         if not q:
             return {}
-        out: dict[str, Any] = {"qid": q, "query_text": self.queries.get(q, ""),
-                               "k": self.k}
+        # K is not in it: the view draws the cut line itself, so a new K resends no ranking
+        out: dict[str, Any] = {"qid": q, "query_text": self.queries.get(q, "")}
         out |= self._ranked(self.a, q)
         rb = self.result_b
         if rb is not None:
