@@ -540,3 +540,28 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {})
     assert (tmp_path / "qrels.parquet").read_bytes()[:4] == b"PAR1"
+
+
+def test_odd_tables(tmp_path: Path, example: dict[str, Any]) -> None:
+    files = example["files"]
+    table = example["runs"][0]
+    want = evaluate(files.qrels, files.runs[0])
+    assert_same(want, evaluate(example["qrels"], pa.RecordBatchReader.from_batches(
+        table.schema, table.to_batches())))
+    with pytest.raises(InputError, match=r"^run \(DataFrame\): DataFrame has 2 columns named "
+                                         r"'score'$"):
+        ragreport.load_run(pd.DataFrame([["q1", "a", 1.0, 2.0]],
+                                        columns=["qid", "docid", "score", "score"]))
+    dup = pa.Table.from_arrays([pa.array(["q"]), pa.array(["q"]), pa.array(["a"]),
+                                pa.array([1.0])], names=["qid", "qid", "docid", "score"])
+    with pytest.raises(InputError, match=r"^run \(Table\): Table has 2 columns named 'qid'$"):
+        ragreport.load_run(dup)
+    with pytest.raises(InputError, match=r"^run \(LazyFrame\): cannot read the polars LazyFrame "
+                                         r"as a table: ColumnNotFoundError: "):
+        ragreport.load_run(pl.LazyFrame({"qid": ["q"]}).select(pl.col("nope")))
+    with pytest.raises(InputError, match=r"^run \(Series\): cannot read run from a polars Series"):
+        ragreport.load_run(pl.Series([1]))
+    with pytest.raises(InputError, match=r"^run \(Series\): cannot read run from a pandas Series"):
+        ragreport.load_run(pd.Series([1]))
+    with pytest.raises(InputError, match=r"run_bm25.txt: cannot read as Parquet: Parquet magic"):
+        ragreport.load_run(files.runs[0], format="parquet")

@@ -209,7 +209,7 @@ def _pandas(df: Any, source: str) -> TableInput:
                 ValueError, OverflowError):
             return series.tolist()  # mixed types: read one by one (names the row)
 
-    return TableInput(list(by_name), get, source, "DataFrame")
+    return TableInput([str(c) for c in df.columns], get, source, "DataFrame")
 
 
 def _irds(ident: str, attr: str, what: str) -> Any:
@@ -263,12 +263,15 @@ def table_input(obj: Any, kind: str, source: str | None = None) -> TableInput:
         raise InputError(f"cannot read {kind} from a pyarrow {name}; give a Table or a "
                          "RecordBatch", shown)
     if module == "polars":
-        if name == "LazyFrame":
-            obj = obj.collect()
         if name == "Series":
             raise InputError(f"cannot read {kind} from a polars Series; give a DataFrame",
                              shown)
-        return _from_arrow(obj.to_arrow(), shown, "DataFrame")
+        try:
+            table = (obj.collect() if name == "LazyFrame" else obj).to_arrow()
+        except Exception as exc:  # polars' own errors (an Object column, a failing query)
+            raise InputError(f"cannot read the polars {name} as a table: "
+                             f"{type(exc).__name__}: {_first_line(exc)}", shown) from None
+        return _from_arrow(table, shown, "DataFrame")
     if module == "pandas":
         if name != "DataFrame":
             raise InputError(f"cannot read {kind} from a pandas {name}; give a DataFrame", shown)
@@ -345,6 +348,13 @@ def _find(table: TableInput, role: str, strong: tuple[str, ...], weak: tuple[str
     return found
 
 
+def _once(table: TableInput, name: str) -> str:
+    if table.names.count(name) > 1:
+        raise InputError(f"{table.container} has {table.names.count(name)} columns named "
+                         f"{name!r}", table.source)
+    return name
+
+
 def _find_optional(table: TableInput, role: str, strong: tuple[str, ...],
                    weak: tuple[str, ...], columns: Mapping[str, str] | None, key: str,
                    required: bool = False) -> str | None:
@@ -353,7 +363,7 @@ def _find_optional(table: TableInput, role: str, strong: tuple[str, ...],
     if columns and key in columns:
         wanted = columns[key]
         if wanted in names:
-            return wanted
+            return _once(table, wanted)
         raise InputError(f"{table.container} has no column {wanted!r} (given as {key}=...); "
                          f"its columns: {_list(names)}", table.source)
     by_norm: dict[str, list[str]] = {}
@@ -363,6 +373,8 @@ def _find_optional(table: TableInput, role: str, strong: tuple[str, ...],
         found = [n for option in group for n in by_norm.get(option, [])]
         if len(found) == 1:
             return found[0]
+        if len(set(found)) == 1:
+            return _once(table, found[0])
         if len(found) > 1:
             raise InputError(
                 f"{table.container} has several {role} columns ({_list(found)}); name the one "
