@@ -409,11 +409,17 @@ def test_resume_after_a_crash(tmp_path: Path) -> None:
 def test_resume_with_concurrency_keeps_the_finished_calls(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
 
+    others_done = threading.Semaphore(0)
+
     def search(text: str) -> list[tuple[str, float]]:
         if text == QUERIES["q1"]:
-            time.sleep(0.05)  # the others finish first
+            for _ in range(len(QUERIES) - 1):  # the others finish first
+                assert others_done.acquire(timeout=30)
             raise ConnectionError("timeout")
-        return keyword_search(text)
+        try:
+            return keyword_search(text)
+        finally:
+            others_done.release()
 
     with pytest.raises(RagReportError, match="ConnectionError on query 'q1'"):
         collect_run(search, QUERIES, resume=path, max_concurrency=len(QUERIES))
