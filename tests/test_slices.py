@@ -398,3 +398,15 @@ def test_gold_slices_outputs() -> None:
     out = regen.gold_outputs()
     assert_gold("example_slices.md", out["example_slices.md"])
     assert_gold("example_slices.json", out["example_slices.json"])
+
+
+def test_markdown_shows_at_most_20_slices(results: list) -> None:
+    tags = {f"q{i:02d}": [f"slice {k}" for k in range(i * 5, i * 5 + 5)] for i in range(1, 41)}
+    report = build_report(results, slices=tags, stats=False,
+                          slice_targets={"slice 77": parse_targets({"RR": "< 0"})},
+                          generated_at="2026-01-01T00:00:00Z")
+    md = report.to_markdown()
+    section = md[md.index("### Slices"):md.index("### Worst queries")]
+    assert "180 more slices not shown" in section and "truncated" not in md
+    labels = re.findall(r"^\| (?:❌ |✅ )?(slice \d+) \|", section, flags=re.M)
+    assert len(labels) == 20 and labels[0] == "slice 77"  # the failing slice first

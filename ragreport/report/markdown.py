@@ -58,6 +58,9 @@ MIN_CHARS = 1000
 #: Query texts in the worst-query tables are cut to this many characters.
 QUERY_TEXT_CHARS = 80
 
+#: The most slices (``--slices``) the Markdown shows, the failing ones first.
+MAX_SLICES = 20
+
 #: When names must be shortened to fit, user strings are cut to this many characters.
 SHORT_NAME_CHARS = 40
 
@@ -671,7 +674,8 @@ def _slices_section(report: Report, runs: list[str], opts: _Opts, esc: _Esc) -> 
     if sl is None:
         return []
     ordered = sl.ordered
-    shown_slices = ordered if opts.cap is None else ordered[: opts.cap]
+    limit = MAX_SLICES if opts.cap is None else min(opts.cap, MAX_SLICES)
+    shown_slices = ordered[:limit]
     names = {r: esc.md(r) + (" (baseline)" if r == report.baseline and len(report.runs) > 1
                              else "") for r in runs}
     out = ["### Slices", ""]
@@ -711,7 +715,8 @@ def _slices_section(report: Report, runs: list[str], opts: _Opts, esc: _Esc) -> 
     notes = []
     if len(shown_slices) < len(ordered):
         n = len(ordered) - len(shown_slices)
-        notes.append(f"{n} more {_plural(n, 'slice')} not shown.")
+        notes.append(f"{n} more {_plural(n, 'slice')} not shown (every slice is in the "
+                     "HTML and JSON reports).")
     reasons = sorted({c.reason for s in sl.slices for t in s.targets for c in t.cells
                       if c.reason})
     if reasons:
