@@ -565,3 +565,21 @@ def test_odd_tables(tmp_path: Path, example: dict[str, Any]) -> None:
         ragreport.load_run(pd.Series([1]))
     with pytest.raises(InputError, match=r"run_bm25.txt: cannot read as Parquet: Parquet magic"):
         ragreport.load_run(files.runs[0], format="parquet")
+
+
+def test_rank_without_score(example: dict[str, Any]) -> None:
+    """A run table with a rank column and no score is ranked by rank, as the ranked lists of
+    the object reader are (``{q: [d1, d2]}``): the same values, no scores shown."""
+    files = example["files"]
+    table = example["runs"][0].drop_columns(["score"])
+    by_rank = ragreport.load_run(table)
+    assert not by_rank.has_scores and by_rank.scores[:2].tolist() == [-1.0, -2.0]
+    lists: dict[str, list[str]] = {}
+    for q, d in zip(table["qid"].to_pylist(), table["docid"].to_pylist(), strict=True):
+        lists.setdefault(q, []).append(d)
+    assert_same(evaluate(files.qrels, lists), evaluate(files.qrels, by_rank))
+    bad = table.set_column(3, "rank", pa.array([1.0, float("nan")] + [3.0] * (len(table) - 2)))
+    with pytest.raises(InputError, match=r"^run \(Table\): row 2: rank nan of document "):
+        ragreport.load_run(bad)
+    with pytest.raises(InputError, match=r"Table has no score column"):
+        ragreport.load_run(table.drop_columns(["rank"]))

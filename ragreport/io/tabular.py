@@ -534,13 +534,20 @@ def numbers_column(col: Any, what: str, column: str, source: str, qids: Any, doc
 # ---- readers ----------------------------------------------------------------------------------
 
 def _rows_for(table: TableInput, kind: str, columns: Mapping[str, str] | None,
-              fractional: bool) -> tuple[Any, Any, np.ndarray]:
+              fractional: bool) -> tuple[Any, Any, np.ndarray, bool]:
+    """(query ids, document ids, values, whether the values are scores): a run without a
+    score column but with a ``rank`` column is ranked by it (scores ``-rank``)."""
     import pyarrow as pa
 
     qcol = _find(table, "query id", _QID, _QID_WEAK, columns, "qid")
     dcol = _find(table, "document id", _DOC, _DOC_WEAK, columns, "docid")
+    by_rank = False
     if kind == "run":
-        vcol = _find(table, "score", _SCORE, (), columns, "score")
+        rank = next((n for n in table.names if _norm(n) == "rank"), None)
+        found = _find_optional(table, "score", _SCORE, (), columns, "score",
+                               required=rank is None or bool(columns and "score" in columns))
+        by_rank = found is None
+        vcol = found if found is not None else _once(table, rank or "rank")
     elif columns and "relevance" in columns:
         vcol = _find(table, "grade", _GRADE, (), columns, "relevance")
     else:
@@ -557,12 +564,15 @@ def _rows_for(table: TableInput, kind: str, columns: Mapping[str, str] | None,
     docs = ids_column(table.get(dcol), "document id", dcol, table.source)
     if len(qids) != len(docs):
         raise InputError("the columns have different lengths", table.source)
-    values = numbers_column(table.get(vcol), "score" if kind == "run" else "grade", vcol,
-                            table.source, qids, docs, fractional)
+    what = "rank" if by_rank else "score" if kind == "run" else "grade"
+    values = numbers_column(table.get(vcol), what, vcol, table.source, qids, docs, fractional)
+    if by_rank:
+        values = 0.0 - values  # rank 1 first; equal ranks are tied scores
     if not len(qids):
         raise InputError(f"no {'retrieved documents' if kind == 'run' else 'judgments'} found",
                          table.source)
-    return pa.array(qids, pa.string()) if isinstance(qids, list) else qids, docs, values
+    return (pa.array(qids, pa.string()) if isinstance(qids, list) else qids, docs, values,
+            not by_rank)
 
 
 def qrels_table(obj: Any, *, source: str | None = None, columns: Mapping[str, str] | None = None,
@@ -576,7 +586,7 @@ def qrels_table(obj: Any, *, source: str | None = None, columns: Mapping[str, st
     (['1', '1'], [2.0, 0.0])
     """
     table = table_input(obj, "qrels", source)
-    qids, docs, grades = _rows_for(table, "qrels", columns, fractional)
+    qids, docs, grades, _ = _rows_for(table, "qrels", columns, fractional)
     return Qrels(qids, docs, table.source, TableRows(len(qids)), grades)
 
 
@@ -586,6 +596,8 @@ def run_table(obj: Any, *, source: str | None = None, columns: Mapping[str, str]
 
     The run's name is ``name``, else the first value of a ``tag`` column (as the TREC
     reader takes the tag of the first line), else ``stem`` (a file's name), else ``run``.
+    A table without a score column but with a ``rank`` column is a ranked list: rank 1
+    first (scores ``-rank``, :attr:`~ragreport.data.Run.has_scores` False).
 
     >>> import pyarrow as pa
     >>> r = run_table(pa.table({"qid": ["q1", "q1"], "docid": ["a", "b"], "score": [2, 1.5]}))
@@ -593,7 +605,7 @@ def run_table(obj: Any, *, source: str | None = None, columns: Mapping[str, str]
     (['a', 'b'], [2.0, 1.5], 'run')
     """
     table = table_input(obj, "run", source)
-    qids, docs, scores = _rows_for(table, "run", columns, False)
+    qids, docs, scores, has_scores = _rows_for(table, "run", columns, False)
     tag = None
     if name is None:
         tcol = next((n for n in table.names if _norm(n) in _TAG), None)
@@ -602,7 +614,7 @@ def run_table(obj: Any, *, source: str | None = None, columns: Mapping[str, str]
             value = first.as_py() if hasattr(first, "as_py") else first
             tag = value if isinstance(value, str) and value.strip() else None
     return Run(qids, docs, table.source, TableRows(len(qids)), scores,
-               name or tag or stem or "run")
+               name or tag or stem or "run", has_scores)
 
 
 def texts_table(obj: Any, what: str, *, source: str | None = None,
