@@ -440,6 +440,10 @@ def _check_slice_options(args: argparse.Namespace) -> None:
     if args.slices_column is not None and args.slices is None and args.queries is None:
         raise RagReportError("--slices-column names a column of --slices FILE or of "
                              "--queries FILE; give one of them")
+    if getattr(args, "baseline_report", None) is not None and (
+            args.slices is not None or args.slices_column is not None):
+        raise RagReportError("--slices does not work with --baseline-report yet (the stored "
+                             "report holds no slices to compare with)")
 
 
 def _slices(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
