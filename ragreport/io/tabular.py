@@ -122,13 +122,15 @@ class TableInput:
 
     ``get(name)`` returns a pyarrow Array or ChunkedArray, or a Python list (named tuples, a
     pandas column pyarrow cannot type). ``container`` names it in messages ("the file",
-    "DataFrame"...); ``source`` is what an error starts with.
+    "DataFrame"...); ``source`` is what an error starts with. ``first(name)``, when given,
+    returns the first values of a column without reading all of it (a Parquet row group).
     """
 
     names: list[str]
     get: Callable[[str], Any]
     source: str
     container: str
+    first: Callable[[str], Any] | None = None
 
 
 def is_parquet(path: Any) -> bool:
@@ -329,7 +331,16 @@ def _parquet(path: str | os.PathLike[str] | Source) -> TableInput:
                                  name) from None
         return cache.pop(column)
 
-    return TableInput(names, get, name, "the file")
+    def first(column: str) -> Any:
+        if pf.metadata.num_row_groups == 0:
+            return []
+        try:
+            return pf.read_row_group(0, columns=[column]).column(0)
+        except (OSError, pa.ArrowException) as exc:
+            raise InputError(f"cannot read column {column!r}: {_first_line(exc)}",
+                             name) from None
+
+    return TableInput(names, get, name, "the file", first)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -610,7 +621,8 @@ def run_table(obj: Any, *, source: str | None = None, columns: Mapping[str, str]
     if name is None:
         tcol = next((n for n in table.names if _norm(n) in _TAG), None)
         if tcol is not None:
-            first = table.get(tcol)[0]
+            values = (table.first or table.get)(tcol)
+            first: Any = values[0] if len(values) else None
             value = first.as_py() if hasattr(first, "as_py") else first
             tag = value if isinstance(value, str) and value.strip() else None
     return Run(qids, docs, table.source, TableRows(len(qids)), scores,
