@@ -350,3 +350,13 @@ def test_drift_check_is_a_frozen_record() -> None:
     assert c.status == "drift"
     with pytest.raises(AttributeError):
         c.drifted = False  # type: ignore[misc]
+
+
+def test_no_stats_shows_no_stored_interval(files: dict[str, Path], tmp_path: Path) -> None:
+    md = tmp_path / "o.md"
+    assert _cli(tmp_path, "report", str(files["qrels"]), str(files["new"]), "--baseline-report",
+                str(files["main"]), "--markdown", str(md)) == 0
+    text = md.read_text(encoding="utf-8")
+    summary = text[text.index("### Summary"):text.index("```mermaid")]
+    assert "| P@3 | 0.5772 | 0.5285 ▼ −0.0488 |" in summary  # no interval on either side
+    assert "[0." not in summary

@@ -354,7 +354,8 @@ def with_stored_baseline(report: Report, results: Sequence[EvaluationResult],
         cells: list[SummaryCell] = []
         bv = stored.means.get(row.measure)
         if bv is not None:
-            lo, hi = stored.intervals.get(row.measure, (None, None))
+            lo, hi = stored.intervals.get(row.measure, (None, None)) if info is not None \
+                else (None, None)  # --no-stats: no interval for today's runs either
             total = stored.totals.get(row.measure)
             cells.append(SummaryCell(
                 label, bv, shown(bv), None, "", "", lo, hi,
