@@ -227,6 +227,60 @@ def test_a_name_that_is_also_a_folder_is_refused() -> None:
     _check_names(TrackingPayload(metrics={"a/b": 1.0, "a/c": 2.0}))
 
 
+@pytest.fixture(scope="module")
+def sliced() -> Report:
+    """Two runs over query slices (every other query "even"/"odd", all in "all")."""
+    files = example_files()
+    results = [ragreport.evaluate(files.qrels, r, ["nDCG@10", "RR"]) for r in files.runs]
+    tags = {q: ["even" if i % 2 == 0 else "odd", "all"]
+            for i, q in enumerate(results[0].query_ids)}
+    return build_report(results, slices=tags, generated_at=GENERATED, resamples=100,
+                        curve_resamples=20)
+
+
+def expected_slices(report: Report) -> dict[str, float]:
+    assert report.slices is not None
+    out: dict[str, float] = {}
+    for sl in report.slices.slices:
+        for row in sl.rows:
+            for c in row.cells:
+                base = f"{c.run}/slice_{sl.name}/{metric_name(row.measure)}"
+                for suffix, value in (("", c.value), ("_ci_lower", c.ci_lower),
+                                      ("_ci_upper", c.ci_upper), ("_delta", c.delta),
+                                      ("_p_value", c.p_value)):
+                    if value is not None:
+                        out[base + suffix] = value
+        for run, n in sl.queries.items():
+            out[f"{run}/slice_{sl.name}/queries"] = n
+    return out
+
+
+def test_slices_and_latency(sliced: Report) -> None:
+    p = tracking_payload(sliced)
+    want = expected_slices(sliced)
+    assert {k: p.metrics[k] for k in want} == want
+    assert set(p.metrics) == set(want) | set(expected_metrics(sliced))
+    assert p.metrics["tfidf/slice_all/nDCG_at_10"] == p.metrics["tfidf/nDCG_at_10"]
+    assert p.metrics["bm25/slice_even/queries"] == 21
+    assert "tfidf/slice_odd/RR_p_value" in p.metrics  # 20 queries: tested
+    assert p.params["ragreport.slices.min_queries"] == str(sliced.slices.min_queries)
+    run = ragreport.load_run([{"query_id": "q1", "retrieved": ["a", "b"], "latency_ms": 12.5},
+                              {"query_id": "q2", "retrieved": ["c"], "latency_ms": 30}])
+    result = ragreport.evaluate({"q1": {"a": 1}, "q2": {"d": 1}}, run, ["RR"])
+    p = tracking_payload(build_report([result], stats=False, generated_at=GENERATED))
+    assert p.metrics == {"RR": 0.5, "latency_p50_ms": 21.25, "latency_p95_ms": 29.125,
+                         "latency_max_ms": 30.0}
+
+
+def test_slice_names_that_collide_are_refused() -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1}}
+    result = ragreport.evaluate(qrels, {"q1": ["a"], "q2": ["b"]}, ["P@1"])
+    rep = build_report([result], slices={"q1": ["hard case"], "q2": ["hard_case"]},
+                       stats=False, generated_at=GENERATED)
+    with pytest.raises(RagReportError, match=r"slices 'hard case' and 'hard_case'"):
+        tracking_payload(rep)
+
+
 # ---- MLflow ---------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -323,6 +377,17 @@ def test_mlflow_given_run_and_env_run(mlflow_store: str, report1: Report,
     assert log_to_mlflow(report1, rendered=rendered) == env_run
     assert_mlflow_holds(read_mlflow(env_run, report1, tmp_path / "b"), report1, rendered)
     assert len(client.search_runs(["0"])) == 2  # no other run was created
+
+
+def test_mlflow_slices_read_back(mlflow_store: str, sliced: Report) -> None:
+    from mlflow.tracking import MlflowClient
+
+    from ragreport.report.tracking import log_to_mlflow
+
+    run_id = log_to_mlflow(sliced, rendered={"html": "h", "markdown": "m", "json": "j"})
+    metrics = MlflowClient().get_run(run_id).data.metrics
+    want = {**expected_slices(sliced), **expected_metrics(sliced)}
+    assert {k: metrics[k] for k in want} == want
 
 
 def test_mlflow_bad_run_id(mlflow_store: str, report1: Report) -> None:
@@ -551,6 +616,15 @@ def test_wandb_active_run(wandb_dir: Path, report1: Report) -> None:
     assert got["summary"]["nDCG_at_10"] == report1.summary[0].cells[0].value
 
 
+def test_wandb_slices_read_back(wandb_dir: Path, sliced: Report) -> None:
+    from ragreport.report.tracking import log_to_wandb
+
+    run_id = log_to_wandb(sliced, rendered={"html": "h", "markdown": "m", "json": "j"})
+    summary = read_wandb(run_id, wandb_dir)["summary"]
+    want = {**expected_slices(sliced), **expected_metrics(sliced)}
+    assert {k: summary[k] for k in want} == want
+
+
 def test_wandb_cannot_start(wandb_dir: Path, report1: Report,
                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WANDB_MODE", "sideways")
@@ -646,3 +720,35 @@ def test_cli_mlflow_run_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         f"{name}/{metric_name(m)}": v for name, means in local["means"].items()
         for m, v in means.items()}
     assert len(client.search_runs(["0"])) == 1
+
+
+def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                             report2: Report) -> None:
+    """The README's example, as written, in a fresh folder: read back from both trackers."""
+    from mlflow.tracking import MlflowClient
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Experiment tracking: MLflow and W&B"):]
+    code = section[section.index("```python\n") + 10:section.index("```\n", section.index(
+        "```python\n") + 10)]
+    env = {"WANDB_DIR": str(tmp_path), "WANDB_SILENT": "true",
+           "WANDB_DATA_DIR": str(tmp_path / "wbd"), "WANDB_CACHE_DIR": str(tmp_path / "wbc"),
+           "WANDB_CONFIG_DIR": str(tmp_path / "wbcfg"), "MPLBACKEND": "Agg"}
+    import os
+
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "WANDB_"))}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={**full, **env},
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    client = MlflowClient(tracking_uri=f"file:{tmp_path / 'mlruns'}")
+    (run,) = client.search_runs(["0"])
+    assert run.info.run_name == "bm25-vs-tfidf" and run.data.params["index"] == "v3"
+    # the README's report has the default resamples: its means are report2's, not its bounds
+    for row in report2.summary:
+        for c in row.cells:
+            assert run.data.metrics[f"{c.run}/{metric_name(row.measure)}"] == c.value
+    (path,) = tmp_path.glob("wandb/offline-run-*/run-*.wandb")
+    run_id = path.stem.removeprefix("run-")
+    summary = read_wandb(run_id, tmp_path)["summary"]
+    assert summary["tfidf/RR"] == run.data.metrics["tfidf/RR"]

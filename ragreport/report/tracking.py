@@ -15,14 +15,18 @@ slash, ``bm25/nDCG_at_10``, so that one tracked run can hold a whole comparison)
   interval, when the report has one), ``NAME_delta`` and ``NAME_p_value`` (a run against the
   baseline: the difference of the means and the Holm-adjusted randomization-test p-value),
   ``NAME_total`` (the sum over queries of a count trec_eval sums); with a doc map the
-  document level as ``NAME_doc`` (and ``NAME_doc_ci_lower``, ``NAME_doc_ci_upper``);
+  document level as ``NAME_doc`` (and ``NAME_doc_ci_lower``, ``NAME_doc_ci_upper``); with
+  query slices ``slice_SLICE/NAME`` (and its ``_ci_lower``, ``_ci_upper``, ``_delta``,
+  ``_p_value``) and ``slice_SLICE/queries``; with a per-query latency (a collected run)
+  ``latency_p50_ms``, ``latency_p95_ms`` and ``latency_max_ms``;
 - curves, as metrics with a step: ``FAMILY_at_K`` at step K = 1..k_max (``nDCG_at_K``), with
   ``FAMILY_at_K_ci_lower`` / ``_ci_upper`` (the bands), ``FAMILY_at_K_doc`` at document level,
   and ``IPrec_at_recall`` (the 11-point precision-recall curve) at step = recall in percent
   (0, 10, ..., 100);
 - parameters: how the numbers were computed, under ``ragreport.``: the runs, the baseline, the
-  measures, ``k_max``, every convention of the report (``ragreport.conventions.ties``...) and
-  the statistics (``ragreport.stats.resamples``, ``.seed``, ``.level``...);
+  measures, ``k_max``, every convention of the report (``ragreport.conventions.ties``...),
+  the statistics (``ragreport.stats.resamples``, ``.seed``, ``.level``...) and the slices'
+  source (``ragreport.slices.source``, ``.min_queries``);
 - tags: ``ragreport.version``, ``ragreport.generated_at``, ``ragreport.title``,
   ``ragreport.command``, ``ragreport.passed`` (``true``/``false``: every target and drop check),
   and each input file's SHA-256 (``ragreport.input.qrels.sha256``; runs numbered from 1 when
@@ -207,6 +211,30 @@ def tracking_payload(report: Report) -> TrackingPayload:
             metric(dr.run, f"redundancy_at_{dr.k}_doc", dr.redundancy)
             steps(dr.run, "redundancy_at_K_doc",
                   list(zip(range(1, len(dr.curve) + 1), dr.curve, strict=False)))
+    for lat in getattr(report, "latency", None) or ():  # collect_run's per-query latency
+        metric(lat.run, "latency_p50_ms", lat.p50_ms)
+        metric(lat.run, "latency_p95_ms", lat.p95_ms)
+        metric(lat.run, "latency_max_ms", lat.max_ms)
+    slices = getattr(report, "slices", None)
+    if slices is not None:
+        named: dict[str, str] = {}
+        for sl in slices.slices:
+            seg = "slice_" + _run_segment(sl.name)
+            if seg in named:
+                raise RagReportError(f"slices {named[seg]!r} and {sl.name!r} get the same "
+                                     f"metric names ({seg}/...); rename one of them")
+            named[seg] = sl.name
+            for srow in sl.rows:
+                name = f"{seg}/{metric_name(srow.measure)}"
+                for sc in srow.cells:
+                    metric(sc.run, name, sc.value)
+                    metric(sc.run, name + "_ci_lower", sc.ci_lower)
+                    metric(sc.run, name + "_ci_upper", sc.ci_upper)
+                    metric(sc.run, name + "_delta", sc.delta)
+                    metric(sc.run, name + "_p_value", sc.p_value)
+            for run, n in sl.queries.items():
+                if run in prefixes:
+                    metric(run, f"{seg}/queries", n)
 
     params = out.params
     params["ragreport.runs"] = ", ".join(report.runs)
@@ -227,6 +255,9 @@ def tracking_payload(report: Report) -> TrackingPayload:
                        "ragreport.stats.correction": s.correction})
     else:
         params["ragreport.stats"] = "off"
+    if slices is not None:
+        params["ragreport.slices.source"] = slices.source
+        params["ragreport.slices.min_queries"] = str(slices.min_queries)
     for key in list(params):
         params[key] = _cut(params[key], MAX_PARAM)
 
