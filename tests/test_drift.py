@@ -326,23 +326,29 @@ def test_drift_options_need_a_baseline_report(files: dict[str, Path], tmp_path: 
 
 def test_drift_gold(files: dict[str, Path], tmp_path: Path,
                     capsys: pytest.CaptureFixture[str]) -> None:
-    """The Markdown drift note, byte for byte (``tests/gold/drift.md``; regenerate with
-    ``RAGREPORT_REGEN_DRIFT=1`` and review the diff)."""
+    """The drift note, byte for byte: Markdown (``tests/gold/drift.md``) and the JSON
+    ``baseline_drift`` key (``tests/gold/drift.json``); regenerate with
+    ``RAGREPORT_REGEN_DRIFT=1 pytest tests/test_drift.py -k gold`` and review the diff."""
     import os
 
     lines = files["new"].read_text().splitlines()
     drop = sorted({ln.split()[0] for ln in lines})[:3]
     fewer = tmp_path / "fewer.txt"
     fewer.write_text("".join(ln + "\n" for ln in lines if ln.split()[0] not in drop))
-    md = tmp_path / "o.md"
+    md, js = tmp_path / "o.md", tmp_path / "o.json"
     assert _cli(tmp_path, "report", str(files["qrels"]), str(fewer), "--baseline-report",
-                str(files["main"]), "--allow-drift", "--markdown", str(md)) == 0
+                str(files["main"]), "--allow-drift", "--markdown", str(md), "--json",
+                str(js)) == 0
     text = md.read_text()
     section = text[text.index("### Baseline drift"):text.index("### Targets")]
-    gold = Path(__file__).resolve().parent / "gold" / "drift.md"
+    drift = json.dumps(json.loads(js.read_text())["baseline_drift"], indent=2,
+                       ensure_ascii=False) + "\n"
+    gold = Path(__file__).resolve().parent / "gold"
     if os.environ.get("RAGREPORT_REGEN_DRIFT"):
-        gold.write_text(section, encoding="utf-8")
-    assert section == gold.read_text(encoding="utf-8")
+        (gold / "drift.md").write_text(section, encoding="utf-8")
+        (gold / "drift.json").write_text(drift, encoding="utf-8")
+    assert section == (gold / "drift.md").read_text(encoding="utf-8")
+    assert drift == (gold / "drift.json").read_text(encoding="utf-8")
 
 
 def test_drift_check_is_a_frozen_record() -> None:
