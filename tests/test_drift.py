@@ -366,3 +366,18 @@ def test_no_stats_shows_no_stored_interval(files: dict[str, Path], tmp_path: Pat
     summary = text[text.index("### Summary"):text.index("```mermaid")]
     assert "| P@3 | 0.5772 | 0.5285 ▼ −0.0488 |" in summary  # no interval on either side
     assert "[0." not in summary
+
+
+def test_baseline_picks_a_run_of_the_stored_report(
+        results: list[ragreport.EvaluationResult], tmp_path: Path) -> None:
+    both = build_report(results, per_query=True, stats=False, inputs=_inputs(),
+                        generated_at="2026-01-01T00:00:00Z")
+    path = tmp_path / "both.json"
+    path.write_text(both.to_json(), encoding="utf-8")
+    assert load_baseline_report(path).name == "bm25"  # the stored report's baseline
+    picked = load_baseline_report(path, "tfidf")
+    assert picked.name == "tfidf" and picked.values["RR"] == results[1].values("RR").tolist()
+    assert picked.judged == both.judged_at_k[1]["tfidf"]  # type: ignore[index]
+    with pytest.raises(RagReportError, match=r"no run 'dense' in the baseline report \(runs: "
+                                             r"'bm25', 'tfidf'\)"):
+        load_baseline_report(path, "dense")
