@@ -8,7 +8,8 @@ explorer, the notebook helpers and the CLI all read them; none of them recompute
 - :mod:`.targets`: targets per query and overall;
 - :mod:`.compare`: common queries of two runs and the paired statistics;
 - :mod:`.curves`: mean curves and their bootstrap bands;
-- :mod:`.latency`: the retriever's per-query latency (p50, p95, max).
+- :mod:`.latency`: the retriever's per-query latency (p50, p95, max);
+- :mod:`.slices`: the report's numbers per query slice (means, intervals, targets, tests).
 
 It sits above :mod:`ragreport.stats` and the evaluation core, below every view (the
 import-linter contract in ``pyproject.toml`` says so).
@@ -39,6 +40,7 @@ from .failures import (
     worst_queries,
 )
 from .latency import LatencySummary, latency_summary
+from .slices import SliceAnalysis, analyse_slices
 from .targets import passes_array, run_checks, target_passes, target_values
 
 __all__ = [
@@ -48,7 +50,9 @@ __all__ = [
     "LatencySummary",
     "PairedComparison",
     "RunIntervals",
+    "SliceAnalysis",
     "WorstSelection",
+    "analyse_slices",
     "baseline_tests",
     "common_queries",
     "curve_families",
