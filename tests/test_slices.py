@@ -410,3 +410,10 @@ def test_markdown_shows_at_most_20_slices(results: list) -> None:
     assert "180 more slices not shown" in section and "truncated" not in md
     labels = re.findall(r"^\| (?:❌ |✅ )?(slice \d+) \|", section, flags=re.M)
     assert len(labels) == 20 and labels[0] == "slice 77"  # the failing slice first
+
+
+def test_ci_lower_slice_target_needs_stats(results: list) -> None:
+    with pytest.raises(RagReportError, match="a slice target is on the confidence interval"):
+        build_report(results, slices=_tags(), stats=False,
+                     slice_targets={"odd": parse_targets({"R@5": {"min": 0.1,
+                                                                  "on": "ci_lower"}})})

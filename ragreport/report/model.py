@@ -1359,6 +1359,9 @@ def _slice_report(results: Sequence[EvaluationResult], base: EvaluationResult, s
     if slices is None:
         raise RagReportError("slice targets need slices (slices=, --slices)")
     qs = load_slices(slices)
+    if info is None and any(t.on == "ci_lower" for ts in slice_targets.values() for t in ts):
+        raise RagReportError("a slice target is on the confidence interval; do not disable "
+                             "stats")
     minimum = MIN_QUERIES if min_queries is None else min_queries
     wanted = [m for m in measures if m.bounded]
     for ts in slice_targets.values():
