@@ -536,7 +536,11 @@ def wandb_records(path: Path) -> Iterator[Any]:
 
 
 def read_wandb(run_id: str, where: Path) -> dict[str, Any]:
-    """Summary, history rows, config and artifact files of an offline run."""
+    """Summary, history rows, config and artifact files of an offline run (W&B's service
+    process writes the file: it is stopped first, so that every record is on disk)."""
+    import wandb
+
+    wandb.teardown()
     (path,) = where.glob(f"wandb/offline-run-*-{run_id}/run-{run_id}.wandb")
     summary: dict[str, Any] = {}
     config: dict[str, Any] = {}
@@ -561,6 +565,7 @@ def read_wandb(run_id: str, where: Path) -> dict[str, Any]:
             artifacts.append(r.artifact)
         elif kind == "exit":
             exit_code = r.exit.exit_code
+    assert exit_code is not None, f"{path} has no exit record: not finished"
     return {"summary": summary, "config": config, "history": history,
             "artifacts": artifacts, "exit_code": exit_code}
 
@@ -622,6 +627,8 @@ def test_wandb_slices_read_back(wandb_dir: Path, sliced: Report) -> None:
     run_id = log_to_wandb(sliced, rendered={"html": "h", "markdown": "m", "json": "j"})
     summary = read_wandb(run_id, wandb_dir)["summary"]
     want = {**expected_slices(sliced), **expected_metrics(sliced)}
+    assert set(want) <= set(summary), (len(set(want) - set(summary)), len(want),
+                                       sorted(set(want) - set(summary))[:8])
     assert {k: summary[k] for k in want} == want
 
 
