@@ -272,6 +272,33 @@ def test_slices_and_latency(sliced: Report) -> None:
                          "latency_max_ms": 30.0}
 
 
+def test_document_level() -> None:
+    """With a doc map: the document level's means and curves, and the redundancy."""
+    qrels = {"q1": {"c1": 1, "c3": 1}, "q2": {"c4": 1}}
+    run = {"q1": ["c2", "c1", "c3"], "q2": ["c4", "c5"]}
+    doc_map = {"c1": "d1", "c2": "d1", "c3": "d2", "c4": "d3", "c5": "d3"}
+    result = ragreport.evaluate(qrels, run, ["nDCG@3", "R@2"], doc_map=doc_map)
+    rep = build_report([result], resamples=50, curve_resamples=20, generated_at=GENERATED)
+    assert rep.document is not None
+    p = tracking_payload(rep)
+    want: dict[str, float] = {}
+    for row in rep.document.summary:
+        for c in row.cells:
+            want[metric_name(row.measure) + "_doc"] = c.document
+            assert c.ci_lower is not None and c.ci_upper is not None
+            want[metric_name(row.measure) + "_doc_ci_lower"] = c.ci_lower
+            want[metric_name(row.measure) + "_doc_ci_upper"] = c.ci_upper
+    (dr,) = rep.document.runs
+    want[f"redundancy_at_{dr.k}"] = dr.redundancy
+    assert {k: v for k, v in p.metrics.items() if k not in expected_metrics(rep)} == want
+    assert p.metrics["nDCG_at_3"] == rep.summary[0].cells[0].value != want["nDCG_at_3_doc"]
+    for curve in rep.document.curves:
+        ys = curve.series[dr.run]
+        assert p.steps[metric_name(curve.family) + "_at_K_doc"].points == list(
+            zip(curve.ks, ys, strict=True))
+    assert p.steps["redundancy_at_K"].points == list(enumerate(dr.curve, 1))
+
+
 def test_slice_names_that_collide_are_refused() -> None:
     qrels = {"q1": {"a": 1}, "q2": {"a": 1}}
     result = ragreport.evaluate(qrels, {"q1": ["a"], "q2": ["b"]}, ["P@1"])

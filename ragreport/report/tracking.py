@@ -15,12 +15,14 @@ slash, ``bm25/nDCG_at_10``, so that one tracked run can hold a whole comparison)
   interval, when the report has one), ``NAME_delta`` and ``NAME_p_value`` (a run against the
   baseline: the difference of the means and the Holm-adjusted randomization-test p-value),
   ``NAME_total`` (the sum over queries of a count trec_eval sums); with a doc map the
-  document level as ``NAME_doc`` (and ``NAME_doc_ci_lower``, ``NAME_doc_ci_upper``); with
+  document level as ``NAME_doc`` (and ``NAME_doc_ci_lower``, ``NAME_doc_ci_upper``) and the
+  redundancy at K (top-K chunks whose document is ranked above) as ``redundancy_at_K``; with
   query slices ``slice_SLICE/NAME`` (and its ``_ci_lower``, ``_ci_upper``, ``_delta``,
   ``_p_value``) and ``slice_SLICE/queries``; with a per-query latency (a collected run)
   ``latency_p50_ms``, ``latency_p95_ms`` and ``latency_max_ms``;
 - curves, as metrics with a step: ``FAMILY_at_K`` at step K = 1..k_max (``nDCG_at_K``), with
-  ``FAMILY_at_K_ci_lower`` / ``_ci_upper`` (the bands), ``FAMILY_at_K_doc`` at document level,
+  ``FAMILY_at_K_ci_lower`` / ``_ci_upper`` (the bands), ``FAMILY_at_K_doc`` at document level
+  (and ``redundancy_at_K``),
   and ``IPrec_at_recall`` (the 11-point precision-recall curve) at step = recall in percent
   (0, 10, ..., 100);
 - parameters: how the numbers were computed, under ``ragreport.``: the runs, the baseline, the
@@ -208,8 +210,8 @@ def tracking_payload(report: Report) -> TrackingPayload:
             for run, ys in curve.series.items():
                 steps(run, name, list(zip(curve.ks, ys, strict=False)))
         for dr in doc.runs:
-            metric(dr.run, f"redundancy_at_{dr.k}_doc", dr.redundancy)
-            steps(dr.run, "redundancy_at_K_doc",
+            metric(dr.run, f"redundancy_at_{dr.k}", dr.redundancy)
+            steps(dr.run, "redundancy_at_K",
                   list(zip(range(1, len(dr.curve) + 1), dr.curve, strict=False)))
     for lat in getattr(report, "latency", None) or ():  # collect_run's per-query latency
         metric(lat.run, "latency_p50_ms", lat.p50_ms)
