@@ -574,6 +574,7 @@ def read_wandb(run_id: str, where: Path) -> dict[str, Any]:
     history: list[dict[str, Any]] = []
     artifacts: list[Any] = []
     exit_code = None
+    project = None
 
     def key(item: Any) -> str:
         return "/".join(item.nested_key) if item.nested_key else item.key
@@ -581,6 +582,7 @@ def read_wandb(run_id: str, where: Path) -> dict[str, Any]:
     for r in wandb_records(path):
         kind = r.WhichOneof("record_type")
         if kind == "run":
+            project = r.run.project
             config.update({key(i): json.loads(i.value_json) for i in r.run.config.update})
         elif kind == "config":
             config.update({key(i): json.loads(i.value_json) for i in r.config.update})
@@ -594,7 +596,7 @@ def read_wandb(run_id: str, where: Path) -> dict[str, Any]:
             exit_code = r.exit.exit_code
     assert exit_code is not None, f"{path} has no exit record: not finished"
     return {"summary": summary, "config": config, "history": history,
-            "artifacts": artifacts, "exit_code": exit_code}
+            "artifacts": artifacts, "exit_code": exit_code, "project": project}
 
 
 def assert_wandb_holds(got: dict[str, Any], report: Report, rendered: dict[str, str]) -> None:
@@ -649,10 +651,15 @@ def test_wandb_active_run(wandb_dir: Path, report1: Report) -> None:
 
 
 def test_wandb_slices_read_back(wandb_dir: Path, sliced: Report) -> None:
+    import wandb
+
     from ragreport.report.tracking import log_to_wandb
 
-    run_id = log_to_wandb(sliced, rendered={"html": "h", "markdown": "m", "json": "j"})
-    summary = read_wandb(run_id, wandb_dir)["summary"]
+    run = wandb.init(project="given")  # given explicitly (not only active)
+    assert log_to_wandb(sliced, run, rendered={"html": "h", "markdown": "m", "json": "j"}
+                        ) == run.id
+    run.finish()
+    summary = read_wandb(run.id, wandb_dir)["summary"]
     want = {**expected_slices(sliced), **expected_metrics(sliced)}
     assert set(want) <= set(summary), (len(set(want) - set(summary)), len(want),
                                        sorted(set(want) - set(summary))[:8])
@@ -691,6 +698,7 @@ def test_cli_mlflow_and_wandb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # for the client reading back
 
     env = {"MLFLOW_ALLOW_FILE_STORE": "true", "MLFLOW_TRACKING_URI": f"file:{tmp_path}/ml",
+           "MLFLOW_EXPERIMENT_NAME": "retrieval", "WANDB_PROJECT": "retrieval-wb",
            "WANDB_MODE": "offline", "WANDB_DIR": str(tmp_path), "WANDB_SILENT": "true",
            "WANDB_DATA_DIR": str(tmp_path / "wbd"), "WANDB_CACHE_DIR": str(tmp_path / "wbc"),
            "WANDB_CONFIG_DIR": str(tmp_path / "wbcfg")}
@@ -704,7 +712,9 @@ def test_cli_mlflow_and_wandb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     local = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     client = MlflowClient(tracking_uri=f"file:{tmp_path}/ml")
     run = client.get_run(mlflow_id)
+    assert client.get_experiment(run.info.experiment_id).name == "retrieval"
     got = read_wandb(wandb_id, tmp_path)
+    assert got["project"] == "retrieval-wb"
     checked = 0
     for name, means in local["means"].items():  # every measure of every run
         for measure, value in means.items():

@@ -512,7 +512,8 @@ def log_to_wandb(report: Report, run: Any = None, *, project: str | None = None,
     is logged. The metrics go into the run's summary; each curve is a series of rows
     (``run.log``) with its step in its own column (``K``, or ``recall_pct`` for the
     precision-recall curve), declared with ``define_metric`` so that W&B's charts draw it
-    against K; the parameters and tags go into the run's config (values W&B had under the
+    against K (in a run of yours these rows follow your own: its step counter advances by
+    one per row); the parameters and tags go into the run's config (values W&B had under the
     same keys are replaced); the three outputs are one artifact (``artifact_name``, type
     ``ragreport-report``).
 
