@@ -417,6 +417,19 @@ def test_mlflow_slices_read_back(mlflow_store: str, sliced: Report) -> None:
     assert {k: metrics[k] for k in want} == want
 
 
+def test_mlflow_renders_only_what_is_not_given(mlflow_store: str, report1: Report,
+                                               tmp_path: Path) -> None:
+    from mlflow.tracking import MlflowClient
+
+    from ragreport.report.tracking import log_to_mlflow
+
+    run_id = log_to_mlflow(report1, rendered={"html": "<p>mine</p>"})
+    where = Path(MlflowClient().download_artifacts(run_id, "ragreport", str(tmp_path)))
+    assert (where / "report.html").read_text(encoding="utf-8") == "<p>mine</p>"
+    assert (where / "report.json").read_text(encoding="utf-8") == report1.to_json()
+    assert (where / "report.md").read_text(encoding="utf-8") == report1.to_markdown()
+
+
 def test_mlflow_bad_run_id(mlflow_store: str, report1: Report) -> None:
     from mlflow.tracking import MlflowClient
 

@@ -313,11 +313,13 @@ def _artifact_dir(report: Report, rendered: Mapping[str, str] | None,
                   template_dir: str | os.PathLike[str] | None,
                   workers: Mapper | None) -> Iterator[Path]:
     """A temporary folder holding the three outputs under :data:`ARTIFACT_NAMES`."""
-    texts = dict(rendered) if rendered is not None else render_outputs(
-        report, template_dir=template_dir, workers=workers)
-    missing = [k for k in ARTIFACT_NAMES if k not in texts]
-    if missing:
-        texts.update(render_outputs(report, template_dir=template_dir, workers=workers))
+    texts = dict(rendered or {})
+    if "json" not in texts:
+        texts["json"] = render_json(report)
+    if "markdown" not in texts:
+        texts["markdown"] = render_markdown(report)
+    if "html" not in texts:
+        texts["html"] = render_html(report, template_dir=template_dir, workers=workers)
     folder = Path(tempfile.mkdtemp(prefix="ragreport-tracking-"))
     try:
         for key, name in ARTIFACT_NAMES.items():
