@@ -22,9 +22,8 @@ slash, ``bm25/nDCG_at_10``, so that one tracked run can hold a whole comparison)
   ``latency_p50_ms``, ``latency_p95_ms`` and ``latency_max_ms``;
 - curves, as metrics with a step: ``FAMILY_at_K`` at step K = 1..k_max (``nDCG_at_K``), with
   ``FAMILY_at_K_ci_lower`` / ``_ci_upper`` (the bands), ``FAMILY_at_K_doc`` at document level
-  (and ``redundancy_at_K``),
-  and ``IPrec_at_recall`` (the 11-point precision-recall curve) at step = recall in percent
-  (0, 10, ..., 100);
+  (and ``redundancy_at_K``), and ``IPrec_at_recall`` (the 11-point precision-recall curve) at
+  step = recall in percent (0, 10, ..., 100);
 - parameters: how the numbers were computed, under ``ragreport.``: the runs, the baseline, the
   measures, ``k_max``, every convention of the report (``ragreport.conventions.ties``...),
   the statistics (``ragreport.stats.resamples``, ``.seed``, ``.level``...) and the slices'
@@ -37,8 +36,8 @@ slash, ``bm25/nDCG_at_10``, so that one tracked run can hold a whole comparison)
 
 Nothing half: every name is built and checked, and every file rendered, before the tracker is
 contacted; a run this module started and could not fill is ended as failed (MLflow: also
-deleted). ``ragreport.complete = true`` is the last tag set: a run without it holds part of
-a report at most.
+deleted). ``ragreport.complete = true`` is the last tag (W&B: config key) set: a run without
+it holds part of a report at most.
 """
 
 from __future__ import annotations
@@ -523,7 +522,8 @@ def log_to_wandb(report: Report, run: Any = None, *, project: str | None = None,
     ------
     RagReportError
         ``wandb`` not installed (``pip install 'ragreport[wandb]'``), a run that cannot be
-        started (no API key online, an unwritable ``WANDB_DIR``) or that refuses the data.
+        started (no API key online, a bad ``WANDB_MODE``) or that refuses the data. (An
+        unwritable ``WANDB_DIR`` is no error: W&B then writes to a temporary folder.)
     """
     payload = tracking_payload(report)
     wandb = _import("wandb", "wandb")
