@@ -1,0 +1,751 @@
+"""Per-query results as a first-class, mergeable artefact: an Arrow table (Parquet shards).
+
+:func:`to_table` turns an :class:`~ragreport.result.EvaluationResult` into an Arrow table with
+one row per (run, query); :func:`from_tables` merges any set of such tables (shards evaluated
+apart, e.g. by Spark, Dask or Ray partitions, or by ``ragreport evaluate --per-query-out``)
+back into one :class:`EvaluationResult` per run whose values equal, bit for bit, those of one
+evaluation of the whole input. :func:`write` and :func:`read` store and load them as Parquet
+(files, a directory or a glob of shards).
+
+Schema (version :data:`SCHEMA_VERSION`)
+---------------------------------------
+Columns, in this order:
+
+- ``run`` (string) and ``query_id`` (string): one row per evaluated query of a run;
+- ``retrieved`` (int64): documents ranked for the query (after ``max_depth``);
+  ``relevant`` (int64): judged documents with a grade >= the relevance level; ``judged``
+  (int64): judged documents of the query;
+- one **list column per curve family**, named ``<family>@K`` (``nDCG@K``, ``P@K``,
+  ``P(rel=2)@K``...): ``list<float64>`` of length ``k_max`` (the curves' width), element
+  ``K - 1`` is the value at K. Every family ragreport computes curves for is stored
+  (P, R, F1, HitRate, RR, nDCG, AP and those of the measures asked for), plus ``Judged@K``
+  (the share of the top K that is judged, for the report's health and drift checks);
+- one **float64 column per scalar measure**, named as the measure (``AP``, ``RR``,
+  ``Rprec``, ``nDCG``, ``ERR@5``...): the measures without a cutoff, and the summary measures
+  whose cutoff is beyond the curves' width (``P@1000`` when the curves stop at 20);
+- ``latency_ms`` (float64, null when the run has no time for the query).
+
+List columns (rather than one column per K) keep the schema the same for every ``k_max``
+and the table narrow; every engine (Spark, Dask, Ray, DuckDB, pandas) reads them.
+
+Schema metadata (``ragreport.*`` keys, each a JSON string): ``ragreport.schema``
+(:data:`SCHEMA_NAME`), ``ragreport.version`` (:data:`SCHEMA_VERSION`), ``ragreport.k_max``,
+``ragreport.conventions`` (:class:`~ragreport.result.Conventions` as a dict),
+``ragreport.measures`` (the summary measures, in order), ``ragreport.columns`` (each measure
+column: kind and the exact measure), ``ragreport.id_order`` (``"numeric"`` or ``"bytes"``:
+how the queries are listed), ``ragreport.fingerprints`` (``{"qrels": sha256 or null,
+"runs": {run: sha256}}``) and ``ragreport.runs`` (per run: the dataset counts of
+:class:`~ragreport.align.Counts`, the first 10 run-only and qrels-only query ids, and the
+latency of timed queries that were not evaluated). Merging sums the counts.
+
+What a table cannot hold: the rankings themselves (documents, scores, grades). A result read
+back has no rankings (:attr:`PerQueryResult.has_rankings` is False): the report built from it
+omits the worst queries' ranked lists and the tie exposure (which need the scores), and says
+so; every number it does show is the one the raw files give.
+
+>>> from ragreport import evaluate
+>>> r = evaluate({"q1": {"a": 2, "b": 1}, "q2": {"c": 1}},
+...              {"q1": ["b", "x", "a"], "q2": ["y"]}, ["nDCG@3", "P@1"])
+>>> t = to_table(r)
+>>> t.num_rows, t.column("query_id").to_pylist(), t.column("P@K").type
+(2, ['q1', 'q2'], ListType(list<item: double>))
+>>> [back] = from_tables([t])
+>>> back.values("nDCG@3").tolist() == r.values("nDCG@3").tolist(), back.counts == r.counts
+(True, True)
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .align import Counts
+from .errors import InputError, RagReportError
+from .measures import Measure
+from .result import Conventions, EvaluationResult
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from .metrics import FloatArray
+
+__all__ = ["SCHEMA_NAME", "SCHEMA_VERSION", "PerQueryResult", "from_tables", "is_per_query",
+           "read", "to_table", "write"]
+
+#: The schema's name, in the metadata key ``ragreport.schema``.
+SCHEMA_NAME = "ragreport.per_query"
+#: The schema's version, in ``ragreport.version``; a newer one is refused when read.
+SCHEMA_VERSION = 1
+
+_KEY = "ragreport."
+_FIXED = ("run", "query_id", "retrieved", "relevant", "judged")
+_EXAMPLES = 10  # run-only / qrels-only ids kept per run (the report shows 10)
+_JUDGED = Measure("Judged")
+
+
+# ---- writing ------------------------------------------------------------------------------
+def _measure_dict(m: Measure) -> dict[str, Any]:
+    return {f.name: getattr(m, f.name) for f in fields(m)}
+
+
+def _measure_from(d: Any, source: str) -> Measure:
+    if not isinstance(d, dict):
+        raise InputError("ragreport.columns: a measure must be a JSON object", source)
+    try:
+        return Measure(**d)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"ragreport.columns: bad measure {d!r} ({e})", source) from None
+
+
+def _id_order(result: EvaluationResult) -> str:
+    """How the evaluation listed its queries: numerically when every query id of its run and
+    qrels is a number of at most 18 digits (as :func:`ragreport.align.align` lists them),
+    else in byte order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rk = result.ranking
+    if isinstance(rk, _NoRanking):
+        return rk.id_order
+    ids = [*result.query_ids, *rk.run_only_ids, *rk.qrels_only_ids]
+    if not all(_numeric(q) for q in ids):
+        return "bytes"
+    for arr in (rk.qrels.query_ids, rk.run.query_ids,
+                pa.array(list(rk.run.empty_queries), pa.string())):
+        if len(arr) and not pc.all(pc.match_substring_regex(
+                pc.unique(arr), r"^[0-9]{1,18}$")).as_py():
+            return "bytes"
+    return "numeric"
+
+
+def _numeric(q: str) -> bool:
+    return 1 <= len(q) <= 18 and q.isascii() and q.isdigit()
+
+
+def _judged_curve(result: EvaluationResult) -> FloatArray:
+    if _JUDGED in result.curves:
+        return np.asarray(result.curves[_JUDGED], dtype=np.float64)
+    from .engine import cutoff_values
+
+    if result.n_queries == 0 or result.k_max == 0:
+        return np.zeros((result.n_queries, result.k_max))
+    level = float(result.conventions.rel_level)
+    cols = [cutoff_values(result.ranking, Measure("Judged", k), level,
+                          ties=result.conventions.ties) for k in range(1, result.k_max + 1)]
+    return np.column_stack(cols)
+
+
+def _curve_column(name: str, values: FloatArray, k_max: int) -> pa.Array:
+    import pyarrow as pa
+
+    flat = pa.array(np.ascontiguousarray(values, dtype=np.float64).reshape(-1), pa.float64())
+    offsets = pa.array(np.arange(0, values.shape[0] * k_max + 1, k_max, dtype=np.int32)
+                       if k_max else np.zeros(values.shape[0] + 1, dtype=np.int32))
+    return pa.ListArray.from_arrays(offsets, flat)
+
+
+def _one_table(result: EvaluationResult,
+               fingerprints: Mapping[str, Any] | None) -> tuple[pa.Table, dict[str, Any]]:
+    import pyarrow as pa
+
+    if result.document is not None:
+        raise RagReportError("per-query results of an evaluation with a doc map (doc_map=, "
+                             "--doc-map) are not supported; evaluate without it")
+    n, k = result.n_queries, result.k_max
+    rk = result.ranking
+    level = float(result.conventions.rel_level)
+    cols: dict[str, pa.Array] = {
+        "run": pa.array([result.run_name] * n, pa.string()),
+        "query_id": pa.array(result.query_ids, pa.string()),
+        "retrieved": pa.array(np.asarray(rk.n_ret, dtype=np.int64)),
+        "relevant": pa.array(np.asarray(rk.n_relevant(level), dtype=np.int64)),
+        "judged": pa.array(np.asarray(_judged_counts(rk), dtype=np.int64)),
+    }
+    described: list[dict[str, Any]] = []
+    asked = {m.curve_key for m in result.measures if m.has_curve}
+    for key in result.curves:
+        name = f"{key}@K"
+        cols[name] = _curve_column(name, np.asarray(result.curves[key]), k)
+        kind = "judged" if key == _JUDGED and key not in asked else "curve"
+        described.append({"column": name, "kind": kind, "measure": _measure_dict(key)})
+    if _JUDGED not in result.curves:  # for the report's Judged@K (health, drift checks)
+        cols["Judged@K"] = _curve_column("Judged@K", _judged_curve(result), k)
+        described.append({"column": "Judged@K", "kind": "judged",
+                          "measure": _measure_dict(_JUDGED)})
+    scalars: dict[Measure, FloatArray] = dict(result.scalars)
+    for m in result.measures:
+        if m.cutoff is not None and m.cutoff > k and m not in scalars:
+            scalars[m] = result.values(m)  # beyond the curves: from the whole rankings
+    for m, v in scalars.items():
+        name = str(m)
+        if name in cols:
+            raise RagReportError(f"per-query column {name!r} would be written twice")
+        cols[name] = pa.array(np.asarray(v, dtype=np.float64), pa.float64())
+        described.append({"column": name, "kind": "scalar", "measure": _measure_dict(m)})
+    lat = result.latency_ms
+    cols["latency_ms"] = pa.array([lat.get(q) for q in result.query_ids], pa.float64())
+    evaluated = set(result.query_ids)
+    run_meta = {
+        "counts": asdict(result.counts),
+        "run_only_ids": list(rk.run_only_ids[:_EXAMPLES]),
+        "qrels_only_ids": list(rk.qrels_only_ids[:_EXAMPLES]),
+        "latency_other": {q: t for q, t in lat.items() if q not in evaluated},
+    }
+    fp = dict(fingerprints or {})
+    meta = {
+        "schema": SCHEMA_NAME,
+        "version": SCHEMA_VERSION,
+        "k_max": k,
+        "conventions": asdict(result.conventions),
+        "measures": [_measure_dict(m) for m in result.measures],
+        "columns": described,
+        "id_order": _id_order(result),
+        "fingerprints": {"qrels": fp.get("qrels"),
+                         "runs": {result.run_name: fp["run"]} if fp.get("run") else {}},
+        "runs": {result.run_name: run_meta},
+    }
+    return pa.table(cols), meta
+
+
+def _judged_counts(rk: Any) -> Any:
+    if isinstance(rk, _NoRanking):
+        return rk.judged
+    return np.diff(rk.qrels_offsets)
+
+
+def _with_meta(table: pa.Table, meta: Mapping[str, Any]) -> pa.Table:
+    return table.replace_schema_metadata(
+        {(_KEY + k): json.dumps(v, sort_keys=True, allow_nan=False) for k, v in meta.items()})
+
+
+def to_table(result: EvaluationResult | Sequence[EvaluationResult], *,
+             qrels_sha256: str | None = None,
+             run_sha256: Mapping[str, str] | None = None) -> pa.Table:
+    """The per-query results of one run (or several) as an Arrow table (schema in the
+    module docstring): one row per (run, query).
+
+    Parameters
+    ----------
+    result : EvaluationResult or list of EvaluationResult
+        Evaluated runs, with distinct names and the same conventions and measures.
+    qrels_sha256 : str, optional
+        The qrels' fingerprint (``ragreport evaluate`` writes the file's SHA-256); shards
+        with different fingerprints are refused when merged.
+    run_sha256 : mapping, optional
+        Run name -> the run file's fingerprint, stated in the metadata.
+
+    Returns
+    -------
+    pyarrow.Table
+
+    >>> from ragreport import evaluate
+    >>> t = to_table(evaluate({"q": {"a": 1}}, {"q": ["b", "a"]}, ["P@2"]))
+    >>> t.column("P@K").to_pylist()[0][:3], t.column("RR").to_pylist()
+    ([0.0, 0.5, 0.3333333333333333], [0.5])
+    """
+    import pyarrow as pa
+
+    results = [result] if isinstance(result, EvaluationResult) else list(result)
+    if not results:
+        raise RagReportError("no result to write")
+    parts = [_one_table(r, {"qrels": qrels_sha256,
+                            "run": (run_sha256 or {}).get(r.run_name)}) for r in results]
+    if len(parts) == 1:
+        return _with_meta(*parts[0])
+    merged = _merge_meta([p[1] for p in parts], [f"run {r.run_name!r}" for r in results])
+    return _with_meta(pa.concat_tables([p[0] for p in parts]), merged)
+
+
+def write(results: EvaluationResult | Sequence[EvaluationResult], path: str | os.PathLike[str],
+          *, inputs: Sequence[str | os.PathLike[str]] = (), qrels_sha256: str | None = None,
+          run_sha256: Mapping[str, str] | None = None) -> Path:
+    """Write the per-query results as one Parquet file, atomically (a temporary file renamed
+    into place; never over one of ``inputs``).
+
+    >>> import tempfile, os
+    >>> from ragreport import evaluate
+    >>> r = evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["P@1"])
+    >>> d = tempfile.mkdtemp()
+    >>> p = write(r, os.path.join(d, "q.parquet"))
+    >>> [back] = read(p)
+    >>> back.mean("P@1")
+    1.0
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .fileio import write_atomic
+
+    table = to_table(results, qrels_sha256=qrels_sha256, run_sha256=run_sha256)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    return write_atomic(path, sink.getvalue().to_pybytes(), inputs)
+
+
+# ---- reading and merging ------------------------------------------------------------------
+def _meta(table: pa.Table, source: str) -> dict[str, Any]:
+    raw = table.schema.metadata or {}
+    got: dict[str, Any] = {}
+    for k, v in raw.items():
+        key = k.decode("utf-8", "replace") if isinstance(k, bytes) else str(k)
+        if key.startswith(_KEY):
+            try:
+                got[key[len(_KEY):]] = json.loads(v)
+            except ValueError:
+                raise InputError(f"metadata {key} is not JSON", source) from None
+    if got.get("schema") != SCHEMA_NAME:
+        raise InputError(f"not a ragreport per-query table (no {_KEY}schema = "
+                         f"{SCHEMA_NAME!r} in its schema metadata); write one with "
+                         "ragreport evaluate --per-query-out", source)
+    version = got.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise InputError(f"bad schema version {version!r}", source)
+    if version > SCHEMA_VERSION:
+        raise InputError(f"per-query schema version {version} is newer than this ragreport "
+                         f"reads ({SCHEMA_VERSION}); upgrade ragreport", source)
+    for key, kind in (("k_max", int), ("conventions", dict), ("measures", list),
+                      ("columns", list), ("runs", dict), ("fingerprints", dict),
+                      ("id_order", str)):
+        if not isinstance(got.get(key), kind):
+            raise InputError(f"metadata {_KEY}{key} is missing or malformed", source)
+    return got
+
+
+def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
+    """One metadata for shards that agree; a one-line InputError naming two that do not."""
+    first = metas[0]
+    for meta, src in zip(metas[1:], sources[1:], strict=True):
+        for key, what in (("conventions", "conventions"), ("measures", "measures"),
+                          ("columns", "measure columns"), ("k_max", "curve widths (k_max)")):
+            if meta[key] != first[key]:
+                diff = ""
+                if key == "conventions":
+                    bad = sorted(k for k in set(meta[key]) | set(first[key])
+                                 if meta[key].get(k) != first[key].get(k))
+                    diff = f" ({', '.join(f'{k}: {first[key].get(k)!r} vs {meta[key].get(k)!r}' for k in bad[:3])})"  # noqa: E501
+                elif key == "k_max":
+                    diff = f" ({first[key]} vs {meta[key]})"
+                raise InputError(f"{sources[0]} and {src} have different {what}{diff}; "
+                                 "only shards of one evaluation merge", src)
+        qa, qb = first["fingerprints"].get("qrels"), meta["fingerprints"].get("qrels")
+        if qa is not None and qb is not None and qa != qb:
+            raise InputError(f"{sources[0]} and {src} were evaluated on different qrels "
+                             f"(sha256 {str(qa)[:12]}... vs {str(qb)[:12]}...)", src)
+    out = dict(first)
+    out["fingerprints"] = {
+        "qrels": next((m["fingerprints"].get("qrels") for m in metas
+                       if m["fingerprints"].get("qrels")), None),
+        "runs": {k: v for m in metas for k, v in (m["fingerprints"].get("runs") or {}).items()},
+    }
+    out["id_order"] = "numeric" if all(m["id_order"] == "numeric" for m in metas) else "bytes"
+    runs: dict[str, Any] = {}
+    for m in metas:
+        for name, rm in m["runs"].items():
+            if name not in runs:
+                runs[name] = json.loads(json.dumps(rm))
+                continue
+            got = runs[name]
+            got["counts"] = {k: int(got["counts"].get(k, 0)) + int(rm["counts"].get(k, 0))
+                             for k in set(got["counts"]) | set(rm["counts"])}
+            for key in ("run_only_ids", "qrels_only_ids"):
+                got[key] = got[key] + rm[key]
+            got["latency_other"] = {**got["latency_other"], **rm["latency_other"]}
+    for rm in runs.values():
+        for key in ("run_only_ids", "qrels_only_ids"):
+            rm[key] = _sorted_ids(rm[key], out["id_order"])[:_EXAMPLES]
+    out["runs"] = runs
+    return out
+
+
+def _sorted_ids(ids: Sequence[str], id_order: str) -> list[str]:
+    if id_order == "numeric":
+        return sorted(ids, key=lambda q: (int(q), q.encode("utf-8", "surrogatepass")))
+    return sorted(ids, key=lambda q: q.encode("utf-8", "surrogatepass"))
+
+
+class _NoRanking:
+    """What the analysis and report read of a ranking, for a result read from per-query
+    tables: the query index, per-query counts and the run-only / qrels-only examples. Any
+    other use (documents, scores, grades) is an error saying the rankings are not there."""
+
+    def __init__(self, query_ids: list[str], n_ret: Any, n_rel: Any, judged: Any,
+                 level: float, counts: Counts, run_only_ids: list[str],
+                 qrels_only_ids: list[str], id_order: str) -> None:
+        self.query_ids = query_ids
+        self._index = {q: i for i, q in enumerate(query_ids)}
+        self.n_ret = n_ret
+        self._n_rel = n_rel
+        self.judged = judged
+        self._level = level
+        self.counts = counts
+        self.run_only_ids = run_only_ids
+        self.qrels_only_ids = qrels_only_ids
+        self.id_order = id_order
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def depth(self) -> int:
+        return max(int(self.n_ret.max()) if len(self.n_ret) else 0, 1)
+
+    def query_index(self, qid: str) -> int:
+        try:
+            return self._index[qid]
+        except KeyError:
+            raise RagReportError(f"query {qid!r} was not evaluated") from None
+
+    def n_relevant(self, rel_level: float) -> Any:
+        if float(rel_level) != self._level:
+            raise RagReportError("per-query results hold the relevant counts at the "
+                                 f"evaluation's level {self._level:g} only")
+        return self._n_rel
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise RagReportError(f"per-query results hold no rankings ({name} is not stored); "
+                             "use the qrels and run files for this")
+
+
+class PerQueryResult(EvaluationResult):
+    """An :class:`EvaluationResult` read back from per-query tables: every value, curve and
+    count of the evaluation, without the rankings (:attr:`has_rankings` is False)."""
+
+    has_rankings = False
+
+    def _beyond(self, m: Measure) -> FloatArray:
+        cache: dict[Measure, FloatArray] = self.__dict__.get("_beyond_cache", {})
+        if m in cache:
+            return cache[m]
+        raise RagReportError(f"{m} is not in the per-query results (the curves stop at K = "
+                             f"{self.k_max}); evaluate with it among the measures")
+
+    def ranked_list(self, query_id: str, limit: int | None = None) -> Any:
+        raise RagReportError("per-query results hold no rankings; use the qrels and run files")
+
+    def judged(self, query_id: str) -> list[tuple[str, float]]:
+        raise RagReportError("per-query results hold no rankings; use the qrels and run files")
+
+
+def has_rankings(result: EvaluationResult) -> bool:
+    """Whether ``result`` carries its rankings (False when read from per-query tables)."""
+    return bool(getattr(result, "has_rankings", True))
+
+
+def _column(table: pa.Table, name: str, source: str) -> Any:
+    if name not in table.column_names:
+        raise InputError(f"column {name!r} is missing", source)
+    return table.column(name)
+
+
+def _ints(col: Any, name: str, source: str, rows: Any) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_integer(col.type):
+        raise InputError(f"column {name!r} must hold integers, not {col.type}", source)
+    if col.null_count:
+        raise InputError(f"column {name!r} is null", source,
+                         row=int(rows[_first_null(col)]) + 1)
+    a = np.asarray(pc.cast(col, pa.int64()).to_numpy(), dtype=np.int64)
+    if len(a) and int(a.min()) < 0:
+        raise InputError(f"column {name!r} is negative", source,
+                         row=int(rows[int(np.argmin(a))]) + 1)
+    return a
+
+
+def _first_null(col: Any) -> int:
+    import pyarrow.compute as pc
+
+    return int(np.flatnonzero(np.asarray(pc.is_null(col).to_numpy(zero_copy_only=False)))[0])
+
+
+def _floats(col: Any, name: str, source: str, rows: Any) -> FloatArray:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not (pa.types.is_floating(col.type) or pa.types.is_integer(col.type)):
+        raise InputError(f"column {name!r} must hold numbers, not {col.type}", source)
+    if col.null_count:
+        raise InputError(f"column {name!r} is null", source,
+                         row=int(rows[_first_null(col)]) + 1)
+    return np.asarray(pc.cast(col, pa.float64()).to_numpy(), dtype=np.float64)
+
+
+def _curve(col: Any, name: str, k_max: int, source: str, rows: Any) -> FloatArray:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(col)
+    if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)
+            or pa.types.is_fixed_size_list(col.type)):
+        raise InputError(f"column {name!r} must be a list of numbers, not {col.type}", source)
+    if col.null_count:
+        raise InputError(f"column {name!r} is null", source,
+                         row=int(rows[_first_null(col)]) + 1)
+    lengths = np.asarray(pc.list_value_length(col).to_numpy(), dtype=np.int64) if n \
+        else np.zeros(0, np.int64)
+    if n and (lengths != k_max).any():
+        i = int(np.flatnonzero(lengths != k_max)[0])
+        raise InputError(f"column {name!r} holds {int(lengths[i])} values, not k_max = "
+                         f"{k_max}", source, row=int(rows[i]) + 1)
+    flat = pc.list_flatten(col) if n else pa.array([], pa.float64())
+    if flat.null_count:
+        raise InputError(f"column {name!r} holds a null value", source)
+    return np.asarray(pc.cast(flat, pa.float64()).to_numpy(), dtype=np.float64) \
+        .reshape(n, k_max)
+
+
+def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
+                ) -> list[EvaluationResult]:
+    """Merge per-query tables (shards) into one :class:`EvaluationResult` per run.
+
+    The shards must come from one evaluation: the same conventions, measures, curve width
+    and qrels fingerprint (when both state one), and no query of a run in two shards. The
+    queries are listed as one evaluation lists them, and the dataset counts are summed, so
+    the result equals (every value, curve and count) that of evaluating the whole input.
+
+    Parameters
+    ----------
+    tables : list of pyarrow.Table
+        Tables written by :func:`to_table` (or read from Parquet files it wrote).
+    sources : list of str, optional
+        A name for each table in error messages (default ``shard 1``, ``shard 2``...).
+
+    Returns
+    -------
+    list of EvaluationResult
+        One per run, in the order the runs first appear; without rankings
+        (:class:`PerQueryResult`).
+
+    Raises
+    ------
+    InputError
+        A table that is not a per-query table, a newer schema version, shards that disagree,
+        or a query of a run in two shards (one line naming the shards).
+
+    >>> from ragreport import evaluate
+    >>> qrels = {"1": {"a": 1}, "2": {"b": 1}, "10": {"c": 1}}
+    >>> run = {"1": ["a"], "2": ["x", "b"], "10": ["c"]}
+    >>> whole = evaluate(qrels, run, ["P@1"])
+    >>> a = evaluate({q: qrels[q] for q in ("1", "10")}, {q: run[q] for q in ("1", "10")},
+    ...              ["P@1"], k_max=20)
+    >>> b = evaluate({"2": qrels["2"]}, {"2": run["2"]}, ["P@1"], k_max=20)
+    >>> [merged] = from_tables([to_table(b), to_table(a)])
+    >>> merged.query_ids, merged.values("P@1").tolist() == whole.values("P@1").tolist()
+    (['1', '2', '10'], True)
+    """
+    import pyarrow as pa
+
+    if not tables:
+        raise InputError("no per-query table to read")
+    names = list(sources) if sources is not None else [f"shard {i + 1}"
+                                                       for i in range(len(tables))]
+    if len(names) != len(tables):
+        raise RagReportError("sources must name every table")
+    metas = [_meta(t, s) for t, s in zip(tables, names, strict=True)]
+    meta = _merge_meta(metas, names)
+    k_max = int(meta["k_max"])
+    conv = _conventions(meta["conventions"], names[0])
+    measures = tuple(_measure_from(d, names[0]) for d in meta["measures"])
+    columns: list[tuple[str, str, Measure]] = []
+    for d in meta["columns"]:
+        name, kind = (d.get("column"), d.get("kind")) if isinstance(d, dict) else (None, None)
+        if not isinstance(name, str) or kind not in ("curve", "scalar", "judged"):
+            raise InputError(f"metadata {_KEY}columns is malformed", names[0])
+        columns.append((name, str(kind), _measure_from(d.get("measure"), names[0])))
+
+    # every row of every shard, with the shard it came from (for errors)
+    run_col: list[str] = []
+    qid_col: list[str] = []
+    shard_of: list[int] = []
+    row_of: list[int] = []
+    for i, (t, src) in enumerate(zip(tables, names, strict=True)):
+        for c in _FIXED:
+            _column(t, c, src)
+        for c, _, _ in columns:
+            _column(t, str(c), src)
+        for c in ("run", "query_id"):
+            col = t.column(c)
+            if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+                raise InputError(f"column {c!r} must hold strings, not {col.type}", src)
+            if col.null_count:
+                raise InputError(f"column {c!r} is null", src, row=_first_null(col) + 1)
+        run_col += t.column("run").to_pylist()
+        qid_col += t.column("query_id").to_pylist()
+        shard_of += [i] * t.num_rows
+        row_of += range(t.num_rows)
+    unknown = sorted(set(run_col) - set(meta["runs"]))
+    if unknown:
+        raise InputError(f"run {unknown[0]!r} has rows but no counts in the metadata",
+                         names[shard_of[run_col.index(unknown[0])]])
+    wanted = [*_FIXED, *(str(c) for c, _, _ in columns)]
+    try:
+        full = pa.concat_tables([t.select(wanted) for t in tables],
+                                promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise InputError(f"the shards' columns do not match ({str(e).splitlines()[0]})",
+                         names[0]) from None
+    latency_col = [x for t in tables for x in (t.column("latency_ms").to_pylist()
+                                                if "latency_ms" in t.column_names
+                                                else [None] * t.num_rows)]
+
+    out: list[EvaluationResult] = []
+    for run in meta["runs"]:
+        idx = [j for j, r in enumerate(run_col) if r == run]
+        seen: dict[str, int] = {}
+        for j in idx:
+            q = qid_col[j]
+            if q in seen:
+                a, b = names[shard_of[seen[q]]], names[shard_of[j]]
+                where = f"{a} and {b}" if a != b else f"{a} (twice)"
+                raise InputError(f"query {q!r} of run {run!r} is in {where}; each query "
+                                 "must be in one shard", b, row=row_of[j] + 1)
+            seen[q] = j
+        order = _sorted_ids([qid_col[j] for j in idx], meta["id_order"])
+        take = np.array([seen[q] for q in order], dtype=np.int64)
+        sub = full.take(pa.array(take, pa.int64())) if len(take) else full.slice(0, 0)
+        where = names[0] if len(tables) == 1 else "per-query shards"
+        shown_rows = np.array([row_of[j] for j in take.tolist()], dtype=np.int64)
+        curves: dict[Measure, FloatArray] = {}
+        scalars: dict[Measure, FloatArray] = {}
+        beyond: dict[Measure, FloatArray] = {}
+        for (name, kind, m) in columns:
+            if kind in ("curve", "judged"):  # judged: Judged@K, kept for the health checks
+                curves[m] = _curve(sub.column(str(name)), str(name), k_max, where,
+                                   shown_rows)
+            else:
+                v = _floats(sub.column(str(name)), str(name), where, shown_rows)
+                if m.cutoff is not None:
+                    beyond[m] = v
+                else:
+                    scalars[m] = v
+        rm = meta["runs"][run]
+        counts = _counts(rm.get("counts"), where)
+        if counts.evaluated != len(order):
+            raise InputError(f"run {run!r}: {len(order)} query rows but the counts say "
+                             f"{counts.evaluated} evaluated queries (a shard is missing or "
+                             "was filtered)", where)
+        n_ret = _ints(sub.column("retrieved"), "retrieved", where, shown_rows)
+        n_rel = _ints(sub.column("relevant"), "relevant", where, shown_rows)
+        judged = _ints(sub.column("judged"), "judged", where, shown_rows)
+        ranking = _NoRanking(order, n_ret, n_rel, judged, float(conv.rel_level), counts,
+                             [str(x) for x in rm.get("run_only_ids", [])],
+                             [str(x) for x in rm.get("qrels_only_ids", [])],
+                             meta["id_order"])
+        latency = {qid_col[j]: float(latency_col[j]) for j in take.tolist()
+                   if latency_col[j] is not None}
+        latency.update({str(q): float(t) for q, t in (rm.get("latency_other") or {}).items()})
+        res = PerQueryResult(run_name=run, query_ids=order, measures=measures, k_max=k_max,
+                             curves=curves, scalars=scalars, counts=counts, conventions=conv,
+                             ranking=ranking,  # type: ignore[arg-type]
+                             query_texts={}, latency_ms=latency)
+        res.__dict__["_beyond_cache"] = beyond
+        out.append(res)
+    return out
+
+
+def _conventions(d: Mapping[str, Any], source: str) -> Conventions:
+    names = {f.name for f in fields(Conventions)}
+    extra = sorted(set(d) - names)
+    if extra:
+        raise InputError(f"unknown convention {extra[0]!r} (written by a newer ragreport?)",
+                         source)
+    try:
+        args = dict(d)
+        if "compat_exceptions" in args:
+            args["compat_exceptions"] = tuple(args["compat_exceptions"])
+        return Conventions(**args)
+    except TypeError as e:
+        raise InputError(f"metadata {_KEY}conventions is malformed ({e})", source) from None
+
+
+def _counts(d: Any, source: str) -> Counts:
+    names = [f.name for f in fields(Counts)]
+    if not isinstance(d, dict) or any(not isinstance(d.get(k, 0), int) for k in names):
+        raise InputError(f"metadata {_KEY}runs: malformed counts", source)
+    return Counts(**{k: int(d.get(k, 0)) for k in names})
+
+
+# ---- files ----------------------------------------------------------------------------------
+def is_per_query(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a Parquet file holding a ragreport per-query table (its schema
+    metadata names :data:`SCHEMA_NAME`); False for anything else, never an error."""
+    p = Path(path)
+    if not p.is_file():
+        return False
+    try:
+        with open(p, "rb") as f:
+            head = f.read(4)
+        if head != b"PAR1":
+            return False
+        import pyarrow.parquet as pq
+
+        meta = pq.read_schema(p).metadata or {}
+    except (OSError, ValueError, ImportError):
+        return False
+    return meta.get((_KEY + "schema").encode()) == json.dumps(SCHEMA_NAME).encode()
+
+
+def _paths(spec: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[Path]:
+    items = [spec] if isinstance(spec, (str, os.PathLike)) else list(spec)
+    if not items:
+        raise InputError("no per-query file given")
+    out: list[Path] = []
+    for item in items:
+        text = os.fspath(item)
+        p = Path(text)
+        if p.is_dir():
+            found = sorted(q for q in p.rglob("*.parquet") if q.is_file()
+                           and not any(part.startswith((".", "_")) for part in
+                                       q.relative_to(p).parts))
+            if not found:
+                raise InputError("directory holds no .parquet file", text)
+            out += found
+        elif p.exists():
+            out.append(p)
+        elif any(ch in text for ch in "*?["):
+            found = sorted(Path(x) for x in _glob.glob(text, recursive=True)
+                           if Path(x).is_file())
+            if not found:
+                raise InputError("the pattern matches no file", text)
+            out += found
+        else:
+            raise InputError("no such file or directory", text)
+    uniq = list(dict.fromkeys(q.resolve() for q in out))
+    return uniq
+
+
+def read(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+         ) -> list[EvaluationResult]:
+    """Read per-query Parquet files (files, directories of shards, glob patterns) and merge
+    them (:func:`from_tables`): one :class:`EvaluationResult` per run.
+
+    Raises
+    ------
+    InputError
+        A missing file, an empty directory, a pattern matching nothing, a file that is not
+        Parquet or not a per-query table, or shards that do not merge (one line each).
+    """
+    import pyarrow.parquet as pq
+
+    from .fileio import shown_path
+
+    files = _paths(paths)
+    tables = []
+    for f in files:
+        try:
+            tables.append(pq.read_table(f))
+        except (OSError, ValueError) as e:
+            msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise InputError(f"not a readable Parquet file ({msg})", shown_path(f)) from None
+    return from_tables(tables, [shown_path(f) for f in files])
