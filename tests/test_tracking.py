@@ -444,6 +444,21 @@ def test_mlflow_bad_run_id(mlflow_store: str, report1: Report) -> None:
     assert MlflowClient().search_runs(["0"]) == []
 
 
+def test_mlflow_deleted_run_is_refused(mlflow_store: str, report1: Report) -> None:
+    from mlflow.tracking import MlflowClient
+
+    from ragreport.report.tracking import check_mlflow
+
+    client = MlflowClient()
+    run_id = client.create_run("0").info.run_id
+    client.delete_run(run_id)
+    with pytest.raises(RagReportError, match=rf"^MLflow run '{run_id}' is deleted$"):
+        check_mlflow(run_id)
+    with pytest.raises(RagReportError, match="is deleted"):
+        report1.log_to_mlflow(run_id)
+    assert client.get_run(run_id).data.metrics == {}
+
+
 def test_mlflow_changed_parameter_is_refused(mlflow_store: str, report1: Report,
                                             tmp_path: Path) -> None:
     """A second, different report into the same run: MLflow refuses to change a parameter;
