@@ -700,7 +700,13 @@ def _track_and_write(args: argparse.Namespace, report: Any, workers: Any) -> Non
         run_id = log_to_mlflow(report, args.mlflow_run, rendered=rendered)
         logged.append(f"logged to MLflow run {run_id}")
     if "wandb" in trackers:
-        run_id = log_to_wandb(report, rendered=rendered)
+        try:
+            run_id = log_to_wandb(report, rendered=rendered)
+        except RagReportError as exc:
+            if logged:  # say what was done before the failure
+                raise RagReportError(f"{exc} (already {logged[0]}; no output written)"
+                                     ) from exc
+            raise
         logged.append(f"logged to W&B run {run_id}")
     outputs = [(path, rendered[key]) for key, path in (("html", args.html),
                                                        ("markdown", args.markdown),

@@ -105,6 +105,9 @@ CASES = [
          env={"MLFLOW_TRACKING_URI": "file:{tmp}/mlruns"}),
     Case("wandb-bad-mode", [*ARGS, "--wandb"], FILES, stderr=r"error: W&B: .*mode",
          env={**OFFLINE, "WANDB_MODE": "sideways"}),
+    Case("wandb-fails-after-mlflow", [*ARGS, "--mlflow", "--wandb"], FILES,
+         stderr=r"error: W&B: .*mode.* \(already logged to MLflow run [0-9a-f]+; no output "
+                r"written\)$", env={**STORE, **OFFLINE, "WANDB_MODE": "sideways"}),
     Case("wandb-online-without-key", [*ARGS, "--wandb"], FILES,
          stderr=r"error: W&B: No API key configured",
          env={**OFFLINE, "WANDB_MODE": "online", "HOME": "{tmp}/home", "WANDB_API_KEY": ""},
