@@ -497,7 +497,9 @@ def _drift_checks(args: argparse.Namespace, results: Any, inputs: Any, targets: 
     kwargs = {key: value for key, value in (("max_query_drift", args.max_query_drift),
                                             ("min_judged_ratio", args.min_judged_ratio))
               if value is not None}
-    checks = drift_checks(results, stored, qrels[0] if qrels else None, k, **kwargs)
+    content = [f.judgments_sha256 for f in inputs if f.role == "qrels"]
+    checks = drift_checks(results, stored, qrels[0] if qrels else None, k, **kwargs,
+                          judgments_sha256=content[0] if content else None)
     message = refusal(checks, stored.source)
     if message and not args.allow_drift:
         raise RagReportError(message)
@@ -641,6 +643,12 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
         inputs.append(got)
     argv = getattr(args, "argv", None) or []
     stored = args.stored_baseline
+    if args.json is not None or stored is not None:  # what --baseline-report compares
+        from dataclasses import replace
+
+        from .analysis.drift import judgments_sha256
+
+        inputs[0] = replace(inputs[0], judgments_sha256=judgments_sha256(qrels))
     checks = _drift_checks(args, results, inputs, targets) if stored is not None else []
     report = build_report(
         results, targets, baseline=None if stored is not None else args.baseline,

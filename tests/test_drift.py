@@ -256,9 +256,72 @@ def test_cli_refuses_changed_qrels(files: dict[str, Path], tmp_path: Path,
     assert code == 2
     assert err.count("\n") == 1
     assert err.startswith("ragreport: error: the baseline report ")
-    assert "qrels: the qrels differ from the baseline's (sha256 " in err
+    assert "qrels: the qrels differ from the baseline's (judgments sha256 " in err
     assert "--allow-drift" in err
     assert not (tmp_path / "out.md").exists()
+
+
+def test_cli_same_judgments_in_another_format_are_not_drift(
+        files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The qrels are compared by their judgments, not their bytes: the stored report's TREC
+    qrels as Parquet (MTEB's columns, integer-looking ids as text), as a BEIR TSV, in
+    another row order, or gzipped, are the same qrels; one grade changed is not."""
+    import gzip
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [line.split() for line in files["qrels"].read_text().splitlines() if line.strip()]
+    pq.write_table(pa.table({"query-id": [r[0] for r in rows], "corpus-id": [r[2] for r in rows],
+                             "score": [int(r[3]) for r in rows]}), "qrels.parquet")
+    Path("qrels.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"{r[0]}\t{r[2]}\t{r[3]}\n" for r in reversed(rows)))
+    Path("qrels.txt.gz").write_bytes(gzip.compress(files["qrels"].read_bytes()))
+    stored = json.loads(files["main"].read_text())
+    (qin,) = [f for f in stored["inputs"] if f["role"] == "qrels"]
+    assert len(qin["judgments_sha256"]) == 64
+    for same in ("qrels.parquet", "qrels.tsv", "qrels.txt.gz"):
+        capsys.readouterr()
+        code = _cli(tmp_path, "check", same, str(files["new"]), "--baseline-report",
+                    str(files["main"]), "--json", "out.json")
+        assert code in (0, 1), capsys.readouterr().err  # 1: today's run fails a target
+        doc = json.loads(Path("out.json").read_text())
+        (q,) = [c for c in doc["baseline_drift"]["checks"] if c["check"] == "qrels"]
+        assert q["drifted"] is False and q["measured"].startswith("judgments sha256 "), q
+        (qin2,) = [f for f in doc["inputs"] if f["role"] == "qrels"]
+        assert qin2["judgments_sha256"] == qin["judgments_sha256"]
+        assert qin2["sha256"] != qin["sha256"]  # the bytes differ
+    rows[0][3] = str(int(rows[0][3]) + 1)
+    pq.write_table(pa.table({"query-id": [r[0] for r in rows], "corpus-id": [r[2] for r in rows],
+                             "score": [int(r[3]) for r in rows]}), "changed.parquet")
+    capsys.readouterr()
+    assert _cli(tmp_path, "check", "changed.parquet", str(files["new"]), "--baseline-report",
+                str(files["main"])) == 2
+    assert "the qrels differ from the baseline's (judgments sha256" in capsys.readouterr().err
+
+
+def test_report_without_judgments_fingerprint_compares_the_bytes(
+        files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A stored report without ``judgments_sha256`` (written from Python, or by an older
+    version) is compared by the qrels file's sha256, as before."""
+    doc = json.loads(files["main"].read_text())
+    for f in doc["inputs"]:
+        f.pop("judgments_sha256", None)
+    Path("old.json").write_text(json.dumps(doc))
+    assert load_baseline_report("old.json").qrels_judgments_sha256 is None
+    capsys.readouterr()
+    code = _cli(tmp_path, "check", str(files["qrels"]), str(files["new"]), "--baseline-report",
+                "old.json", "--json", "out.json")
+    assert code in (0, 1), capsys.readouterr().err
+    (q,) = [c for c in json.loads(Path("out.json").read_text())["baseline_drift"]["checks"]
+            if c["check"] == "qrels"]
+    assert q["drifted"] is False and q["measured"].startswith("sha256 ")
+    Path("sorted.txt").write_text("".join(sorted(files["qrels"].read_text().splitlines(True),
+                                                 reverse=True)))
+    capsys.readouterr()
+    assert _cli(tmp_path, "check", "sorted.txt", str(files["new"]), "--baseline-report",
+                "old.json") == 2
+    assert "(sha256 " in capsys.readouterr().err
 
 
 def test_cli_refuses_collapsed_judged_share(files: dict[str, Path], tmp_path: Path,

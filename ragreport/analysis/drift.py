@@ -7,7 +7,10 @@ each function here decides one way it can have stopped meaning anything, from pl
 (fingerprints, means, query ids), and returns a :class:`DriftCheck` saying what it measured and
 against which threshold:
 
-- :func:`qrels_check`: the judgments changed (their sha256 differs, or is unknown);
+- :func:`qrels_check`: the judgments changed (their sha256 differs, or is unknown); the
+  fingerprint is that of the judgments themselves (:func:`judgments_sha256`: the same
+  judgments read from a TREC file, a Parquet file or a DataFrame, in any row order, give the
+  same one) when both reports have it, else that of the qrels file's bytes;
 - :func:`judged_check`: the judged share of the top K collapsed (a re-chunked corpus or new
   document ids: the run retrieves documents the qrels do not know). The rule: Judged@K of the
   run (mean over its queries) below ``min_ratio`` times the baseline's (default 0.5, half);
@@ -23,10 +26,15 @@ warns (:func:`refusal`).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..errors import RagReportError
+
+if TYPE_CHECKING:
+    from ..data import Qrels
 
 __all__ = [
     "DEFAULT_MAX_QUERY_DRIFT",
@@ -36,6 +44,7 @@ __all__ = [
     "drift_text",
     "judged_check",
     "judged_collapsed",
+    "judgments_sha256",
     "qrels_check",
     "query_check",
     "query_drift",
@@ -82,15 +91,63 @@ def _check_share(name: str, value: float) -> None:
         raise RagReportError(f"{name} must be a number from 0 to 1, got {value!r}")
 
 
-def qrels_check(baseline_sha256: str | None, current_sha256: str | None) -> DriftCheck:
-    """Did the judgments change? Compares the sha256 of the qrels files (as the reports
-    record them in ``inputs``); an unknown fingerprint (qrels given as Python objects) is
-    drift too: nothing says they are the same.
+def judgments_sha256(qrels: Qrels) -> str:
+    """The sha256 of the judgments themselves, not of the file that held them.
+
+    The ``(query id, document id, grade)`` rows, sorted by query id then document id (UTF-8
+    byte order), each id length-prefixed and each grade as a float64, are hashed: the same
+    judgments from a TREC file, a BEIR TSV, a Parquet file or a DataFrame, in any row order,
+    with any spacing or compression, give the same fingerprint; a changed grade, an added or
+    removed judgment, a renamed id give another. Grades are hashed as read (``1.7`` is 1 in
+    a TREC file unless fractional grades are kept), so they are the grades evaluated.
+
+    >>> from ragreport.io import load_qrels
+    >>> a = judgments_sha256(load_qrels({"q1": {"d1": 1, "d2": 0}, "q2": {"d9": 2}}))
+    >>> b = judgments_sha256(load_qrels({"q2": {"d9": 2}, "q1": {"d2": 0, "d1": 1}}))
+    >>> a == b, a == judgments_sha256(load_qrels({"q1": {"d1": 1, "d2": 0}, "q2": {"d9": 1}}))
+    (True, False)
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def plain(col: Any) -> Any:
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        if pa.types.is_dictionary(col.type):
+            col = col.dictionary_decode()
+        return pc.cast(col, pa.large_string())
+
+    qids, docs = plain(qrels.query_ids), plain(qrels.doc_ids)
+    order = pc.sort_indices(pa.table({"q": qids, "d": docs}),
+                            [("q", "ascending"), ("d", "ascending")])
+    h = hashlib.sha256(b"ragreport.judgments/1\n")
+    h.update(np.int64(len(order)).tobytes())
+    for col in (qids, docs):
+        taken = col.take(order)
+        offsets = np.frombuffer(taken.buffers()[1], dtype=np.int64)[
+            taken.offset:taken.offset + len(taken) + 1]
+        data = taken.buffers()[2]
+        start, end = (int(offsets[0]), int(offsets[-1])) if len(offsets) else (0, 0)
+        h.update(np.diff(offsets).astype("<i8").tobytes())
+        h.update(memoryview(data)[start:end] if data is not None else b"")
+    grades = np.asarray(qrels.grades, dtype=np.float64)[order.to_numpy()] + 0.0  # no -0.0
+    h.update(grades.astype("<f8").tobytes())
+    return h.hexdigest()
+
+
+def qrels_check(baseline_sha256: str | None, current_sha256: str | None, *,
+                judgments: bool = False) -> DriftCheck:
+    """Did the judgments change? Compares two fingerprints of the qrels: of the judgments
+    (:func:`judgments_sha256`, ``judgments=True``) or of the qrels files' bytes (as the
+    reports record them in ``inputs``); an unknown fingerprint (qrels given as Python
+    objects) is drift too: nothing says they are the same.
 
     Parameters
     ----------
     baseline_sha256, current_sha256 : str or None
         Hex sha256 of the baseline's and of today's qrels; None when unknown.
+    judgments : bool
+        Whether both are :func:`judgments_sha256` values (shown as such).
 
     Returns
     -------
@@ -105,16 +162,18 @@ def qrels_check(baseline_sha256: str | None, current_sha256: str | None) -> Drif
     def short(x: str | None) -> str:
         return x[:12] if x else "unknown"
 
-    measured = f"sha256 {short(baseline_sha256)} vs {short(current_sha256)}"
+    what = "judgments sha256" if judgments else "sha256"
+    measured = f"{what} {short(baseline_sha256)} vs {short(current_sha256)}"
+    rule = f"same {what}"
     if baseline_sha256 is None or current_sha256 is None:
         which = "baseline's" if baseline_sha256 is None else "current"
-        return DriftCheck("qrels", "", True, measured, "same sha256",
+        return DriftCheck("qrels", "", True, measured, rule,
                           f"the {which} qrels fingerprint is unknown: the judgments may "
                           "differ")
     if baseline_sha256 != current_sha256:
-        return DriftCheck("qrels", "", True, measured, "same sha256",
+        return DriftCheck("qrels", "", True, measured, rule,
                           "the qrels differ from the baseline's")
-    return DriftCheck("qrels", "", False, measured, "same sha256", "same qrels")
+    return DriftCheck("qrels", "", False, measured, rule, "same qrels")
 
 
 def judged_collapsed(baseline: float, current: float, min_ratio: float) -> bool:

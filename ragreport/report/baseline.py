@@ -1,7 +1,8 @@
 """A stored JSON report as the baseline (``ragreport check --baseline-report main.json``).
 
 The JSON report written with ``--per-query`` holds every run's per-query values, its qrels
-fingerprint (``inputs``), its conventions and its mean Judged@K (``judged_at_k``).
+fingerprints (``inputs``: the file's sha256 and, from the command line, the judgments'
+``judgments_sha256``), its conventions and its mean Judged@K (``judged_at_k``).
 :func:`load_baseline_report` reads one run of it back as a :class:`StoredBaseline`;
 :func:`drift_checks` decides whether today's runs can still be compared with it
 (:mod:`ragreport.analysis.drift`); :func:`with_stored_baseline` makes it the baseline of a
@@ -85,12 +86,16 @@ class StoredBaseline:
     counts: dict[str, Any]
     conventions: dict[str, str]
     qrels_sha256: str | None
+    """The sha256 of the qrels file's bytes."""
     judged_k: int | None
     judged: float | None
     input_file: InputFile | None = None
     shown_name: str = ""
     """The name the comparison shows (the stored name, unless a run of today has it)."""
     extra: dict[str, Any] = field(default_factory=dict)
+    qrels_judgments_sha256: str | None = None
+    """The fingerprint of the judgments (:func:`~ragreport.analysis.drift.judgments_sha256`);
+    None in a report written without it (from Python, or by an older version)."""
 
     def label(self) -> str:
         return self.shown_name or self.name
@@ -205,8 +210,10 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
         pr_series = [float(x) for x in s] if isinstance(s, list) else None
     counts = run_map("counts")
     conventions = {str(k): str(v) for k, v in (doc.get("conventions") or {}).items()}
-    qrels = [f.get("sha256") for f in doc.get("inputs") or []
-             if isinstance(f, dict) and f.get("role") == "qrels"]
+    qrels_inputs = [f for f in doc.get("inputs") or []
+                    if isinstance(f, dict) and f.get("role") == "qrels"]
+    qrels = [f.get("sha256") for f in qrels_inputs]
+    content = [f.get("judgments_sha256") for f in qrels_inputs]
     judged = doc.get("judged_at_k")
     judged_k = judged.get("k") if isinstance(judged, dict) else None
     judged_v = judged.get("means", {}).get(base) if isinstance(judged, dict) \
@@ -220,6 +227,8 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
         judged_k=judged_k if isinstance(judged_k, int) and judged_k > 0 else None,
         judged=float(judged_v) if judged_v is not None and _finite(judged_v) else None,
         input_file=InputFile.from_path("baseline_report", p),
+        qrels_judgments_sha256=content[0] if len(content) == 1 and isinstance(content[0], str)
+        else None,
     )
 
 
@@ -239,11 +248,21 @@ def drift_checks(results: Sequence[EvaluationResult], stored: StoredBaseline,
                  qrels_sha256: str | None, k: int, *,
                  max_query_drift: float = DEFAULT_MAX_QUERY_DRIFT,
                  min_judged_ratio: float = DEFAULT_MIN_JUDGED_RATIO,
-                 conventions: Mapping[str, str] | None = None) -> list[DriftCheck]:
+                 conventions: Mapping[str, str] | None = None,
+                 judgments_sha256: str | None = None) -> list[DriftCheck]:
     """Every drift check of today's runs against the stored baseline
     (:mod:`ragreport.analysis.drift`): the qrels, the conventions, and per run the query
-    sets and Judged@K (at the stored report's K when it has one, else ``k``)."""
-    checks = [qrels_check(stored.qrels_sha256, qrels_sha256)]
+    sets and Judged@K (at the stored report's K when it has one, else ``k``).
+
+    The qrels are compared by their judgments when both sides have that fingerprint
+    (``judgments_sha256``, :func:`~ragreport.analysis.drift.judgments_sha256` of today's
+    qrels, and the stored report's): the same judgments in another file format or row order
+    are not drift. Otherwise by the sha256 of the files' bytes (``qrels_sha256``)."""
+    if judgments_sha256 is not None and stored.qrels_judgments_sha256 is not None:
+        checks = [qrels_check(stored.qrels_judgments_sha256, judgments_sha256,
+                              judgments=True)]
+    else:
+        checks = [qrels_check(stored.qrels_sha256, qrels_sha256)]
     if conventions is None and results:
         conventions = results[0].conventions.describe()
     checks.append(conventions_check(stored.conventions, conventions or {}))

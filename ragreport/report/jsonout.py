@@ -79,7 +79,9 @@ def report_json(report: Report) -> dict[str, Any]:
         "ragreport_version": report.version,
         "command": report.command,
         "inputs": [{"role": f.role, "name": f.name, "path": f.path, "sha256": f.sha256,
-                    "size": f.size} for f in report.inputs],
+                    "size": f.size} | ({"judgments_sha256": f.judgments_sha256}
+                                       if f.judgments_sha256 is not None else {})
+                   for f in report.inputs],
         "runs": list(report.runs),
         "baseline": report.baseline,
         "k_max": report.k_max,

@@ -80,6 +80,10 @@ class InputFile:
     path: str
     sha256: str
     size: int
+    judgments_sha256: str | None = None
+    """For qrels: the fingerprint of the judgments read
+    (:func:`ragreport.analysis.drift.judgments_sha256`), the same for the same judgments in
+    any file format or row order; None when not computed."""
 
     @classmethod
     def from_path(cls, role: str, path: str | os.PathLike[str] | Source,
