@@ -593,7 +593,8 @@ def write_run(run: Run, path: str | os.PathLike[str], *, format: str = "jsonl") 
     Raises
     ------
     ConfigError
-        An unknown format, or (TREC) a run name with white space, which cannot be a tag.
+        An unknown format, or (TREC) a run name, query id or document id with white space,
+        which a TREC line cannot hold (nothing is written).
     RagReportError
         The file cannot be written (nothing is replaced).
 
@@ -628,6 +629,12 @@ def write_run(run: Run, path: str | os.PathLike[str], *, format: str = "jsonl") 
             raise ConfigError(f"the run name {tag!r} cannot be a TREC tag (it has white space "
                               "or is empty); rename the run (run.renamed('name'))")
         for q, idx in rows.items():
+            for ident, what in ((q, "query"), *((docs[i], "document") for i in idx)):
+                if any(c.isspace() for c in ident):
+                    where = f" of query {q!r}" if what == "document" else ""
+                    raise ConfigError(f"the {what} id {ident!r}{where} has white space, which "
+                                      "a TREC line cannot hold (it would be read as other "
+                                      "fields); write format='jsonl'")
             lines += [f"{q} Q0 {docs[i]} {r} {scores[i]!r} {tag}\n"
                       for r, i in enumerate(idx, start=1)]
     else:

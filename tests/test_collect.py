@@ -673,6 +673,22 @@ def test_write_run_errors(tmp_path: Path) -> None:
     assert not (tmp_path / "r.txt").exists()
 
 
+@pytest.mark.parametrize(("qid", "doc", "bad"), [("q1", "doc 1", "document"),
+                                                 ("q 1", "d1", "query"),
+                                                 ("q1", "a\nb", "document"),
+                                                 ("q1", "a\tb", "document")])
+def test_write_run_trec_refuses_white_space_in_ids(tmp_path: Path, qid: str, doc: str,
+                                                   bad: str) -> None:
+    """A TREC line splits on white space: 'q1 Q0 doc 1 1 2.0 run' would be read back as
+    document 'doc' (wrong numbers, no error); refused, nothing written; JSONL keeps it."""
+    run = collect_run(lambda t: [(doc, 2.0), ("d2", 1.0)], {qid: "text"}, name="r")
+    with pytest.raises(ConfigError, match=rf"the {bad} id .* has white space"):
+        ragreport.write_run(run, tmp_path / "r.txt", format="trec")
+    assert not (tmp_path / "r.txt").exists()
+    back = ragreport.load_run(ragreport.write_run(run, tmp_path / "r.jsonl"))
+    assert back.doc_ids.to_pylist() == [doc, "d2"] and back.query_ids.to_pylist() == [qid] * 2
+
+
 def test_chunks_of_one_document(tmp_path: Path) -> None:
     """Two chunks per document under one id_key: the document's id twice in a ranking, which
     evaluate refuses by default and keeps first with duplicates="first" (as documented)."""
