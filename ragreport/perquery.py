@@ -15,6 +15,11 @@ Columns, in this order:
 - ``retrieved`` (int64): documents ranked for the query (after ``max_depth``);
   ``relevant`` (int64): judged documents with a grade >= the relevance level; ``judged``
   (int64): judged documents of the query;
+- ``relevant_ranks`` and ``judged_ranks`` (large_list<int64>): the 0-based ranks of the
+  retrieved documents that are relevant, and that are judged (any grade), in the ranking's
+  order (trec_eval's: score descending, then document id descending); what the failure
+  kinds, the 11-point precision-recall curve and the unjudged counts of the report need,
+  in memory proportional to the judged documents, not the run;
 - one **list column per curve family**, named ``<family>@K`` (``nDCG@K``, ``P@K``,
   ``P(rel=2)@K``...): ``list<float64>`` of length ``k_max`` (the curves' width), element
   ``K - 1`` is the value at K. Every family ragreport computes curves for is stored
@@ -60,7 +65,7 @@ import glob as _glob
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,8 +81,8 @@ if TYPE_CHECKING:
 
     from .metrics import FloatArray
 
-__all__ = ["SCHEMA_NAME", "SCHEMA_VERSION", "PerQueryResult", "from_tables", "is_per_query",
-           "read", "to_table", "write"]
+__all__ = ["SCHEMA_NAME", "SCHEMA_VERSION", "PerQueryResult", "from_tables", "has_rankings",
+           "is_per_query", "read", "to_table", "unjudged_in_top", "write"]
 
 #: The schema's name, in the metadata key ``ragreport.schema``.
 SCHEMA_NAME = "ragreport.per_query"
@@ -85,7 +90,8 @@ SCHEMA_NAME = "ragreport.per_query"
 SCHEMA_VERSION = 1
 
 _KEY = "ragreport."
-_FIXED = ("run", "query_id", "retrieved", "relevant", "judged")
+_FIXED = ("run", "query_id", "retrieved", "relevant", "judged", "relevant_ranks",
+          "judged_ranks")
 _EXAMPLES = 10  # run-only / qrels-only ids kept per run (the report shows 10)
 _JUDGED = Measure("Judged")
 
@@ -167,6 +173,8 @@ def _one_table(result: EvaluationResult,
         "retrieved": pa.array(np.asarray(rk.n_ret, dtype=np.int64)),
         "relevant": pa.array(np.asarray(rk.n_relevant(level), dtype=np.int64)),
         "judged": pa.array(np.asarray(_judged_counts(rk), dtype=np.int64)),
+        "relevant_ranks": _ragged(*rk.relevant_ranks(level), n),
+        "judged_ranks": _ragged(*_judged_ranks(rk), n),
     }
     described: list[dict[str, Any]] = []
     asked = {m.curve_key for m in result.measures if m.has_curve}
@@ -193,6 +201,7 @@ def _one_table(result: EvaluationResult,
     cols["latency_ms"] = pa.array([lat.get(q) for q in result.query_ids], pa.float64())
     evaluated = set(result.query_ids)
     run_meta = {
+        "curve_width": k,
         "counts": asdict(result.counts),
         "run_only_ids": list(rk.run_only_ids[:_EXAMPLES]),
         "qrels_only_ids": list(rk.qrels_only_ids[:_EXAMPLES]),
@@ -202,8 +211,8 @@ def _one_table(result: EvaluationResult,
     meta = {
         "schema": SCHEMA_NAME,
         "version": SCHEMA_VERSION,
-        "k_max": k,
-        "conventions": asdict(result.conventions),
+        "k_max": result.conventions.k_max,
+        "conventions": asdict(replace(result.conventions, curve_width=None)),
         "measures": [_measure_dict(m) for m in result.measures],
         "columns": described,
         "id_order": _id_order(result),
@@ -212,6 +221,25 @@ def _one_table(result: EvaluationResult,
         "runs": {result.run_name: run_meta},
     }
     return pa.table(cols), meta
+
+
+def _ragged(qi: Any, pos: Any, n: int) -> pa.Array:
+    """(query, 0-based rank) pairs, by query then rank, as one list<int64> per query."""
+    import pyarrow as pa
+
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(np.asarray(qi, dtype=np.int64),
+                                                          minlength=n)))).astype(np.int64)
+    return pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()),
+                                         pa.array(np.asarray(pos, dtype=np.int64)))
+
+
+def _judged_ranks(rk: Any) -> tuple[Any, Any]:
+    """(query, 0-based rank) of every retrieved document that has a judgment."""
+    if isinstance(rk, _NoRanking):
+        return rk.judged_ranks()
+    rows = np.flatnonzero(~np.isnan(rk.ret_grades))
+    qi = (np.searchsorted(rk.ret_offsets, rows, side="right") - 1).astype(np.int64)
+    return qi, rows - rk.ret_offsets[qi]
 
 
 def _judged_counts(rk: Any) -> Any:
@@ -323,7 +351,7 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
     first = metas[0]
     for meta, src in zip(metas[1:], sources[1:], strict=True):
         for key, what in (("conventions", "conventions"), ("measures", "measures"),
-                          ("columns", "measure columns"), ("k_max", "curve widths (k_max)")):
+                          ("columns", "measure columns"), ("k_max", "k_max")):
             if meta[key] != first[key]:
                 diff = ""
                 if key == "conventions":
@@ -346,12 +374,18 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
     }
     out["id_order"] = "numeric" if all(m["id_order"] == "numeric" for m in metas) else "bytes"
     runs: dict[str, Any] = {}
+    src_of = {id(m): s for m, s in zip(metas, sources, strict=True)}
     for m in metas:
         for name, rm in m["runs"].items():
             if name not in runs:
                 runs[name] = json.loads(json.dumps(rm))
                 continue
             got = runs[name]
+            if got.get("curve_width") != rm.get("curve_width"):
+                raise InputError(
+                    f"{sources[0]} and {src_of[id(m)]} hold run {name!r} with curves of "
+                    f"different widths ({got.get('curve_width')} vs {rm.get('curve_width')}); "
+                    "evaluate every shard with the same curve width", src_of[id(m)])
             got["counts"] = {k: int(got["counts"].get(k, 0)) + int(rm["counts"].get(k, 0))
                              for k in set(got["counts"]) | set(rm["counts"])}
             for key in ("run_only_ids", "qrels_only_ids"):
@@ -377,8 +411,11 @@ class _NoRanking:
 
     def __init__(self, query_ids: list[str], n_ret: Any, n_rel: Any, judged: Any,
                  level: float, counts: Counts, run_only_ids: list[str],
-                 qrels_only_ids: list[str], id_order: str) -> None:
+                 qrels_only_ids: list[str], id_order: str, rel_ranks: tuple[Any, Any],
+                 judged_ranks: tuple[Any, Any]) -> None:
         self.query_ids = query_ids
+        self._rel_ranks = rel_ranks
+        self._judged_ranks = judged_ranks
         self._index = {q: i for i, q in enumerate(query_ids)}
         self.n_ret = n_ret
         self._n_rel = n_rel
@@ -403,11 +440,23 @@ class _NoRanking:
         except KeyError:
             raise RagReportError(f"query {qid!r} was not evaluated") from None
 
-    def n_relevant(self, rel_level: float) -> Any:
+    def _at_level(self, rel_level: float) -> None:
         if float(rel_level) != self._level:
-            raise RagReportError("per-query results hold the relevant counts at the "
+            raise RagReportError("per-query results hold the relevant documents at the "
                                  f"evaluation's level {self._level:g} only")
+
+    def n_relevant(self, rel_level: float) -> Any:
+        self._at_level(rel_level)
         return self._n_rel
+
+    def relevant_ranks(self, rel_level: float) -> tuple[Any, Any]:
+        """(query, 0-based rank) of every relevant retrieved document (stored)."""
+        self._at_level(rel_level)
+        return self._rel_ranks
+
+    def judged_ranks(self) -> tuple[Any, Any]:
+        """(query, 0-based rank) of every judged retrieved document (stored)."""
+        return self._judged_ranks
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -423,8 +472,14 @@ class PerQueryResult(EvaluationResult):
     has_rankings = False
 
     def _beyond(self, m: Measure) -> FloatArray:
-        cache: dict[Measure, FloatArray] = self.__dict__.get("_beyond_cache", {})
+        cache: dict[Measure, FloatArray] = self.__dict__.setdefault("_beyond_cache", {})
         if m in cache:
+            return cache[m]
+        if m.name == "Judged" and m.cutoff is not None and self.conventions.ties != "average":
+            from .metrics import judged_at
+
+            rk = self.ranking
+            cache[m] = judged_at(self.n_queries, *_judged_ranks(rk), rk.n_ret, m.cutoff)
             return cache[m]
         raise RagReportError(f"{m} is not in the per-query results (the curves stop at K = "
                              f"{self.k_max}); evaluate with it among the measures")
@@ -505,6 +560,52 @@ def _curve(col: Any, name: str, k_max: int, source: str, rows: Any) -> FloatArra
         .reshape(n, k_max)
 
 
+def _ranks(col: Any, name: str, n_ret: Any, source: str, rows: Any) -> tuple[Any, Any]:
+    """A list<int64> column of 0-based ranks back to (query, rank) pairs, checked: each
+    query's ranks increase and stay below its ``retrieved``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(col)
+    if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)) \
+            or not pa.types.is_integer(col.type.value_type):
+        raise InputError(f"column {name!r} must be a list of integers, not {col.type}", source)
+    if col.null_count:
+        raise InputError(f"column {name!r} is null", source,
+                         row=int(rows[_first_null(col)]) + 1)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    sizes = np.asarray(pc.list_value_length(col).to_numpy(), dtype=np.int64)
+    flat = pc.list_flatten(col)
+    if flat.null_count:
+        raise InputError(f"column {name!r} holds a null rank", source)
+    pos = np.asarray(pc.cast(flat, pa.int64()).to_numpy(), dtype=np.int64)
+    qi = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    bad = (pos < 0) | (pos >= np.asarray(n_ret)[qi])
+    if len(pos) > 1:
+        bad[1:] |= (qi[1:] == qi[:-1]) & (pos[1:] <= pos[:-1])
+    if bad.any():
+        raise InputError(f"column {name!r}: ranks must increase, from 0 to retrieved - 1",
+                         source, row=int(rows[int(qi[np.flatnonzero(bad)[0]])]) + 1)
+    return qi, pos
+
+
+def unjudged_in_top(result: EvaluationResult, i: int, k: int) -> tuple[int, int]:
+    """(documents in the top ``k`` of the query at index ``i``, how many are unjudged), as
+    :func:`ragreport.analysis.failures.unjudged_in_top`, for a result with or without its
+    rankings.
+
+    >>> from ragreport import evaluate
+    >>> r = evaluate({"q": {"a": 1, "b": 0}}, {"q": ["x", "a", "b", "y"]}, ["P@1"])
+    >>> [back] = from_tables([to_table(r)])
+    >>> unjudged_in_top(back, 0, 3), unjudged_in_top(back, 0, 10)
+    ((3, 1), (4, 2))
+    """
+    qi, pos = _judged_ranks(result.ranking)
+    top = min(int(k), int(result.ranking.n_ret[i]))
+    return top, top - int(np.count_nonzero((qi == i) & (pos < top)))
+
+
 def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
                 ) -> list[EvaluationResult]:
     """Merge per-query tables (shards) into one :class:`EvaluationResult` per run.
@@ -554,8 +655,7 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
         raise RagReportError("sources must name every table")
     metas = [_meta(t, s) for t, s in zip(tables, names, strict=True)]
     meta = _merge_meta(metas, names)
-    k_max = int(meta["k_max"])
-    conv = _conventions(meta["conventions"], names[0])
+    shared = _conventions(meta["conventions"], names[0])
     measures = tuple(_measure_from(d, names[0]) for d in meta["measures"])
     columns: list[tuple[str, str, Measure]] = []
     for d in meta["columns"]:
@@ -616,6 +716,11 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
         sub = full.take(pa.array(take, pa.int64())) if len(take) else full.slice(0, 0)
         where = names[0] if len(tables) == 1 else "per-query shards"
         shown_rows = np.array([row_of[j] for j in take.tolist()], dtype=np.int64)
+        rm = meta["runs"][run]
+        k_max = rm.get("curve_width")
+        if isinstance(k_max, bool) or not isinstance(k_max, int) or k_max < 0:
+            raise InputError(f"metadata {_KEY}runs: bad curve_width for run {run!r}", where)
+        conv = replace(shared, curve_width=k_max)
         curves: dict[Measure, FloatArray] = {}
         scalars: dict[Measure, FloatArray] = {}
         beyond: dict[Measure, FloatArray] = {}
@@ -629,7 +734,6 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
                     beyond[m] = v
                 else:
                     scalars[m] = v
-        rm = meta["runs"][run]
         counts = _counts(rm.get("counts"), where)
         if counts.evaluated != len(order):
             raise InputError(f"run {run!r}: {len(order)} query rows but the counts say "
@@ -638,10 +742,14 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
         n_ret = _ints(sub.column("retrieved"), "retrieved", where, shown_rows)
         n_rel = _ints(sub.column("relevant"), "relevant", where, shown_rows)
         judged = _ints(sub.column("judged"), "judged", where, shown_rows)
+        rel_ranks = _ranks(sub.column("relevant_ranks"), "relevant_ranks", n_ret, where,
+                           shown_rows)
+        judged_ranks = _ranks(sub.column("judged_ranks"), "judged_ranks", n_ret, where,
+                              shown_rows)
         ranking = _NoRanking(order, n_ret, n_rel, judged, float(conv.rel_level), counts,
                              [str(x) for x in rm.get("run_only_ids", [])],
                              [str(x) for x in rm.get("qrels_only_ids", [])],
-                             meta["id_order"])
+                             meta["id_order"], rel_ranks, judged_ranks)
         latency = {qid_col[j]: float(latency_col[j]) for j in take.tolist()
                    if latency_col[j] is not None}
         latency.update({str(q): float(t) for q, t in (rm.get("latency_other") or {}).items()})
