@@ -141,6 +141,11 @@ CASES = [
          {"qrels.txt": QRELS, "r.parquet": _run_pq(qid=[1.0] * len(_R))},
          stderr=r"^ragreport: error: r\.parquet: query id column 'qid' holds double values; "
                 r"ids must be text or integers$"),
+    Case("parquet-float-ids-with-a-missing-one", ["evaluate", "qrels.txt", "r.parquet"],
+         {"qrels.txt": QRELS,  # pandas writes an integer column with a gap as float, NaN
+          "r.parquet": _run_pq(qid=[1.0, 1.0, float("nan")] + [2.0] * (len(_R) - 3))},
+         stderr=r"^ragreport: error: r\.parquet: row 3: query id is missing \(null or NaN; "
+                r"column 'qid'\)$"),
     Case("parquet-duplicate-document", ["evaluate", "qrels.txt", "r.parquet"],
          {"qrels.txt": QRELS,
           "r.parquet": _run_pq(docid=["d1", "d2", "d1"] + [r[2] for r in _R[3:]])},

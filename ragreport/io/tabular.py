@@ -443,6 +443,11 @@ def ids_column(col: Any, what: str, column: str, source: str) -> Any:
     if pa.types.is_integer(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         col = pc.cast(col, pa.string())
     elif not pa.types.is_string(t) and len(col):
+        if pa.types.is_floating(t):  # pandas: an integer column with a missing value is float
+            missing = pc.or_(col.is_null(), pc.is_nan(col))
+            if pc.any(missing).as_py():
+                raise InputError(f"{what} is missing (null or NaN; column {column!r})", source,
+                                 row=_first(missing) + 1)
         raise InputError(f"{what} column {column!r} holds {t} values; ids must be text or "
                          "integers", source)
     elif not pa.types.is_string(t):
