@@ -11,6 +11,7 @@ the source and the row.
 
 from __future__ import annotations
 
+import json
 import sys
 import types
 from collections import namedtuple
@@ -532,7 +533,8 @@ def test_cli_parquet_and_columns(tmp_path: Path, example: dict[str, Any],
                                        "and no QRELS or RUN is a Parquet file\n")
 
 
-def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                             capsys: pytest.CaptureFixture[str]) -> None:
     """The README's Parquet/polars example, as written (its assert: the same numbers)."""
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     section = readme.split("### Parquet, Arrow, polars and Hugging Face inputs", 1)[1]
@@ -540,6 +542,23 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {})
     assert (tmp_path / "qrels.parquet").read_bytes()[:4] == b"PAR1"
+    # the command line after it, on the files it wrote: the TREC files' numbers
+    import shlex
+
+    from ragreport.examples import example_files
+
+    shell = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    (line,) = [ln for ln in shell.splitlines() if "hits.parquet" in ln]
+    args = shlex.split(line)
+    assert args[0] == "ragreport"
+    capsys.readouterr()
+    from ragreport.cli import main
+
+    assert main([*args[1:], "-m", "nDCG@10", "-m", "R@5", "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    files = example_files()
+    want = ragreport.evaluate(files.qrels, files.runs[0], ["nDCG@10", "R@5"]).means()
+    assert got["run"] == "hits" and got["means"] == want, got
 
 
 def test_odd_tables(tmp_path: Path, example: dict[str, Any]) -> None:
