@@ -56,6 +56,42 @@ RECHUNKED = "".join(f"{p[0]} Q0 {p[2]}#0 {p[3]} {p[4]} tag\n"
                     for p in (ln.split() for ln in RUN.splitlines()))
 
 
+def _with_judgments() -> str:
+    """main.json as the command line writes it: the qrels' judgments_sha256 too."""
+    from ragreport.analysis.drift import judgments_sha256
+
+    doc = json.loads(MAIN)
+    doc["inputs"][0]["judgments_sha256"] = judgments_sha256(ragreport.load_qrels(
+        _qrels_rows()))
+    return json.dumps(doc)
+
+
+def _qrels_rows() -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for ln in QRELS.splitlines():
+        if ln.strip():
+            q, _, d, g = ln.split()
+            out.setdefault(q, {})[d] = int(g)
+    return out
+
+
+def _parquet_qrels() -> bytes:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [(q, d, g) for q, docs in _qrels_rows().items() for d, g in docs.items()]
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"query-id": [r[0] for r in rows], "corpus-id": [r[1] for r in rows],
+                             "score": [r[2] for r in rows]}), sink)
+    return sink.getvalue()
+
+
+MAIN_J = _with_judgments()
+REORDERED = "".join(reversed(QRELS.splitlines(True)))
+
+
 def _drift_note(res: CaseResult) -> None:
     doc = json.loads((res.tmp / "o.json").read_text(encoding="utf-8"))
     assert doc["baseline_drift"]["drifted"] and doc["baseline_drift"]["allowed"]
@@ -89,6 +125,27 @@ CASES = [
          stderr=r"main\.json has no per-query values of P@7"),
     Case("qrels-changed", CHECK, {**BASE, "q.txt": QRELS + "q9 0 d1 1\n"},
          stderr=r"no longer matches: qrels: the qrels differ from the baseline's \(sha256 "),
+    Case("stored-conventions-not-object", CHECK, {**BASE, "main.json": _edit(conventions=[1])},
+         stderr=r"main\.json: conventions must be a JSON object, got list$"),
+    Case("stored-curves-not-object", CHECK, {**BASE, "main.json": _edit(curves=[1])},
+         stderr=r"main\.json: curves must be a JSON object, got list$"),
+    Case("stored-bands-not-numbers", CHECK, {**BASE, "main.json": _edit(
+        curve_bands={"P": {"main": {"lower": ["a"], "upper": [1]}}})}, exit=0),
+    Case("stored-inputs-not-list", CHECK, {**BASE, "main.json": _edit(inputs=5)},
+         stderr=r"main\.json: inputs must be a JSON array, got int$"),
+    Case("stored-query-lacks-a-measure", CHECK, {**BASE, "main.json": MAIN.replace(
+        '"RR": 1.0,', '', 1)}, stderr=r"per_query\.main\.q\d has no RR \(another query has it\)$"),
+    Case("qrels-reordered-same-judgments", CHECK,
+         {**BASE, "main.json": MAIN_J, "q.txt": REORDERED}, exit=0,
+         stdout=r"ok +qrels: judgments sha256"),
+    Case("qrels-parquet-same-judgments", [*CHECK[:1], "q.parquet", *CHECK[2:]],
+         {**BASE, "main.json": MAIN_J, "q.parquet": _parquet_qrels()}, exit=0,
+         stdout=r"ok +qrels: judgments sha256"),
+    Case("qrels-reordered-without-judgments-fingerprint", CHECK, {**BASE, "q.txt": REORDERED},
+         stderr=r"qrels: the qrels differ from the baseline's \(sha256 "),
+    Case("qrels-changed-judgments", CHECK,
+         {**BASE, "main.json": MAIN_J, "q.txt": QRELS + "q9 0 d1 1\n"},
+         stderr=r"qrels: the qrels differ from the baseline's \(judgments sha256 "),
     Case("qrels-fingerprint-missing", CHECK, {**BASE, "main.json": _edit(inputs=[])},
          stderr=r"qrels: the baseline's qrels fingerprint is unknown"),
     Case("judged-collapsed", CHECK, {**BASE, "r.txt": RECHUNKED},

@@ -175,6 +175,8 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
         col = []
         for q, vals in rows.items():
             v = vals.get(m)
+            if m not in vals:
+                raise _bad(source, f"per_query.{base}.{q} has no {m} (another query has it)")
             if not _finite(v):
                 raise _bad(source, f"per_query.{base}.{q}.{m} must be a finite number, got "
                                    f"{v!r}")
@@ -188,30 +190,44 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
         val = got.get(base, {})
         return val if isinstance(val, dict) else {}
 
+    def section(key: str) -> dict[str, Any]:  # an optional object of the report
+        got = doc.get(key)
+        if got is None:
+            return {}
+        if not isinstance(got, dict):
+            raise _bad(source, f"{key} must be a JSON object, got {type(got).__name__}")
+        return got
+
+    def numbers(v: object) -> list[float] | None:  # a list of finite numbers, else None
+        if isinstance(v, list) and all(_finite(x) for x in v):
+            return [float(x) for x in v]
+        return None
+
     means = {m: float(v) for m, v in run_map("means").items() if _finite(v)}
     intervals = {m: (float(v[0]), float(v[1])) for m, v in run_map("intervals").items()
                  if isinstance(v, list) and len(v) == 2 and all(_finite(x) for x in v)}
     totals = {m: float(v) for m, v in run_map("totals").items() if _finite(v)}
     curves = {}
-    for fam, series in (doc.get("curves") or {}).items():
-        s = series.get(base) if isinstance(series, dict) else None
-        if isinstance(s, list) and all(_finite(x) for x in s):
-            curves[fam] = [float(x) for x in s]
+    for fam, series in section("curves").items():
+        s = numbers(series.get(base)) if isinstance(series, dict) else None
+        if s is not None:
+            curves[fam] = s
     bands = {}
-    for fam, series in (doc.get("curve_bands") or {}).items():
+    for fam, series in section("curve_bands").items():
         b = series.get(base) if isinstance(series, dict) else None
-        if isinstance(b, dict) and isinstance(b.get("lower"), list) \
-                and isinstance(b.get("upper"), list):
-            bands[fam] = ([float(x) for x in b["lower"]], [float(x) for x in b["upper"]])
-    pr = doc.get("pr_curve")
-    pr_series = None
-    if isinstance(pr, dict) and isinstance(pr.get("precision"), dict):
-        s = pr["precision"].get(base)
-        pr_series = [float(x) for x in s] if isinstance(s, list) else None
+        lower, upper = (numbers(b.get("lower")), numbers(b.get("upper"))) \
+            if isinstance(b, dict) else (None, None)
+        if lower is not None and upper is not None:
+            bands[fam] = (lower, upper)
+    pr = section("pr_curve")
+    pr_series = numbers(pr["precision"].get(base)) if isinstance(pr.get("precision"), dict) \
+        else None
     counts = run_map("counts")
-    conventions = {str(k): str(v) for k, v in (doc.get("conventions") or {}).items()}
-    qrels_inputs = [f for f in doc.get("inputs") or []
-                    if isinstance(f, dict) and f.get("role") == "qrels"]
+    conventions = {str(k): str(v) for k, v in section("conventions").items()}
+    inputs = doc.get("inputs") or []
+    if not isinstance(inputs, list):
+        raise _bad(source, f"inputs must be a JSON array, got {type(inputs).__name__}")
+    qrels_inputs = [f for f in inputs if isinstance(f, dict) and f.get("role") == "qrels"]
     qrels = [f.get("sha256") for f in qrels_inputs]
     content = [f.get("judgments_sha256") for f in qrels_inputs]
     judged = doc.get("judged_at_k")
@@ -224,7 +240,8 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
         curves=curves, bands=bands, pr_curve=pr_series, counts=counts,
         conventions=conventions,
         qrels_sha256=qrels[0] if len(qrels) == 1 and isinstance(qrels[0], str) else None,
-        judged_k=judged_k if isinstance(judged_k, int) and judged_k > 0 else None,
+        judged_k=judged_k if isinstance(judged_k, int) and not isinstance(judged_k, bool)
+        and judged_k > 0 else None,
         judged=float(judged_v) if judged_v is not None and _finite(judged_v) else None,
         input_file=InputFile.from_path("baseline_report", p),
         qrels_judgments_sha256=content[0] if len(content) == 1 and isinstance(content[0], str)
