@@ -201,6 +201,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         args.runs = args.runs[0]
     if not args.qrels or not args.runs:
         raise RagReportError("evaluate needs QRELS and RUN (or --example)")
+    per_query_inputs = _check_per_query_out(args)
     _skip_pandas_interop()
     measures = args.measures
     if measures is None and args.format == "trec":
@@ -219,6 +220,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         args.qrels = load_qrels(args.qrels, **_fractional(args), **_columns(args, args.qrels))
         args.runs = load_run(args.runs, **_columns(args, args.runs))
     result = evaluate(args.qrels, args.runs, measures, **_eval_kwargs(args))
+    if args.name is not None:
+        result.run_name = escape_undecodable(args.name)
+    if args.per_query_out is not None:
+        _write_per_query(args, result, per_query_inputs)
     if args.format == "trec":
         out = format_trec(result, per_query=args.per_query)
     elif args.format == "json":
@@ -238,6 +243,138 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                 out += "\ndocument level, per query:\n" + _per_query_table(result.document)
     _write_stdout(out)
     return EXIT_OK
+
+
+def _check_per_query_out(args: argparse.Namespace) -> list[str]:
+    """``evaluate --per-query-out``: refused with ``--stream`` and ``--doc-map``, and over an
+    input or into a missing folder (before any work); the input paths it must not replace."""
+    paths = [p for p in (args.qrels, args.runs) if isinstance(p, str) and p != "-"]
+    if args.per_query_out is None:
+        return paths
+    if args.stream:
+        raise RagReportError("--per-query-out needs every per-query value; drop --stream")
+    if args.doc_map is not None:
+        raise RagReportError("--per-query-out does not work with --doc-map yet")
+    from .fileio import check_outputs
+
+    check_outputs([args.per_query_out], paths)
+    return paths
+
+
+def _sha256(path: str) -> str | None:
+    import hashlib
+    import os
+
+    if not os.path.isfile(path):
+        return None
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _write_per_query(args: argparse.Namespace, result: Any, inputs: list[str]) -> None:
+    """Write the per-query Parquet file (atomically; the qrels' and the run's SHA-256 in its
+    metadata, :mod:`ragreport.perquery`)."""
+    from . import perquery
+
+    qrels = _sha256(args.qrels) if isinstance(args.qrels, str) and args.qrels in inputs \
+        else None
+    run = _sha256(args.runs) if isinstance(args.runs, str) and args.runs in inputs else None
+    path = perquery.write(result, args.per_query_out, inputs=inputs, qrels_sha256=qrels,
+                          run_sha256={result.run_name: run} if run else None)
+    sys.stderr.write(f"wrote {escape_undecodable(str(path))}\n")
+
+
+#: Evaluation options: the per-query results state their own conventions.
+_EVAL_OPTIONS = (("complete", "-c"), ("max_depth", "-M"), ("order", "--order"),
+                 ("ties", "--ties"), ("compat", "--compat"), ("k_max", "--k-max"),
+                 ("ignore_identical_ids", "--ignore-identical-ids"),
+                 ("keep_first_duplicate", "--keep-first-duplicate"), ("doc_map", "--doc-map"),
+                 ("fractional_grades", "--fractional-grades"), ("columns", "--columns"),
+                 ("baseline_report", "--baseline-report"))
+
+
+def _check_per_query_in(args: argparse.Namespace) -> None:
+    """``report`` / ``check --per-query-in``: instead of QRELS and RUN, without evaluation
+    options (the results were evaluated already, with the conventions they state)."""
+    if args.qrels or args.runs or args.example:
+        raise RagReportError("give --per-query-in or QRELS and RUN (or --example), not both")
+    for attr, flag in _EVAL_OPTIONS:
+        if getattr(args, attr, None) not in (None, False):
+            raise RagReportError(f"{flag} does not apply to --per-query-in: the per-query "
+                                 "results were evaluated with the conventions they state")
+    if args.rel_level != 1 or args.no_relevant != "zero":
+        flag = "-l" if args.rel_level != 1 else "--no-relevant"
+        raise RagReportError(f"{flag} does not apply to --per-query-in: the per-query "
+                             "results were evaluated with the conventions they state")
+
+
+def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
+    """The report from per-query results (:mod:`ragreport.perquery`): the same numbers,
+    intervals, tests and gates as from the raw files, without the rankings."""
+    import shlex
+
+    from . import perquery
+    from .measures import normalize_measures
+    from .report import InputFile, build_report
+    from .targets import load_targets
+
+    _materialize(args, ("queries", "docs", "targets", "slices"))
+    files = perquery.shard_files(args.per_query_in)
+    targets = load_targets(args.targets)
+    _merge_settings(args)
+    results = perquery.read(files)
+    conv = results[0].conventions
+    for attr in ("ties", "compat", "ignore_identical_ids"):  # from the targets file
+        given = getattr(args, attr, None)
+        if given is not None and given != getattr(conv, attr):
+            raise RagReportError(f"the targets file sets {attr} = {_toml(given)} but the "
+                                 f"per-query results were evaluated with "
+                                 f"{_toml(getattr(conv, attr))}")
+    names = list(args.names or [])
+    if len(names) > len(results):
+        raise RagReportError(f"{len(names)} names given for {len(results)} run(s)")
+    for r, name in zip(results, names, strict=False):
+        r.run_name = name
+    measures = normalize_measures(args.measures) if args.measures is not None \
+        else list(results[0].measures)
+    worst = normalize_measures([args.worst_measure]) if args.worst_measure else []
+    queries = None
+    docs = None
+    if args.queries or args.docs:
+        from .io import load_docs, load_queries
+
+        queries = load_queries(args.queries) if args.queries else None
+        docs = load_docs(args.docs) if args.docs else None
+    slices, slice_targets = _slices(args)
+    wanted = list(dict.fromkeys([*measures, *(t.measure for t in targets), *worst,
+                                 *(t.measure for ts in slice_targets.values() for t in ts)]))
+    for r in results:
+        for m in wanted:
+            r.values(m)  # a measure the results do not hold: one clear error, before any work
+        r.measures = tuple(wanted)
+    workers.start()
+    inputs = [InputFile.from_path("per_query", f) for f in files]
+    inputs += [InputFile.from_path(role, path) for role, path in
+               (("queries", args.queries), ("docs", args.docs), ("targets", args.targets),
+                ("slices", args.slices)) if path]
+    argv = getattr(args, "argv", None) or []
+    report = build_report(
+        results, targets, baseline=args.baseline, queries=queries, docs=docs,
+        title=args.title, generated_at=args.generated_at,
+        command=escape_undecodable("ragreport " + shlex.join(argv)), inputs=inputs,
+        worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
+        stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
+        seed=args.seed, alpha=args.alpha, max_drop=args.max_drop, workers=workers,
+        target_level=args.target_level, slices=slices, slice_targets=slice_targets,
+    )
+    if args.no_chart:
+        from dataclasses import replace
+
+        report = replace(report, chart=False)
+    return report
 
 
 def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
@@ -400,9 +537,11 @@ def _check_options(args: argparse.Namespace) -> None:
     """Everything about the options that can be checked before any input is read."""
     from .report.model import generated_at_from_env
 
-    if args.example:
+    if getattr(args, "per_query_in", None):  # per-query results (ragreport.perquery)
+        _check_per_query_in(args)
+    elif args.example:
         _example_inputs(args)
-    if not args.qrels or not args.runs:
+    if not getattr(args, "per_query_in", None) and (not args.qrels or not args.runs):
         raise RagReportError(f"{args.command} needs QRELS and at least one RUN (or --example)")
     args.title = escape_undecodable(args.title)
     args.names = [escape_undecodable(n) for n in args.names] if args.names else args.names
@@ -416,7 +555,8 @@ def _check_options(args: argparse.Namespace) -> None:
     if sum(p == "-" for p in outs) > 1:
         raise RagReportError("standard output ('-') can be used for one output only")
     inputs = [p for p in (args.qrels, *args.runs, args.queries, args.docs, args.targets,
-                          args.doc_map, args.baseline_report, args.slices)
+                          args.doc_map, args.baseline_report, args.slices,
+                          *(getattr(args, "per_query_in", None) or []))
               if p is not None and p != "-"]
     from .fileio import check_outputs
 
@@ -433,36 +573,6 @@ def _check_options(args: argparse.Namespace) -> None:
             raise RagReportError(
                 f"template not found: {escape_undecodable(str(where / TEMPLATE_NAME))}")
     _check_trackers(args)  # last: the tracker is contacted only when all else is right
-
-
-def _check_slice_options(args: argparse.Namespace) -> None:
-    """``--slices-column`` names a column of ``--slices FILE``, else of ``--queries FILE``."""
-    if args.slices_column is not None and args.slices is None and args.queries is None:
-        raise RagReportError("--slices-column names a column of --slices FILE or of "
-                             "--queries FILE; give one of them")
-    if getattr(args, "baseline_report", None) is not None and (
-            args.slices is not None or args.slices_column is not None):
-        raise RagReportError("--slices does not work with --baseline-report yet (the stored "
-                             "report holds no slices to compare with)")
-
-
-def _slices(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
-    """The query slices (``--slices FILE``, or ``--slices-column NAME`` of the queries file)
-    and the targets file's ``[targets.slices.NAME]`` tables; slice targets without slices
-    are refused (a gate must not be switched off by a forgotten option)."""
-    from .targets import load_slice_targets
-
-    slice_targets = load_slice_targets(args.targets)
-    if args.slices is None and args.slices_column is None:
-        if slice_targets:
-            names = ", ".join(repr(n) for n in list(slice_targets)[:3])
-            raise RagReportError(f"the targets file sets targets for slices ({names}) but no "
-                                 "--slices (or --slices-column) was given")
-        return None, slice_targets
-    from .io.slices import load_slices
-
-    source = args.slices if args.slices is not None else args.queries
-    return load_slices(source, column=args.slices_column), slice_targets
 
 
 def _check_baseline_report_options(args: argparse.Namespace) -> None:
@@ -509,11 +619,43 @@ def _drift_checks(args: argparse.Namespace, results: Any, inputs: Any, targets: 
     return checks
 
 
+def _check_slice_options(args: argparse.Namespace) -> None:
+    """``--slices-column`` names a column of ``--slices FILE``, else of ``--queries FILE``."""
+    if args.slices_column is not None and args.slices is None and args.queries is None:
+        raise RagReportError("--slices-column names a column of --slices FILE or of "
+                             "--queries FILE; give one of them")
+    if getattr(args, "baseline_report", None) is not None and (
+            args.slices is not None or args.slices_column is not None):
+        raise RagReportError("--slices does not work with --baseline-report yet (the stored "
+                             "report holds no slices to compare with)")
+
+
+def _slices(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The query slices (``--slices FILE``, or ``--slices-column NAME`` of the queries file)
+    and the targets file's ``[targets.slices.NAME]`` tables; slice targets without slices
+    are refused (a gate must not be switched off by a forgotten option)."""
+    from .targets import load_slice_targets
+
+    slice_targets = load_slice_targets(args.targets)
+    if args.slices is None and args.slices_column is None:
+        if slice_targets:
+            names = ", ".join(repr(n) for n in list(slice_targets)[:3])
+            raise RagReportError(f"the targets file sets targets for slices ({names}) but no "
+                                 "--slices (or --slices-column) was given")
+        return None, slice_targets
+    from .io.slices import load_slices
+
+    source = args.slices if args.slices is not None else args.queries
+    return load_slices(source, column=args.slices_column), slice_targets
+
+
 def _build_report(args: argparse.Namespace, workers: Any) -> Any:
     from concurrent.futures import ThreadPoolExecutor
 
     from .io.common import Source
 
+    if getattr(args, "per_query_in", None):  # per-query results (ragreport.perquery)
+        return _report_from_per_query(args, workers)
     _materialize(args, ("qrels", "runs", "queries", "docs", "targets", "doc_map", "slices"))
     _check_columns(args)
 

@@ -208,6 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--format", choices=("table", "json", "trec"), default="table",
                     help="table (default), json (schema ragreport.evaluate/1) or trec "
                          "(trec_eval's exact layout)")
+    ev.add_argument("--per-query-out", default=None, metavar="FILE.parquet",
+                    help="also write every per-query value, curve and count as Parquet "
+                         "(schema ragreport.per_query/1): shards that ragreport report / "
+                         "check --per-query-in merge")
+    ev.add_argument("--name", default=None, metavar="NAME",
+                    help="run name (default: TREC tag, else file name)")
     for name, helptext in (("report", "write the HTML / Markdown / JSON report"),
                            ("check", "check targets; exit 1 when one fails (CI gate)")):
         rp = sub.add_parser(name, help=helptext, description=helptext[0].upper() + helptext[1:])
@@ -243,6 +249,10 @@ def _add_notebook_parser(sub: Any) -> None:
 
 
 def _add_report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--per-query-in", action="append", default=None, metavar="PATH",
+                   help="read per-query results (ragreport evaluate --per-query-out, or the "
+                        "engines' shards) instead of QRELS and RUN: a Parquet file, a "
+                        "directory of them or a glob ('shards/*.parquet'); repeatable")
     p.add_argument("--name", action="append", default=None, dest="names", metavar="NAME",
                    help="run name, repeatable, in the order of the runs (default: TREC tag, "
                         "else file name)")

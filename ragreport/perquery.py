@@ -82,7 +82,7 @@ if TYPE_CHECKING:
     from .metrics import FloatArray
 
 __all__ = ["SCHEMA_NAME", "SCHEMA_VERSION", "PerQueryResult", "from_tables", "has_rankings",
-           "is_per_query", "read", "to_table", "unjudged_in_top", "write"]
+           "is_per_query", "read", "shard_files", "to_table", "unjudged_in_top", "write"]
 
 #: The schema's name, in the metadata key ``ragreport.schema``.
 SCHEMA_NAME = "ragreport.per_query"
@@ -328,6 +328,8 @@ def _meta(table: pa.Table, source: str) -> dict[str, Any]:
                 got[key[len(_KEY):]] = json.loads(v)
             except ValueError:
                 raise InputError(f"metadata {key} is not JSON", source) from None
+    if not got:  # a file Spark wrote: the metadata is its run column's (ragreport.spark)
+        got = _spark_meta(raw, source)
     if got.get("schema") != SCHEMA_NAME:
         raise InputError(f"not a ragreport per-query table (no {_KEY}schema = "
                          f"{SCHEMA_NAME!r} in its schema metadata); write one with "
@@ -344,6 +346,22 @@ def _meta(table: pa.Table, source: str) -> dict[str, Any]:
         if not isinstance(got.get(key), kind):
             raise InputError(f"metadata {_KEY}{key} is missing or malformed", source)
     return got
+
+
+def _spark_meta(raw: Mapping[Any, Any], source: str) -> dict[str, Any]:
+    """The ``ragreport.*`` metadata of a column of the Spark schema Spark writes in its Parquet
+    files (``org.apache.spark.sql.parquet.row.metadata``); empty when there is none."""
+    text = raw.get(b"org.apache.spark.sql.parquet.row.metadata")
+    try:
+        spark = json.loads(text) if text else {}
+        for f in spark.get("fields", []) if isinstance(spark, dict) else []:
+            meta = f.get("metadata") if isinstance(f, dict) else None
+            if isinstance(meta, dict) and (_KEY + "schema") in meta:
+                return {k[len(_KEY):]: json.loads(v) for k, v in meta.items()
+                        if isinstance(k, str) and k.startswith(_KEY) and isinstance(v, str)}
+    except ValueError:
+        raise InputError("the Spark metadata is not JSON", source) from None
+    return {}
 
 
 def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
@@ -375,7 +393,15 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
     out["id_order"] = "numeric" if all(m["id_order"] == "numeric" for m in metas) else "bytes"
     runs: dict[str, Any] = {}
     src_of = {id(m): s for m, s in zip(metas, sources, strict=True)}
+    counted: set[str] = set()
     for m in metas:
+        # the files of one engine evaluation (ragreport.spark / dask / ray) each carry the
+        # whole evaluation's counts, under one evaluation id: counted once
+        evaluation = m.get("evaluation")
+        if isinstance(evaluation, str):
+            if evaluation in counted:
+                continue
+            counted.add(evaluation)
         for name, rm in m["runs"].items():
             if name not in runs:
                 runs[name] = json.loads(json.dumps(rm))
@@ -804,7 +830,17 @@ def is_per_query(path: str | os.PathLike[str]) -> bool:
     return meta.get((_KEY + "schema").encode()) == json.dumps(SCHEMA_NAME).encode()
 
 
-def _paths(spec: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[Path]:
+def shard_files(spec: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """The Parquet files ``spec`` names: files as given, every ``*.parquet`` under a
+    directory (recursively, in name order; hidden and ``_``-prefixed entries such as Spark's
+    ``_SUCCESS`` left out), the files a glob pattern matches; each once.
+
+    Raises
+    ------
+    InputError
+        Nothing given, a missing path, a directory without Parquet files, a pattern that
+        matches nothing.
+    """
     items = [spec] if isinstance(spec, (str, os.PathLike)) else list(spec)
     if not items:
         raise InputError("no per-query file given")
@@ -848,7 +884,7 @@ def read(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
     from .fileio import shown_path
 
-    files = _paths(paths)
+    files = shard_files(paths)
     tables = []
     for f in files:
         try:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError
 from ..present import p_clause, p_text, pct, shown, signed, snippet
 from .model import (
+    NO_RANKINGS_NOTE,
     Comparison,
     Curve,
     Distribution,
@@ -342,7 +343,8 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
         "worst": worst,
         "worst_caps": {"queries": MAX_DETAILS_PER_RUN, "rows": MAX_RANK_ROWS,
                        "missing": MAX_MISSING},
-        "worst_note": _worst_note(report.worst),
+        "worst_note": _worst_note(report.worst) + ("" if report.rankings else
+                                                    "; " + NO_RANKINGS_NOTE),
         "chunk_level_note": "" if report.document is None else (
             "Chunk level (the rankings as retrieved); the document level is under Chunks and "
             "documents" + (", with the target marks, as the targets are checked there."

@@ -161,6 +161,8 @@ def report_json(report: Report) -> dict[str, Any]:
                           for w in report.worst},
     }
     doc["ties"] = _ties_json(report)
+    if not report.rankings:  # built from per-query results (ragreport.perquery)
+        doc["rankings"] = False
     if report.latency:  # runs that carry their retriever's time per query (collect_run)
         doc["latency"] = {t.run: {"queries": t.queries, "p50_ms": t.p50_ms,
                                   "p95_ms": t.p95_ms, "max_ms": t.max_ms,

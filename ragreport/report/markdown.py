@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from ..errors import RagReportError
 from ..present import BREAK, md_escape, md_html_escape, p_text, pct, shown, signed
 from .model import (
+    NO_RANKINGS_NOTE,
     DocumentReport,
     QueryDetail,
     Report,
@@ -426,6 +427,8 @@ def _render(report: Report, opts: _Opts, notice: str) -> str:
     # worst queries
     if opts.details and report.worst:
         lines += ["### Worst queries", ""]
+        if not report.rankings:
+            lines += [NO_RANKINGS_NOTE, ""]
         for w in report.worst:
             if w.run in runs:
                 lines += _worst_section(w, opts.rows, w.run, esc)
@@ -650,6 +653,7 @@ def _latency_section(report: Report, runs: list[str], names: dict[str, str]) -> 
     for i, label in enumerate(("p50", "p95", "max")):
         out.append(_row([label, *(by[r][i] if r in by else "–" for r in runs)]))
     return [*out, ""]
+
 
 def _slice_cell(c: SliceCell, target: SliceTargetCell | None, intervals: bool) -> str:
     """Mean, interval, the slice target's verdict, the delta (bold where significant) and

@@ -28,6 +28,8 @@ from ..analysis.targets import run_checks
 from ..errors import RagReportError
 from ..io.common import Source
 from ..measures import Measure, parse_measure
+from ..perquery import has_rankings
+from ..perquery import unjudged_in_top as stored_unjudged_in_top
 from ..present import (
     DISPLAY_DIGITS,
     measure_label,
@@ -358,6 +360,11 @@ class BaselineDrift:
         return any(c.drifted for c in self.checks)
 
 
+#: What a report built from per-query results (:mod:`ragreport.perquery`) says it omits.
+NO_RANKINGS_NOTE = ("From per-query results: no rankings, so the worst queries come without "
+                    "their ranked lists and the tie exposure is not shown.")
+
+
 @dataclass(frozen=True)
 class Report:
     """All the data of one report."""
@@ -404,6 +411,9 @@ class Report:
     latency: list[RunLatency] = field(default_factory=list)
     """Per-query latency of the runs that carry it (:func:`ragreport.collect_run`, JSONL
     ``latency_ms``), in run order; empty when no run does."""
+    rankings: bool = True
+    """False when built from per-query results (:mod:`ragreport.perquery`): no rankings, so
+    the worst queries come without their ranked lists and there is no tie exposure."""
 
     @property
     def all_passed(self) -> bool:
@@ -711,8 +721,9 @@ def build_report(
         t_lower = {run: {m: lo for m, (lo, _) in c.items()} for run, c in doc_cis.items()}
     checks = run_checks(t_results, targets, t_lower if info is not None else None)
     # tie exposure of the target measures, on the results the targets are checked on
+    ranked = all(has_rankings(r) for r in results)  # per-query results hold no rankings
     tie_rows = tie_checks(doc_results if target_level == "document" and doc_results
-                          is not None else results, targets, checks)
+                          is not None else results, targets, checks) if ranked else []
     target_rows = []
     for t in targets:
         cells = [TargetCell(c.run, c.value, c.shown, c.passed, c.margin, signed(c.margin),
@@ -824,6 +835,7 @@ def build_report(
         pr_curve=_pr_curve(results, targets if chunk_targets else ()),
         judged_at_k=judged_k,
         latency=run_latencies(results),
+        rankings=ranked,
         document=None if doc_results is None else _document_report(
             results, doc_results, measures, families, k_max, means, doc_cis, target_level,
             worst, wm, per_query, () if chunk_targets else targets),
@@ -919,14 +931,16 @@ def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Map
     texts = {**r.query_texts, **queries}
     judged = judged_at(r, k) if len(sel.indices) else np.zeros(0)
     details = []
+    ranked = has_rankings(r)  # per-query results (ragreport.perquery): no ranked lists
     for i in sel.indices.tolist():
         q = r.query_ids[i]
         rows = [RankRow(d.rank, d.doc_id, "" if d.score is None else f"{d.score:g}",
                         _grade_text(d.grade), d.relevant, d.grade is not None, d.rank <= k,
                         snippet(docs.get(d.doc_id)), d.score, d.grade)
-                for d in r.ranked_list(q, limit=max(RANK_ROWS, min(k, 1000)))]
-        missing = [(d, f"{g:g}", snippet(docs.get(d))) for d, g in r.missing_relevant(q)]
-        top, unjudged = unjudged_in_top(r, i, k)
+                for d in r.ranked_list(q, limit=max(RANK_ROWS, min(k, 1000)))] if ranked else []
+        missing = [(d, f"{g:g}", snippet(docs.get(d))) for d, g in r.missing_relevant(q)] \
+            if ranked else []
+        top, unjudged = unjudged_in_top(r, i, k) if ranked else stored_unjudged_in_top(r, i, k)
         details.append(QueryDetail(q, texts.get(q, ""), r.run_name, float(values[i]),
                                    shown(float(values[i])), FAILURE_KINDS[int(kinds[i])],
                                    int(r.ranking.n_ret[i]), int(n_rel[i]), rows, missing,
@@ -1191,43 +1205,6 @@ def _tie_badges(worst: list[WorstQueries], ties: list[TieCheck]) -> list[WorstQu
     return out
 
 
-@dataclass(frozen=True)
-class RunLatency:
-    """A run's per-query latency in milliseconds
-    (:func:`ragreport.analysis.latency.latency_summary`), with the text every output shows."""
-
-    run: str
-    queries: int
-    p50_ms: float
-    p95_ms: float
-    max_ms: float
-
-    @property
-    def texts(self) -> tuple[str, str, str]:
-        """p50, p95 and max as shown (:func:`ragreport.present.ms_text`, no unit)."""
-        from ..present import ms_text
-
-        return ms_text(self.p50_ms), ms_text(self.p95_ms), ms_text(self.max_ms)
-
-
-def run_latencies(results: Sequence[EvaluationResult]) -> list[RunLatency]:
-    """The latency of each run that carries one (:attr:`EvaluationResult.latency_ms`).
-
-    >>> from ragreport import evaluate, load_run
-    >>> run = load_run([{"query_id": "q", "retrieved": ["a"], "latency_ms": 12.5}])
-    >>> run_latencies([evaluate({"q": {"a": 1}}, run, ["RR"])])[0].texts
-    ('12.5', '12.5', '12.5')
-    """
-    from ..analysis.latency import latency_summary
-
-    out = []
-    for r in results:
-        s = latency_summary(r.latency_ms)
-        if s is not None:
-            out.append(RunLatency(r.run_name, s.queries, s.p50_ms, s.p95_ms, s.max_ms))
-    return out
-
-
 # ---- query slices (slices=, --slices: ragreport.analysis.slices) ---------------------------
 
 #: The most measures a slice table shows (the JSON output holds every bounded measure).
@@ -1442,3 +1419,40 @@ def _slice_report(results: Sequence[EvaluationResult], base: EvaluationResult, s
     return SliceReport(qs.source, minimum, describe_rule(minimum), out,
                        [str(m) for m in head], len(got.unknown), got.unknown[:10],
                        dict(got.untagged), qs.duplicates)
+
+
+@dataclass(frozen=True)
+class RunLatency:
+    """A run's per-query latency in milliseconds
+    (:func:`ragreport.analysis.latency.latency_summary`), with the text every output shows."""
+
+    run: str
+    queries: int
+    p50_ms: float
+    p95_ms: float
+    max_ms: float
+
+    @property
+    def texts(self) -> tuple[str, str, str]:
+        """p50, p95 and max as shown (:func:`ragreport.present.ms_text`, no unit)."""
+        from ..present import ms_text
+
+        return ms_text(self.p50_ms), ms_text(self.p95_ms), ms_text(self.max_ms)
+
+
+def run_latencies(results: Sequence[EvaluationResult]) -> list[RunLatency]:
+    """The latency of each run that carries one (:attr:`EvaluationResult.latency_ms`).
+
+    >>> from ragreport import evaluate, load_run
+    >>> run = load_run([{"query_id": "q", "retrieved": ["a"], "latency_ms": 12.5}])
+    >>> run_latencies([evaluate({"q": {"a": 1}}, run, ["RR"])])[0].texts
+    ('12.5', '12.5', '12.5')
+    """
+    from ..analysis.latency import latency_summary
+
+    out = []
+    for r in results:
+        s = latency_summary(r.latency_ms)
+        if s is not None:
+            out.append(RunLatency(r.run_name, s.queries, s.p50_ms, s.p95_ms, s.max_ms))
+    return out

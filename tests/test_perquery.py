@@ -1,0 +1,288 @@
+"""Per-query results as Arrow / Parquet (:mod:`ragreport.perquery`): the round trip gives back
+every value, curve and count; shards evaluated apart merge into the whole evaluation; the
+report and the gate built from them equal those from the raw files (every number shown)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from ragreport import evaluate
+from ragreport.cli import EXIT_OK, EXIT_TARGET_FAILED, main
+from ragreport.errors import InputError, RagReportError
+from ragreport.examples import example_files
+from ragreport.perquery import (
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+    from_tables,
+    has_rankings,
+    is_per_query,
+    read,
+    to_table,
+    write,
+)
+from ragreport.report import build_report
+from ragreport.result import EvaluationResult
+from ragreport.targets import parse_targets
+
+MEASURES = ["nDCG@10", "P@5", "AP", "RR", "Rprec", "nDCG", "R@100", "Judged@10", "ERR@5"]
+
+
+def _generated(seed: int = 0, n: int = 60) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Graded qrels (0..3) and a run with many tied scores, run-only and qrels-only
+    queries, an empty ranking and a query without a relevant document."""
+    rng = np.random.default_rng(seed)
+    qrels: dict[str, Any] = {}
+    run: dict[str, Any] = {}
+    for q in range(n):
+        qid = f"q{q}"
+        qrels[qid] = {f"d{d}": int(rng.integers(0, 4))
+                      for d in rng.choice(40, 8, replace=False)}
+        run[qid] = {f"d{d}": float(rng.integers(0, 4))
+                    for d in rng.choice(40, 25, replace=False)}
+    qrels["q0"] = {"d1": 0, "d2": 0}  # no relevant document
+    run["run-only"] = {"a": 1.0}
+    qrels["qrels-only"] = {"a": 2}
+    return qrels, run
+
+
+def _same(a: EvaluationResult, b: EvaluationResult) -> None:
+    """Every value, curve, count and convention of ``a`` is in ``b``, bit for bit."""
+    assert b.run_name == a.run_name and b.query_ids == a.query_ids
+    assert b.k_max == a.k_max and b.measures == a.measures
+    assert b.conventions == a.conventions and b.counts == a.counts
+    for key in a.curves:
+        assert np.array_equal(b.curves[key], a.curves[key]), key
+    for key in a.scalars:
+        assert np.array_equal(b.scalars[key], a.scalars[key]), key
+    for m in a.measures:
+        assert np.array_equal(b.values(m), a.values(m)), m
+    assert b.ranking.run_only_ids == a.ranking.run_only_ids[:10]
+    assert b.ranking.qrels_only_ids == a.ranking.qrels_only_ids[:10]
+    assert b.latency_ms == a.latency_ms
+    assert np.array_equal(b.ranking.n_ret, a.ranking.n_ret)
+    for qa, qb in zip(a.ranking.relevant_ranks(a.conventions.rel_level),
+                      b.ranking.relevant_ranks(a.conventions.rel_level), strict=True):
+        assert np.array_equal(qa, qb)
+
+
+@pytest.mark.parametrize("options", [
+    {},
+    {"ties": "average"},
+    {"complete": True, "rel_level": 2},
+    {"max_depth": 7, "no_relevant": "skip"},
+    {"order": "given", "k_max": 100},
+], ids=["default", "ties-average", "complete-rel2", "depth-skip", "given-k100"])
+def test_round_trip_generated(options: dict[str, Any]) -> None:
+    qrels, run = _generated()
+    measures = [m for m in MEASURES if not (options.get("ties") == "average" and "ERR" in m)]
+    r = evaluate(qrels, run, measures, **options)
+    [back] = from_tables([to_table(r)])
+    assert not has_rankings(back) and has_rankings(r)
+    _same(r, back)
+    # and through Parquet bytes, twice (a result read back writes the same table)
+    buf = pa.BufferOutputStream()
+    pq.write_table(to_table(back), buf)
+    [again] = from_tables([pq.read_table(pa.BufferReader(buf.getvalue()))])
+    _same(r, again)
+
+
+def test_round_trip_example(tmp_path: Path) -> None:
+    f = example_files()
+    results = [evaluate(str(f.qrels), str(p), MEASURES) for p in f.runs]
+    path = write(results, tmp_path / "both.parquet")
+    assert is_per_query(path) and not is_per_query(f.qrels)
+    back = read(path)
+    assert [b.run_name for b in back] == [r.run_name for r in results]
+    for a, b in zip(results, back, strict=True):
+        _same(a, b)
+    meta = pq.read_schema(path).metadata
+    assert json.loads(meta[b"ragreport.schema"]) == SCHEMA_NAME
+    assert json.loads(meta[b"ragreport.version"]) == SCHEMA_VERSION
+
+
+def test_schema_columns() -> None:
+    r = evaluate({"q": {"a": 2, "b": 1}}, {"q": {"a": 1.0, "c": 1.0, "b": 0.5}},
+                 ["nDCG@3", "P@100"])
+    t = to_table(r)
+    assert t.column_names[:7] == ["run", "query_id", "retrieved", "relevant", "judged",
+                                  "relevant_ranks", "judged_ranks"]
+    assert t.schema.field("nDCG@K").type == pa.list_(pa.float64())
+    assert t.schema.field("P@100").type == pa.float64()
+    row = t.to_pylist()[0]
+    # ranking: c (unjudged, wins the tie by id descending), a (2), b (1)
+    assert (row["retrieved"], row["relevant"], row["judged"]) == (3, 2, 2)
+    assert row["relevant_ranks"] == [1, 2] and row["judged_ranks"] == [1, 2]
+    assert r.k_max == 20 and len(row["P@K"]) == 20  # the curves stop at 20 (>= depth 3)
+    assert row["P@K"][:4] == [0.0, 0.5, 2 / 3, 0.5] and row["P@100"] == 0.02
+
+
+def _split(qrels: dict[str, Any], run: dict[str, Any], parts: list[list[str]],
+           **kw: Any) -> list[pa.Table]:
+    return [to_table(evaluate({q: qrels[q] for q in p if q in qrels},
+                              {q: run[q] for q in p if q in run}, MEASURES, **kw))
+            for p in parts]
+
+
+def test_shards_merge_into_the_whole() -> None:
+    qrels, run = _generated(seed=3)
+    whole = evaluate(qrels, run, MEASURES)
+    ids = sorted(set(qrels) | set(run))
+    parts = [ids[0::3], ids[1::3], ids[2::3]]
+    [merged] = from_tables(_split(qrels, run, parts)[::-1])  # any order of the shards
+    _same(whole, merged)
+
+
+def test_numeric_ids_merge_in_numeric_order() -> None:
+    qrels = {str(i): {"a": 1} for i in (1, 2, 10, 7, 100)}
+    run = {q: ["a"] for q in qrels}
+    whole = evaluate(qrels, run, ["P@1"])
+    [merged] = from_tables(_split(qrels, run, [["1", "100"], ["2", "7", "10"]]))
+    assert merged.query_ids == whole.query_ids == ["1", "2", "7", "10", "100"]
+
+
+def test_merge_refusals() -> None:
+    qrels, run = _generated(seed=4, n=12)
+    ids = sorted(set(qrels) | set(run))
+    a = _split(qrels, run, [ids[:6]])[0]
+    other = _split(qrels, run, [ids[6:]], complete=True)[0]
+    with pytest.raises(InputError, match=r"shard 1 and shard 2 have different conventions "
+                                         r"\(complete: False vs True\)"):
+        from_tables([a, other])
+    fewer = to_table(evaluate({q: qrels[q] for q in ids[6:] if q in qrels},
+                              {q: run[q] for q in ids[6:] if q in run}, ["P@5"], k_max=100))
+    with pytest.raises(InputError, match="different measures"):
+        from_tables([a, fewer])
+    with pytest.raises(InputError, match=r"query 'q0' of run 'run' is in shard 1 and "
+                                         r"shard 2; each query must be in one shard"):
+        from_tables([a, a.slice(0, 1)])
+    r = evaluate({q: qrels[q] for q in ids[6:] if q in qrels},
+                 {q: run[q] for q in ids[6:] if q in run}, MEASURES)
+    with pytest.raises(InputError, match="evaluated on different qrels"):
+        from_tables([to_table(r, qrels_sha256="aa" * 32), to_table(r, qrels_sha256="bb" * 32)])
+    wide = to_table(evaluate({q: qrels[q] for q in ids[6:] if q in qrels},
+                             {q: run[q] for q in ids[6:] if q in run}, MEASURES,
+                             max_depth=3))
+    with pytest.raises(InputError, match=r"different conventions \(max_depth: None vs 3\)"):
+        from_tables([a, wide])
+    with pytest.raises(InputError, match="not a ragreport per-query table"):
+        from_tables([pa.table({"query_id": ["q"]})])
+    newer = a.replace_schema_metadata({**a.schema.metadata, b"ragreport.version": b"2"})
+    with pytest.raises(InputError, match="schema version 2 is newer"):
+        from_tables([newer])
+    with pytest.raises(InputError, match="a shard is missing or was filtered"):
+        from_tables([a.slice(0, 2)])
+
+
+def test_rankings_are_not_there() -> None:
+    r = evaluate({"q": {"a": 1}}, {"q": ["a", "b"]}, ["P@1"])
+    [back] = from_tables([to_table(r)])
+    with pytest.raises(RagReportError, match="hold no rankings"):
+        back.ranked_list("q")
+    with pytest.raises(RagReportError, match="not in the per-query results"):
+        back.values("P@500")
+    # Judged@K past the curves comes from the stored judged ranks (trec_eval ties)
+    from ragreport.analysis.failures import judged_at
+
+    assert judged_at(back, 500).tolist() == judged_at(r, 500).tolist() == [0.5]
+
+
+def _strip(doc: dict[str, Any]) -> dict[str, Any]:
+    """The report's JSON without what depends on the rankings or the input paths: every
+    other number must be the same from the raw files and from per-query results."""
+    for key in ("ties", "rankings", "inputs", "command", "generated_at"):
+        doc.pop(key, None)
+    for queries in doc["worst_queries"].values():
+        for q in queries:
+            q.pop("ranking")
+            q.pop("tie_ranges")
+    return doc
+
+
+def test_report_equals_raw_report() -> None:
+    qrels, run = _generated(seed=5)
+    run2 = {q: {d: s + 0.5 for d, s in list(v.items())[:12]} for q, v in run.items()}
+    targets = parse_targets({"nDCG@10": 0.3, "P@5": 0.2, "R@100": 0.1})
+    for ties in ("trec_eval", "average"):
+        ms = [m for m in MEASURES if not (ties == "average" and "ERR" in m)]
+        raw = [evaluate(qrels, run, ms, ties=ties, name="a"),
+               evaluate(qrels, run2, ms, ties=ties, name="b")]
+        back = from_tables([to_table(raw)])
+        kw: dict[str, Any] = dict(resamples=300, curve_resamples=40, per_query=True,
+                                  max_drop=0.01, generated_at="2026-01-01T00:00:00Z",
+                                  slices={q: ["even" if i % 2 else "odd"]
+                                          for i, q in enumerate(sorted(qrels))})
+        a, b = build_report(raw, targets, **kw), build_report(back, targets, **kw)
+        assert a.rankings and not b.rankings
+        assert _strip(json.loads(a.to_json())) == _strip(json.loads(b.to_json()))
+        assert a.all_passed == b.all_passed
+        if ties == "trec_eval":
+            assert a.ties and not b.ties  # tied scores: the raw report has tie exposure
+        md = b.to_markdown()
+        assert "From per-query results: no rankings" in md
+        assert "no rankings" in b.to_html()
+
+
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(argv)
+    _, err = capsys.readouterr()
+    return code, err
+
+
+def test_cli_report_and_check_equal(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                    ) -> None:
+    f = example_files()
+    ms = ["-m", "nDCG@10", "-m", "P@5", "-m", "RR"]
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    names = ["bm25", "tfidf"]
+    for run, name in zip(f.runs, names, strict=True):
+        code, err = _cli(["evaluate", str(f.qrels), str(run), *ms, "--name", name,
+                          "--per-query-out", str(shards / f"{name}.parquet")], capsys)
+        assert code == EXIT_OK, err
+    common = ["--resamples", "200", "--jobs", "1", "--per-query",
+              "--generated-at", "2026-01-01T00:00:00Z", "--max-drop", "0.05"]
+    raw_json, pq_json = tmp_path / "raw.json", tmp_path / "pq.json"
+    code, err = _cli(["report", str(f.qrels), *map(str, f.runs), "--name", "bm25", "--name",
+                      "tfidf", *ms, *common, "--json", str(raw_json)], capsys)
+    assert code == EXIT_OK, err
+    code, err = _cli(["report", "--per-query-in", str(shards), *common,
+                      "--json", str(pq_json)], capsys)
+    assert code == EXIT_OK, err
+    raw, got = json.loads(raw_json.read_text()), json.loads(pq_json.read_text())
+    assert [i["role"] for i in got["inputs"]][:2] == ["per_query", "per_query"]
+    assert _strip(raw) == _strip(got)
+    # the gate: the same exit code on a passing and on a failing targets file
+    for threshold, want in ((0.1, EXIT_OK), (0.9, EXIT_TARGET_FAILED)):
+        t = tmp_path / f"t{threshold}.toml"
+        t.write_text(f'[targets]\n"nDCG@10" = {threshold}\n"P@5" = 0.05\n')
+        codes = [main(["check", str(f.qrels), *map(str, f.runs), *ms, "--targets", str(t),
+                       "--no-stats", "--jobs", "1"]),
+                 main(["check", "--per-query-in", str(shards / "*.parquet"), "--targets",
+                       str(t), "--no-stats", "--jobs", "1"])]
+        capsys.readouterr()
+        assert codes == [want, want]
+
+
+def test_cli_evaluate_per_query_out_keeps_stdout(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    f = example_files()
+    out = tmp_path / "r.parquet"
+    assert main(["evaluate", str(f.qrels), str(f.runs[0]), "-m", "P@5"]) == EXIT_OK
+    plain = capsys.readouterr().out
+    assert main(["evaluate", str(f.qrels), str(f.runs[0]), "-m", "P@5",
+                 "--per-query-out", str(out)]) == EXIT_OK
+    got = capsys.readouterr()
+    assert got.out == plain and f"wrote {out}" in got.err
+    [back] = read(out)
+    meta = json.loads(pq.read_schema(out).metadata[b"ragreport.fingerprints"])
+    import hashlib
+
+    assert meta["qrels"] == hashlib.sha256(Path(f.qrels).read_bytes()).hexdigest()
+    assert back.mean("P@5") == evaluate(str(f.qrels), str(f.runs[0]), ["P@5"]).mean("P@5")
