@@ -155,6 +155,10 @@ def collect_run(
     if not isinstance(run_name, str) or not run_name.strip():
         raise ConfigError(f"name must be a non-empty string, got {run_name!r}")
     path = Path(os.fspath(resume)) if resume is not None else None
+    if path is not None and isinstance(queries, (str, os.PathLike)) and _same_file(path,
+                                                                                 queries):
+        raise ConfigError(f"resume= names the queries file {str(path)!r}; the resume file is "
+                          "where the collected rankings are appended: give another path")
     done = _read_resume(path, texts, k) if path is not None else {}
     todo = [q for q in texts if q not in done]
 
@@ -406,6 +410,13 @@ def _queries(queries: Any) -> dict[str, str]:
     if not texts:
         raise InputError("no queries to collect", "queries")
     return texts
+
+
+def _same_file(a: Path, b: str | os.PathLike[str]) -> bool:
+    try:
+        return a.exists() and os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
 
 
 def _check_k(k: Any) -> int | None:

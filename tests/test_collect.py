@@ -673,6 +673,17 @@ def test_write_run_errors(tmp_path: Path) -> None:
     assert not (tmp_path / "r.txt").exists()
 
 
+@pytest.mark.parametrize("name", ["queries.tsv", "queries.jsonl"])
+def test_resume_file_cannot_be_the_queries_file(tmp_path: Path, name: str) -> None:
+    queries = tmp_path / name
+    queries.write_text('{"_id": "q1", "text": "cats"}\n' if name.endswith("l") else
+                       "q1\tcats\n")
+    before = queries.read_bytes()
+    with pytest.raises(ConfigError, match=r"resume= names the queries file"):
+        collect_run(lambda t: ["a"], str(queries), resume=queries)
+    assert queries.read_bytes() == before
+
+
 @pytest.mark.parametrize(("qid", "doc", "bad"), [("q1", "doc 1", "document"),
                                                  ("q 1", "d1", "query"),
                                                  ("q1", "a\nb", "document"),
