@@ -1,0 +1,157 @@
+"""Hostile-input catalogue, area "per-query results": ``evaluate --per-query-out`` and
+``report`` / ``check --per-query-in`` (:mod:`ragreport.perquery`).
+
+Each row runs ``ragreport`` in a fresh folder (see ``tests/hostile.py``): a corrupt Parquet
+file, a Parquet file of another schema (a run), a newer schema version, an empty directory, a
+glob that matches nothing, a missing path, a query in two shards, shards with different
+conventions or measures, a directory mixing a shard and a run, a truncated curve, a target on a
+measure the shards lack, evaluation options or QRELS/RUN beside ``--per-query-in``, and
+``--per-query-out`` over an input, into a missing folder or with ``--stream``: exit 2 with one
+stderr line naming the file (and row) and what was wrong; inputs are never changed. A Spark-like
+folder (``part-*.parquet`` beside ``_SUCCESS``) is read.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hostile import QRELS, RUN, Case, run_case
+
+from ragreport import evaluate
+from ragreport.perquery import to_table
+
+
+def _bytes(table: pa.Table) -> bytes:
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    return buf.getvalue()
+
+
+def _shard(queries: list[str], **options: object) -> pa.Table:
+    qrels = {q: docs for q, docs in _nested(QRELS).items() if q in queries}
+    run = {q: docs for q, docs in _nested_run(RUN).items() if q in queries}
+    return to_table(evaluate(qrels, run, ["P@2", "nDCG@3"], name="tag", **options))
+
+
+def _nested(text: str) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for line in text.splitlines():
+        q, _, d, g = line.split()
+        out.setdefault(q, {})[d] = int(g)
+    return out
+
+
+def _nested_run(text: str) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for line in text.splitlines():
+        q, _, d, _, s, _ = line.split()
+        out.setdefault(q, {})[d] = float(s)
+    return out
+
+
+WHOLE = _bytes(_shard(["q1", "q2", "q3"]))
+PART1 = _bytes(_shard(["q1"]))
+PART23 = _bytes(_shard(["q2", "q3"]))
+COMPLETE23 = _bytes(_shard(["q2", "q3"], complete=True))
+_t = _shard(["q1", "q2", "q3"])
+NEWER = _bytes(_t.replace_schema_metadata({**_t.schema.metadata, b"ragreport.version": b"2"}))
+SHORT = _bytes(_t.set_column(_t.column_names.index("P@K"), "P@K",
+                             pa.array([[0.5], *_t.column("P@K").to_pylist()[1:]],
+                                      pa.list_(pa.float64()))))
+FEWER = _bytes(to_table(evaluate({q: d for q, d in _nested(QRELS).items() if q != "q1"},
+                                 {q: d for q, d in _nested_run(RUN).items() if q != "q1"},
+                                 ["P@2"], k_max=3, name="tag")))
+RUN_PARQUET = _bytes(pa.table({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]}))
+FILES = {"qrels.txt": QRELS, "run.txt": RUN}
+CHECK = ["check", "--no-stats", "--jobs", "1", "--targets", "t.toml"]
+TARGETS = {"t.toml": '"P@2" = 0.1\n'}
+
+
+def _mkdir(name: str) -> object:
+    def make(tmp: Path) -> None:
+        (tmp / name).mkdir()
+    return make
+
+
+CASES = [
+    Case("corrupt-parquet", [*CHECK, "--per-query-in", "bad.parquet"],
+         {**TARGETS, "bad.parquet": b"PAR1" + b"\x00garbage" * 10 + b"PAR1"},
+         stderr=r"bad\.parquet: not a readable Parquet file"),
+    Case("text-as-parquet", [*CHECK, "--per-query-in", "qrels.txt"], {**TARGETS, **FILES},
+         stderr=r"qrels\.txt: not a readable Parquet file"),
+    Case("another-schema", [*CHECK, "--per-query-in", "run.parquet"],
+         {**TARGETS, "run.parquet": RUN_PARQUET},
+         stderr=r"run\.parquet: not a ragreport per-query table .*--per-query-out"),
+    Case("newer-version", [*CHECK, "--per-query-in", "new.parquet"],
+         {**TARGETS, "new.parquet": NEWER},
+         stderr=r"new\.parquet: per-query schema version 2 is newer than this ragreport "
+                r"reads \(1\); upgrade ragreport"),
+    Case("empty-directory", [*CHECK, "--per-query-in", "shards"], TARGETS,
+         setup=_mkdir("shards"),  # type: ignore[arg-type]
+         stderr=r"shards: directory holds no \.parquet file"),
+    Case("glob-matches-nothing", [*CHECK, "--per-query-in", "shards/*.parquet"], TARGETS,
+         setup=_mkdir("shards"),  # type: ignore[arg-type]
+         stderr=r"shards/\*\.parquet: the pattern matches no file"),
+    Case("missing-path", [*CHECK, "--per-query-in", "nope.parquet"], TARGETS,
+         stderr=r"nope\.parquet: no such file or directory"),
+    Case("query-in-two-shards", [*CHECK, "--per-query-in", "a.parquet", "--per-query-in",
+                                 "b.parquet"], {**TARGETS, "a.parquet": WHOLE,
+                                                "b.parquet": PART1},
+         stderr=r"b\.parquet: row 1: query 'q1' of run 'tag' is in \S*a\.parquet and "
+                r"\S*b\.parquet; each query must be in one shard"),
+    Case("different-conventions", [*CHECK, "--per-query-in", "s"],
+         {**TARGETS, "s/part-0.parquet": PART1, "s/part-1.parquet": COMPLETE23},
+         stderr=r"part-0\.parquet and \S*part-1\.parquet have different conventions "
+                r"\(complete: False vs True\)"),
+    Case("different-measures", [*CHECK, "--per-query-in", "s/*.parquet"],
+         {**TARGETS, "s/part-0.parquet": PART1, "s/part-1.parquet": FEWER},
+         stderr=r"have different (measures|conventions)"),
+    Case("shard-beside-a-run", [*CHECK, "--per-query-in", "s"],
+         {**TARGETS, "s/part-0.parquet": WHOLE, "s/run.parquet": RUN_PARQUET},
+         stderr=r"run\.parquet: not a ragreport per-query table"),
+    Case("truncated-curve", [*CHECK, "--per-query-in", "short.parquet"],
+         {**TARGETS, "short.parquet": SHORT},
+         stderr=r"short\.parquet: row 1: column 'P@K' holds 1 values, not k_max = 20"),
+    Case("target-not-stored", [*CHECK, "--per-query-in", "w.parquet"],
+         {"t.toml": '"ERR@5" = 0.1\n', "w.parquet": WHOLE},
+         stderr=r"no curve for ERR"),
+    Case("qrels-and-per-query", [*CHECK, "qrels.txt", "run.txt", "--per-query-in",
+                                 "w.parquet"], {**TARGETS, **FILES, "w.parquet": WHOLE},
+         stderr=r"give --per-query-in or QRELS and RUN \(or --example\), not both"),
+    Case("eval-option", [*CHECK, "-c", "--per-query-in", "w.parquet"],
+         {**TARGETS, "w.parquet": WHOLE},
+         stderr=r"-c does not apply to --per-query-in: the per-query results were "
+                r"evaluated with the conventions they state"),
+    Case("targets-ties-differ", [*CHECK, "--per-query-in", "w.parquet"],
+         {"t.toml": 'ties = "average"\n[targets]\n"P@2" = 0.1\n', "w.parquet": WHOLE},
+         stderr=r"the targets file sets ties = \"average\" but the per-query results were "
+                r"evaluated with \"trec_eval\""),
+    Case("out-over-input", ["evaluate", "qrels.txt", "run.txt", "--per-query-out",
+                            "run.txt"], FILES, stderr=r"run\.txt"),
+    Case("out-missing-folder", ["evaluate", "qrels.txt", "run.txt", "--per-query-out",
+                                "no/where.parquet"], FILES, stderr=r"no"),
+    Case("out-with-stream", ["evaluate", "qrels.txt", "run.txt", "--stream",
+                             "--per-query-out", "x.parquet"], FILES,
+         stderr=r"--per-query-out needs every per-query value; drop --stream"),
+    Case("spark-like-folder", [*CHECK, "--per-query-in", "out"],
+         {**TARGETS, "out/part-00000.parquet": PART1, "out/part-00001.parquet": PART23,
+          "out/_SUCCESS": b"", "out/.part-00000.parquet.crc": b"x"},
+         exit=0, stdout=r"all targets passed"),
+    Case("failing-gate", [*CHECK, "--per-query-in", "w.parquet"],
+         {"t.toml": '"P@2" = 0.99\n', "w.parquet": WHOLE}, exit=1,
+         stdout=r"P@2"),
+]
+
+
+def test_catalogue_ids_are_unique() -> None:
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_hostile(case: Case, tmp_path: object) -> None:
+    run_case(case, tmp_path)  # type: ignore[arg-type]
