@@ -286,3 +286,16 @@ def test_cli_evaluate_per_query_out_keeps_stdout(tmp_path: Path,
 
     assert meta["qrels"] == hashlib.sha256(Path(f.qrels).read_bytes()).hexdigest()
     assert back.mean("P@5") == evaluate(str(f.qrels), str(f.runs[0]), ["P@5"]).mean("P@5")
+
+
+def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's "Per-query results (Parquet)" Python example, as written."""
+    import re
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    section = readme.split("### Per-query results (Parquet)", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code.group(1), "README.md", "exec"), {})
+    assert is_per_query(tmp_path / "bm25.parquet")
