@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -345,14 +346,15 @@ def _object_id(obj: Any, where: str, id_key: str | None) -> str:
 
 
 def _is_id(x: Any) -> bool:
-    return isinstance(x, str) or (isinstance(x, int) and not isinstance(x, bool))
+    """A string or an integer (numpy's too: ids from a FAISS index are ``np.int64``)."""
+    return isinstance(x, str) or (isinstance(x, numbers.Integral) and not isinstance(x, bool))
 
 
 def _doc_id(value: Any, where: str) -> str:
     if not _is_id(value):
         raise RagReportError(f"{where}: the document id must be a string or an integer, got "
                              f"{_kind(value)}")
-    text = str(value)
+    text = str(value) if isinstance(value, str) else str(int(value))
     if not text.strip():
         raise RagReportError(f"{where}: the document id is empty")
     return text

@@ -673,6 +673,19 @@ def test_write_run_errors(tmp_path: Path) -> None:
     assert not (tmp_path / "r.txt").exists()
 
 
+def test_numpy_ids_and_scores() -> None:
+    """A FAISS-style retriever returns numpy integers and floats: read as ids 7 and 12
+    would be from Python ints; a numpy bool is not an id."""
+    import numpy as np
+
+    run = collect_run(lambda t: [(np.int64(7), np.float32(0.5)), (np.uint16(12), 0.25)],
+                      {np.int64(1): "x"})
+    assert run.query_ids.to_pylist() == ["1", "1"]
+    assert run.doc_ids.to_pylist() == ["7", "12"] and run.scores.tolist() == [0.5, 0.25]
+    with pytest.raises(RagReportError, match=r"result 1 is a bool \(np\.True_\)"):
+        collect_run(lambda t: [np.bool_(True)], {"q1": "x"})
+
+
 @pytest.mark.parametrize("name", ["queries.tsv", "queries.jsonl"])
 def test_resume_file_cannot_be_the_queries_file(tmp_path: Path, name: str) -> None:
     queries = tmp_path / name
