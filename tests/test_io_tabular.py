@@ -250,6 +250,22 @@ def test_layouts_found(names: tuple[str, str, str, str]) -> None:
     assert qrels.grades.tolist() == [1.0, 0.0] and run.scores.tolist() == [0.5]
 
 
+def test_pyterrier_results_frame(example: dict[str, Any]) -> None:
+    """PyTerrier's retrieval results carry both ``docid`` (its index's internal number) and
+    ``docno`` (the document's id): docno is read, and the numbers are the TREC file's."""
+    files = example["files"]
+    t = example["runs"][0]
+    frame = pd.DataFrame({"qid": t["qid"].to_pylist(), "docid": range(t.num_rows),
+                          "docno": t["docid"].to_pylist(),
+                          "rank": [r - 1 for r in t["rank"].to_pylist()],
+                          "score": t["score"].to_pylist(), "query": "text"})
+    run = ragreport.load_run(frame)
+    assert run.doc_ids.to_pylist() == t["docid"].to_pylist()
+    assert_same(evaluate(files.qrels, frame), evaluate(files.qrels, files.runs[0]))
+    # named explicitly, the internal number is read as asked
+    assert ragreport.load_run(frame, columns={"docid": "docid"}).doc_ids[0].as_py() == "0"
+
+
 def test_columns_explicit() -> None:
     t = pa.table({"topic": ["q1", "q1"], "passage": ["a", "b"], "sim": [0.3, 0.9],
                   "qrel": [0, 2]})

@@ -382,6 +382,9 @@ def _find_optional(table: TableInput, role: str, strong: tuple[str, ...],
         by_norm.setdefault(_norm(n), []).append(n)
     for group in (strong, weak):
         found = [n for option in group for n in by_norm.get(option, [])]
+        if {_norm(n) for n in found} == {"docid", "docno"} and len(found) == 2:
+            # PyTerrier's results: docid is its index's internal number, docno the document
+            found = [n for n in found if _norm(n) == "docno"]
         if len(found) == 1:
             return found[0]
         if len(set(found)) == 1:
