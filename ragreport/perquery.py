@@ -425,9 +425,21 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
 
 
 def _sorted_ids(ids: Sequence[str], id_order: str) -> list[str]:
+    """``ids`` in the order an evaluation lists queries (as :func:`ragreport.align._id_rank`
+    sorts them): numerically (ties by the string) or in byte order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = pa.array(list(ids), pa.string())
+    keys: dict[str, Any] = {"s": arr}
     if id_order == "numeric":
-        return sorted(ids, key=lambda q: (int(q), q.encode("utf-8", "surrogatepass")))
-    return sorted(ids, key=lambda q: q.encode("utf-8", "surrogatepass"))
+        try:
+            keys = {"n": pc.cast(arr, pa.int64()), "s": arr}
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise InputError("metadata ragreport.id_order is 'numeric' but a query id is "
+                             "not a number") from None
+    order = pc.sort_indices(pa.table(keys), sort_keys=[(k, "ascending") for k in keys])
+    return [str(x) for x in arr.take(order).to_pylist()]
 
 
 class _NoRanking:
@@ -528,92 +540,105 @@ def _column(table: pa.Table, name: str, source: str) -> Any:
     return table.column(name)
 
 
-def _ints(col: Any, name: str, source: str, rows: Any) -> Any:
+def _nulls(arr: Any, name: str, take: Any, source: str, rows: Any, what: str = "") -> None:
+    """An error at the first selected row where ``arr`` is null."""
+    if not arr.null_count:
+        return
+    mask = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)[take]
+    if mask.any():
+        raise InputError(f"column {name!r} is null{what}", source,
+                         row=int(rows[int(np.flatnonzero(mask)[0])]) + 1)
+
+
+def _numbers(arr: Any, name: str, source: str, integer: bool) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if not pa.types.is_integer(col.type):
-        raise InputError(f"column {name!r} must hold integers, not {col.type}", source)
-    if col.null_count:
-        raise InputError(f"column {name!r} is null", source,
-                         row=int(rows[_first_null(col)]) + 1)
-    a = np.asarray(pc.cast(col, pa.int64()).to_numpy(), dtype=np.int64)
+    ok = pa.types.is_integer(arr.type) or (not integer and pa.types.is_floating(arr.type))
+    if not ok:
+        kind = "integers" if integer else "numbers"
+        raise InputError(f"column {name!r} must hold {kind}, not {arr.type}", source)
+    target = pa.int64() if integer else pa.float64()
+    if arr.type != target:
+        arr = pc.cast(arr, target)
+    if arr.null_count:
+        arr = arr.fill_null(0)  # the nulls were refused where selected
+    return np.asarray(arr.to_numpy(zero_copy_only=False),
+                      dtype=np.int64 if integer else np.float64)
+
+
+def _ints(arr: Any, name: str, take: Any, source: str, rows: Any) -> Any:
+    _nulls(arr, name, take, source, rows)
+    a = _numbers(arr, name, source, True)[take]
     if len(a) and int(a.min()) < 0:
         raise InputError(f"column {name!r} is negative", source,
                          row=int(rows[int(np.argmin(a))]) + 1)
     return a
 
 
-def _first_null(col: Any) -> int:
-    import pyarrow.compute as pc
+def _floats(arr: Any, name: str, take: Any, source: str, rows: Any) -> FloatArray:
+    _nulls(arr, name, take, source, rows)
+    return np.asarray(_numbers(arr, name, source, False)[take], dtype=np.float64)
 
-    return int(np.flatnonzero(np.asarray(pc.is_null(col).to_numpy(zero_copy_only=False)))[0])
 
-
-def _floats(col: Any, name: str, source: str, rows: Any) -> FloatArray:
+def _lists(arr: Any, name: str, take: Any, source: str, rows: Any, integer: bool
+           ) -> tuple[Any, Any, Any]:
+    """(start, length) of each selected row's list in ``values``, and ``values`` (numpy)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
-    if not (pa.types.is_floating(col.type) or pa.types.is_integer(col.type)):
-        raise InputError(f"column {name!r} must hold numbers, not {col.type}", source)
-    if col.null_count:
-        raise InputError(f"column {name!r} is null", source,
-                         row=int(rows[_first_null(col)]) + 1)
-    return np.asarray(pc.cast(col, pa.float64()).to_numpy(), dtype=np.float64)
+    t = arr.type
+    if not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)):
+        kind = "integers" if integer else "numbers"
+        raise InputError(f"column {name!r} must be a list of {kind}, not {t}", source)
+    _nulls(arr, name, take, source, rows)
+    if pa.types.is_fixed_size_list(t):
+        values = arr.flatten()
+        offsets = np.arange(len(arr) + 1, dtype=np.int64) * t.list_size
+    else:
+        values = arr.values
+        offsets = np.asarray(arr.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+    if values.null_count:
+        raise InputError(f"column {name!r} holds a null value", source)
+    starts = offsets[take]
+    return starts, offsets[take + 1] - starts, _numbers(values, name, source, integer)
 
 
-def _curve(col: Any, name: str, k_max: int, source: str, rows: Any) -> FloatArray:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    n = len(col)
-    if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)
-            or pa.types.is_fixed_size_list(col.type)):
-        raise InputError(f"column {name!r} must be a list of numbers, not {col.type}", source)
-    if col.null_count:
-        raise InputError(f"column {name!r} is null", source,
-                         row=int(rows[_first_null(col)]) + 1)
-    lengths = np.asarray(pc.list_value_length(col).to_numpy(), dtype=np.int64) if n \
-        else np.zeros(0, np.int64)
+def _curve(arr: Any, name: str, k_max: int, take: Any, source: str, rows: Any) -> FloatArray:
+    starts, lengths, values = _lists(arr, name, take, source, rows, False)
+    n = len(take)
     if n and (lengths != k_max).any():
         i = int(np.flatnonzero(lengths != k_max)[0])
         raise InputError(f"column {name!r} holds {int(lengths[i])} values, not k_max = "
                          f"{k_max}", source, row=int(rows[i]) + 1)
-    flat = pc.list_flatten(col) if n else pa.array([], pa.float64())
-    if flat.null_count:
-        raise InputError(f"column {name!r} holds a null value", source)
-    return np.asarray(pc.cast(flat, pa.float64()).to_numpy(), dtype=np.float64) \
-        .reshape(n, k_max)
+    if n == 0 or k_max == 0:
+        return np.zeros((n, k_max))
+    if int(starts[-1]) - int(starts[0]) == (n - 1) * k_max:  # rows in order: one slice
+        lo = int(starts[0])
+        flat = values[lo:lo + n * k_max]
+    else:
+        flat = values[(starts[:, None] + np.arange(k_max, dtype=np.int64)).reshape(-1)]
+    return np.ascontiguousarray(flat, dtype=np.float64).reshape(n, k_max)
 
 
-def _ranks(col: Any, name: str, n_ret: Any, source: str, rows: Any) -> tuple[Any, Any]:
+def _ranks(arr: Any, name: str, n_ret: Any, take: Any, source: str, rows: Any
+           ) -> tuple[Any, Any]:
     """A list<int64> column of 0-based ranks back to (query, rank) pairs, checked: each
     query's ranks increase and stay below its ``retrieved``."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    n = len(col)
-    if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)) \
-            or not pa.types.is_integer(col.type.value_type):
-        raise InputError(f"column {name!r} must be a list of integers, not {col.type}", source)
-    if col.null_count:
-        raise InputError(f"column {name!r} is null", source,
-                         row=int(rows[_first_null(col)]) + 1)
+    starts, lengths, values = _lists(arr, name, take, source, rows, True)
+    n = len(take)
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    sizes = np.asarray(pc.list_value_length(col).to_numpy(), dtype=np.int64)
-    flat = pc.list_flatten(col)
-    if flat.null_count:
-        raise InputError(f"column {name!r} holds a null rank", source)
-    pos = np.asarray(pc.cast(flat, pa.int64()).to_numpy(), dtype=np.int64)
-    qi = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    qi = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    first = np.cumsum(lengths) - lengths
+    pos = values[np.repeat(starts, lengths) + np.arange(len(qi), dtype=np.int64)
+                 - np.repeat(first, lengths)]
     bad = (pos < 0) | (pos >= np.asarray(n_ret)[qi])
     if len(pos) > 1:
         bad[1:] |= (qi[1:] == qi[:-1]) & (pos[1:] <= pos[:-1])
     if bad.any():
         raise InputError(f"column {name!r}: ranks must increase, from 0 to retrieved - 1",
                          source, row=int(rows[int(qi[np.flatnonzero(bad)[0]])]) + 1)
-    return qi, pos
+    return qi, np.asarray(pos, dtype=np.int64)
 
 
 def unjudged_in_top(result: EvaluationResult, i: int, k: int) -> tuple[int, int]:
@@ -705,7 +730,9 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
             if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
                 raise InputError(f"column {c!r} must hold strings, not {col.type}", src)
             if col.null_count:
-                raise InputError(f"column {c!r} is null", src, row=_first_null(col) + 1)
+                nulls = np.asarray(col.is_null().to_numpy(), dtype=bool)
+                raise InputError(f"column {c!r} is null", src,
+                                 row=int(np.flatnonzero(nulls)[0]) + 1)
         run_col += t.column("run").to_pylist()
         qid_col += t.column("query_id").to_pylist()
         shard_of += [i] * t.num_rows
@@ -721,6 +748,8 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
         raise InputError(f"the shards' columns do not match ({str(e).splitlines()[0]})",
                          names[0]) from None
+    cols = {c: full.column(c).chunk(0) if full.column(c).num_chunks == 1
+            else full.column(c).combine_chunks() for c in wanted}
     latency_col = [x for t in tables for x in (t.column("latency_ms").to_pylist()
                                                 if "latency_ms" in t.column_names
                                                 else [None] * t.num_rows)]
@@ -739,7 +768,6 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
             seen[q] = j
         order = _sorted_ids([qid_col[j] for j in idx], meta["id_order"])
         take = np.array([seen[q] for q in order], dtype=np.int64)
-        sub = full.take(pa.array(take, pa.int64())) if len(take) else full.slice(0, 0)
         where = names[0] if len(tables) == 1 else "per-query shards"
         shown_rows = np.array([row_of[j] for j in take.tolist()], dtype=np.int64)
         rm = meta["runs"][run]
@@ -752,10 +780,9 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
         beyond: dict[Measure, FloatArray] = {}
         for (name, kind, m) in columns:
             if kind in ("curve", "judged"):  # judged: Judged@K, kept for the health checks
-                curves[m] = _curve(sub.column(str(name)), str(name), k_max, where,
-                                   shown_rows)
+                curves[m] = _curve(cols[name], name, k_max, take, where, shown_rows)
             else:
-                v = _floats(sub.column(str(name)), str(name), where, shown_rows)
+                v = _floats(cols[name], name, take, where, shown_rows)
                 if m.cutoff is not None:
                     beyond[m] = v
                 else:
@@ -765,12 +792,12 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
             raise InputError(f"run {run!r}: {len(order)} query rows but the counts say "
                              f"{counts.evaluated} evaluated queries (a shard is missing or "
                              "was filtered)", where)
-        n_ret = _ints(sub.column("retrieved"), "retrieved", where, shown_rows)
-        n_rel = _ints(sub.column("relevant"), "relevant", where, shown_rows)
-        judged = _ints(sub.column("judged"), "judged", where, shown_rows)
-        rel_ranks = _ranks(sub.column("relevant_ranks"), "relevant_ranks", n_ret, where,
+        n_ret = _ints(cols["retrieved"], "retrieved", take, where, shown_rows)
+        n_rel = _ints(cols["relevant"], "relevant", take, where, shown_rows)
+        judged = _ints(cols["judged"], "judged", take, where, shown_rows)
+        rel_ranks = _ranks(cols["relevant_ranks"], "relevant_ranks", n_ret, take, where,
                            shown_rows)
-        judged_ranks = _ranks(sub.column("judged_ranks"), "judged_ranks", n_ret, where,
+        judged_ranks = _ranks(cols["judged_ranks"], "judged_ranks", n_ret, take, where,
                               shown_rows)
         ranking = _NoRanking(order, n_ret, n_rel, judged, float(conv.rel_level), counts,
                              [str(x) for x in rm.get("run_only_ids", [])],
