@@ -253,6 +253,11 @@ def _check_per_query_out(args: argparse.Namespace) -> list[str]:
         return paths
     if args.stream:
         raise RagReportError("--per-query-out needs every per-query value; drop --stream")
+    from .fileio import is_stdout
+
+    if is_stdout(args.per_query_out):
+        raise RagReportError("--per-query-out writes Parquet (binary): give a file name, "
+                             "not standard output")
     if args.doc_map is not None:
         raise RagReportError("--per-query-out does not work with --doc-map yet")
     from .fileio import check_outputs
@@ -292,8 +297,7 @@ _EVAL_OPTIONS = (("complete", "-c"), ("max_depth", "-M"), ("order", "--order"),
                  ("ties", "--ties"), ("compat", "--compat"), ("k_max", "--k-max"),
                  ("ignore_identical_ids", "--ignore-identical-ids"),
                  ("keep_first_duplicate", "--keep-first-duplicate"), ("doc_map", "--doc-map"),
-                 ("fractional_grades", "--fractional-grades"), ("columns", "--columns"),
-                 ("baseline_report", "--baseline-report"))
+                 ("fractional_grades", "--fractional-grades"), ("columns", "--columns"))
 
 
 def _check_per_query_in(args: argparse.Namespace) -> None:
@@ -301,6 +305,8 @@ def _check_per_query_in(args: argparse.Namespace) -> None:
     options (the results were evaluated already, with the conventions they state)."""
     if args.qrels or args.runs or args.example:
         raise RagReportError("give --per-query-in or QRELS and RUN (or --example), not both")
+    if args.baseline_report is not None:
+        raise RagReportError("--baseline-report does not work with --per-query-in yet")
     for attr, flag in _EVAL_OPTIONS:
         if getattr(args, attr, None) not in (None, False):
             raise RagReportError(f"{flag} does not apply to --per-query-in: the per-query "

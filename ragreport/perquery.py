@@ -34,14 +34,17 @@ List columns (rather than one column per K) keep the schema the same for every `
 and the table narrow; every engine (Spark, Dask, Ray, DuckDB, pandas) reads them.
 
 Schema metadata (``ragreport.*`` keys, each a JSON string): ``ragreport.schema``
-(:data:`SCHEMA_NAME`), ``ragreport.version`` (:data:`SCHEMA_VERSION`), ``ragreport.k_max``,
-``ragreport.conventions`` (:class:`~ragreport.result.Conventions` as a dict),
-``ragreport.measures`` (the summary measures, in order), ``ragreport.columns`` (each measure
-column: kind and the exact measure), ``ragreport.id_order`` (``"numeric"`` or ``"bytes"``:
-how the queries are listed), ``ragreport.fingerprints`` (``{"qrels": sha256 or null,
-"runs": {run: sha256}}``) and ``ragreport.runs`` (per run: the dataset counts of
+(:data:`SCHEMA_NAME`), ``ragreport.version`` (:data:`SCHEMA_VERSION`), ``ragreport.k_max``
+(the ``k_max`` asked for), ``ragreport.conventions`` (:class:`~ragreport.result.Conventions`
+as a dict, ``curve_width`` null: it is per run), ``ragreport.measures`` (the summary
+measures, in order), ``ragreport.columns`` (each measure column: its name, its kind --
+``curve``, ``scalar`` or ``judged``, the Judged@K curve kept for the health checks -- and the
+exact measure), ``ragreport.id_order`` (``"numeric"`` or ``"bytes"``: how the queries are
+listed), ``ragreport.fingerprints`` (``{"qrels": sha256 or null, "runs": {run: sha256}}``)
+and ``ragreport.runs`` (per run: its ``curve_width``, the dataset counts of
 :class:`~ragreport.align.Counts`, the first 10 run-only and qrels-only query ids, and the
-latency of timed queries that were not evaluated). Merging sums the counts.
+latency of timed queries that were not evaluated). Merging sums the counts; shards must agree
+on everything else (the fingerprints only when both state one), and each run's curve width.
 
 What a table cannot hold: the rankings themselves (documents, scores, grades). A result read
 back has no rankings (:attr:`PerQueryResult.has_rankings` is False): the report built from it
