@@ -65,6 +65,8 @@ SHORT = _bytes(_t.set_column(_t.column_names.index("P@K"), "P@K",
 FEWER = _bytes(to_table(evaluate({q: d for q, d in _nested(QRELS).items() if q != "q1"},
                                  {q: d for q, d in _nested_run(RUN).items() if q != "q1"},
                                  ["P@2"], k_max=3, name="tag")))
+OTHER = _bytes(to_table(evaluate(_nested(QRELS), _nested_run(RUN), ["P@2", "nDCG@3"],
+                                  name="other")))
 RUN_PARQUET = _bytes(pa.table({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]}))
 FILES = {"qrels.txt": QRELS, "run.txt": RUN}
 CHECK = ["check", "--no-stats", "--jobs", "1", "--targets", "t.toml"]
@@ -147,6 +149,9 @@ CASES = [
          {**TARGETS, "out/part-00000.parquet": PART1, "out/part-00001.parquet": PART23,
           "out/_SUCCESS": b"", "out/.part-00000.parquet.crc": b"x"},
          exit=0, stdout=r"all targets passed"),
+    Case("two-runs-in-one-folder", [*CHECK, "--per-query-in", "out"],
+         {**TARGETS, "out/tag-0.parquet": PART1, "out/tag-1.parquet": PART23,
+          "out/other.parquet": OTHER}, exit=0, stdout=r"Summary \(baseline: other\)\nmeasure\s+other\s+tag\n"),
     Case("failing-gate", [*CHECK, "--per-query-in", "w.parquet"],
          {"t.toml": '"P@2" = 0.99\n', "w.parquet": WHOLE}, exit=1,
          stdout=r"P@2"),

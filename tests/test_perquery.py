@@ -178,6 +178,9 @@ def test_merge_refusals() -> None:
         from_tables([newer])
     with pytest.raises(InputError, match="a shard is missing or was filtered"):
         from_tables([a.slice(0, 2)])
+    renamed = a.set_column(0, "run", pa.array(["x"] * a.num_rows))
+    with pytest.raises(InputError, match="run 'x' has rows but no counts in the metadata"):
+        from_tables([renamed])
 
 
 def test_rankings_are_not_there() -> None:
