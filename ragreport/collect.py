@@ -105,7 +105,9 @@ def collect_run(
         queries in it are not called again (their ranking and latency are read back); an
         unfinished last line is dropped and that query called again. The file is a run that
         :func:`ragreport.load_run` reads (with its latency); lines of queries that are not
-        in ``queries`` stay in the file and are not returned.
+        in ``queries`` stay in the file and are not returned. Each line records the run's
+        name: a file written for another run (another ``name``, by default another
+        retriever's function or class name) is refused rather than read as this one.
 
     Returns
     -------
@@ -160,7 +162,7 @@ def collect_run(
                                                                                  queries):
         raise ConfigError(f"resume= names the queries file {str(path)!r}; the resume file is "
                           "where the collected rankings are appended: give another path")
-    done = _read_resume(path, texts, k) if path is not None else {}
+    done = _read_resume(path, texts, k, run_name) if path is not None else {}
     todo = [q for q in texts if q not in done]
 
     def work(qid: str) -> _Collected:
@@ -194,7 +196,7 @@ def collect_run(
             done[got.qid] = got
             if out is not None:
                 try:
-                    out.write(_record(got, texts[got.qid]) + "\n")
+                    out.write(_record(got, texts[got.qid], run_name) + "\n")
                     out.flush()
                 except OSError as exc:
                     raise InputError(f"cannot write the resume file: {exc.strerror or exc}",
@@ -466,11 +468,12 @@ def _progress_bar(progress: bool | None, total: int, initial: int, name: str) ->
 # ---- the resume file ----------------------------------------------------------------------
 
 
-def _record(got: _Collected, text: str) -> str:
-    """One line of the resume file: a JSONL run record :func:`ragreport.load_run` reads."""
+def _record(got: _Collected, text: str, run: str) -> str:
+    """One line of the resume file: a JSONL run record :func:`ragreport.load_run` reads
+    (which ignores ``run``: the run's name, checked when the collection is resumed)."""
     retrieved: list[Any] = list(got.docs) if got.scores is None else [
         {"doc_id": d, "score": s} for d, s in zip(got.docs, got.scores, strict=True)]
-    rec: dict[str, Any] = {"query_id": got.qid, "query": text}
+    rec: dict[str, Any] = {"query_id": got.qid, "query": text, "run": run}
     if got.latency_ms is not None:
         rec["latency_ms"] = got.latency_ms
     rec["retrieved"] = retrieved
@@ -485,9 +488,12 @@ def _open_resume(path: Path) -> TextIO:
                          str(path)) from None
 
 
-def _read_resume(path: Path, texts: Mapping[str, str], k: int | None) -> dict[str, _Collected]:
+def _read_resume(path: Path, texts: Mapping[str, str], k: int | None,
+                 run: str) -> dict[str, _Collected]:
     """The queries a resume file already holds (those of ``texts``); an unfinished last
-    line (no newline: the write was cut short) is removed from the file."""
+    line (no newline: the write was cut short) is removed from the file. A line written for
+    another run (its ``run`` is not ``run``) is refused: another retriever's rankings would
+    be taken as this one's."""
     from .io.objects import from_jsonl
 
     try:
@@ -518,6 +524,11 @@ def _read_resume(path: Path, texts: Mapping[str, str], k: int | None) -> dict[st
             raise InputError("not a line of a resume file (a record with query_id, query, "
                              "latency_ms and retrieved)", str(path), no)
         qid = str(rec["query_id"])
+        if "run" in rec and rec["run"] != run:
+            raise InputError(f"this resume file holds the run {rec['run']!r:.60}, not "
+                             f"{run!r}: resuming would take its rankings as this retriever's; "
+                             "use one resume file per run (or name= the run as before)",
+                             str(path), no)
         if qid in texts and rec.get("query") != texts[qid]:
             raise InputError(f"query {qid!r} was collected with another text "
                              f"({_kind(rec.get('query'))}); use another resume file for "

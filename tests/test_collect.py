@@ -406,6 +406,31 @@ def test_resume_after_a_crash(tmp_path: Path) -> None:
     assert again.latency_ms == run.latency_ms
 
 
+def test_resume_file_of_another_run_is_refused(tmp_path: Path) -> None:
+    """Resuming with another retriever must not take the first one's rankings as its own."""
+    path = tmp_path / "r.jsonl"
+    first = collect_run(keyword_search, QUERIES, resume=path)
+    assert {json.loads(line)["run"] for line in path.read_text().splitlines()} == {
+        "keyword_search"}
+    before = path.read_bytes()
+
+    def dense(text: str) -> list[str]:
+        raise AssertionError("not called: refused before any call")
+
+    with pytest.raises(InputError, match=r"r\.jsonl:1: this resume file holds the run "
+                                         r"'keyword_search', not 'dense'"):
+        collect_run(dense, QUERIES, resume=path)
+    assert path.read_bytes() == before
+    # the same name (given) resumes; a line without "run" (an older file) is read
+    again = collect_run(dense, QUERIES, resume=path, name="keyword_search")
+    assert again.doc_ids.to_pylist() == first.doc_ids.to_pylist()
+    path.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items()
+                                        if k != "run"}) + "\n"
+                            for line in before.decode().splitlines()))
+    assert collect_run(dense, QUERIES, resume=path).doc_ids.to_pylist() == \
+        first.doc_ids.to_pylist()
+
+
 def test_resume_with_concurrency_keeps_the_finished_calls(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
 
@@ -442,7 +467,8 @@ def test_resume_file_without_scores_and_a_subset(tmp_path: Path) -> None:
     assert run.doc_ids.to_pylist() == fresh.doc_ids.to_pylist()
     assert run.scores.tolist() == fresh.scores.tolist()
     # a file holding more queries than asked: only those asked come back
-    sub = collect_run(failing_on("q2"), {"q2": QUERIES["q2"]}, resume=path)
+    sub = collect_run(failing_on("q2"), {"q2": QUERIES["q2"]}, resume=path,
+                      name="KeywordLangChain")  # the run the file holds
     assert sub.query_ids.to_pylist() == ["q2"] * len(keyword_search(QUERIES["q2"]))
 
 
