@@ -728,23 +728,29 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
             _column(t, c, src)
         for c, _, _ in columns:
             _column(t, str(c), src)
+        ids: dict[str, list[str]] = {}
         for c in ("run", "query_id"):
             col = t.column(c)
+            if pa.types.is_dictionary(col.type) and (
+                    pa.types.is_string(col.type.value_type)
+                    or pa.types.is_large_string(col.type.value_type)):
+                col = col.cast(col.type.value_type)  # categorical (pandas, Spark)
             if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
                 raise InputError(f"column {c!r} must hold strings, not {col.type}", src)
             if col.null_count:
                 nulls = np.asarray(col.is_null().to_numpy(), dtype=bool)
                 raise InputError(f"column {c!r} is null", src,
                                  row=int(np.flatnonzero(nulls)[0]) + 1)
-        run_col += t.column("run").to_pylist()
-        qid_col += t.column("query_id").to_pylist()
+            ids[c] = col.to_pylist()
+        run_col += ids["run"]
+        qid_col += ids["query_id"]
         shard_of += [i] * t.num_rows
         row_of += range(t.num_rows)
     unknown = sorted(set(run_col) - set(meta["runs"]))
     if unknown:
         raise InputError(f"run {unknown[0]!r} has rows but no counts in the metadata",
                          names[shard_of[run_col.index(unknown[0])]])
-    wanted = [*_FIXED, *(str(c) for c, _, _ in columns)]
+    wanted = [*_FIXED[2:], *(str(c) for c, _, _ in columns)]  # run, query_id: read above
     try:
         full = pa.concat_tables([t.select(wanted) for t in tables],
                                 promote_options="permissive")

@@ -183,6 +183,22 @@ def test_merge_refusals() -> None:
         from_tables([renamed])
 
 
+def test_categorical_ids_and_other_list_types() -> None:
+    """Ids as dictionaries (pandas categoricals, Spark) and curves as large or fixed-size
+    lists (what other writers make of list<float64>) read as the schema's own types."""
+    qrels, run = _generated(seed=6, n=10)
+    r = evaluate(qrels, run, MEASURES)
+    t = to_table(r)
+    i = t.column_names.index("query_id")
+    t = t.set_column(i, "query_id", t.column("query_id").dictionary_encode())
+    j = t.column_names.index("nDCG@K")
+    t = t.set_column(j, "nDCG@K", t.column("nDCG@K").cast(pa.list_(pa.float64(), r.k_max)))
+    k = t.column_names.index("P@K")
+    t = t.set_column(k, "P@K", t.column("P@K").cast(pa.large_list(pa.float64())))
+    [back] = from_tables([t])
+    _same(r, back)
+
+
 def test_rankings_are_not_there() -> None:
     r = evaluate({"q": {"a": 1}}, {"q": ["a", "b"]}, ["P@1"])
     [back] = from_tables([to_table(r)])
