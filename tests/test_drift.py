@@ -444,3 +444,23 @@ def test_baseline_picks_a_run_of_the_stored_report(
     with pytest.raises(RagReportError, match=r"no run 'dense' in the baseline report \(runs: "
                                              r"'bm25', 'tfidf'\)"):
         load_baseline_report(path, "dense")
+
+
+def test_readme_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's "Gate against a stored baseline" Python example, as written, in a fresh
+    folder holding main's report (written by the command on main) and the PR's run."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Gate against a stored baseline", 1)[1].split("\n### ", 1)[0]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    f = example_files()
+    monkeypatch.chdir(tmp_path)
+    Path("qrels.txt").write_bytes(Path(f.qrels).read_bytes())
+    Path("main.txt").write_bytes(Path(f.runs[0]).read_bytes())
+    Path("pr.txt").write_bytes(Path(f.runs[1]).read_bytes())
+    assert main(["check", "qrels.txt", "main.txt", "--json", "main.json", "--per-query",
+                 "--no-stats", "--jobs", "1"]) in (0, 1)
+    env: dict[str, Any] = {}
+    exec(compile(code, "README.md", "exec"), env)
+    (qrels,) = [c for c in env["checks"] if c.check == "qrels"]
+    assert not qrels.drifted and qrels.measured.startswith("judgments sha256 ")
+    assert env["report"].baseline == "bm25" and env["report"].runs == ["bm25", "tfidf"]
