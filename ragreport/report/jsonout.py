@@ -161,12 +161,12 @@ def report_json(report: Report) -> dict[str, Any]:
                           for w in report.worst},
     }
     doc["ties"] = _ties_json(report)
-    if not report.rankings:  # built from per-query results (ragreport.perquery)
-        doc["rankings"] = False
     if report.latency:  # runs that carry their retriever's time per query (collect_run)
         doc["latency"] = {t.run: {"queries": t.queries, "p50_ms": t.p50_ms,
                                   "p95_ms": t.p95_ms, "max_ms": t.max_ms,
                                   "shown": list(t.texts)} for t in report.latency}
+    if not report.rankings:  # built from per-query results (ragreport.perquery)
+        doc["rankings"] = False
     if report.judged_at_k is not None:  # with --per-query: what --baseline-report checks
         doc["judged_at_k"] = {"k": report.judged_at_k[0],
                               "means": dict(report.judged_at_k[1])}
