@@ -284,9 +284,8 @@ def _write_per_query(args: argparse.Namespace, result: Any, inputs: list[str]) -
     metadata, :mod:`ragreport.perquery`)."""
     from . import perquery
 
-    qrels = _sha256(args.qrels) if isinstance(args.qrels, str) and args.qrels in inputs \
-        else None
-    run = _sha256(args.runs) if isinstance(args.runs, str) and args.runs in inputs else None
+    qrels = _sha256(inputs[0]) if len(inputs) == 2 else None  # both inputs are files
+    run = _sha256(inputs[1]) if len(inputs) == 2 else None
     path = perquery.write(result, args.per_query_out, inputs=inputs, qrels_sha256=qrels,
                           run_sha256={result.run_name: run} if run else None)
     sys.stderr.write(f"wrote {escape_undecodable(str(path))}\n")
