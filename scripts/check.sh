@@ -3,12 +3,18 @@
 # (unit, doctests, conformance, property, CLI, report, browser and notebook tests).
 # Runs with the python3 on PATH: the README runs it in a fresh virtual environment (as CI
 # does); a system interpreter works too. Extra arguments go to pytest.
-# Browser tests need Debian's chromium; installed here when missing (needs root or sudo).
+# Browser tests need Debian's chromium, Spark's tests a Java runtime (Debian's
+# default-jre-headless); each installed here when missing (needs root or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v chromium >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -q && $SUDO apt-get install -y -q chromium
+fi
+# Spark's tests (tests/test_engines.py, local[2]) need a Java runtime: Debian's, when missing
+if ! command -v java >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -q && $SUDO apt-get install -y -q default-jre-headless
 fi
 PYTHON=python3
 echo "check.sh: $($PYTHON -c 'import sys; print(sys.executable, sys.version.split()[0])')" \
