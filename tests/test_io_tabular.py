@@ -471,6 +471,28 @@ def test_irds_ids(fake_ir_datasets: Any, example: dict[str, Any]) -> None:
         ragreport.load_qrels("irds:nope")
 
 
+def test_irds_download_failure_is_an_input_error(fake_ir_datasets: Any,
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """ir_datasets downloads while its iterator runs: a failure there (offline) is one line
+    naming the id, not an internal error of ragreport."""
+    def offline(self: Any) -> Iterator[Any]:
+        yield TrecQrel("q1", "d1", 1, "0")
+        raise ConnectionError("Failed to resolve 'ir-datasets.com'\nsecond line")
+
+    monkeypatch.setattr(fake_ir_datasets, "qrels_iter", offline)
+    with pytest.raises(InputError, match=r"^irds:pydoc/example: ir_datasets could not read the "
+                                         r"qrels: ConnectionError: Failed to resolve "
+                                         r"'ir-datasets\.com'$"):
+        ragreport.load_qrels("irds:pydoc/example")
+    from ragreport.cli import main
+
+    assert main(["evaluate", "irds:pydoc/example", "irds:pydoc/example"]) == 2
+    assert capsys.readouterr().err == (
+        "ragreport: error: irds:pydoc/example: ir_datasets could not read the qrels: "
+        "ConnectionError: Failed to resolve 'ir-datasets.com'\n")
+
+
 def test_irds_without_ir_datasets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ir_datasets", None)  # import fails
     with pytest.raises(InputError) as info:

@@ -226,7 +226,14 @@ def _irds(ident: str, attr: str, what: str) -> Any:
         dataset = ir_datasets.load(name)
     except KeyError:
         raise InputError(f"ir_datasets has no dataset {name!r}", ident) from None
+    except Exception as exc:  # ir_datasets' own failures (a download, a registry)
+        raise _irds_failed(exc, what, ident) from None
     return _dataset_iter(dataset, attr, what, ident)
+
+
+def _irds_failed(exc: BaseException, what: str, ident: str) -> InputError:
+    return InputError(f"ir_datasets could not read the {what}: {type(exc).__name__}: "
+                      f"{_first_line(exc)}", ident)
 
 
 def _dataset_iter(dataset: Any, attr: str, what: str, source: str) -> Any:
@@ -252,7 +259,12 @@ def table_input(obj: Any, kind: str, source: str | None = None) -> TableInput:
     shown = source or f"{kind} ({name})"
     if isinstance(obj, str) and obj.startswith(IRDS_PREFIX) and not os.path.exists(obj):
         attr, what = _IRDS_ATTR[kind]
-        return _iterable_input(_irds(obj, attr, what), obj, kind)
+        try:
+            return _iterable_input(_irds(obj, attr, what), obj, kind)
+        except InputError:
+            raise
+        except Exception as exc:  # while iterating: the download happens in ir_datasets
+            raise _irds_failed(exc, what, obj) from None
     if isinstance(obj, (str, os.PathLike, Source)):
         return _parquet(obj)
     if module == "pyarrow":
