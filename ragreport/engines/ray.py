@@ -111,14 +111,15 @@ def evaluate(qrels_ds: Any, run_ds: Any, measures: Any = None, k_max: int | None
 
     Examples
     --------
-    >>> import ray  # doctest: +SKIP
-    >>> qrels = ray.data.from_items([{"query_id": "q1", "doc_id": "d1", "relevance": 1}])
-    ... # doctest: +SKIP
-    >>> run = ray.data.from_items([{"query_id": "q1", "doc_id": "d0", "score": 2.0},
-    ...                            {"query_id": "q1", "doc_id": "d1", "score": 1.0}])
-    ... # doctest: +SKIP
-    >>> results(evaluate(qrels, run, ["P@2", "RR"]))[0].means()  # doctest: +SKIP
-    {'P@2': 0.5, 'RR': 0.5}
+    Run by ``tests/test_engines.py`` on a local Ray (a doctest would start one)::
+
+        import ray
+        qrels = ray.data.from_items([{"query_id": "q1", "doc_id": "d1", "relevance": 1}])
+        run = ray.data.from_items([{"query_id": "q1", "doc_id": "d0", "score": 2.0},
+                                   {"query_id": "q1", "doc_id": "d1", "score": 1.0}])
+        ds = ragreport.ray.evaluate(qrels, run, ["P@2", "RR"])
+        ragreport.ray.results(ds)[0].means()        # {'P@2': 0.5, 'RR': 0.5}
+        ds.write_parquet("per-query/")              # ragreport report --per-query-in per-query/
     """
     rd = _need()
     import pyarrow as pa

@@ -126,15 +126,16 @@ def evaluate(qrels_df: Any, run_df: Any, measures: Any = None, k_max: int | None
 
     Examples
     --------
-    >>> from pyspark.sql import SparkSession
-    >>> spark = SparkSession.builder.master("local[1]").getOrCreate()  # doctest: +SKIP
-    >>> qrels = spark.createDataFrame([("q1", "d1", 1)], ["query_id", "doc_id", "relevance"])
-    ... # doctest: +SKIP
-    >>> run = spark.createDataFrame([("q1", "d0", 2.0), ("q1", "d1", 1.0)],
-    ...                             ["query_id", "doc_id", "score"])  # doctest: +SKIP
-    >>> df = evaluate(qrels, run, ["P@2", "RR"])  # doctest: +SKIP
-    >>> results(df)[0].means()  # doctest: +SKIP
-    {'P@2': 0.5, 'RR': 0.5}
+    Run by ``tests/test_engines.py`` on ``local[2]`` (a doctest would start a JVM)::
+
+        from pyspark.sql import SparkSession
+        spark = SparkSession.builder.master("local[2]").getOrCreate()
+        qrels = spark.createDataFrame([("q1", "d1", 1)], ["query_id", "doc_id", "relevance"])
+        run = spark.createDataFrame([("q1", "d0", 2.0), ("q1", "d1", 1.0)],
+                                    ["query_id", "doc_id", "score"])
+        df = ragreport.spark.evaluate(qrels, run, ["P@2", "RR"])
+        ragreport.spark.results(df)[0].means()      # {'P@2': 0.5, 'RR': 0.5}
+        df.write.parquet("per-query/")              # ragreport report --per-query-in per-query/
     """
     F = _need()
     from pyspark import StorageLevel
