@@ -245,7 +245,9 @@ def test_report_equals_raw_report() -> None:
             assert a.ties and not b.ties  # tied scores: the raw report has tie exposure
         md = b.to_markdown()
         assert "From per-query results: no rankings" in md
-        assert "no rankings" in b.to_html()
+        page = b.to_html()
+        assert "no rankings" in page and "Open a query to see its ranking" not in page
+        assert "Nothing retrieved." not in page  # no empty ranking shown as one
 
 
 def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:

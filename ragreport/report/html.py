@@ -343,8 +343,8 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
         "worst": worst,
         "worst_caps": {"queries": MAX_DETAILS_PER_RUN, "rows": MAX_RANK_ROWS,
                        "missing": MAX_MISSING},
-        "worst_note": _worst_note(report.worst) + ("" if report.rankings else
-                                                    "; " + NO_RANKINGS_NOTE),
+        "worst_note": _worst_note(report.worst),
+        "no_rankings_note": "" if report.rankings else NO_RANKINGS_NOTE,  # ragreport.perquery
         "chunk_level_note": "" if report.document is None else (
             "Chunk level (the rankings as retrieved); the document level is under Chunks and "
             "documents" + (", with the target marks, as the targets are checked there."
