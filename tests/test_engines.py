@@ -306,3 +306,41 @@ def test_shards_of_one_partition_function_merge_to_the_whole(options: dict[str, 
     [got] = perquery.from_tables([pa.concat_tables(tables).replace_schema_metadata(
         meta_strings(merged))])
     _same(got, whole, measures)
+
+
+# ---- hostile rows: the readers' message through a whole engine (Dask: cheapest to start) ----
+def _hostile(kind: str, column: str, value: Any, row: int = 4) -> tuple[pd.DataFrame, ...]:
+    qrels, run = QRELS.copy(), RUN.copy()
+    frame = qrels if kind == "qrels" else run
+    if not isinstance(value, float):
+        frame[column] = frame[column].astype(object)
+    frame.loc[row, column] = value
+    return qrels, run
+
+
+HOSTILE = {
+    "null query id": _hostile("run", "query_id", None),
+    "blank document id": _hostile("run", "doc_id", "  "),
+    "NaN score": _hostile("run", "score", float("nan")),
+    "infinite score": _hostile("run", "score", float("inf")),
+    "text score": _hostile("run", "score", "1.5x"),
+    "text grade": _hostile("qrels", "relevance", "high"),
+    "judged twice": (pd.concat([QRELS, QRELS.iloc[[2]]], ignore_index=True), RUN),
+    # not here: a boolean score or a float id among text in an object column: Dask itself
+    # turns object columns into text ("True", "1.5") before ragreport sees them (its
+    # dataframe.convert-string); a float id column is refused by Spark's driver-side check
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_dask_hostile_rows_give_the_readers_message(dask_sync: None, case: str) -> None:
+    from ragreport import dask as rd
+
+    qrels, run = HOSTILE[case]
+    reason = _reader_reason(qrels, run)
+    with pytest.raises(InputError) as info:
+        rd.evaluate(_ddf(qrels), _ddf(run), ["P@5"], partitions=2)
+    got = str(info.value)
+    assert "\n" not in got and "Traceback" not in got
+    assert got.endswith(reason), (got, reason)
+    assert got.startswith(("run (Dask DataFrame): ", "qrels (Dask DataFrame): "))

@@ -15,6 +15,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from ..errors import InputError, RagReportError
 from ._shard import PartSpec, evaluate_part, marked, readable_errors
 from .common import META_COLUMN, columns_for, finish, meta_strings, missing_column
@@ -51,14 +53,16 @@ def _normalise(pdf: Any, kind: str, cols: tuple[str, str, str]) -> Any:
     except InputError as exc:
         raise InputError(exc.reason, src) from None
     n = len(pdf)
+    # the values as they are (the partition reads them as the readers do: a NaN score is
+    # refused as NaN); the other side's column is NaN, which no row of this side reads
     values = pdf[v].reset_index(drop=True)
-    nothing = pd.Series([None] * n, dtype=object)
+    nothing = pd.Series(np.full(n, np.nan))
     grade, score = (values, nothing) if kind == "qrels" else (nothing, values)
     return pd.DataFrame({
         "query_id": pd.Series(pa.array(qids).to_pylist(), dtype=object),
         "doc_id": pd.Series(pa.array(docs).to_pylist(), dtype=object),
-        "relevance": grade.astype(object), "score": score.astype(object),
-        "side": pd.Series([0 if kind == "qrels" else 1] * n, dtype="int8")})
+        "relevance": grade, "score": score,
+        "side": pd.Series(np.full(n, 0 if kind == "qrels" else 1, dtype=np.int8))})
 
 
 def _part(pdf: Any, spec: PartSpec, probe_meta: Mapping[str, Any], names: list[str],
@@ -126,14 +130,9 @@ def evaluate(qrels_df: Any, run_df: Any, measures: Any = None, k_max: int | None
             if col not in df.columns:
                 raise missing_column(kind, what, col, [str(c) for c in df.columns], _ENGINE,
                                      key)
-        import pandas as pd
 
-        common_meta = pd.DataFrame({"query_id": pd.Series([], dtype=object),
-                                    "doc_id": pd.Series([], dtype=object),
-                                    "relevance": pd.Series([], dtype=object),
-                                    "score": pd.Series([], dtype=object),
-                                    "side": pd.Series([], dtype="int8")})
-        parts.append(df.map_partitions(_normalise, kind, cols, meta=common_meta))
+        parts.append(df.map_partitions(_normalise, kind, cols,
+                                       meta=_normalise(df._meta, kind, cols)))
     both = dd.concat(parts)
     n = partitions or max(qrels_df.npartitions, run_df.npartitions)
     both = both.shuffle(on="query_id", npartitions=n)
