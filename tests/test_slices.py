@@ -417,3 +417,49 @@ def test_ci_lower_slice_target_needs_stats(results: list) -> None:
         build_report(results, slices=_tags(), stats=False,
                      slice_targets={"odd": parse_targets({"R@5": {"min": 0.1,
                                                                   "on": "ci_lower"}})})
+
+
+# --- the explorer ------------------------------------------------------------------------------
+
+def test_explorer_state_slice_filter(results: list) -> None:
+    from ragreport.explorer.state import ExplorerState
+
+    st = ExplorerState(results, slices=_tags())
+    assert st.meta()["slices"] == [{"id": "odd", "label": "odd", "n": 21},
+                                   {"id": "small", "label": "small", "n": 5},
+                                   {"id": "even", "label": "even", "n": 20}]
+    full = st.query_order()
+    st.set_slice("small")
+    small = {f"q{i:02d}" for i in range(1, 6)}
+    assert st.query_order() == [q for q in full if q in small]  # the same order, filtered
+    st.set_filter("q0")
+    st.set_slice("even")
+    assert st.query_order() == [q for q in full if q.startswith("q0") and int(q[1:]) % 2 == 0]
+    with pytest.raises(RagReportError, match="slice must be one of 'odd', 'small', 'even'"):
+        st.set_slice("nope")
+    st.set_filter("")
+    st.set_slice("")
+    assert st.query_order() == full
+    bare = ExplorerState(results)
+    assert bare.meta()["slices"] == []
+    with pytest.raises(RagReportError, match="no slices were given"):
+        bare.set_slice("odd")
+
+
+def test_explorer_widget_slice_trait(results: list, tmp_path: Path) -> None:
+    from ragreport.explorer.widget import Explorer
+
+    ex = Explorer(results, slices=_tags())
+    ex.slice = "odd"  # as the front end sets it
+    assert ex.n_visible == 21 and ex.error == ""
+    assert all(int(q[1:]) % 2 == 1 for q in ex.head["qid"])
+    ex.slice = "bogus"
+    assert ex.slice == "odd" and "slice must be one of" in ex.error  # reverted, said
+    ex.set_slice("")
+    assert ex.n_visible == 41 and ex.slice == ""
+    written = ex.write_report(tmp_path / "r.html")  # the report button: with the slices
+    assert 'id="slices"' in written.read_text(encoding="utf-8")
+    ex.close()
+    with pytest.raises(InputError, match=r"s\.tsv:1: query 'q01': empty slice name"):
+        (tmp_path / "s.tsv").write_text("q01\ta,,b\n", encoding="utf-8")
+        Explorer(results, slices=tmp_path / "s.tsv")

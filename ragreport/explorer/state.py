@@ -41,6 +41,7 @@ from ..analysis.failures import (
 from ..analysis.targets import passes_array, run_checks, target_values
 from ..engine import cutoff_values
 from ..errors import RagReportError
+from ..io.slices import QuerySlices
 from ..measures import Measure, parse_measure
 from ..parallel import Mapper, map_with
 from ..present import measure_label, measure_title, shown, snippet
@@ -214,11 +215,15 @@ class ExplorerState:
     k : int, optional
         Initial K (default: the first target's cutoff, else 10; 1 to :attr:`k_max`, the
         deepest ranking).
+    slices : mapping, path or QuerySlices, optional
+        Query id -> slice names (:func:`ragreport.io.slices.load_slices`): the list can show
+        one slice (:meth:`set_slice`), and the report button's report has the slices.
     """
 
     def __init__(self, results: EvaluationResult | Sequence[EvaluationResult],
                  targets: Any = None, queries: Any = None, docs: Any = None, *,
-                 measure: str | None = None, k: int | None = None) -> None:
+                 measure: str | None = None, k: int | None = None,
+                 slices: Any = None) -> None:
         if isinstance(results, EvaluationResult):
             runs = [results]
         elif isinstance(results, (str, bytes)) or not isinstance(results, Sequence):
@@ -242,6 +247,11 @@ class ExplorerState:
             self.queries.update(r.query_texts)
         self.queries.update(_coerce_texts(queries, "queries"))
         self.docs: dict[str, str] = _coerce_texts(docs, "docs")
+        self.slices: QuerySlices | None = None
+        if slices is not None:
+            from ..io.slices import load_slices
+
+            self.slices = load_slices(slices)  # errors name the file and the line
         #: K goes up to the deepest ranking of the runs (at least 1).
         self.k_max: int = max(max(r.ranking.depth for r in runs), 1)
 
@@ -279,6 +289,7 @@ class ExplorerState:
         self.sort = "worst"
         self.filter_text = ""
         self.category = ""
+        self.slice = ""
         self.fails_only = False
         self.selected = ""
         self.stats_inline = all(r.n_queries <= INLINE_STATS_QUERIES for r in runs)
@@ -506,7 +517,7 @@ class ExplorerState:
     # ---- the visible order ---------------------------------------------------------------
     def _key(self) -> tuple[Any, ...]:
         return (self.a, self.b, self.family, self.k, self._needle(), self.category,
-                self.fails_only, self.sort)
+                self.slice, self.fails_only, self.sort)
 
     def order(self) -> IntArray:
         """Indices (into run A's queries) of the visible list, in order."""
@@ -520,6 +531,9 @@ class ExplorerState:
         if self.category:
             cat = self.kinds() == CATEGORIES[self.category]
             mask = cat if mask is None else mask & cat
+        if self.slice:
+            sl = self.slice_mask()
+            mask = sl if mask is None else mask & sl
         if self.fails_only:
             f = self.fails()
             mask = f if mask is None else mask & f
@@ -680,6 +694,33 @@ class ExplorerState:
 
     set_kind = set_category
 
+    def set_slice(self, name: str | None) -> None:
+        """Show only the queries of one slice (a name of ``meta()["slices"]``); ``""`` or
+        None for all."""
+        if name is None or name == "":
+            self.slice = ""
+            return
+        names = self.slices.names if self.slices is not None else ()
+        if not isinstance(name, str) or name not in names:
+            shown_names = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5
+                                                                   else "")
+            raise RagReportError(f"slice must be one of {shown_names} (or empty), got {name!r}"
+                                 if names else "no slices were given (slices=)")
+        self.slice = name
+
+    def slice_mask(self, run: int | None = None) -> BoolArray:
+        """(queries,) of a run (default A): is the query in the chosen slice?"""
+        i = self.a if run is None else run
+        name = self.slice
+        ids = self.results[i].query_ids
+
+        def make() -> BoolArray:
+            members = set(self.slices.queries(name)) if self.slices is not None else set()
+            return np.fromiter((q in members for q in ids), dtype=bool, count=len(ids))
+
+        got: BoolArray = self._memo(("slice", i, name), make)
+        return got
+
     @staticmethod
     def _category_label(code: int) -> str:
         return _CATEGORY_LABELS.get(code, FAILURE_KINDS[code])
@@ -754,6 +795,8 @@ class ExplorerState:
             "version": __version__,
             "categories": [{"id": c, "code": code, "label": self._category_label(code)}
                            for c, code in CATEGORIES.items()],
+            "slices": [{"id": n, "label": n, "n": len(self.slices.queries(n))}
+                       for n in self.slices.names] if self.slices is not None else [],
             "sorts": [{"id": s, "label": SORTS[s]} for s in sorts],
         }
 
@@ -1262,7 +1305,7 @@ class ExplorerState:
         from ..report import build_report
 
         rep = build_report(self.results, self.targets, queries=self.queries or None,
-                           docs=self.docs or None)
+                           docs=self.docs or None, slices=self.slices)
         written = rep.save(html=path)
         return Path(written[0])
 

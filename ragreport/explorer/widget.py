@@ -73,6 +73,8 @@ class Explorer(anywidget.AnyWidget):
     sort = t.Unicode("worst").tag(sync=True)
     filter_text = t.Unicode("").tag(sync=True)
     category = t.Unicode("").tag(sync=True)
+    #: The query slice the list shows (``""``: all; ``meta["slices"]`` lists them).
+    slice = t.Unicode("").tag(sync=True)
     fails_only = t.Bool(False).tag(sync=True)
     selected = t.Unicode("").tag(sync=True)
     #: The first row of the list on screen, set by the view (sent with its next change), so
@@ -90,13 +92,14 @@ class Explorer(anywidget.AnyWidget):
     error = t.Unicode("").tag(sync=True)
 
     _INPUTS = ("measure", "k", "run_a", "run_b", "sort", "filter_text", "category",
-               "fails_only", "selected")
+               "slice", "fails_only", "selected")
 
     def __init__(self, results: EvaluationResult | Sequence[EvaluationResult],
                  targets: Any = None, queries: Any = None, docs: Any = None, *,
-                 measure: str | None = None, k: int | None = None) -> None:
+                 measure: str | None = None, k: int | None = None,
+                 slices: Any = None) -> None:
         state = ExplorerState(results, targets=targets, queries=queries, docs=docs,
-                              measure=measure, k=k)
+                              measure=measure, k=k, slices=slices)
         super().__init__()
         self._state = state
         self._syncing = False
@@ -136,6 +139,7 @@ class Explorer(anywidget.AnyWidget):
         self.sort = s.sort
         self.filter_text = s.filter_text
         self.category = s.category
+        self.slice = s.slice
         self.fails_only = s.fails_only
         self.selected = s.selected
 
@@ -217,6 +221,10 @@ class Explorer(anywidget.AnyWidget):
 
     set_kind = set_category
 
+    def set_slice(self, name: str | None) -> None:
+        """Show only the queries of one slice (see ``meta["slices"]``; ``""`` for all)."""
+        self._apply(lambda: self._state.set_slice(name), everything=False, selection=False)
+
     def set_fails_target(self, on: bool) -> None:
         """Show only queries failing at least one configured target."""
         self._apply(lambda: self._state.set_fails_target(on), everything=False,
@@ -289,6 +297,7 @@ class Explorer(anywidget.AnyWidget):
                             {"everything": False, "selection": False}),
             "category": (lambda: s.set_category(new),
                          {"everything": False, "selection": False}),
+            "slice": (lambda: s.set_slice(new), {"everything": False, "selection": False}),
             "fails_only": (lambda: s.set_fails_target(new),
                            {"everything": False, "selection": False}),
             "selected": (lambda: s.select_query(new), {"everything": False, "order": False}),

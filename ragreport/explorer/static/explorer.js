@@ -441,6 +441,11 @@ function render({ model, el }) {
   const sortSel = /** @type {HTMLSelectElement} */ (h("select", {
     "data-role": "sort", "aria-label": "sort", class: "rr-select",
   }));
+  // the query slices (slices=, --slices): shown only when there are some
+  const sliceSel = /** @type {HTMLSelectElement} */ (h("select", {
+    "data-role": "slice", "aria-label": "slice", class: "rr-select",
+  }));
+  sliceSel.hidden = true;
   const failsBox = /** @type {HTMLInputElement} */ (h("input", {
     type: "checkbox", "data-role": "fails-only",
   }));
@@ -462,6 +467,7 @@ function render({ model, el }) {
     h("div", { class: "rr-list-controls" },
       filterInput,
       h("div", { class: "rr-row" }, categorySel, sortSel),
+      sliceSel,
       h("label", { class: "rr-check" }, failsBox, h("span", { text: "fails a target" }))),
     listCount, listbox, emptyEl);
 
@@ -897,7 +903,7 @@ function render({ model, el }) {
     else listbox.removeAttribute("aria-activedescendant");
     // count and empty state
     const total = m.n_queries | 0;
-    const filtered = (get("filter_text") || "") !== "" || (get("category") || "") !== "" || !!get("fails_only");
+    const filtered = (get("filter_text") || "") !== "" || (get("category") || "") !== "" || (get("slice") || "") !== "" || !!get("fails_only");
     listCount.textContent = (filtered ? `${count(n)} of ${count(total)} queries` : `${count(total)} queries`)
       + (st.edge ? ` \u00b7 this is the ${st.edge} query` : "");
     emptyEl.hidden = n > 0;
@@ -908,6 +914,8 @@ function render({ model, el }) {
       if (ft) parts.push(`\u201c${ft}\u201d`);
       const cat = get("category") || "";
       if (cat) parts.push(`the category \u201c${(m.categories || []).find((c) => String(c.id) === cat)?.label || cat}\u201d`);
+      const sl = get("slice") || "";
+      if (sl) parts.push(`the slice \u201c${sl}\u201d`);
       if (get("fails_only")) parts.push("\u201cfails a target\u201d");
       emptyText.textContent = parts.length ? `No query matches ${parts.join(" with ")}.` : "No query to show.";
     }
@@ -1011,6 +1019,7 @@ function render({ model, el }) {
     else if (e.key === "ArrowDown") { e.preventDefault(); listbox.focus(); selectPos(Math.max(0, st.selPos), true); }
   });
   listen(categorySel, "change", () => { listToTop(); setLocal("category", categorySel.value); save(); });
+  listen(sliceSel, "change", () => { listToTop(); setLocal("slice", sliceSel.value); save(); });
   listen(sortSel, "change", () => { listToTop(); setLocal("sort", sortSel.value); save(); });
   listen(failsBox, "change", () => { listToTop(); setLocal("fails_only", failsBox.checked); save(); });
 
@@ -1020,6 +1029,7 @@ function render({ model, el }) {
     listToTop();
     setLocal("filter_text", "");
     setLocal("category", "");
+    if (get("slice")) setLocal("slice", "");
     setLocal("fails_only", false);
     save();
     filterInput.focus();
@@ -1215,6 +1225,15 @@ function render({ model, el }) {
       categorySel.dataset.sig = csig;
     }
     categorySel.value = get("category") || "";
+    const slices = m.slices || [];
+    const slsig = slices.map((c) => `${c.id}\u0001${c.n}`).join("\u0000");
+    if (sliceSel.dataset.sig !== slsig) {
+      put(sliceSel, h("option", { value: "", text: "every slice" }),
+        ...slices.map((c) => h("option", { value: String(c.id), text: `slice: ${c.label} (${c.n})`, title: c.label })));
+      sliceSel.dataset.sig = slsig;
+    }
+    sliceSel.hidden = slices.length === 0;
+    sliceSel.value = get("slice") || "";
     const hasB = get("run_b") >= 0;
     const sorts = (m.sorts || []).filter((o) => hasB || !String(o.id).startsWith("delta"));
     const ssig = sorts.map((o) => o.id).join("\u0000");
@@ -1566,6 +1585,7 @@ function render({ model, el }) {
     measure: ["toolbar"], k: ["toolbar", "k"],
     run_a: ["toolbar", "ranking", "panel", "summary"], run_b: ["toolbar", "ranking", "panel", "summary", "order"],
     sort: ["toolbar"], filter_text: ["toolbar", "order"], category: ["toolbar", "order"],
+    slice: ["toolbar", "order"],
     fails_only: ["toolbar", "order"],
     order_version: ["order"], n_visible: ["order"], head: ["order"], selected_pos: ["order"],
     summary: ["summary"], compare: ["summary"], ranking: ["ranking"], panel: ["panel"],
