@@ -113,9 +113,10 @@ def evaluate(qrels_df: Any, run_df: Any, measures: Any = None, k_max: int | None
     Returns
     -------
     pyspark.sql.DataFrame
-        One row per evaluated query, in the per-query schema (cached: the evaluation runs
-        once, here, so a bad row raises now). Its ``run`` column's metadata holds the
-        evaluation's; :func:`results` turns it into an :class:`~ragreport.EvaluationResult`.
+        One row per evaluated query, in the per-query schema, cached (the evaluation runs
+        once, here, so a bad row raises now; ``df.unpersist()`` frees it). Its ``run``
+        column's metadata holds the evaluation's; :func:`results` turns it into an
+        :class:`~ragreport.EvaluationResult`.
 
     Raises
     ------
@@ -171,8 +172,11 @@ def evaluate(qrels_df: Any, run_df: Any, measures: Any = None, k_max: int | None
     except BaseException:
         mapped.unpersist()
         raise
-    out = mapped.where(F.col(META_COLUMN).isNull()).drop(META_COLUMN)
-    return out.withMetadata("run", meta_strings(merged))
+    out = mapped.where(F.col(META_COLUMN).isNull()).drop(META_COLUMN) \
+        .withMetadata("run", meta_strings(merged)).persist(StorageLevel.MEMORY_AND_DISK)
+    out.count()  # from the cached partitions' output; then only the rows stay cached
+    mapped.unpersist()
+    return out
 
 
 def _small(t: Any) -> Any:
