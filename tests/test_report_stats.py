@@ -7,6 +7,7 @@ worse on P@1 and RR (and equal on R@5); with 2 misses nothing is significant.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from functools import cache
 
@@ -238,7 +239,12 @@ def test_markdown_without_stats() -> None:
 
 
 def test_markdown_intervals_dropped_first_when_trimming() -> None:
+    """The chart goes first (see test_mermaid); without one, the intervals go first."""
     rep = report(20)
+    with_chart = rep.to_markdown()
+    cut = rep.to_markdown(max_chars=len(with_chart) - 10)
+    assert "truncated: chart not shown;" in cut and "```mermaid" not in cut
+    rep = dataclasses.replace(rep, chart=False)
     full = rep.to_markdown()
     c = cells(rep)
     assert c[("P@1", "b")].ci_text in full

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import RagReportError
+from ..present import shown
 
 if TYPE_CHECKING:
     from ..data import Qrels
@@ -83,7 +84,7 @@ class DriftCheck:
 
 
 def _f(x: float) -> str:
-    return f"{x:.4f}"
+    return shown(x)
 
 
 def _check_share(name: str, value: float) -> None:

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..palette import LIGHT_RUNS, ROLES
+from ..present import shown
 from .model import Curve, Report
 
 __all__ = ["MAX_POINTS", "ChartLine", "chart_legend", "headline_curve", "mermaid_chart",
@@ -133,7 +134,7 @@ def _lines(report: Report, curve: Curve) -> list[ChartLine]:
 
 def _num(x: float) -> str:
     """A value as the chart gets it (4 decimals, no trailing zeros: ``0.5``, ``0.3716``)."""
-    text = f"{x:.4f}".rstrip("0").rstrip(".")
+    text = shown(x).rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
 
 
