@@ -40,7 +40,6 @@ def _normalise(pdf: Any, kind: str, cols: tuple[str, str, str]) -> Any:
     """One partition of the qrels or the run in the common columns, ids as text (checked
     with the table readers' messages)."""
     import pandas as pd
-    import pyarrow as pa
 
     from ..io.tabular import _pandas, ids_column
 
@@ -59,8 +58,9 @@ def _normalise(pdf: Any, kind: str, cols: tuple[str, str, str]) -> Any:
     nothing = pd.Series(np.full(n, np.nan))
     grade, score = (values, nothing) if kind == "qrels" else (nothing, values)
     return pd.DataFrame({
-        "query_id": pd.Series(pa.array(qids).to_pylist(), dtype=object),
-        "doc_id": pd.Series(pa.array(docs).to_pylist(), dtype=object),
+        # Arrow-backed text (no Python object per row)
+        "query_id": qids.to_pandas(types_mapper=pd.ArrowDtype),
+        "doc_id": docs.to_pandas(types_mapper=pd.ArrowDtype),
         "relevance": grade, "score": score,
         "side": pd.Series(np.full(n, 0 if kind == "qrels" else 1, dtype=np.int8))})
 
@@ -73,7 +73,7 @@ def _part(pdf: Any, spec: PartSpec, probe_meta: Mapping[str, Any], names: list[s
     qt = pdf.loc[side == 0, ["query_id", "doc_id", "relevance"]].reset_index(drop=True)
     rt = pdf.loc[side == 1, ["query_id", "doc_id", "score"]].reset_index(drop=True)
     if not len(qt) and not len(rt):
-        return out_schema.empty_table().to_pandas()
+        return _pandas_of(out_schema.empty_table())
     out, meta = evaluate_part(qt, rt, spec, probe_meta)
     parts = []
     if out is not None and out.num_rows:
@@ -82,7 +82,14 @@ def _part(pdf: Any, spec: PartSpec, probe_meta: Mapping[str, Any], names: list[s
     row = {f.name: pa.nulls(1, f.type) for f in out_schema}
     row[META_COLUMN] = pa.array([json.dumps(meta, allow_nan=False)], pa.string())
     parts.append(pa.table(row).cast(out_schema))
-    return pa.concat_tables(parts).to_pandas()
+    return _pandas_of(pa.concat_tables(parts))
+
+
+def _pandas_of(table: Any) -> Any:
+    """Arrow-backed columns (lists stay lists: Dask turns object columns into text)."""
+    import pandas as pd
+
+    return table.to_pandas(types_mapper=pd.ArrowDtype)
 
 
 def evaluate(qrels_df: Any, run_df: Any, measures: Any = None, k_max: int | None = None, *,
@@ -140,26 +147,35 @@ def evaluate(qrels_df: Any, run_df: Any, measures: Any = None, k_max: int | None
                               for f in probe.schema.remove_metadata()),
                             pa.field(META_COLUMN, pa.string())])
     names = [f.name for f in out_schema]
-    empty = out_schema.empty_table().to_pandas()
+    empty = _pandas_of(out_schema.empty_table())
+    import dask
+
     mapped = both.map_partitions(marked(_part), spec, probe_meta, names, out_schema, meta=empty,
                                  enforce_metadata=False)
+    # the partitions' frames computed once and held (by key: a persisted frame would be
+    # tokenized by pickling its data, seconds per million rows)
     with readable_errors():
-        mapped = mapped.persist()
-        metas = mapped[META_COLUMN].dropna().compute().tolist()
-    merged = finish([json.loads(m) for m in metas], _ENGINE)
-    rows = mapped[mapped[META_COLUMN].isna()].drop(columns=[META_COLUMN])
+        done = dask.persist(*mapped.to_delayed())
+        metas = dask.compute(*[dask.delayed(_part_meta)(p) for p in done])
+    merged = finish([json.loads(m) for m in metas if m is not None], _ENGINE)
     carrier = empty.drop(columns=[META_COLUMN])
     carrier.attrs["ragreport"] = merged  # kept by persist, column selections and filters
     carrier.attrs["ragreport_schema"] = pa.schema(  # as text: dask writes attrs as JSON
         [f for f in out_schema if f.name != META_COLUMN]).serialize().to_pybytes().hex()
-    ints = [f.name for f in out_schema if pa.types.is_integer(f.type)]
-    return rows.map_partitions(_ints_back, ints, meta=carrier)
+    kept = [p for p, m in zip(done, metas, strict=True) if m is not None]  # not empty ones
+    return dd.from_delayed([dask.delayed(_part_rows)(p) for p in kept], meta=carrier,
+                           verify_meta=False)
 
 
-def _ints_back(pdf: Any, ints: list[str]) -> Any:
-    """The partition with its count columns as integers again (the metadata row's nulls
-    made them floats)."""
-    return pdf.astype({c: "int64" for c in ints})
+def _part_meta(pdf: Any) -> str | None:
+    """The metadata row's JSON of a partition's frame (None for an empty partition)."""
+    got = pdf[META_COLUMN].dropna()
+    return str(got.iloc[0]) if len(got) else None
+
+
+def _part_rows(pdf: Any) -> Any:
+    """A partition's per-query rows: without the metadata row and column."""
+    return pdf[pdf[META_COLUMN].isna()].drop(columns=[META_COLUMN])
 
 
 def _meta_of(df: Any) -> dict[str, Any]:
