@@ -148,8 +148,9 @@ def evaluate(qrels_df: Any, run_df: Any, measures: Any = None, k_max: int | None
                             pa.field(META_COLUMN, pa.string())])
     names = [f.name for f in out_schema]
     empty = _pandas_of(out_schema.empty_table())
-    import dask
+    import importlib
 
+    dask: Any = importlib.import_module("dask")  # untyped: used through Any
     mapped = both.map_partitions(marked(_part), spec, probe_meta, names, out_schema, meta=empty,
                                  enforce_metadata=False)
     # the partitions' frames computed once and held (by key: a persisted frame would be
