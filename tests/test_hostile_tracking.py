@@ -3,10 +3,10 @@
 A tracking failure is one line on stderr and exit 2, never a traceback, and leaves the local
 outputs as they were: the outputs are logged first and written only then (an older
 ``out.json`` stays byte for byte, checked by the harness for every case). A missing package,
-a bad run id or an unreachable server given a run id are refused before any work; an
-unreachable server, an unwritable store or a W&B run that cannot start come after the report
-is built, before anything is written. The cases that succeed check what the command wrote
-and that no process of the trackers (W&B's service) is left running.
+a bad run id or an unreachable tracking server are refused before any work (at once, even
+with MLflow's default retries); an unwritable store or a W&B run that cannot start come
+after the report is built, before anything is written. The cases that succeed check what
+the command wrote and that no process of the trackers (W&B's service) is left running.
 """
 
 from __future__ import annotations
@@ -93,10 +93,16 @@ CASES = [
     Case("mlflow-unreachable-given-run", [*ARGS, "--mlflow-run", BAD_ID], FILES,
          stderr=r"error: MLflow run '.*': API request to http://127\.0\.0\.1:9/.*Connection "
                 r"refused", env=UNREACHABLE),
-    # after the report is built, before anything is written
     Case("mlflow-unreachable-server", [*ARGS, "--mlflow"], FILES,
-         stderr=r"error: MLflow: API request to http://127\.0\.0\.1:9/.*Connection refused",
-         env=UNREACHABLE),
+         stderr=r"error: MLflow tracking server http://127\.0\.0\.1:9: API request to "
+                r"http://127\.0\.0\.1:9/.*Connection refused", env=UNREACHABLE),
+    # MLflow's own defaults retry for minutes: the check asks once (timeout: not 2 minutes),
+    # before the inputs are read (the missing qrels file is not what is reported)
+    Case("mlflow-unreachable-server-defaults",
+         ["report", "missing.txt", "run.txt", "--json", "out.json", "--mlflow"], FILES,
+         stderr=r"error: MLflow tracking server http://127\.0\.0\.1:9: .*Connection refused",
+         env={"MLFLOW_TRACKING_URI": "http://127.0.0.1:9"}, timeout=30),
+    # after the report is built, before anything is written
     Case("mlflow-store-under-a-file", [*ARGS, "--mlflow"], FILES,
          stderr=r"error: MLflow: .*Not a directory",
          env={**STORE, "MLFLOW_TRACKING_URI": "file:{tmp}/a-file/mlruns"}),

@@ -350,8 +350,11 @@ def _one_line(what: str, exc: BaseException) -> RagReportError:
 # ---- MLflow ---------------------------------------------------------------------------------
 
 def check_mlflow(run_id: str | None = None) -> None:
-    """Before any work: ``mlflow`` is installed and, when given (or ``MLFLOW_RUN_ID`` is set),
-    the run exists at the tracking URI (``MLFLOW_TRACKING_URI``).
+    """Before any work: ``mlflow`` is installed, a tracking server (an ``http(s)://``
+    tracking URI) answers and, when given (or ``MLFLOW_RUN_ID`` is set), the run exists at
+    the tracking URI (``MLFLOW_TRACKING_URI``). The server is asked once, without MLflow's
+    retries and with a 10 s timeout unless ``MLFLOW_HTTP_REQUEST_MAX_RETRIES`` /
+    ``MLFLOW_HTTP_REQUEST_TIMEOUT`` are set: an unreachable server is an error in seconds.
 
     Raises
     ------
@@ -359,13 +362,44 @@ def check_mlflow(run_id: str | None = None) -> None:
         Not installed (the message names ``pip install 'ragreport[mlflow]'``), the tracking
         store cannot be reached, or no such run.
     """
-    _import("mlflow", "mlflow")
+    mlflow = _import("mlflow", "mlflow")
     if run_id is None:
         run_id = os.environ.get("MLFLOW_RUN_ID") or None
-    if run_id is None:
-        return
-    client = _mlflow_client()
-    _get_mlflow_run(client, run_id)
+    try:
+        uri = str(mlflow.get_tracking_uri())
+    except Exception as exc:
+        raise _one_line("MLflow", exc) from exc
+    remote = uri.split(":", 1)[0].lower() in ("http", "https")
+    if run_id is None and not remote:
+        return  # a local store: nothing to reach (and no folder created before the work)
+    with _fail_fast():
+        client = _mlflow_client()
+        if run_id is not None:
+            _get_mlflow_run(client, run_id)
+        else:
+            try:
+                client.search_experiments(max_results=1)
+            except Exception as exc:
+                raise _one_line(f"MLflow tracking server {uri}", exc) from exc
+
+
+#: MLflow's HTTP settings during :func:`check_mlflow` when the user has not set them: its
+#: defaults retry an unreachable server for minutes (7 retries, exponential backoff, 120 s
+#: timeout), this check answers in seconds.
+_FAIL_FAST = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
+
+
+@contextmanager
+def _fail_fast() -> Iterator[None]:
+    """:data:`_FAIL_FAST` in the environment for the block (the user's own values kept)."""
+    added = [k for k in _FAIL_FAST if k not in os.environ]
+    for key in added:
+        os.environ[key] = _FAIL_FAST[key]
+    try:
+        yield
+    finally:
+        for key in added:
+            os.environ.pop(key, None)
 
 
 def _mlflow_client() -> Any:
