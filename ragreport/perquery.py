@@ -615,7 +615,8 @@ def _curve(arr: Any, name: str, k_max: int, take: Any, source: str, rows: Any) -
                          f"{k_max}", source, row=int(rows[i]) + 1)
     if n == 0 or k_max == 0:
         return np.zeros((n, k_max))
-    if int(starts[-1]) - int(starts[0]) == (n - 1) * k_max:  # rows in order: one slice
+    step = np.arange(n, dtype=np.int64) * k_max
+    if np.array_equal(starts - int(starts[0]), step):  # every row in order: one slice
         lo = int(starts[0])
         flat = values[lo:lo + n * k_max]
     else:

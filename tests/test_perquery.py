@@ -320,3 +320,20 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.chdir(tmp_path)
     exec(compile(code.group(1), "README.md", "exec"), {})
     assert is_per_query(tmp_path / "bm25.parquet")
+
+
+def test_merge_interleaved_shards_keeps_each_curve_with_its_query() -> None:
+    """Shards whose rows interleave in id order, the first and last query at the ends of the
+    concatenation (as Spark's hash partitions can put them): every curve value stays with its
+    query (a row-order shortcut read them as one slice, in the wrong order)."""
+    qrels, run = _generated(seed=7, n=41)
+    whole = evaluate(qrels, run, MEASURES)
+    ids = list(whole.query_ids)
+    parts = [ids[0:-1:2], [*ids[1:-1:2], ids[-1]]]
+    tables = [to_table(evaluate({q: v for q, v in qrels.items() if q in part},
+                                {q: v for q, v in run.items() if q in part}, MEASURES))
+              for part in parts]
+    [back] = from_tables(tables)
+    assert back.query_ids == ids
+    for m in whole.measures:
+        assert np.array_equal(back.values(m), whole.values(m)), m
