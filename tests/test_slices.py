@@ -135,6 +135,14 @@ def test_duplicates_count_once() -> None:
     assert got.tags == {"q1": ("a", "b")} and got.duplicates == 1
 
 
+def test_a_query_id_twice_in_a_json_object_keeps_both_lists(tmp_path: Path) -> None:
+    # json.loads keeps the last value of a repeated key: slice 'a' of q1 was dropped silently
+    path = tmp_path / "s.json"
+    path.write_text('{"q1": ["a"], "q2": "b", "q1": "b,a"}', encoding="utf-8")
+    got = load_slices(path)
+    assert got.tags == {"q1": ("a", "b"), "q2": ("b",)} and got.duplicates == 1
+
+
 # --- the analysis ----------------------------------------------------------------------------
 
 def test_means_and_intervals_are_those_of_the_slice_queries(results: list) -> None:

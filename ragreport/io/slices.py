@@ -301,8 +301,14 @@ def _from_lines(text: str, name: str) -> QuerySlices:
 
 
 def _from_json(text: str, name: str, column: str | None) -> QuerySlices:
+    objects: list[list[tuple[str, Any]]] = []  # every object's pairs, the outermost last
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        objects.append(items)
+        return dict(items)
+
     try:
-        whole = json.loads(text)
+        whole = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError:
         whole = None
     except RecursionError:
@@ -312,7 +318,7 @@ def _from_json(text: str, name: str, column: str | None) -> QuerySlices:
             raise InputError(f"a column ({column!r}) was named, but this is a JSON object "
                              "{query id: tags}, not a table", name)
         b = _Builder(name)
-        for q, tags in whole.items():
+        for q, tags in objects[-1]:  # a query id given twice: both its lists (not the last)
             b.add(q, tags, _line_of(text, q))
         return b.done()
     if isinstance(whole, list):
