@@ -638,7 +638,7 @@ BOM = b"\xef\xbb\xbf"
         ("irregular.run", BOM + RUN_LINES.replace(" ", "  ").encode()),       # pyarrow on bytes
         ("comment.run", BOM + b"# c\n" + RUN_LINES.encode()),                 # comment first
         ("extra.run", BOM + RUN_LINES.replace("tag\n", "tag x\n").encode()),  # exact reader
-        ("bom.run.gz", gzip.compress(BOM + RUN_LINES.encode())),              # gzip
+        ("bom.run.gz", gzip.compress(BOM + RUN_LINES.encode(), mtime=0)),              # gzip
         ("tab.run", BOM + RUN_LINES.replace(" ", "\t").encode()),
     ],
 )
@@ -653,7 +653,7 @@ def test_bom_is_dropped_from_runs(tmp_path: Path, name: str, data: bytes) -> Non
     [
         ("plain.qrels", BOM + QRELS_LINES.encode()),
         ("slow.qrels", BOM + QRELS_LINES.replace("\nq2", "\n\tq2").encode()),
-        ("q.qrels.gz", gzip.compress(BOM + QRELS_LINES.encode())),
+        ("q.qrels.gz", gzip.compress(BOM + QRELS_LINES.encode(), mtime=0)),
         ("beir.tsv", BOM + b"query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\nq2\td3\t2\n"),
         ("q.jsonl", BOM + b'{"query_id": "q1", "relevant": {"d1": 1, "d2": 0}}\n'
                           b'{"query_id": "q2", "relevant": {"d3": 2}}\n'),
@@ -666,7 +666,7 @@ def test_bom_is_dropped_from_qrels(tmp_path: Path, name: str, data: bytes) -> No
 @pytest.mark.parametrize("data", [BOM + b"q1\tone\nq2\ttwo\n",
                                   BOM + b'{"_id": "q1", "text": "one"}\n{"_id": "q2", '
                                         b'"text": "two"}\n',
-                                  gzip.compress(BOM + b"id\ttext\nq1\tone\nq2\ttwo\n")])
+                                  gzip.compress(BOM + b"id\ttext\nq1\tone\nq2\ttwo\n", mtime=0)])
 def test_bom_is_dropped_from_texts(tmp_path: Path, data: bytes) -> None:
     assert ragreport.load_queries(_write(tmp_path, "t.txt", data)) == {"q1": "one", "q2": "two"}
 
