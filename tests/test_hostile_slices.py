@@ -91,7 +91,7 @@ CASES = [
          _with(**{"s.tsv": "".join(f"q1\tt{i}\n" for i in range(201))}),
          stderr=r"s\.tsv:201: more than 200 distinct slices"),
     Case("unknown-ids-only", CHECK, _with(**{"s.tsv": "x1\ta\nx2\tb\n"}),
-         stderr=r"none of the 2 query ids of the slices is an evaluated query"),
+         stderr=r"error: s\.tsv: none of the 2 query ids of the slices is an evaluated query"),
     # --slices-column
     Case("column-of-tsv", [*CHECK, "--slices-column", "kind"], FILES,
          stderr=r"s\.tsv: a column \('kind'\) was named, but this is a text file"),
@@ -106,7 +106,8 @@ CASES = [
          stderr=r"sets targets for slices \('hard'\) but no --slices"),
     Case("targets-unknown-slice", [*CHECK, "--targets", "t.toml"],
          _with(**{"t.toml": '[targets.slices.hrad]\n"RR" = 0.5\n'}),
-         stderr=r"targets are set for slice 'hrad', which no query is in \(slices: 'easy', "
+         stderr=r"error: t\.toml \[targets\.slices\.hrad\]: targets are set for slice 'hrad', "
+                r"which no query is in \(slices: 'easy', "
                 r"'short', 'hard'\)"),
     Case("targets-slice-not-a-table", [*CHECK, "--targets", "t.toml"],
          _with(**{"t.toml": '[targets.slices]\nhard = 0.5\n'}),

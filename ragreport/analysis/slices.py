@@ -216,7 +216,9 @@ def analyse_slices(results: Sequence[EvaluationResult], slices: Mapping[str, Seq
     targets = dict(targets or {})
     stray = [n for n in targets if n not in members]
     if stray:
-        raise RagReportError(f"targets are set for slice {stray[0]!r}, which no query is in "
+        where = next((f"{t.source}: " for t in targets[stray[0]] if t.source != "defaults"),
+                     "")  # the targets file and its table
+        raise RagReportError(f"{where}targets are set for slice {stray[0]!r}, which no query is in "
                              f"(slices: {', '.join(map(repr, names[:10]))}"
                              f"{', ...' if len(names) > 10 else ''})")
     evaluated = set().union(*(r.query_ids for r in results)) if results else set()

@@ -1340,6 +1340,11 @@ def _slice_report(results: Sequence[EvaluationResult], base: EvaluationResult, s
     if slices is None:
         raise RagReportError("slice targets need slices (slices=, --slices)")
     qs = load_slices(slices)
+    evaluated = set().union(*(r.query_ids for r in results))
+    if not any(q in evaluated for q in qs.tags):  # say which file (analyse_slices cannot)
+        raise RagReportError(f"{qs.source}: none of the {len(qs.tags)} query ids of the "
+                             "slices is an evaluated query (do the ids match the qrels and "
+                             "the runs?)")
     if info is None and any(t.on == "ci_lower" for ts in slice_targets.values() for t in ts):
         raise RagReportError("a slice target is on the confidence interval; do not disable "
                              "stats")
