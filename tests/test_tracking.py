@@ -824,3 +824,28 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     run_id = path.stem.removeprefix("run-")
     summary = read_wandb(run_id, tmp_path)["summary"]
     assert summary["tfidf/RR"] == run.data.metrics["tfidf/RR"]
+
+
+def test_mlflow_database_store_without_its_modules_says_what_to_do(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """MLflow 3's default tracking URI is sqlite:///mlflow.db, which mlflow-skinny (the
+    extra) cannot open: the error names the fix, not only "No module named 'alembic'"."""
+    import importlib.util
+
+    import mlflow
+
+    from ragreport.report.tracking import _one_line, check_mlflow
+
+    monkeypatch.delenv("MLFLOW_RUN_ID", raising=False)
+    monkeypatch.setattr(mlflow, "get_tracking_uri", lambda: "sqlite:///mlflow.db")
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "alembic" else find_spec(name, *a))
+    with pytest.raises(RagReportError, match=r"^MLflow: the tracking URI sqlite:///mlflow\.db "
+                       r"needs the module 'alembic'.*pip install mlflow .*"
+                       r"MLFLOW_ALLOW_FILE_STORE=true\)$"):
+        check_mlflow()
+    err = _one_line("MLflow", ModuleNotFoundError("No module named 'alembic'", name="alembic"))
+    assert str(err).startswith("MLflow: the tracking URI sqlite:///mlflow.db needs the module "
+                               "'alembic'")
+    assert str(_one_line("MLflow", ValueError("x"))) == "MLflow: x"

@@ -344,7 +344,26 @@ def _one_line(what: str, exc: BaseException) -> RagReportError:
     text = text or type(exc).__name__
     if len(text) > 1000:
         text = text[:1000] + "..."
+    if what.startswith("MLflow") and isinstance(exc, ModuleNotFoundError):
+        try:
+            uri = str(_import("mlflow", "mlflow").get_tracking_uri())
+        except Exception:
+            uri = "?"
+        return RagReportError(_db_store_hint(uri, exc.name or text))
     return RagReportError(f"{what}: {text}")
+
+
+#: Tracking URI schemes of MLflow's database store (``mysql+pymysql://`` counts as mysql).
+_DB_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql")
+
+
+def _db_store_hint(uri: str, module: str) -> str:
+    """MLflow 3's default tracking URI is ``sqlite:///mlflow.db``: a database store, which
+    ``mlflow-skinny`` (``ragreport[mlflow]``) cannot open."""
+    return (f"MLflow: the tracking URI {uri} needs the module {module!r}, which "
+            f"mlflow-skinny ('ragreport[mlflow]') does not install: pip install mlflow "
+            f"(the full package) for a database store, or set MLFLOW_TRACKING_URI to your "
+            f"tracking server (or to file:./mlruns with MLFLOW_ALLOW_FILE_STORE=true)")
 
 
 # ---- MLflow ---------------------------------------------------------------------------------
@@ -369,7 +388,14 @@ def check_mlflow(run_id: str | None = None) -> None:
         uri = str(mlflow.get_tracking_uri())
     except Exception as exc:
         raise _one_line("MLflow", exc) from exc
-    remote = uri.split(":", 1)[0].lower() in ("http", "https")
+    scheme = uri.split(":", 1)[0].lower()
+    remote = scheme in ("http", "https")
+    if scheme.split("+", 1)[0] in _DB_SCHEMES:
+        import importlib.util
+
+        for module in ("sqlalchemy", "alembic"):
+            if importlib.util.find_spec(module) is None:
+                raise RagReportError(_db_store_hint(uri, module))
     if run_id is None and not remote:
         return  # a local store: nothing to reach (and no folder created before the work)
     with _fail_fast():
