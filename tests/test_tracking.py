@@ -849,3 +849,30 @@ def test_mlflow_database_store_without_its_modules_says_what_to_do(
     assert str(err).startswith("MLflow: the tracking URI sqlite:///mlflow.db needs the module "
                                "'alembic'")
     assert str(_one_line("MLflow", ValueError("x"))) == "MLflow: x"
+
+
+def test_unreachable_tracking_server_fails_fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MLflow's defaults retry an unreachable server for minutes: check_mlflow asks it once
+    (no retries, 10 s timeout) unless the user set those variables, and then restores the
+    environment as it was."""
+    import os
+    import time
+
+    from ragreport.report.tracking import check_mlflow
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:9")  # nothing listens
+    monkeypatch.delenv("MLFLOW_RUN_ID", raising=False)
+    for name in ("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "MLFLOW_HTTP_REQUEST_TIMEOUT"):
+        monkeypatch.delenv(name, raising=False)
+    start = time.monotonic()
+    with pytest.raises(RagReportError, match=r"^MLflow tracking server http://127\.0\.0\.1:9: "
+                       r".*Connection refused"):
+        check_mlflow()
+    assert time.monotonic() - start < 20
+    assert "MLFLOW_HTTP_REQUEST_MAX_RETRIES" not in os.environ
+    assert "MLFLOW_HTTP_REQUEST_TIMEOUT" not in os.environ
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "7")  # the user's own value is kept
+    with pytest.raises(RagReportError, match="Connection refused"):
+        check_mlflow()
+    assert os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] == "7"
+    assert "MLFLOW_HTTP_REQUEST_MAX_RETRIES" not in os.environ
