@@ -48,7 +48,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -415,12 +415,17 @@ def check_mlflow(run_id: str | None = None) -> None:
 _FAIL_FAST = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
 
 
-@contextmanager
-def _fail_fast() -> Iterator[None]:
+def _fail_fast() -> AbstractContextManager[None]:
     """:data:`_FAIL_FAST` in the environment for the block (the user's own values kept)."""
-    added = [k for k in _FAIL_FAST if k not in os.environ]
+    return _env_defaults(_FAIL_FAST)
+
+
+@contextmanager
+def _env_defaults(values: Mapping[str, str]) -> Iterator[None]:
+    """``values`` in the environment for the block, where the user has not set them."""
+    added = [k for k in values if k not in os.environ]
     for key in added:
-        os.environ[key] = _FAIL_FAST[key]
+        os.environ[key] = values[key]
     try:
         yield
     finally:
@@ -592,10 +597,11 @@ def log_to_wandb(report: Report, run: Any = None, *, project: str | None = None,
         if run is None:
             run = wandb.run
         if run is None:
-            try:
-                run = wandb.init(project=project or os.environ.get("WANDB_PROJECT")
-                                 or "ragreport", job_type="evaluation",
-                                 settings=wandb.Settings(silent=True, console="off"))
+            try:  # WANDB_SILENT: its login prints "Loaded credentials..." despite silent=
+                with _env_defaults({"WANDB_SILENT": "true"}):
+                    run = wandb.init(project=project or os.environ.get("WANDB_PROJECT")
+                                     or "ragreport", job_type="evaluation",
+                                     settings=wandb.Settings(silent=True, console="off"))
             except Exception as exc:
                 raise _one_line("W&B", exc) from exc
             started = True
