@@ -876,3 +876,20 @@ def test_unreachable_tracking_server_fails_fast(monkeypatch: pytest.MonkeyPatch)
         check_mlflow()
     assert os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] == "7"
     assert "MLFLOW_HTTP_REQUEST_MAX_RETRIES" not in os.environ
+
+
+def test_a_long_slice_name_is_named_in_the_error() -> None:
+    """A slice name of 200 characters (the most a slices file takes) under a long run name
+    passes MLflow's 250: the message names the slice, not only the run."""
+    from ragreport.report.tracking import tracking_payload
+
+    long = "s" * 200
+    files = example_files()
+    runs = [ragreport.evaluate(files.qrels, r, name=f"{'r' * 40}{i}")
+            for i, r in enumerate(files.runs)]
+    ids = runs[0].query_ids
+    report = build_report(runs, stats=False, generated_at="2026-01-01",
+                          slices={q: [long] for q in ids[:12]})
+    with pytest.raises(RagReportError, match=r"longer than 250 characters; give the run "
+                       r"\(--name\) or the slice a shorter name$"):
+        tracking_payload(report)

@@ -290,8 +290,10 @@ def _check_names(p: TrackingPayload) -> None:
     names = [*p.metrics, *p.steps]
     for name in [*names, *p.params, *p.tags]:
         if len(name) > MAX_NAME:
+            what = "the run (--name) or the slice" if "/slice_" in f"/{name}" else \
+                "the run (--name)"
             raise RagReportError(f"the metric name {name[:60]!r}... is longer than {MAX_NAME} "
-                                 "characters; give the run a shorter name (--name)")
+                                 f"characters; give {what} a shorter name")
     dupes = set(p.metrics) & set(p.steps)
     folders = {n.rsplit("/", 1)[0] for n in names if "/" in n}
     clash = sorted(dupes | (set(names) & folders))
