@@ -19,12 +19,12 @@ how the slices come out of a queries file that has a column for them
 (``--slices-column NAME``).
 
 Rules (the same for every format): a tag is text (or a whole number, read as text) without
-control characters, at most :data:`MAX_NAME_CHARS` characters, surrounding white space
-removed; an empty tag inside a list (``a,,b``) or a text line with an id and no tag is an
-error naming the file and the line; an empty cell of a table means "in no slice"; the same
-(query, tag) given twice counts once; at most :data:`MAX_SLICES` distinct slices (a column
-with one value per query is not a slicing). Which query ids were evaluated is decided later
-(:mod:`ragreport.analysis.slices`).
+control characters (nor bidirectional controls, nor line separators), at most
+:data:`MAX_NAME_CHARS` characters, surrounding white space removed; an empty tag inside a list
+(``a,,b``) or a text line with an id and no tag is an error naming the file and the line; an
+empty cell of a table means "in no slice"; the same (query, tag) given twice counts once; at
+most :data:`MAX_SLICES` distinct slices (a column with one value per query is not a slicing).
+Which query ids were evaluated is decided later (:mod:`ragreport.analysis.slices`).
 """
 
 from __future__ import annotations
@@ -85,6 +85,13 @@ class QuerySlices:
         return len(self.names)
 
 
+#: Refused in a slice name with the control characters: the bidirectional controls (a
+#: U+202E would reverse the rest of a Markdown table row on GitHub) and the line and paragraph
+#: separators.
+_INVISIBLE = frozenset("\u061c\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e"
+                       "\u2066\u2067\u2068\u2069")
+
+
 class _Builder:
     """Collects (query, tag) pairs, checking each where it was read."""
 
@@ -122,7 +129,8 @@ class _Builder:
         if len(name) > MAX_NAME_CHARS:
             raise self.error(f"query {qid!r}: slice name of {len(name)} characters (at most "
                              f"{MAX_NAME_CHARS})", line, row)
-        bad = next((ch for ch in name if ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0), None)
+        bad = next((ch for ch in name if ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0
+                    or ch in _INVISIBLE), None)
         if bad is not None:
             raise self.error(f"query {qid!r}: slice name {name[:40]!r} holds a control "
                              f"character ({bad!r})", line, row)
