@@ -86,8 +86,8 @@ class QuerySlices:
 
 
 #: Refused in a slice name with the control characters: the bidirectional controls (a
-#: U+202E would reverse the rest of a Markdown table row on GitHub) and the line and paragraph
-#: separators.
+#: U+202E reverses the text after it, up to the end of its element: the rest of the Markdown
+#: status line naming the failing slices) and the line and paragraph separators.
 _INVISIBLE = frozenset("\u061c\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e"
                        "\u2066\u2067\u2068\u2069")
 
