@@ -858,9 +858,12 @@ def test_unreachable_tracking_server_fails_fast(monkeypatch: pytest.MonkeyPatch)
     import os
     import time
 
+    import mlflow.tracking._tracking_service.utils as uri_state
+
     from ragreport.report.tracking import check_mlflow
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:9")  # nothing listens
+    monkeypatch.setattr(uri_state, "_tracking_uri", None)  # mlflow_store's set_tracking_uri
     monkeypatch.delenv("MLFLOW_RUN_ID", raising=False)
     for name in ("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "MLFLOW_HTTP_REQUEST_TIMEOUT"):
         monkeypatch.delenv(name, raising=False)
