@@ -25,7 +25,9 @@ $PYTHON -m mypy
 # the import contract (pyproject.toml [tool.importlinter]): a back-edge between layers fails
 $PYTHON -c 'from importlinter.cli import lint_imports_command; lint_imports_command()'
 status=0
-$PYTHON -m pytest -p no:cacheprovider "$@" || status=$?
+# two worker processes (the CI machine has 2 cores), each test file kept on one worker (its
+# module fixtures: one browser, one JupyterLab, one Spark session)
+$PYTHON -m pytest -p no:cacheprovider -n 2 --dist loadfile "$@" || status=$?
 if [ "$status" -eq 5 ]; then
   echo "check.sh: pytest collected no test (exit 5): that is a failure" >&2
 fi

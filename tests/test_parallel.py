@@ -81,7 +81,7 @@ def test_offload_runs_one_job_in_another_process_at_lower_priority() -> None:
     with Workers(1, offload=True, nice=7) as w:
         assert w.jobs == 1
         (got, pid), = w.map(niceness_and_pid, [0])
-        assert pid != PARENT and got >= os.nice(0) + 7
+        assert pid != PARENT and got >= min(19, os.nice(0) + 7)  # 19 is the ceiling
         assert w.map(square_and_pid, [5])[0][0] == 25
 
 
