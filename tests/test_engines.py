@@ -344,3 +344,15 @@ def test_dask_hostile_rows_give_the_readers_message(dask_sync: None, case: str) 
     assert "\n" not in got and "Traceback" not in got
     assert got.endswith(reason), (got, reason)
     assert got.startswith(("run (Dask DataFrame): ", "qrels (Dask DataFrame): "))
+
+
+@pytest.mark.parametrize(("engine", "package"), [("spark", "pyspark"), ("dask", "dask"),
+                                                 ("ray", "ray[data]")])
+def test_a_missing_engine_names_its_extra(engine: str, package: str) -> None:
+    from ragreport.engines.common import need
+    from ragreport.errors import RagReportError
+
+    with pytest.raises(RagReportError) as got:
+        need("ragreport_no_such_engine_module", engine, package)
+    assert str(got.value) == \
+        f"ragreport.{engine} needs {package}: pip install 'ragreport[{engine}]'"

@@ -1,19 +1,32 @@
-"""What the three engines share on the driver: the input columns, the per-query metadata as
-key-value strings, and turning the partitions' results into one evaluation."""
+"""What the three engines share on the driver: importing the engine, the input columns, the
+per-query metadata as key-value strings, and turning the partitions' results into one
+evaluation."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, RagReportError
 
-__all__ = ["META_COLUMN", "columns_for", "finish", "meta_strings", "missing_column"]
+__all__ = ["META_COLUMN", "columns_for", "finish", "meta_strings", "missing_column", "need"]
 
 #: The column of a partition's output that carries its metadata (on one extra row).
 META_COLUMN = "_ragreport_meta"
+
+def need(module: str, engine: str, package: str) -> Any:
+    """The engine's ``module``, imported now (never at ``import ragreport``); missing, one
+    line naming the extra: ``ragreport.<engine> needs <package>: pip install
+    'ragreport[<engine>]'``."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise RagReportError(f"ragreport.{engine} needs {package}: "
+                             f"pip install 'ragreport[{engine}]'") from None
+
 
 _DEFAULTS = {"qrels": ("query_id", "doc_id", "relevance"), "run": ("query_id", "doc_id", "score")}
 

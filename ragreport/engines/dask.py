@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, RagReportError
+from ..errors import InputError
 from ._shard import PartSpec, evaluate_part, marked, readable_errors
-from .common import META_COLUMN, columns_for, finish, meta_strings, missing_column
+from .common import META_COLUMN, columns_for, finish, meta_strings, missing_column, need
 
 __all__ = ["evaluate", "results", "write"]
 
@@ -27,12 +27,7 @@ _ENGINE = "Dask DataFrame"
 
 
 def _need() -> Any:
-    try:
-        import dask.dataframe as dd
-    except ImportError:
-        raise RagReportError("ragreport.dask needs dask: pip install 'ragreport[dask]'") \
-            from None
-    return dd
+    return need("dask.dataframe", "dask", "dask")
 
 
 @marked

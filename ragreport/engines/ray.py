@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import InputError, RagReportError
 from ._shard import PartSpec, evaluate_part, marked, readable_errors
-from .common import META_COLUMN, columns_for, finish, meta_strings, missing_column
+from .common import META_COLUMN, columns_for, finish, meta_strings, missing_column, need
 
 __all__ = ["evaluate", "results"]
 
@@ -28,12 +28,7 @@ _BUCKET = "_ragreport_bucket"
 
 
 def _need() -> Any:
-    try:
-        import ray.data
-    except ImportError:
-        raise RagReportError("ragreport.ray needs ray[data]: pip install 'ragreport[ray]'") \
-            from None
-    return ray.data
+    return need("ray.data", "ray", "ray[data]")
 
 
 @marked

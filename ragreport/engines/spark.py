@@ -14,9 +14,17 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ..errors import InputError, RagReportError
+from ..errors import InputError
 from ._shard import COLUMNS, PartSpec, evaluate_part, marked, readable_errors, split
-from .common import META_COLUMN, bad_id_type, columns_for, finish, meta_strings, missing_column
+from .common import (
+    META_COLUMN,
+    bad_id_type,
+    columns_for,
+    finish,
+    meta_strings,
+    missing_column,
+    need,
+)
 
 __all__ = ["evaluate", "results"]
 
@@ -25,14 +33,7 @@ _INTEGRAL = ("ByteType", "ShortType", "IntegerType", "LongType")
 
 
 def _need() -> Any:
-    try:
-        import pyspark.sql  # noqa: F401
-    except ImportError:
-        raise RagReportError("ragreport.spark needs pyspark: pip install 'ragreport[spark]'") \
-            from None
-    from pyspark.sql import functions
-
-    return functions
+    return need("pyspark.sql.functions", "spark", "pyspark")
 
 
 def _side(df: Any, kind: str, columns: Any, other_type: Any, side: int) -> Any:
