@@ -864,15 +864,13 @@ class ExplorerState:
             lo, hi = max(lo, HEAD_ROWS), min(hi, n - 1)
             if lo <= hi:
                 wins.update(range(lo // ROWS_WINDOW, hi // ROWS_WINDOW + 1))
-        blocks: list[dict[str, Any]] = []
-        for w in sorted(wins):  # contiguous windows share a block of at most ROWS_MAX rows
-            start = w * ROWS_WINDOW
-            if blocks and blocks[-1]["start"] + len(blocks[-1]["qid"]) == start \
-                    and len(blocks[-1]["qid"]) + ROWS_WINDOW <= ROWS_MAX:
-                blocks[-1] = self.rows(blocks[-1]["start"], start + ROWS_WINDOW)
+        runs: list[list[int]] = []  # [first, end) windows; contiguous ones share a block
+        for w in sorted(wins):  # of at most ROWS_MAX rows
+            if runs and runs[-1][1] == w and (w + 1 - runs[-1][0]) * ROWS_WINDOW <= ROWS_MAX:
+                runs[-1][1] = w + 1
             else:
-                blocks.append(self.rows(start, start + ROWS_WINDOW))
-        out["near"] = blocks
+                runs.append([w, w + 1])
+        out["near"] = [self.rows(a * ROWS_WINDOW, b * ROWS_WINDOW) for a, b in runs]
         return out
 
     def _mean(self, run: int) -> float | None:

@@ -150,7 +150,7 @@ class Explorer(anywidget.AnyWidget):
             s.order()
             self.order_version = s.order_version
             self.n_visible = s.n_visible
-            self.head = s.head(max(0, int(self.view_top)))
+            self.head = s.head(self.view_top)  # clamped there
         self.selected_pos = s.selected_pos
         if selection or everything:
             self.ranking = s.ranking()
