@@ -392,3 +392,12 @@ def _terminate(executor: Any) -> None:
     for p in list(processes.values()):
         with contextlib.suppress(Exception):
             p.terminate()
+    # A worker stopped while it was sending a result leaves half a message in the result
+    # pipe; the executor's manager thread then waits in ``recv`` for the rest. It gets EOF
+    # (and ends, so the process can exit) only once every writer is closed, and this
+    # process holds one it never uses: close it (seen under ``kill -TERM -<group>``).
+    result_queue = getattr(executor, "_result_queue", None)
+    writer = getattr(result_queue, "_writer", None)
+    if writer is not None:
+        with contextlib.suppress(Exception):
+            writer.close()

@@ -226,6 +226,26 @@ def test_close_with_terminate_stops_the_processes() -> None:
     assert w.map(square_and_pid, [3]) == [(9, PARENT)]  # closed: computed here
 
 
+def test_terminate_ends_a_manager_waiting_for_half_a_result() -> None:
+    """A worker killed while it sends a result (``kill -TERM -<group>``) leaves half a
+    message in the result pipe; the executor's manager thread waits in ``recv`` for the
+    rest. ``close(terminate=True)`` must let it end (EOF), or the command never exits (it
+    joins that thread). Half a message is written here by hand: a length, no bytes."""
+    import struct
+
+    w = Workers(2).start()
+    w.map(square_and_pid, range(4))
+    executor = w._executor
+    assert executor is not None
+    manager = executor._executor_manager_thread
+    os.write(executor._result_queue._writer.fileno(), struct.pack("!i", 1 << 20))
+    manager.join(0.3)
+    assert manager.is_alive()  # waiting for the rest of the message
+    w.close(terminate=True)
+    manager.join(20)
+    assert not manager.is_alive()
+
+
 def test_max_jobs_is_bounded() -> None:
     from ragreport.parallel import MAX_DEFAULT_JOBS, MAX_JOBS, max_jobs
 
