@@ -375,9 +375,13 @@ class Workers:
         for ex in (executor, starting):
             if ex is None:
                 continue
+            manager = getattr(ex, "_executor_manager_thread", None)
+            call_queue = getattr(ex, "_call_queue", None)
             if terminate:
                 _terminate(ex)
             ex.shutdown(wait=False, cancel_futures=True)
+            if terminate:
+                _unblock_feeder(manager, call_queue)
 
     def __enter__(self) -> Workers:
         return self
@@ -401,3 +405,26 @@ def _terminate(executor: Any) -> None:
     if writer is not None:
         with contextlib.suppress(Exception):
             writer.close()
+
+
+def _unblock_feeder(manager: Any, call_queue: Any) -> None:
+    """Let the executor's call-queue feeder thread end once its workers were stopped.
+
+    Before Python 3.12 the executor's manager thread can die of ``InvalidStateError`` in
+    ``terminate_broken``: it sets an exception on a future that ``executor.map`` cancelled
+    when the interrupt went through it. It dies before it closes the call queue's reader in
+    this process, so the queue's feeder thread, blocked writing a task to a pipe no worker
+    reads any more, never ends, and neither does the process (``multiprocessing`` joins the
+    feeder at exit). Seen as a Ctrl-C that hung ``ragreport report --jobs 2`` in 1 of ~15
+    runs. Once the manager has ended, closing that reader (if still open) gives the feeder
+    EPIPE, which the executor's queue ignores.
+    """
+    if manager is None:  # never started: no feeder either
+        return
+    manager.join(timeout=5)
+    if manager.is_alive():  # still working (its own clean-up closes the reader)
+        return
+    reader = getattr(call_queue, "_reader", None)
+    if reader is not None and not getattr(reader, "closed", True):
+        with contextlib.suppress(Exception):
+            reader.close()

@@ -246,6 +246,30 @@ def test_terminate_ends_a_manager_waiting_for_half_a_result() -> None:
     assert not manager.is_alive()
 
 
+def test_a_feeder_left_blocked_by_a_dead_manager_is_released() -> None:
+    """Python < 3.12: the executor's manager thread can die (``InvalidStateError`` on a future
+    that ``map`` cancelled) before it closes the call queue's reader, leaving the feeder
+    thread blocked on a pipe nobody reads; the process then never exits. Once the manager
+    has ended, ``_unblock_feeder`` closes that reader and the feeder ends (EPIPE)."""
+    import multiprocessing
+    import threading
+
+    from ragreport.parallel import _unblock_feeder
+
+    queue = multiprocessing.get_context("spawn").Queue()
+    queue._ignore_epipe = True  # as the executor's call queue
+    queue.cancel_join_thread()  # a failure here must not hang the test process at exit
+    queue.put(b"x" * (1 << 20))  # more than a pipe holds: the feeder blocks in write
+    feeder = queue._thread
+    feeder.join(0.3)
+    assert feeder.is_alive()
+    manager = threading.Thread(target=lambda: None)
+    manager.start()
+    _unblock_feeder(manager, queue)
+    feeder.join(10)
+    assert not feeder.is_alive()
+
+
 def test_max_jobs_is_bounded() -> None:
     from ragreport.parallel import MAX_DEFAULT_JOBS, MAX_JOBS, max_jobs
 
