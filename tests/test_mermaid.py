@@ -188,16 +188,63 @@ def test_mermaid_text(text: str, expected: str) -> None:
     assert '"' not in got and "`" not in got and "\n" not in got and "-->" not in got
 
 
+def deep_run(depth: int, name: str = "deep") -> ragreport.EvaluationResult:
+    """A run ranking ``depth`` documents for 5 queries (the example runs stop at 50)."""
+    run = {f"q{i}": {f"d{j}": 1000.0 - j for j in range(depth)} for i in range(5)}
+    qrels = {f"q{i}": {f"d{j}": 1 for j in range(i, depth, 7)} for i in range(5)}
+    return ragreport.evaluate(qrels, run, ["R@5"], k_max=depth, name=name)
+
+
 def test_many_k_values_are_sampled() -> None:
-    f = example_files()
-    r = ragreport.evaluate(f.qrels, f.runs[0], ["R@5"], k_max=120)
-    rep = build_report([r], stats=False, generated_at="2026-01-01T00:00:00Z")
-    assert rep.k_max <= 120
+    rep = build_report([deep_run(120)], stats=False, generated_at="2026-01-01T00:00:00Z")
+    assert rep.k_max == 120
     got = parse_chart(chart_of(rep.to_markdown()))
     ks = got["ks"]
     assert isinstance(ks, list) and len(ks) <= MAX_POINTS and ks[0] == 1
-    steps = {b - a for a, b in itertools.pairwise(ks)}
-    assert len(steps) <= 1  # evenly spaced: the x axis is categorical
+    assert ks[-1] == rep.k_max  # the deepest K is always on the axis
+    steps = [b - a for a, b in itertools.pairwise(ks)]
+    assert len(set(steps[:-1])) <= 1  # evenly spaced but for the last gap (to k_max)
+    assert 0 < steps[-1] <= steps[0]
+    series = got["series"]
+    assert isinstance(series, list)
+    curve = headline_curve(rep)
+    assert curve is not None
+    assert series[0][-1] == pytest.approx(curve.series[rep.runs[0]][-1], abs=5e-5)
+
+
+@pytest.mark.parametrize("k_max", [51, 97, 100, 101, 1000])
+def test_deepest_k_is_on_the_axis(k_max: int) -> None:
+    rep = build_report([deep_run(k_max)], stats=False, generated_at="2026-01-01T00:00:00Z")
+    assert rep.k_max == k_max
+    got = parse_chart(chart_of(rep.to_markdown()))
+    ks = got["ks"]
+    assert isinstance(ks, list) and 2 <= len(ks) <= MAX_POINTS
+    assert ks[0] == 1 and ks[-1] == k_max and ks == sorted(set(ks))
+
+
+@pytest.mark.parametrize("n_runs", [30, 80])
+def test_many_runs_stay_within_the_cap(n_runs: int) -> None:
+    """Many runs with hostile names and a deep K: the Markdown stays within the cap; when
+    the chart is there it is whole (parses), ends at k_max and names no run; when it is
+    not, the notice says so. 30 runs keep the chart at 60,000 characters, 80 do not."""
+    runs = [deep_run(100, f"{HOSTILE_NAMES[i % len(HOSTILE_NAMES)]} {i}")
+            for i in range(n_runs)]
+    report = build_report(runs, stats=False, generated_at="2026-01-01T00:00:00Z")
+    charts = 0
+    for cap in (60_000, 20_000):
+        md = report.to_markdown(max_chars=cap)
+        assert len(md.encode("utf-16-le")) // 2 <= cap
+        if "```mermaid" in md:
+            charts += 1
+            block = chart_of(md)
+            got = parse_chart(block)
+            assert len(got["series"]) == n_runs  # type: ignore[arg-type]
+            assert got["ks"][-1] == report.k_max  # type: ignore[index]
+            for word in ("quote", "bracket", "tick", "arrow", "dark", "semi", "<b>"):
+                assert word not in block
+        else:
+            assert "chart not shown" in md
+    assert charts == (1 if n_runs == 30 else 0)
 
 
 def test_headline_is_the_first_target_with_a_curve(

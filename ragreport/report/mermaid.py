@@ -33,7 +33,8 @@ from .model import Curve, Report
 __all__ = ["MAX_POINTS", "ChartLine", "chart_legend", "headline_curve", "mermaid_chart",
            "mermaid_text"]
 
-#: At most this many K values on the x axis (beyond, every n-th K: 1, 1 + n, 1 + 2n...).
+#: At most this many K values on the x axis (beyond, every n-th K: 1, 1 + n, 1 + 2n... and
+#: always the deepest K).
 MAX_POINTS = 50
 #: Chart titles are cut to this many characters.
 MAX_TITLE = 80
@@ -110,13 +111,22 @@ def _empty_report() -> Report:
 
 
 def _ks(n: int) -> list[int]:
-    """The K values shown: all of 1..n up to :data:`MAX_POINTS`, else every step-th.
+    """The K values shown: all of 1..n up to :data:`MAX_POINTS`, else every step-th from 1,
+    and always ``n`` itself (the deepest K, the one a reader looks for), so at most
+    :data:`MAX_POINTS` values; only the last gap may be shorter than the others.
 
-    >>> _ks(5), _ks(120)[:4], len(_ks(120))
-    ([1, 2, 3, 4, 5], [1, 4, 7, 10], 40)
+    >>> _ks(5), _ks(120)[:4], _ks(120)[-2:], len(_ks(120))
+    ([1, 2, 3, 4, 5], [1, 4, 7, 10], [118, 120], 41)
+    >>> _ks(100)[-2:], len(_ks(100)), _ks(1), _ks(0)
+    ([97, 100], 34, [1], [])
     """
-    step = max(1, math.ceil(n / MAX_POINTS))
-    return list(range(1, n + 1, step))
+    if n <= MAX_POINTS:
+        return list(range(1, n + 1))
+    step = math.ceil((n - 1) / (MAX_POINTS - 1))
+    out = list(range(1, n + 1, step))
+    if out[-1] != n:
+        out.append(n)
+    return out
 
 
 def _lines(report: Report, curve: Curve) -> list[ChartLine]:
@@ -142,7 +152,8 @@ def mermaid_chart(report: Report) -> tuple[str, list[ChartLine]] | None:
     """The fenced ```` ```mermaid ```` block and the lines it draws (in drawing order, for
     :func:`chart_legend`), or None when the report has no curve.
 
-    The x axis is K (every K up to :data:`MAX_POINTS` values, else every n-th), the y axis
+    The x axis is K (every K up to :data:`MAX_POINTS` values, else every n-th and the deepest
+    K), the y axis
     runs from 0 to 1 for a bounded measure (else from 0 to the largest value), one ``line``
     per run in report order, then one flat ``line`` per target on the family.
     """
