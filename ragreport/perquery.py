@@ -43,7 +43,9 @@ exact measure), ``ragreport.id_order`` (``"numeric"`` or ``"bytes"``: how the qu
 listed), ``ragreport.fingerprints`` (``{"qrels": sha256 or null, "runs": {run: sha256}}``)
 and ``ragreport.runs`` (per run: its ``curve_width``, the dataset counts of
 :class:`~ragreport.align.Counts`, the first 10 run-only and qrels-only query ids, and the
-latency of timed queries that were not evaluated). Merging sums the counts; shards must agree
+latency of timed queries that were not evaluated). Merging sums the counts (but shards of a
+run that state the same qrels fingerprint were each evaluated against the whole qrels: its
+queries count once, and the qrels-only ones are those no shard evaluated); shards must agree
 on everything else (the fingerprints only when both state one), and each run's curve width.
 
 What a table cannot hold: the rankings themselves (documents, scores, grades). A result read
@@ -397,6 +399,7 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
     runs: dict[str, Any] = {}
     src_of = {id(m): s for m, s in zip(metas, sources, strict=True)}
     counted: set[str] = set()
+    qrels_of: dict[str, Any] = {}  # run -> the qrels fingerprint its first shard states
     for m in metas:
         # the files of one engine evaluation (ragreport.spark / dask / ray) each carry the
         # whole evaluation's counts, under one evaluation id: counted once
@@ -405,9 +408,11 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
             if evaluation in counted:
                 continue
             counted.add(evaluation)
+        fp = m["fingerprints"].get("qrels")
         for name, rm in m["runs"].items():
             if name not in runs:
                 runs[name] = json.loads(json.dumps(rm))
+                qrels_of[name] = fp
                 continue
             got = runs[name]
             if got.get("curve_width") != rm.get("curve_width"):
@@ -415,14 +420,24 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
                     f"{sources[0]} and {src_of[id(m)]} hold run {name!r} with curves of "
                     f"different widths ({got.get('curve_width')} vs {rm.get('curve_width')}); "
                     "evaluate every shard with the same curve width", src_of[id(m)])
-            got["counts"] = {k: int(got["counts"].get(k, 0)) + int(rm["counts"].get(k, 0))
-                             for k in set(got["counts"]) | set(rm["counts"])}
+            summed = {k: int(got["counts"].get(k, 0)) + int(rm["counts"].get(k, 0))
+                      for k in set(got["counts"]) | set(rm["counts"])}
+            if fp is not None and qrels_of[name] == fp:
+                # shards of a run evaluated against the same (whole) qrels file: its queries
+                # were counted by each shard; those of no shard's run are the qrels-only ones
+                whole = int(rm["counts"].get("qrels_queries", 0))
+                summed["qrels_queries"] = whole
+                summed["qrels_only"] = max(summed.get("qrels_only", 0) - whole, 0)
+                got["shared_qrels"] = True
+            got["counts"] = summed
             for key in ("run_only_ids", "qrels_only_ids"):
                 got[key] = got[key] + rm[key]
             got["latency_other"] = {**got["latency_other"], **rm["latency_other"]}
     for rm in runs.values():
         for key in ("run_only_ids", "qrels_only_ids"):
-            rm[key] = _sorted_ids(rm[key], out["id_order"])[:_EXAMPLES]
+            ids = _sorted_ids(list(dict.fromkeys(rm[key])), out["id_order"])
+            # shared qrels: shortened once the queries evaluated in other shards are left out
+            rm[key] = ids if rm.get("shared_qrels") is True else ids[:_EXAMPLES]
     out["runs"] = runs
     return out
 
@@ -809,9 +824,12 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
                            shown_rows)
         judged_ranks = _ranks(cols["judged_ranks"], "judged_ranks", n_ret, take, where,
                               shown_rows)
+        qrels_only_ids = [str(x) for x in rm.get("qrels_only_ids", [])]
+        if rm.get("shared_qrels") is True:  # a query of the whole qrels evaluated elsewhere
+            qrels_only_ids = [q for q in qrels_only_ids if q not in seen][:_EXAMPLES]
         ranking = _NoRanking(order, n_ret, n_rel, judged, float(conv.rel_level), counts,
                              [str(x) for x in rm.get("run_only_ids", [])],
-                             [str(x) for x in rm.get("qrels_only_ids", [])],
+                             qrels_only_ids,
                              meta["id_order"], rel_ranks, judged_ranks)
         latency = {qid_col[j]: float(latency_col[j]) for j in take.tolist()
                    if latency_col[j] is not None}

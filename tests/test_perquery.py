@@ -139,6 +139,27 @@ def test_shards_merge_into_the_whole() -> None:
     _same(whole, merged)
 
 
+def test_run_shards_evaluated_against_the_whole_qrels_count_its_queries_once() -> None:
+    """A run split by query, each shard evaluated against the same (whole) qrels file (its
+    fingerprint stated, as evaluate --per-query-out does): the qrels' queries were counted by
+    every shard; merged, the counts are those of one evaluation (they were summed: 3 x the
+    qrels queries, and the queries of other shards counted as qrels-only)."""
+    qrels, run = _generated(seed=5, n=30)
+    whole = evaluate(qrels, run, MEASURES)
+    ids = sorted(run)
+    tables = [to_table(evaluate(qrels, {q: run[q] for q in ids[i::3]}, MEASURES, k_max=100),
+                       qrels_sha256="ab" * 32) for i in range(3)]
+    [merged] = from_tables(tables)
+    assert merged.counts == whole.counts
+    assert merged.counts.qrels_only == 1 and merged.counts.qrels_queries == len(qrels)
+    # each shard kept its first 10 qrels-only ids (mostly other shards' queries): those
+    # evaluated elsewhere are left out; the true one may be beyond a shard's first 10
+    assert set(merged.ranking.qrels_only_ids) <= {"qrels-only"}
+    assert merged.query_ids == whole.query_ids
+    for m in whole.measures:
+        assert np.array_equal(merged.values(m), whole.values(m)), m
+
+
 def test_numeric_ids_merge_in_numeric_order() -> None:
     qrels = {str(i): {"a": 1} for i in (1, 2, 10, 7, 100)}
     run = {q: ["a"] for q in qrels}
