@@ -27,6 +27,7 @@ __all__ = [
     "p_clause",
     "p_text",
     "pct",
+    "plural",
     "shown",
     "signed",
     "snippet",
@@ -107,6 +108,32 @@ def snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
         return ""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``n`` and ``word`` in the singular when ``n`` is 1, else in the plural (``many``, by
+    default ``word + "s"``): "1 query", "0 queries", "3 runs".
+
+    Parameters
+    ----------
+    n : int
+        The count.
+    word : str
+        The singular.
+    many : str or None
+        The plural, when it is not ``word + "s"``.
+
+    Returns
+    -------
+    str
+        ``"{n} {word}"`` or ``"{n} {many}"``.
+
+    >>> plural(1, "query", "queries"), plural(0, "query", "queries"), plural(3, "run")
+    ('1 query', '0 queries', '3 runs')
+    >>> plural(1, "query id"), plural(2, "query id")
+    ('1 query id', '2 query ids')
+    """
+    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 def pct(x: float, digits: int = 0) -> str:

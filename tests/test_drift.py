@@ -464,3 +464,9 @@ def test_readme_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     (qrels,) = [c for c in env["checks"] if c.check == "qrels"]
     assert not qrels.drifted and qrels.measured.startswith("judgments sha256 ")
     assert env["report"].baseline == "bm25" and env["report"].runs == ["bm25", "tfidf"]
+
+
+def test_query_drift_of_one_query_is_singular() -> None:
+    assert query_check("r", ["a"], ["a"]).measured == \
+        "0 added, 0 removed of 1 query (share 0.0000)"
+    assert query_check("r", ["a"], ["b"]).measured.endswith("of 2 queries (share 1.0000)")

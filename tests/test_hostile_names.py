@@ -303,7 +303,7 @@ CASES = [
          check=escaped_ids("(run '::warning::x\\x1b[2J')", "FAILED P@3",
                            "target  \\x3a:warning::x\\x1b[2J  result")),
     Case("title-escaped", [*CHECK, "--title", "::error::t\r\x07"], FILES, exit=1,
-         check=escaped_ids("\\x3a:error::t\\r\\x07: 1 run(s)")),
+         check=escaped_ids("\\x3a:error::t\\r\\x07: 1 run, ")),
     Case("plot-legend-names", ["report", "qrels.txt", "run.txt", "run.txt", "--name", "_private",
                                "--name", "$\\undefined$", "--no-stats", "--jobs", "1",
                                "--html", "out.html"], FILES, exit=0,

@@ -209,7 +209,7 @@ def test_unknown_ids_and_bad_targets(results: list) -> None:
     assert got.unknown == ["nope", "gone"]
     assert got.runs["z"][results[0].run_name].n == 0
     assert math.isnan(got.runs["z"][results[0].run_name].means[Measure("RR")])
-    with pytest.raises(RagReportError, match="none of the 1 query ids"):
+    with pytest.raises(RagReportError, match="the 1 query id of the slices is not an evaluated"):
         analyse_slices(results, {"nope": ["x"]}, [Measure("RR")], stats=False)
     with pytest.raises(RagReportError, match="targets are set for slice 'typo'"):
         analyse_slices(results, {"q01": ["x"]}, [Measure("RR")], stats=False,
@@ -375,6 +375,31 @@ def test_check_exits_1_and_names_the_slice(tmp_path: Path, monkeypatch: pytest.M
                           "s.tsv", "--targets", "t.toml", "--jobs", "1", "--no-stats")
     assert code == 0, err
     assert "all targets passed" in out and "functions  2 (few)" in out
+
+
+def test_terminal_counts_are_singular_for_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """One run, one slice of one query, one query id no run evaluated: "1 run", "1 slice",
+    "1 query", "1 query id ... was" (the texts said "1 run(s)", "1 queries", "1 query ids")."""
+    files = example_files()
+    (tmp_path / "s.tsv").write_text("q01\tone\nnot-a-query\tone\n")
+    (tmp_path / "t.toml").write_text('[targets.slices.one]\n"R@5" = 0.99\n')
+    code, out, err = _cli(tmp_path, monkeypatch, capsys, "check", str(files.qrels),
+                          str(files.runs[0]), "--slices", "s.tsv", "--targets", "t.toml",
+                          "--jobs", "1", "--no-stats")
+    assert code == 1, err
+    assert re.search(r": 1 run, 41 queries evaluated\n", out), out
+    assert "(run 'bm25', 1 query)\n" in out
+    assert "Slices (1 slice from s.tsv; 1 failing)" in out
+    assert "1 query id of the slices was not evaluated" in out
+    assert "fewer than 10 queries, no interval" in out
+    assert not re.search(r"\b1 (queries|query ids|runs|slices)\b|\(s\)", out), out
+    (tmp_path / "s.tsv").write_text("nothing\tone\n")
+    code, _, err = _cli(tmp_path, monkeypatch, capsys, "check", str(files.qrels),
+                        str(files.runs[0]), "--slices", "s.tsv", "--jobs", "1", "--no-stats")
+    assert code == 2
+    assert "s.tsv: the 1 query id of the slices is not an evaluated query" in err
 
 
 def test_slice_targets_without_slices_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

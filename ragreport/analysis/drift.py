@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import RagReportError
-from ..present import shown
+from ..present import plural, shown
 
 if TYPE_CHECKING:
     from ..data import Qrels
@@ -275,7 +275,8 @@ def query_check(run: str, baseline: Iterable[str], current: Iterable[str],
     a, b = list(dict.fromkeys(baseline)), list(dict.fromkeys(current))
     added, removed, share = query_drift(a, b)
     union = len(set(a) | set(b))
-    measured = f"{added} added, {removed} removed of {union} queries (share {_f(share)})"
+    measured = (f"{added} added, {removed} removed of {plural(union, 'query', 'queries')} "
+                f"(share {_f(share)})")
     threshold = f"share <= {max_share:g}"
     if share > max_share:
         return DriftCheck("queries", run, True, measured, threshold,

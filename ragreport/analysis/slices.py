@@ -46,6 +46,7 @@ __all__ = [
     "SliceRun",
     "analyse_slices",
     "describe_rule",
+    "none_evaluated",
     "slice_indices",
 ]
 
@@ -224,8 +225,7 @@ def analyse_slices(results: Sequence[EvaluationResult], slices: Mapping[str, Seq
     evaluated = set().union(*(r.query_ids for r in results)) if results else set()
     unknown = [q for q in slices if q not in evaluated]
     if len(unknown) == len(slices):
-        raise RagReportError(f"none of the {len(slices)} query ids of the slices is an "
-                             "evaluated query (do the ids match the qrels and the runs?)")
+        raise RagReportError(none_evaluated(len(slices)))
     width = min(r.k_max for r in results) if k_max is None else int(k_max)
     tagged = {q for q, tags in slices.items() if tags}
     untagged = {r.run_name: sum(1 for q in r.query_ids if q not in tagged) for r in results}
@@ -333,6 +333,19 @@ def _checks(results: Sequence[EvaluationResult], names: list[str],
                 got = check_targets([t], {r.run_name: {t.measure: mean}}, lower)[0]
                 out.append(SliceCheck(n, got))
     return out
+
+
+def none_evaluated(n: int) -> str:
+    """The error when none of the ``n`` query ids of a slices file was evaluated.
+
+    >>> none_evaluated(1)[:57]
+    'the 1 query id of the slices is not an evaluated query (d'
+    >>> none_evaluated(2)[:50]
+    'none of the 2 query ids of the slices is an evalua'
+    """
+    head = ("the 1 query id of the slices is not" if n == 1
+            else f"none of the {n} query ids of the slices is")
+    return f"{head} an evaluated query (do the ids match the qrels and the runs?)"
 
 
 def describe_rule(min_queries: int = MIN_QUERIES) -> str:

@@ -1334,7 +1334,7 @@ def _slice_report(results: Sequence[EvaluationResult], base: EvaluationResult, s
                   targets: Sequence[Target], k_max: int, info: StatsInfo | None,
                   min_queries: int | None, workers: Mapper | None) -> SliceReport:
     """The report's view of :func:`ragreport.analysis.slices.analyse_slices`."""
-    from ..analysis.slices import MIN_QUERIES, analyse_slices, describe_rule
+    from ..analysis.slices import MIN_QUERIES, analyse_slices, describe_rule, none_evaluated
     from ..io.slices import load_slices
 
     if slices is None:
@@ -1342,9 +1342,7 @@ def _slice_report(results: Sequence[EvaluationResult], base: EvaluationResult, s
     qs = load_slices(slices)
     evaluated = set().union(*(r.query_ids for r in results))
     if not any(q in evaluated for q in qs.tags):  # say which file (analyse_slices cannot)
-        raise RagReportError(f"{qs.source}: none of the {len(qs.tags)} query ids of the "
-                             "slices is an evaluated query (do the ids match the qrels and "
-                             "the runs?)")
+        raise RagReportError(f"{qs.source}: {none_evaluated(len(qs.tags))}")
     if info is None and any(t.on == "ci_lower" for ts in slice_targets.values() for t in ts):
         raise RagReportError("a slice target is on the confidence interval; do not disable "
                              "stats")

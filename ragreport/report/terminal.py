@@ -7,7 +7,7 @@ can be read by a CI runner as a workflow command.
 
 from __future__ import annotations
 
-from ..present import p_clause
+from ..present import p_clause, plural
 from ..textout import terminal_safe
 from .model import DocumentReport, Report
 
@@ -27,8 +27,9 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 def render_terminal(report: Report) -> str:
     """Targets table (with PASS/FAIL words) and the summary table, as aligned text."""
-    lines = [f"{terminal_safe(report.title)}: {len(report.runs)} run(s), "
-             f"{report.health[0].evaluated if report.health else 0} queries evaluated"]
+    evaluated = report.health[0].evaluated if report.health else 0
+    lines = [f"{terminal_safe(report.title)}: {plural(len(report.runs), 'run')}, "
+             f"{plural(evaluated, 'query', 'queries')} evaluated"]
     if report.targets:
         rows = [["measure", "target", *(f"{r}" for r in report.runs), "result"]]
         for t in report.targets:
@@ -93,7 +94,8 @@ def render_failures(report: Report) -> str:
             f"{'CI lower bound ' if c.on == 'ci_lower' else ''}"
             + (f"{c.shown} is not {t.op} {t.threshold_text}" if c.value is not None
                else f"not checked against {t.op} {t.threshold_text} ({c.reason})")
-            + f" (run {terminal_safe(repr(c.run))}, {s.queries.get(c.run, 0)} queries)\n"
+            + f" (run {terminal_safe(repr(c.run))}, "
+              f"{plural(s.queries.get(c.run, 0), 'query', 'queries')})\n"
             for s, t, c in report.slices.failed_checks]
     return "".join(lines)
 
@@ -103,11 +105,12 @@ def _document_lines(report: Report, doc: DocumentReport) -> list[str]:
     rows = [["measure", *(f"{r} chunks / documents" for r in report.runs)]]
     for row in doc.summary:
         rows.append([row.measure, *(f"{c.chunk_shown} / {c.document_shown}" for c in row.cells)])
-    lines = ["", f"Chunks and documents ({doc.chunks} chunks of {doc.documents} documents; "
-                 f"judgments per {doc.judgment_level})", *_table(rows)]
+    lines = ["", f"Chunks and documents ({plural(doc.chunks, 'chunk')} of "
+                 f"{plural(doc.documents, 'document')}; judgments per {doc.judgment_level})",
+             *_table(rows)]
     lines += [f"redundancy@{d.k} ({terminal_safe(d.run)}): {d.shown} of the top {d.k} chunks "
-              f"belong to a document ranked above (mean; {d.queries_affected} of {d.queries} "
-              "queries)" for d in doc.runs]
+              f"belong to a document ranked above (mean; {d.queries_affected} of "
+              f"{plural(d.queries, 'query', 'queries')})" for d in doc.runs]
     return lines
 
 
@@ -153,13 +156,15 @@ def _slice_lines(report: Report) -> list[str]:
         verdict = "-" if not s.targets else ("pass" if s.passed else "FAIL")
         rows.append([s.name, f"{s.n}{' (few)' if s.few else ''}", *cells, verdict])
     failing = sum(1 for s in sl.slices if not s.passed)
-    head = (f"Slices ({len(sl.slices)} from {sl.source}"
+    head = (f"Slices ({plural(len(sl.slices), 'slice')} from {sl.source}"
             + (f"; {failing} failing" if failing else "") + ")")
     notes = []
     if any(s.few for s in sl.slices):
-        notes.append(f"(few): fewer than {sl.min_queries} queries, no interval or test")
+        notes.append(f"(few): fewer than {plural(sl.min_queries, 'query', 'queries')}, "
+                     "no interval or test")
     if sl.unknown:
-        notes.append(f"{sl.unknown} query ids of the slices were not evaluated")
+        notes.append(f"{plural(sl.unknown, 'query id')} of the slices "
+                     f"{'was' if sl.unknown == 1 else 'were'} not evaluated")
     return ["", terminal_safe(head), *_table(rows), *(terminal_safe(n) for n in notes)]
 
 
