@@ -531,6 +531,11 @@ class PerQueryResult(EvaluationResult):
         cache: dict[Measure, FloatArray] = self.__dict__.setdefault("_beyond_cache", {})
         if m in cache:
             return cache[m]
+        wide: dict[Measure, FloatArray] = self.__dict__.get("_wide_curves") or {}
+        if m.cutoff is not None and m.curve_key in wide \
+                and m.cutoff <= wide[m.curve_key].shape[1]:  # stored beyond the cut
+            cache[m] = np.ascontiguousarray(wide[m.curve_key][:, m.cutoff - 1])
+            return cache[m]
         if m.name == "Judged" and m.cutoff is not None and self.conventions.ties != "average":
             from .metrics import judged_at
 
@@ -820,6 +825,12 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
         n_ret = _ints(cols["retrieved"], "retrieved", take, where, shown_rows)
         n_rel = _ints(cols["relevant"], "relevant", take, where, shown_rows)
         judged = _ints(cols["judged"], "judged", take, where, shown_rows)
+        wide: dict[Measure, FloatArray] = {}
+        width = _whole_width(int(shared.k_max), n_ret, judged)
+        if width < k_max:  # e.g. an engine's partitions: curves k_max wide, cut as one
+            wide, k_max = curves, width  # evaluation of these queries cuts them
+            curves = {m: np.ascontiguousarray(c[:, :width]) for m, c in wide.items()}
+            conv = replace(shared, curve_width=k_max)
         rel_ranks = _ranks(cols["relevant_ranks"], "relevant_ranks", n_ret, take, where,
                            shown_rows)
         judged_ranks = _ranks(cols["judged_ranks"], "judged_ranks", n_ret, take, where,
@@ -839,8 +850,21 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
                              ranking=ranking,  # type: ignore[arg-type]
                              query_texts={}, latency_ms=latency)
         res.__dict__["_beyond_cache"] = beyond
+        res.__dict__["_wide_curves"] = wide
         out.append(res)
     return out
+
+
+def _whole_width(k_max: int, n_ret: Any, judged: Any) -> int:
+    """The curves' width one evaluation of these queries has
+    (:func:`ragreport.engine.curve_width`, from the per-query counts: the ranked rows are
+    the retrieved documents, the qrels rows the judged ones)."""
+    from .engine import CURVE_CELLS, DEFAULT_K_MAX
+
+    n = len(n_ret)
+    depth = max(int(n_ret.max()) if n else 0, 1)
+    budget = max(CURVE_CELLS, int(np.sum(n_ret)) + int(np.sum(judged)))
+    return min(k_max, max(DEFAULT_K_MAX, min(depth, budget // max(n, 1))))
 
 
 def _conventions(d: Mapping[str, Any], source: str) -> Conventions:

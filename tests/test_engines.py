@@ -66,14 +66,14 @@ def _same(got: Any, want: Any, measures: list[str] = MEASURES) -> None:
     """Every value of ``got`` (merged from partitions) equals ``want``'s, bit for bit."""
     assert got.query_ids == want.query_ids
     assert got.counts == want.counts
-    # the partitions' curves are k_max wide; one evaluation's stop at its deepest ranking
-    # when that is shorter (at least 20): every K both have holds the same value
-    assert got.k_max == K_MAX
-    assert want.k_max == K_MAX or want.conventions.max_depth is not None
+    # the partitions' curves are k_max wide; merged, they stop where one evaluation's stop
+    # (at its deepest ranking when that is shorter, at least 20): the same width
+    assert got.k_max == want.k_max and got.conventions == want.conventions
+    assert set(want.curves) <= set(got.curves)  # and Judged@K, kept for the health checks
+    assert all(np.shape(c) == (len(want.query_ids), want.k_max) for c in got.curves.values())
     for key in want.curves:
         a, b = np.asarray(got.curves[key]), np.asarray(want.curves[key])
-        assert a.shape[0] == b.shape[0] and a.shape[1] >= b.shape[1] == want.k_max, key
-        assert np.array_equal(a[:, :want.k_max], b), key
+        assert a.shape == b.shape and np.array_equal(a, b), key
     assert set(got.scalars) == set(want.scalars)
     for key in want.scalars:
         assert np.array_equal(got.scalars[key], want.scalars[key]), key
@@ -276,7 +276,9 @@ def test_importing_the_engine_modules_imports_no_engine() -> None:
 @pytest.mark.parametrize("options", [
     {}, {"complete": True}, {"no_relevant": "skip"}, {"ties": "average"},
     {"max_depth": 7, "rel_level": 2}, {"compat": "beir"}, {"duplicates": "first"},
-], ids=["default", "complete", "skip", "ties-average", "depth-level", "beir", "dup-first"])
+    {"k_max": 100}, {"k_max": 100, "ties": "average", "complete": True},
+], ids=["default", "complete", "skip", "ties-average", "depth-level", "beir", "dup-first",
+        "k-beyond-depth", "k-beyond-depth-average"])
 def test_shards_of_one_partition_function_merge_to_the_whole(options: dict[str, Any]) -> None:
     """The partition kernel alone (what every engine runs), on queries hashed to 5 parts,
     under each option that changes which queries count or how: the same as one evaluate."""
@@ -286,10 +288,14 @@ def test_shards_of_one_partition_function_merge_to_the_whole(options: dict[str, 
     from ragreport.engines.common import finish
     from ragreport.perquery import _meta
 
+    options = dict(options)
+    k_max = options.pop("k_max", K_MAX)  # 100: deeper than any ranking (40); the curves of
+    # one evaluation stop at 40, the partitions' at 100: merged, they stop at 40 too
     measures = [m for m in MEASURES if not (options.get("ties") and m == "bpref")]
+    measures += ["R@100", "P@60"] if k_max == 100 else []
     run = DUPLICATE if options.get("duplicates") else RUN
-    whole = ragreport.evaluate(QRELS, run, measures, K_MAX, **options)
-    spec, probe = check_options(measures, K_MAX, None, options, "test")
+    whole = ragreport.evaluate(QRELS, run, measures, k_max, **options)
+    spec, probe = check_options(measures, k_max, None, options, "test")
     metas, tables = [], []
     for part in range(5):
         q = QRELS[QRELS["query_id"].map(lambda s: hash(s) % 5) == part]
