@@ -704,7 +704,8 @@ def test_wandb_cannot_start(wandb_dir: Path, report1: Report,
 
 # ---- the command ----------------------------------------------------------------------------
 
-def _cli(args: list[str], tmp: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _cli(args: list[str], tmp: Path, env: dict[str, str],
+         timeout: float = 300) -> subprocess.CompletedProcess[str]:
     import os
 
     full = {k: v for k, v in os.environ.items()
@@ -712,7 +713,7 @@ def _cli(args: list[str], tmp: Path, env: dict[str, str]) -> subprocess.Complete
     full.update(env)
     full.setdefault("MPLBACKEND", "Agg")
     return subprocess.run([sys.executable, "-m", "ragreport", *args], cwd=tmp, env=full,
-                          capture_output=True, text=True, timeout=300, check=False)
+                          capture_output=True, text=True, timeout=timeout, check=False)
 
 
 CLI_ARGS = ["--example", "--json", "out.json", "--markdown", "out.md", "--resamples", "200",
@@ -896,3 +897,32 @@ def test_a_long_slice_name_is_named_in_the_error() -> None:
     with pytest.raises(RagReportError, match=r"longer than 250 characters; give the run "
                        r"\(--name\) or the slice a shorter name$"):
         tracking_payload(report)
+
+
+def test_wandb_server_that_never_answers_fails_within_the_init_timeout(
+        tmp_path: Path) -> None:
+    """W&B online, its server accepting connections but never answering (a socket listening
+    and never accepting): ``--wandb`` fails after ``WANDB_INIT_TIMEOUT`` seconds (the user's
+    value; 15 unless set, where W&B waits 90), one line naming the variable, exit 2, nothing
+    written. (The subprocess's timeout bounds the wait: W&B's 90 s would exceed it.)"""
+    import socket
+
+    (tmp_path / "home").mkdir()
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(0)
+        port = server.getsockname()[1]
+        env = {"WANDB_MODE": "online", "WANDB_BASE_URL": f"http://127.0.0.1:{port}",
+               "WANDB_API_KEY": "0123456789012345678901234567890123456789",
+               "WANDB_INIT_TIMEOUT": "2", "HOME": str(tmp_path / "home"),
+               "WANDB_DIR": str(tmp_path), "WANDB_DATA_DIR": str(tmp_path / "wbd"),
+               "WANDB_CACHE_DIR": str(tmp_path / "wbc"),
+               "WANDB_CONFIG_DIR": str(tmp_path / "wbcfg")}
+        proc = _cli(["report", "--example", "--json", "out.json", "--no-stats", "--jobs", "1",
+                     "--wandb"], tmp_path, env, timeout=75)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert proc.stderr.startswith("ragreport: error: W&B: ") and proc.stderr.endswith(
+        "(no run started within 2 s; WANDB_INIT_TIMEOUT sets how long to wait)\n"), proc.stderr
+    assert f"127.0.0.1:{port}" in proc.stderr
+    assert not (tmp_path / "out.json").exists()

@@ -589,7 +589,8 @@ def log_to_wandb(report: Report, run: Any = None, *, project: str | None = None,
     ------
     RagReportError
         ``wandb`` not installed (``pip install 'ragreport[wandb]'``), a run that cannot be
-        started (no API key online, a bad ``WANDB_MODE``) or that refuses the data. (An
+        started (no API key online, a bad ``WANDB_MODE``, no answer from the server within
+        ``WANDB_INIT_TIMEOUT`` seconds: 15 unless set) or that refuses the data. (An
         unwritable ``WANDB_DIR`` is no error: W&B then writes to a temporary folder.)
     """
     payload = tracking_payload(report)
@@ -599,13 +600,7 @@ def log_to_wandb(report: Report, run: Any = None, *, project: str | None = None,
         if run is None:
             run = wandb.run
         if run is None:
-            try:  # WANDB_SILENT: its login prints "Loaded credentials..." despite silent=
-                with _env_defaults({"WANDB_SILENT": "true"}):
-                    run = wandb.init(project=project or os.environ.get("WANDB_PROJECT")
-                                     or "ragreport", job_type="evaluation",
-                                     settings=wandb.Settings(silent=True, console="off"))
-            except Exception as exc:
-                raise _one_line("W&B", exc) from exc
+            run = _wandb_init(wandb, project)
             started = True
         run_id = str(run.id)
         try:
@@ -621,6 +616,34 @@ def log_to_wandb(report: Report, run: Any = None, *, project: str | None = None,
             except Exception as exc:
                 raise _one_line(f"W&B run {run_id!r}", exc) from exc
     return run_id
+
+
+#: Seconds ``wandb.init`` waits for W&B when ``WANDB_INIT_TIMEOUT`` is not set (W&B's own
+#: default, 90 s, kept a CI job waiting a minute and a half for an unreachable server).
+WANDB_INIT_TIMEOUT = 15.0
+
+
+def _wandb_init(wandb: Any, project: str | None) -> Any:
+    """``wandb.init`` of a new run, quiet, waiting at most ``WANDB_INIT_TIMEOUT`` seconds
+    (the variable when set, else :data:`WANDB_INIT_TIMEOUT`)."""
+    settings: dict[str, Any] = {"silent": True, "console": "off"}
+    given = os.environ.get("WANDB_INIT_TIMEOUT", "").strip()
+    if not given:
+        settings["init_timeout"] = WANDB_INIT_TIMEOUT
+    try:  # WANDB_SILENT: its login prints "Loaded credentials..." despite silent=
+        with _env_defaults({"WANDB_SILENT": "true"}):
+            return wandb.init(project=project or os.environ.get("WANDB_PROJECT")
+                              or "ragreport", job_type="evaluation",
+                              settings=wandb.Settings(**settings))
+    except Exception as exc:
+        err = _one_line("W&B", exc)
+        text = str(err)
+        if "init_timeout" in text:  # its advice names a Python setting: say the variable
+            text = text.split(" Consider increasing the init_timeout")[0]
+            text += (f" (no run started within {given or f'{WANDB_INIT_TIMEOUT:g}'} s; "
+                     f"WANDB_INIT_TIMEOUT sets how long to wait)")
+            err = RagReportError(text)
+        raise err from exc
 
 
 def _send_wandb(wandb: Any, run: Any, p: TrackingPayload, folder: Path,
