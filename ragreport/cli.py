@@ -697,10 +697,22 @@ def _toml(value: Any) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else f'"{value}"'
 
 
+def _is_irds(path: Any) -> bool:
+    """An ``irds:`` id (ir_datasets) that is not a file's name: no file to hash."""
+    import os
+
+    from .io.tabular import IRDS_PREFIX
+
+    return isinstance(path, str) and path.startswith(IRDS_PREFIX) and not os.path.exists(path)
+
+
 def _input_file(role: str, path: Any, display: str | None) -> Any:
-    """The report's record of one input (hashed in a thread); never raises."""
+    """The report's record of one input (hashed in a thread); never raises. None for an
+    ``irds:`` id: its record is made from what was read (in :func:`_report_from`)."""
     from .report import InputFile
 
+    if role in ("qrels", "run", "queries", "docs") and _is_irds(path):
+        return None
     try:
         return InputFile.from_path(role, path, display)
     except OSError as exc:  # the reader reports it (or it changed meanwhile)
@@ -783,10 +795,19 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     kwargs = {**_eval_kwargs(args), "k_max": k_max}
     results = [evaluate(qrels, r, wanted, **kwargs) for r in runs]
     inputs = []
-    for (_, path), h in zip(roles, hashes, strict=True):
+    read: dict[str, list[Any]] = {"qrels": [qrels], "run": list(runs), "queries": [queries],
+                                  "docs": [docs]}
+    for (role, path), h in zip(roles, hashes, strict=True):
         got = h.result()
         if isinstance(got, OSError):
             raise RagReportError(f"cannot read {escape_undecodable(str(path))}: {got.strerror}")
+        if got is None:  # an irds: id: the fingerprint of what ir_datasets gave
+            from .analysis.drift import content_sha256
+            from .report import InputFile
+
+            got = InputFile(role, path, path, content_sha256(read[role].pop(0)), 0)
+        elif role in read:
+            read[role].pop(0)
         inputs.append(got)
     argv = getattr(args, "argv", None) or []
     stored = args.stored_baseline

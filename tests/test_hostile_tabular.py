@@ -176,6 +176,61 @@ CASES = [
 ]
 
 
+#: A stand-in ``ir_datasets`` module put in the working folder (first on ``sys.path`` for
+#: ``python -m``): no network. ``irds:catalogue`` holds the catalogue's qrels; any other id
+#: is unknown (ir_datasets raises KeyError).
+FAKE_IR_DATASETS = f"""
+from collections import namedtuple
+TrecQrel = namedtuple("TrecQrel", "query_id doc_id relevance iteration")
+ROWS = [TrecQrel(r[0], r[2], int(r[3]), r[1]) for r in {_Q!r}]
+class Dataset:
+    def qrels_iter(self):
+        return iter(ROWS)
+def load(name):
+    if name != "catalogue":
+        raise KeyError(name)
+    return Dataset()
+"""
+#: An ``ir_datasets`` that is not installed.
+NO_IR_DATASETS = "raise ImportError(\"No module named 'ir_datasets'\")\n"
+
+
+def _irds_report(result: CaseResult) -> None:
+    import json
+
+    data = json.loads((result.tmp / "out.json").read_text())
+    qrels = next(f for f in data["inputs"] if f["role"] == "qrels")
+    assert qrels["name"] == "irds:catalogue" and len(qrels["sha256"]) == 64
+
+
+CASES += [
+    # ir_datasets ids in report and check (as in evaluate)
+    Case("irds-qrels-report", ["report", "irds:catalogue", "run.txt", "--no-stats", "--json",
+                               "out.json"],
+         {"ir_datasets.py": FAKE_IR_DATASETS, "run.txt": RUN}, exit=0, check=_irds_report),
+    Case("irds-qrels-check", ["check", "irds:catalogue", "run.txt", "--no-stats", "--json",
+                              "out.json"],
+         {"ir_datasets.py": FAKE_IR_DATASETS, "run.txt": RUN}, exit=1,  # default targets
+         stdout=r"FAILED P@3: 0\.5556 is not > 0\.8 \(run 'tag'\)", check=_irds_report),
+    Case("irds-unknown-id-report", ["report", "irds:nope", "run.txt", "--no-stats", "--json",
+                                    "out.json"],
+         {"ir_datasets.py": FAKE_IR_DATASETS, "run.txt": RUN},
+         stderr=r"^ragreport: error: irds:nope: ir_datasets has no dataset 'nope'$"),
+    Case("irds-unknown-id-check", ["check", "qrels.txt", "irds:nope", "--no-stats"],
+         {"ir_datasets.py": FAKE_IR_DATASETS, "qrels.txt": QRELS},
+         stderr=r"^ragreport: error: irds:nope: ir_datasets has no dataset 'nope'$"),
+    Case("irds-not-installed-report", ["report", "irds:catalogue", "run.txt", "--no-stats",
+                                       "--json", "out.json"],
+         {"ir_datasets.py": NO_IR_DATASETS, "run.txt": RUN},
+         stderr=r"^ragreport: error: reading 'irds:catalogue' needs ir_datasets: pip install "
+                r"ir_datasets$"),
+    Case("irds-not-installed-check", ["check", "irds:catalogue", "run.txt", "--no-stats"],
+         {"ir_datasets.py": NO_IR_DATASETS, "run.txt": RUN},
+         stderr=r"^ragreport: error: reading 'irds:catalogue' needs ir_datasets: pip install "
+                r"ir_datasets$"),
+]
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_hostile(case: Case, tmp_path: Any) -> None:
     run_case(case, tmp_path)

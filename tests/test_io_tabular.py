@@ -501,6 +501,77 @@ def test_irds_without_ir_datasets(monkeypatch: pytest.MonkeyPatch) -> None:
                                "pip install ir_datasets")
 
 
+def _irds_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+              capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    from ragreport.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("command", ["report", "check"])
+def test_irds_ids_in_report_and_check(fake_ir_datasets: Any, example: dict[str, Any],
+                                      tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str], command: str) -> None:
+    """``report`` and ``check`` read ``irds:`` ids as ``evaluate`` does (they tried to hash
+    them as files: 'cannot read irds:...: No such file or directory'); the same numbers as the
+    TREC files; the inputs record the id and the fingerprint of what was read."""
+    from ragreport.analysis.drift import content_sha256, judgments_sha256
+
+    files = example["files"]
+    ident = "irds:pydoc/example"
+    common = ["--no-stats", "--jobs", "1", "--generated-at", "2026-01-01T00:00:00Z",
+              "--per-query", "--name", "r"]
+    code, _, err = _irds_cli(tmp_path, monkeypatch, capsys, command, ident, ident,
+                             "--queries", ident, "--json", "irds.json", *common)
+    assert code in (0, 1) and "error" not in err, err
+    code2, _, err = _irds_cli(tmp_path, monkeypatch, capsys, command, str(files.qrels),
+                              str(files.runs[0]), "--queries", str(files.queries),
+                              "--json", "trec.json", *common)
+    assert code2 == code, err
+    got = json.loads((tmp_path / "irds.json").read_text())
+    want = json.loads((tmp_path / "trec.json").read_text())
+    for key in ("means", "per_query", "targets", "curves", "worst_queries", "counts"):
+        assert got[key] == want[key], key
+    inputs = {f["role"]: f for f in got["inputs"]}
+    assert inputs["qrels"]["name"] == inputs["qrels"]["path"] == ident
+    assert inputs["qrels"]["sha256"] == judgments_sha256(ragreport.load_qrels(files.qrels))
+    assert inputs["run"]["sha256"] == content_sha256(ragreport.load_run(ident))
+    assert inputs["queries"]["sha256"] == content_sha256(ragreport.load_queries(files.queries))
+    assert inputs["qrels"]["judgments_sha256"] == inputs["qrels"]["sha256"]
+
+
+@pytest.mark.parametrize("command", ["report", "check"])
+def test_irds_ids_hostile_in_report_and_check(
+        fake_ir_datasets: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], command: str) -> None:
+    """An unknown id, a failed download, ir_datasets not installed: exit 2, one line naming
+    the id (and what to install), nothing written."""
+    argv = [command, "irds:nope", "irds:nope", "--no-stats", "--jobs", "1", "--json", "o.json"]
+    code, _, err = _irds_cli(tmp_path, monkeypatch, capsys, *argv)
+    assert (code, err) == (2, "ragreport: error: irds:nope: ir_datasets has no dataset "
+                              "'nope'\n")
+    assert not (tmp_path / "o.json").exists()
+
+    def offline(self: Any) -> Iterator[Any]:
+        raise ConnectionError("Failed to resolve 'ir-datasets.com'\nsecond line")
+        yield  # a generator, as ir_datasets' iterators are
+
+    monkeypatch.setattr(fake_ir_datasets, "scoreddocs_iter", offline)
+    argv[1:3] = ["irds:pydoc/example", "irds:pydoc/example"]
+    code, _, err = _irds_cli(tmp_path, monkeypatch, capsys, *argv)
+    assert (code, err) == (2, "ragreport: error: irds:pydoc/example: ir_datasets could not "
+                              "read the scored documents: ConnectionError: Failed to resolve "
+                              "'ir-datasets.com'\n")
+    monkeypatch.setitem(sys.modules, "ir_datasets", None)  # not installed
+    code, _, err = _irds_cli(tmp_path, monkeypatch, capsys, *argv)
+    assert (code, err) == (2, "ragreport: error: reading 'irds:pydoc/example' needs "
+                              "ir_datasets: pip install ir_datasets\n")
+    assert not (tmp_path / "o.json").exists()
+
+
 # ---- texts -------------------------------------------------------------------------------------
 
 def test_texts_from_tables(tmp_path: Path, example: dict[str, Any]) -> None:

@@ -35,12 +35,13 @@ from ..errors import RagReportError
 from ..present import plural, shown
 
 if TYPE_CHECKING:
-    from ..data import Qrels
+    from ..data import Qrels, Run
 
 __all__ = [
     "DEFAULT_MAX_QUERY_DRIFT",
     "DEFAULT_MIN_JUDGED_RATIO",
     "DriftCheck",
+    "content_sha256",
     "conventions_check",
     "drift_text",
     "judged_check",
@@ -133,6 +134,60 @@ def judgments_sha256(qrels: Qrels) -> str:
         h.update(memoryview(data)[start:end] if data is not None else b"")
     grades = np.asarray(qrels.grades, dtype=np.float64)[order.to_numpy()] + 0.0  # no -0.0
     h.update(grades.astype("<f8").tobytes())
+    return h.hexdigest()
+
+
+def _ids_update(h: Any, col: Any) -> None:
+    """Each id of ``col`` (an Arrow string array) into ``h``, length-prefixed."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    col = pc.cast(col, pa.large_string())
+    offsets = np.frombuffer(col.buffers()[1], dtype=np.int64)[col.offset:col.offset + len(col)
+                                                              + 1]
+    data = col.buffers()[2]
+    start, end = (int(offsets[0]), int(offsets[-1])) if len(offsets) else (0, 0)
+    h.update(np.diff(offsets).astype("<i8").tobytes())
+    h.update(memoryview(data)[start:end] if data is not None else b"")
+
+
+def content_sha256(obj: Qrels | Run | Mapping[str, str]) -> str:
+    """The sha256 of what was read, for an input that is no file (an ``irds:`` id): the
+    judgments (:func:`judgments_sha256`), a run's ``(query id, document id, score)`` rows in
+    their order, or the ``(id, text)`` pairs of queries or documents sorted by id.
+
+    >>> from ragreport.io import load_run
+    >>> a = content_sha256(load_run({"q1": {"d1": 2.0, "d2": 1.0}}))
+    >>> a == content_sha256(load_run({"q1": {"d1": 2.0, "d2": 1.0}}))
+    True
+    >>> a == content_sha256(load_run({"q1": {"d1": 2.0, "d2": 1.5}}))
+    False
+    >>> content_sha256({"q1": "a", "q2": "b"}) == content_sha256({"q2": "b", "q1": "a"})
+    True
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    from ..data import Qrels, Run
+
+    if isinstance(obj, Qrels):
+        return judgments_sha256(obj)
+    if isinstance(obj, Run):
+        h = hashlib.sha256(b"ragreport.run/1\n")
+        h.update(np.int64(len(obj.scores)).tobytes())
+        _ids_update(h, obj.query_ids)
+        _ids_update(h, obj.doc_ids)
+        h.update((np.asarray(obj.scores, dtype=np.float64) + 0.0).astype("<f8").tobytes())
+        return h.hexdigest()
+    items = sorted(obj.items(), key=lambda kv: kv[0].encode("utf-8", "surrogatepass"))
+    h = hashlib.sha256(b"ragreport.texts/1\n")
+    h.update(np.int64(len(items)).tobytes())
+    _ids_update(h, pa.array([k for k, _ in items], pa.large_string()))
+    _ids_update(h, pa.array([v for _, v in items], pa.large_string()))
     return h.hexdigest()
 
 
