@@ -243,6 +243,13 @@ def _nested(data: Mapping[str, Any], *keys: str) -> Any:
     return node
 
 
+def _targets_table(data: Mapping[str, Any]) -> Any:
+    """The targets table of a targets file (given, or ``./ragreport.toml`` found): under
+    ``[tool.ragreport.targets]``, else under ``[targets]``, else the top level."""
+    table = _nested(data, "tool", "ragreport", "targets")
+    return data.get("targets", data) if table is None else table
+
+
 def load_targets(path: str | os.PathLike[str] | None = None,
                  cwd: str | os.PathLike[str] | None = None) -> list[Target]:
     """Targets from ``path``, else ``[tool.ragreport.targets]`` in ``cwd/pyproject.toml``, else
@@ -253,11 +260,7 @@ def load_targets(path: str | os.PathLike[str] | None = None,
     """
     if path is not None:
         p = Path(path)
-        data = _load_toml(p)
-        table = _nested(data, "tool", "ragreport", "targets")
-        if table is None:
-            table = data.get("targets", data)
-        return parse_targets(table, str(p))
+        return parse_targets(_targets_table(_load_toml(p)), str(p))
     base = Path(cwd) if cwd is not None else Path.cwd()
     pyproject = base / "pyproject.toml"
     if pyproject.is_file():
@@ -267,8 +270,7 @@ def load_targets(path: str | os.PathLike[str] | None = None,
             return parse_targets(table, f"{pyproject} [tool.ragreport.targets]")
     rr = base / "ragreport.toml"
     if rr.is_file():
-        data = _load_toml(rr)
-        return parse_targets(data.get("targets", data), str(rr))
+        return parse_targets(_targets_table(_load_toml(rr)), str(rr))
     return default_targets()
 
 
@@ -291,10 +293,7 @@ def load_slice_targets(path: str | os.PathLike[str] | None = None,
     table: Any = None
     if path is not None:
         p = Path(path)
-        data = _load_toml(p)
-        table = _nested(data, "tool", "ragreport", "targets")
-        if table is None:
-            table = data.get("targets", data)
+        table = _targets_table(_load_toml(p))
         where = str(p)
     else:
         base = Path(cwd) if cwd is not None else Path.cwd()
@@ -305,8 +304,7 @@ def load_slice_targets(path: str | os.PathLike[str] | None = None,
             table = _nested(_load_toml(pyproject), "tool", "ragreport", "targets")
             where = f"{pyproject} [tool.ragreport.targets]"
         elif rr.is_file():
-            data = _load_toml(rr)
-            table = data.get("targets", data)
+            table = _targets_table(_load_toml(rr))
             where = str(rr)
     if not isinstance(table, Mapping) or SLICES_KEY not in table:
         return {}

@@ -153,6 +153,26 @@ def test_sources_in_order(tmp_path: Path) -> None:
     assert [str(t) for t in load_targets(other, cwd=tmp_path)] == ["nDCG@10 >= 0.6"]
 
 
+@pytest.mark.parametrize("layout", ["top", "targets", "tool"])
+def test_a_found_ragreport_toml_reads_every_layout_a_given_file_does(
+        tmp_path: Path, layout: str) -> None:
+    """``./ragreport.toml`` found in the folder is read like the same file given with
+    ``--targets``: the table at the top level, under ``[targets]`` or under
+    ``[tool.ragreport.targets]`` (the README shows the last; it was read as a measure 'tool'),
+    with its slice targets."""
+    head = {"top": "", "targets": "[targets]\n", "tool": "[tool.ragreport.targets]\n"}[layout]
+    sub = {"top": "slices", "targets": "targets.slices", "tool": "tool.ragreport.targets.slices"}
+    text = f'{head}"nDCG@10" = 0.5\n[{sub[layout]}.hard]\n"R@5" = 0.4\n'
+    (tmp_path / "ragreport.toml").write_text(text)
+    found = [str(t) for t in load_targets(cwd=tmp_path)]
+    assert found == [str(t) for t in load_targets(tmp_path / "ragreport.toml")]
+    assert found == ["nDCG@10 >= 0.5"]
+    from ragreport.targets import load_slice_targets
+
+    assert {k: [str(t) for t in v] for k, v in load_slice_targets(cwd=tmp_path).items()} == {
+        "hard": ["R@5 >= 0.4"]}
+
+
 def test_pyproject_without_section_falls_through(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
     assert len(load_targets(cwd=tmp_path)) == 5
