@@ -46,7 +46,8 @@ and ``ragreport.runs`` (per run: its ``curve_width``, the dataset counts of
 latency of timed queries that were not evaluated). Merging sums the counts (but shards of a
 run that state the same qrels fingerprint were each evaluated against the whole qrels: its
 queries count once, and the qrels-only ones are those no shard evaluated); shards must agree
-on everything else (the fingerprints only when both state one), and each run's curve width.
+on everything else (the fingerprints only when both state one); a run's curves stop at its
+narrowest shard's width.
 
 What a table cannot hold: the rankings themselves (documents, scores, grades). A result read
 back has no rankings (:attr:`PerQueryResult.has_rankings` is False): the report built from it
@@ -415,7 +416,14 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
                 qrels_of[name] = fp
                 continue
             got = runs[name]
-            if got.get("curve_width") != rm.get("curve_width"):
+            wa, wb = got.get("curve_width"), rm.get("curve_width")
+            if wa != wb and all(isinstance(w, int) and not isinstance(w, bool) and w >= 0
+                                for w in (wa, wb)):
+                # shards evaluated apart stop their curves at their own deepest ranking:
+                # merged, the curves stop at the narrowest (the rest stays in the files)
+                got["curve_width"] = min(wa, wb)
+                got["mixed_widths"] = True
+            elif wa != wb:
                 raise InputError(
                     f"{sources[0]} and {src_of[id(m)]} hold run {name!r} with curves of "
                     f"different widths ({got.get('curve_width')} vs {rm.get('curve_width')}); "
@@ -626,11 +634,15 @@ def _lists(arr: Any, name: str, take: Any, source: str, rows: Any, integer: bool
     return starts, offsets[take + 1] - starts, _numbers(values, name, source, integer)
 
 
-def _curve(arr: Any, name: str, k_max: int, take: Any, source: str, rows: Any) -> FloatArray:
+def _curve(arr: Any, name: str, k_max: int, take: Any, source: str, rows: Any,
+           longer: bool = False) -> FloatArray:
+    """The selected rows' curves, ``k_max`` values each (the first ``k_max`` of longer lists
+    when ``longer``: shards of wider curves merged with narrower ones)."""
     starts, lengths, values = _lists(arr, name, take, source, rows, False)
     n = len(take)
-    if n and (lengths != k_max).any():
-        i = int(np.flatnonzero(lengths != k_max)[0])
+    short = (lengths < k_max) if longer else (lengths != k_max)
+    if n and short.any():
+        i = int(np.flatnonzero(short)[0])
         raise InputError(f"column {name!r} holds {int(lengths[i])} values, not k_max = "
                          f"{k_max}", source, row=int(rows[i]) + 1)
     if n == 0 or k_max == 0:
@@ -685,10 +697,11 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
                 ) -> list[EvaluationResult]:
     """Merge per-query tables (shards) into one :class:`EvaluationResult` per run.
 
-    The shards must come from one evaluation: the same conventions, measures, curve width
-    and qrels fingerprint (when both state one), and no query of a run in two shards. The
-    queries are listed as one evaluation lists them, and the dataset counts are summed, so
-    the result equals (every value, curve and count) that of evaluating the whole input.
+    The shards must come from one evaluation: the same conventions, measures and qrels
+    fingerprint (when both state one), and no query of a run in two shards. The queries are
+    listed as one evaluation lists them, and the dataset counts are summed, so the result
+    equals (every value, curve and count) that of evaluating the whole input; the curves stop
+    where that evaluation's stop, or at the narrowest shard's width when that is less.
 
     Parameters
     ----------
@@ -810,7 +823,8 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
         beyond: dict[Measure, FloatArray] = {}
         for (name, kind, m) in columns:
             if kind in ("curve", "judged"):  # judged: Judged@K, kept for the health checks
-                curves[m] = _curve(cols[name], name, k_max, take, where, shown_rows)
+                curves[m] = _curve(cols[name], name, k_max, take, where, shown_rows,
+                                   rm.get("mixed_widths") is True)
             else:
                 v = _floats(cols[name], name, take, where, shown_rows)
                 if m.cutoff is not None:

@@ -160,6 +160,39 @@ def test_run_shards_evaluated_against_the_whole_qrels_count_its_queries_once() -
         assert np.array_equal(merged.values(m), whole.values(m)), m
 
 
+def test_shards_with_curves_of_different_widths_merge_at_the_narrowest() -> None:
+    """Shards evaluated apart (evaluate --per-query-out on each) stop their curves at their
+    own deepest ranking: one 40 deep, one 15 deep, with P@100 asked, have curves 40 and 20
+    wide. They merge (they were refused: 'curves of different widths', with no option to
+    make them equal); the curves stop at 20 and every measure's value is the whole's."""
+    qrels = {str(i): {f"d{j}": (i + j) % 3 for j in range(0, 50, 3)} for i in range(1, 13)}
+    run = {str(i): {f"d{j}": 1 - j / 100 for j in range(40 if i % 2 else 15)}
+           for i in range(1, 13)}
+    measures = ["P@100", "nDCG@10", "R@50", "AP"]
+    whole = evaluate(qrels, run, measures)
+    deep = [q for q in run if int(q) % 2]
+    shallow = [q for q in run if not int(q) % 2]
+    tables = [to_table(evaluate({q: qrels[q] for q in part}, {q: run[q] for q in part},
+                                measures)) for part in (deep, shallow)]
+    assert [json.loads(t.schema.metadata[b"ragreport.runs"])["run"]["curve_width"]
+            for t in tables] == [40, 20]
+    for order in (tables, tables[::-1]):
+        [merged] = from_tables(order)
+        assert merged.k_max == 20 and merged.conventions.curve_width == 20
+        assert merged.query_ids == whole.query_ids and merged.counts == whole.counts
+        for m in measures:
+            assert np.array_equal(merged.values(m), whole.values(m)), m
+        for key, c in merged.curves.items():
+            if key in whole.curves:
+                assert np.array_equal(c, whole.curves[key][:, :20]), key
+    short = tables[0].set_column(  # a deep shard's row with fewer values than the merge's
+        tables[0].schema.get_field_index("P@K"), "P@K",
+        pa.array([[0.5] * 10, *tables[0].column("P@K").to_pylist()[1:]],
+                 pa.list_(pa.float64())))
+    with pytest.raises(InputError, match=r"'P@K' holds 10 values, not k_max = 20"):
+        from_tables([short, tables[1]])
+
+
 def test_numeric_ids_merge_in_numeric_order() -> None:
     qrels = {str(i): {"a": 1} for i in (1, 2, 10, 7, 100)}
     run = {q: ["a"] for q in qrels}
