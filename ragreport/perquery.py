@@ -389,7 +389,8 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
         qa, qb = first["fingerprints"].get("qrels"), meta["fingerprints"].get("qrels")
         if qa is not None and qb is not None and qa != qb:
             raise InputError(f"{sources[0]} and {src} were evaluated on different qrels "
-                             f"(sha256 {str(qa)[:12]}... vs {str(qb)[:12]}...)", src)
+                             f"(sha256 {str(qa)[:12]}... vs {str(qb)[:12]}...); evaluate "
+                             "every shard against the same (whole) qrels file", src)
     out = dict(first)
     out["fingerprints"] = {
         "qrels": next((m["fingerprints"].get("qrels") for m in metas
@@ -806,8 +807,12 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
             if q in seen:
                 a, b = names[shard_of[seen[q]]], names[shard_of[j]]
                 where = f"{a} and {b}" if a != b else f"{a} (twice)"
+                hint = ""
+                if meta["runs"][run].get("shared_qrels") is True and shared.complete:
+                    hint = (" (with -c each shard evaluated every query of the whole qrels: "
+                            "such shards do not merge)")
                 raise InputError(f"query {q!r} of run {run!r} is in {where}; each query "
-                                 "must be in one shard", b, row=row_of[j] + 1)
+                                 f"must be in one shard{hint}", b, row=row_of[j] + 1)
             seen[q] = j
         order = _sorted_ids([qid_col[j] for j in idx], meta["id_order"])
         take = np.array([seen[q] for q in order], dtype=np.int64)

@@ -158,6 +158,18 @@ def test_run_shards_evaluated_against_the_whole_qrels_count_its_queries_once() -
     assert merged.query_ids == whole.query_ids
     for m in whole.measures:
         assert np.array_equal(merged.values(m), whole.values(m)), m
+    complete = [to_table(evaluate(qrels, {q: run[q] for q in ids[i::3]}, MEASURES, k_max=100,
+                                  complete=True), qrels_sha256="ab" * 32) for i in range(2)]
+    with pytest.raises(InputError, match=r"in shard 1 and shard 2; each query must be in one "
+                                         r"shard \(with -c each shard evaluated every query "
+                                         r"of the whole qrels: such shards do not merge\)$"):
+        from_tables(complete)
+    with pytest.raises(InputError, match=r"evaluated on different qrels \(sha256 abababababab"
+                                         r"\.\.\. vs cdcdcdcdcdcd\.\.\.\); evaluate every "
+                                         r"shard against the same \(whole\) qrels file$"):
+        from_tables([tables[0], to_table(evaluate(qrels, {q: run[q] for q in ids[1::3]},
+                                                  MEASURES, k_max=100),
+                                         qrels_sha256="cd" * 32)])
 
 
 def test_shards_with_curves_of_different_widths_merge_at_the_narrowest() -> None:
