@@ -7,8 +7,9 @@ glob that matches nothing, a missing path, a query in two shards, shards with di
 conventions or measures, a directory mixing a shard and a run, a truncated curve, a target on a
 measure the shards lack, evaluation options or QRELS/RUN beside ``--per-query-in``, and
 ``--per-query-out`` over an input, into a missing folder or with ``--stream``: exit 2 with one
-stderr line naming the file (and row) and what was wrong; inputs are never changed. A Spark-like
-folder (``part-*.parquet`` beside ``_SUCCESS``) is read.
+stderr line naming the file (and row) and what was wrong; inputs are never changed; a shard
+with zero rows (filtered) is refused as a missing shard. A Spark-like folder
+(``part-*.parquet`` beside ``_SUCCESS``) and an engine's folder with an empty part are read.
 """
 
 from __future__ import annotations
@@ -67,6 +68,13 @@ FEWER = _bytes(to_table(evaluate({q: d for q, d in _nested(QRELS).items() if q !
                                  ["P@2"], k_max=3, name="tag")))
 OTHER = _bytes(to_table(evaluate(_nested(QRELS), _nested_run(RUN), ["P@2", "nDCG@3"],
                                   name="other")))
+ZERO_ROWS = _bytes(_t.slice(0, 0))  # a shard filtered to nothing: its counts say 3
+# the files of one engine evaluation: each carries the whole evaluation's metadata (counts
+# included) under one evaluation id; a partition without rows writes an empty file
+_engine = _t.replace_schema_metadata({**_t.schema.metadata,
+                                      b"ragreport.evaluation": b'"e1"'})
+ENGINE_PARTS = {f"out/part-{i}.parquet": _bytes(t) for i, t in
+                enumerate([_engine.slice(0, 1), _engine.slice(0, 0), _engine.slice(1)])}
 RUN_PARQUET = _bytes(pa.table({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]}))
 FILES = {"qrels.txt": QRELS, "run.txt": RUN}
 CHECK = ["check", "--no-stats", "--jobs", "1", "--targets", "t.toml"]
@@ -153,6 +161,17 @@ CASES = [
          {**TARGETS, "out/tag-0.parquet": PART1, "out/tag-1.parquet": PART23,
           "out/other.parquet": OTHER}, exit=0,
          stdout=r"Summary \(baseline: other\)\nmeasure\s+other\s+tag\n"),
+    Case("zero-row-shard", [*CHECK, "--per-query-in", "z.parquet"],
+         {**TARGETS, "z.parquet": ZERO_ROWS},
+         stderr=r"z\.parquet: run 'tag': 0 query rows but the counts say 3 evaluated queries "
+                r"\(a shard is missing or was filtered\)"),
+    Case("zero-row-shard-beside-its-evaluation", [*CHECK, "--per-query-in", "z.parquet",
+                                                  "--per-query-in", "w.parquet"],
+         {**TARGETS, "z.parquet": ZERO_ROWS, "w.parquet": WHOLE},
+         stderr=r"run 'tag': 3 query rows but the counts say 6 evaluated queries"),
+    Case("engine-folder-with-an-empty-part", [*CHECK, "--per-query-in", "out"],
+         {**TARGETS, **ENGINE_PARTS}, exit=0,
+         stdout=r"3 queries evaluated[\s\S]*all targets passed"),
     Case("failing-gate", [*CHECK, "--per-query-in", "w.parquet"],
          {"t.toml": '"P@2" = 0.99\n', "w.parquet": WHOLE}, exit=1,
          stdout=r"P@2"),
