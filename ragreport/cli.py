@@ -865,25 +865,16 @@ def _write_outputs(args: argparse.Namespace, report: Any, workers: Any) -> None:
 def _track_and_write(args: argparse.Namespace, report: Any, workers: Any) -> None:
     """``--mlflow`` / ``--wandb``: the outputs are rendered once, logged into each tracker,
     and only then written here: a tracking failure (exit 2) leaves no local output written
-    or replaced. The trackers are contacted in the order MLflow, W&B."""
+    or replaced. Both runs are opened before either is filled, MLflow first; one failing
+    undoes the other as far as it can (``log_to_trackers``)."""
     from .fileio import write_outputs
-    from .report.tracking import log_to_mlflow, log_to_wandb, render_outputs
+    from .report.tracking import log_to_trackers, render_outputs
 
     rendered = render_outputs(report, template_dir=args.template_dir, workers=workers)
-    logged = []
     trackers = _trackers(args)
-    if "mlflow" in trackers:
-        run_id = log_to_mlflow(report, args.mlflow_run, rendered=rendered)
-        logged.append(f"logged to MLflow run {run_id}")
-    if "wandb" in trackers:
-        try:
-            run_id = log_to_wandb(report, rendered=rendered)
-        except RagReportError as exc:
-            if logged:  # say what was done before the failure
-                raise RagReportError(f"{exc} (already {logged[0]}; no output written)"
-                                     ) from exc
-            raise
-        logged.append(f"logged to W&B run {run_id}")
+    logged = [f"logged to {tracker} run {run_id}" for tracker, run_id in log_to_trackers(
+        report, mlflow="mlflow" in trackers, mlflow_run=args.mlflow_run,
+        wandb="wandb" in trackers, rendered=rendered)]
     outputs = [(path, rendered[key]) for key, path in (("html", args.html),
                                                        ("markdown", args.markdown),
                                                        ("json", args.json)) if path is not None]

@@ -926,3 +926,137 @@ def test_wandb_server_that_never_answers_fails_within_the_init_timeout(
         "(no run started within 2 s; WANDB_INIT_TIMEOUT sets how long to wait)\n"), proc.stderr
     assert f"127.0.0.1:{port}" in proc.stderr
     assert not (tmp_path / "out.json").exists()
+
+
+# ---- both trackers: nothing logged into one when the other fails ---------------------------
+
+def _runs(view: int = 1) -> list[Any]:
+    """The runs of the default experiment (1: active only, 2: deleted only)."""
+    from mlflow.tracking import MlflowClient
+
+    return list(MlflowClient().search_runs(["0"], run_view_type=view))
+
+
+def test_both_trackers_read_back(mlflow_store: str, wandb_dir: Path, report1: Report,
+                                 tmp_path: Path) -> None:
+    from ragreport.report.tracking import log_to_trackers
+
+    rendered = render_outputs(report1)
+    (ml, ml_id), (wb, wb_id) = log_to_trackers(report1, mlflow=True, wandb=True,
+                                               rendered=rendered)
+    assert (ml, wb) == ("MLflow", "W&B")
+    got = read_mlflow(ml_id, report1, tmp_path / "dl")
+    assert got["run"].info.status == "FINISHED"
+    assert_mlflow_holds(got, report1, rendered)
+    assert_wandb_holds(read_wandb(wb_id, wandb_dir), report1, rendered)
+
+
+def test_wandb_that_cannot_start_leaves_no_mlflow_run(
+        mlflow_store: str, wandb_dir: Path, report1: Report,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """W&B's run is started before anything goes into MLflow: when it cannot start, the
+    MLflow run ragreport created holds nothing and is deleted; a run given (or MLflow's
+    MLFLOW_RUN_ID) receives nothing and is kept as it was."""
+    from mlflow.tracking import MlflowClient
+
+    from ragreport.report.tracking import log_to_trackers
+
+    monkeypatch.setenv("WANDB_MODE", "sideways")
+    rendered = render_outputs(report1)
+    with pytest.raises(RagReportError, match=r"^W&B: [^(]*$"):
+        log_to_trackers(report1, mlflow=True, wandb=True, rendered=rendered)
+    assert _runs() == []
+    (deleted,) = _runs(2)
+    assert deleted.info.status == "FAILED" and deleted.data.metrics == {}
+    client = MlflowClient()
+    given = client.create_run("0").info.run_id
+    with pytest.raises(RagReportError, match=r"^W&B: [^(]*$"):
+        log_to_trackers(report1, mlflow_run=given, wandb=True, rendered=rendered)
+    monkeypatch.setenv("MLFLOW_RUN_ID", given)
+    with pytest.raises(RagReportError, match=r"^W&B: [^(]*$"):
+        log_to_trackers(report1, mlflow=True, wandb=True, rendered=rendered)
+    run = client.get_run(given)
+    assert (run.info.lifecycle_stage, run.info.status) == ("active", "RUNNING")
+    assert run.data.metrics == {} and run.data.params == {}
+    assert [r.info.run_id for r in _runs()] == [given]
+
+
+def test_wandb_failing_after_mlflow_logged(mlflow_store: str, wandb_dir: Path,
+                                           report1: Report,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """W&B refusing the data once MLflow holds the report: the MLflow run ragreport
+    created is ended as failed and deleted (no visible run holds a report the command says
+    it could not log); a run of the user's is kept, and the error says it holds the report.
+    The W&B run it started is finished as failed."""
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    import ragreport.report.tracking as tracking
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tracking, "_send_wandb", broken)
+    rendered = render_outputs(report1)
+    with pytest.raises(RagReportError) as err:
+        tracking.log_to_trackers(report1, mlflow=True, wandb=True, rendered=rendered)
+    (deleted,) = _runs(2)
+    run_id = deleted.info.run_id
+    assert str(err.value).startswith("W&B run '") and "No space left on device" in str(
+        err.value) and str(err.value).endswith(
+        f"(the MLflow run {run_id} it had logged into was ended as failed and deleted)")
+    assert "\n" not in str(err.value)
+    assert _runs() == [] and deleted.info.status == "FAILED"
+    assert deleted.data.tags["ragreport.complete"] == "true"  # it was filled, then withdrawn
+    assert mlflow.active_run() is None
+    import wandb
+
+    assert wandb.run is None  # the W&B run it started is finished
+    client = MlflowClient()
+    given = client.create_run("0").info.run_id
+    with pytest.raises(RagReportError, match=rf"\(already logged to MLflow run {given}, "
+                                             r"yours: kept\)$"):
+        tracking.log_to_trackers(report1, mlflow_run=given, wandb=True, rendered=rendered)
+    run = client.get_run(given)
+    assert run.info.lifecycle_stage == "active" and run.data.tags["ragreport.complete"] == "true"
+
+
+def test_mlflow_failing_after_wandb_started(mlflow_store: str, wandb_dir: Path,
+                                            report1: Report,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """MLflow failing while the W&B run is open and empty: the W&B run is finished as failed
+    (nothing in it) and the error says so."""
+    from mlflow.tracking import MlflowClient
+
+    from ragreport.report.tracking import log_to_trackers
+
+    def broken(self: Any, *args: Any, **kwargs: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(MlflowClient, "log_artifacts", broken)
+    with pytest.raises(RagReportError, match=r"^MLflow run .*No space left on device "
+                       r"\(the W&B run \w+ it started was ended as failed, empty\)$"):
+        log_to_trackers(report1, mlflow=True, wandb=True, rendered=render_outputs(report1))
+    assert _runs() == []
+
+
+def test_changed_parameter_is_refused_before_anything_is_logged(
+        mlflow_store: str, wandb_dir: Path, report1: Report) -> None:
+    """A given MLflow run holding one of the report's parameters with another value is
+    refused before either tracker receives anything."""
+    from dataclasses import replace
+
+    from mlflow.tracking import MlflowClient
+
+    from ragreport.report.tracking import log_to_trackers
+
+    client = MlflowClient()
+    given = client.create_run("0").info.run_id
+    client.log_param(given, "ragreport.k_max", "7")
+    other = replace(report1, k_max=report1.k_max + 1)
+    with pytest.raises(RagReportError, match=rf"^MLflow run '{given}': the parameter "
+                       r"'ragreport\.k_max' was logged with the value '7' before"):
+        log_to_trackers(other, mlflow_run=given, wandb=True,
+                        rendered={"html": "h", "markdown": "m", "json": "j"})
+    assert client.get_run(given).data.metrics == {}
+    assert list(wandb_dir.glob("wandb/offline-run-*")) == []  # no W&B run was started

@@ -63,7 +63,8 @@ if TYPE_CHECKING:
     from .model import Report
 
 __all__ = ["ARTIFACT_NAMES", "TrackingPayload", "check_mlflow", "check_wandb",
-           "log_to_mlflow", "log_to_wandb", "metric_name", "render_outputs", "tracking_payload"]
+           "log_to_mlflow", "log_to_trackers", "log_to_wandb", "metric_name",
+           "render_outputs", "tracking_payload"]
 
 #: The file name of each output in the tracked run (the same whatever the local names).
 ARTIFACT_NAMES = {"html": "report.html", "markdown": "report.md", "json": "report.json"}
@@ -488,40 +489,168 @@ def log_to_mlflow(report: Report, run_id: str | None = None, *,
     RagReportError
         ``mlflow`` not installed (``pip install 'ragreport[mlflow]'``), no such run, a store
         that cannot be reached or written, a value MLflow refuses (a parameter logged before
-        with another value): one line saying which.
+        with another value, refused before anything is logged): one line saying which.
     """
     payload = tracking_payload(report)  # every name checked before the tracker is contacted
+    with _artifact_dir(report, rendered, template_dir, workers) as folder, \
+            _mlflow_session(run_id, payload, artifact_path) as session:
+        session.send(payload, folder)
+    return session.run_id
+
+
+def log_to_trackers(report: Report, *, mlflow: bool = False, mlflow_run: str | None = None,
+                    wandb: bool = False, rendered: Mapping[str, str] | None = None,
+                    template_dir: str | os.PathLike[str] | None = None,
+                    workers: Mapper | None = None) -> list[tuple[str, str]]:
+    """Log ``report`` into MLflow and W&B at once (``report --mlflow --wandb``); returns
+    ``(tracker, run id)`` pairs (``"MLflow"``, ``"W&B"``).
+
+    Both runs are opened before anything is logged into either (the MLflow run found or
+    created, a given run's parameters compared with the report's; the W&B run started:
+    W&B's usual failures, no API key, an unreachable server, come here), then each is filled
+    and closed. When one fails, the other is undone as far as it can be: a run ragreport
+    started is ended as failed (MLflow: and deleted, so that no run holds a report the
+    command says it could not log); a run of the user's (``mlflow_run``, the active run,
+    ``MLFLOW_RUN_ID``'s, ``wandb.run``) is never deleted, and the error says when one holds
+    the report already. ``mlflow_run`` implies ``mlflow``.
+
+    Raises
+    ------
+    RagReportError
+        As :func:`log_to_mlflow` and :func:`log_to_wandb`, one line, naming what is left
+        in the other tracker when something is.
+    """
+    from contextlib import ExitStack
+
+    payload = tracking_payload(report)
+    sessions: list[_Session] = []
+    try:
+        with _artifact_dir(report, rendered, template_dir, workers) as folder, \
+                ExitStack() as stack:
+            if mlflow or mlflow_run is not None:
+                sessions.append(stack.enter_context(
+                    _mlflow_session(mlflow_run, payload, "ragreport")))
+            if wandb:
+                sessions.append(stack.enter_context(
+                    _wandb_session(None, None, "ragreport-report")))
+            for session in sessions:
+                session.send(payload, folder)
+    except RagReportError as exc:
+        notes = [s.left() for s in sessions if not s.failed and s.left()]
+        if notes:
+            raise RagReportError(f"{exc} ({'; '.join(notes)})") from exc
+        raise
+    return [(s.tracker, s.run_id) for s in sessions]
+
+
+@dataclass
+class _Session:
+    """One tracked run while a report is logged into it (see :func:`_mlflow_session`)."""
+
+    tracker: str
+    run_id: str
+    own: bool  # started here (so ended here)
+    new: bool  # created here (MLflow: deleted again when the logging fails)
+    yours: bool  # the user's run (given, active, MLFLOW_RUN_ID's): never deleted
+    sent: bool = False  # everything logged into it
+    failed: bool = False  # its own error is the one raised
+    ended_failed: bool = False  # ended (MLflow) or finished (W&B) as failed
+    removed: bool = False  # deleted after the other tracker failed
+    _send: Any = None
+
+    def send(self, payload: TrackingPayload, folder: Path) -> None:
+        try:
+            self._send(payload, folder)
+        except BaseException:
+            self.failed = True
+            raise
+        self.sent = True
+
+    def left(self) -> str:
+        """What this run holds after another tracker failed ("" when nothing)."""
+        if self.removed:
+            return (f"the {self.tracker} run {self.run_id} it had logged into was ended as "
+                    "failed and deleted" if self.sent else "")
+        if self.sent:
+            return (f"already logged to {self.tracker} run {self.run_id}"
+                    + (", ended as failed" if self.ended_failed else "")
+                    + (", yours: kept" if self.yours else ""))
+        if self.ended_failed and self.tracker == "W&B":
+            return f"the W&B run {self.run_id} it started was ended as failed, empty"
+        return ""
+
+
+@contextmanager
+def _mlflow_session(run_id: str | None, payload: TrackingPayload,
+                    artifact_path: str) -> Iterator[_Session]:
+    """The MLflow run to log into, open for the block (see :func:`log_to_mlflow`); a run
+    started here is ended on leaving, as failed (and deleted when created here) when the
+    block raises."""
     mlflow = _import("mlflow", "mlflow")
     entities = _import("mlflow.entities", "mlflow")
-    with _artifact_dir(report, rendered, template_dir, workers) as folder:
-        client = _mlflow_client()
-        own = new = False  # own: started here (ended here); new: created here
-        if run_id is not None:
-            _get_mlflow_run(client, run_id)
-        elif (active := mlflow.active_run()) is not None:
-            run_id = str(active.info.run_id)
-        else:
-            try:
-                run_id = str(mlflow.start_run().info.run_id)  # resumes MLFLOW_RUN_ID's run
-            except Exception as exc:
-                raise _one_line("MLflow", exc) from exc
-            own, new = True, run_id != os.environ.get("MLFLOW_RUN_ID")
+    client = _mlflow_client()
+    resume = False  # MLFLOW_RUN_ID's run: resumed (mlflow.start_run) when filled
+    existing = None
+    if run_id is not None:
+        existing = _get_mlflow_run(client, run_id)
+    elif (active := mlflow.active_run()) is not None:
+        run_id = str(active.info.run_id)
+        existing = _get_mlflow_run(client, run_id)
+    elif env_run := os.environ.get("MLFLOW_RUN_ID"):
+        run_id, resume = env_run, True
+        existing = _get_mlflow_run(client, run_id)
+    else:
         try:
-            _send_mlflow(client, entities, run_id, payload, folder, artifact_path)
+            run_id = str(mlflow.start_run().info.run_id)
         except Exception as exc:
-            if own:
-                with _quiet():
-                    mlflow.end_run(status="FAILED")
-            if new:
-                with _quiet():
-                    client.delete_run(run_id)
-            raise _one_line(f"MLflow run {run_id!r}", exc) from exc
-        if own:
+            raise _one_line("MLflow", exc) from exc
+    if existing is not None:
+        _check_params(run_id, dict(existing.data.params), payload.params)
+    session = _Session("MLflow", run_id, own=existing is None, new=existing is None,
+                       yours=existing is not None)
+
+    def send(p: TrackingPayload, folder: Path) -> None:
+        if resume:
             try:
-                mlflow.end_run()
+                mlflow.start_run(run_id=run_id)
             except Exception as exc:
                 raise _one_line(f"MLflow run {run_id!r}", exc) from exc
-    return run_id
+            session.own = True
+        try:
+            _send_mlflow(client, entities, run_id, p, folder, artifact_path)
+        except Exception as exc:
+            raise _one_line(f"MLflow run {run_id!r}", exc) from exc
+
+    session._send = send
+    try:
+        yield session
+    except Exception:
+        if session.own:
+            with _quiet():
+                mlflow.end_run(status="FAILED")
+                session.ended_failed = True
+        if session.new:
+            with _quiet():
+                client.delete_run(run_id)
+                session.removed = True
+        raise
+    if session.own:
+        try:
+            mlflow.end_run()
+        except Exception as exc:
+            session.failed = True
+            raise _one_line(f"MLflow run {run_id!r}", exc) from exc
+
+
+def _check_params(run_id: str, logged: Mapping[str, str], params: Mapping[str, str]) -> None:
+    """MLflow refuses to change a parameter: a run that has one of the report's with another
+    value is refused before anything is logged into it (or into another tracker)."""
+    for key, value in params.items():
+        if key in logged and logged[key] != value:
+            raise RagReportError(
+                f"MLflow run {run_id!r}: the parameter {key!r} was logged with the value "
+                f"{_cut(logged[key], 100)!r} before, this report's is {_cut(value, 100)!r} "
+                "(MLflow does not change a parameter): log into another run")
 
 
 @contextmanager
@@ -594,28 +723,47 @@ def log_to_wandb(report: Report, run: Any = None, *, project: str | None = None,
         unwritable ``WANDB_DIR`` is no error: W&B then writes to a temporary folder.)
     """
     payload = tracking_payload(report)
+    with _artifact_dir(report, rendered, template_dir, workers) as folder, \
+            _wandb_session(run, project, artifact_name) as session:
+        session.send(payload, folder)
+    return session.run_id
+
+
+@contextmanager
+def _wandb_session(run: Any, project: str | None, artifact_name: str) -> Iterator[_Session]:
+    """The W&B run to log into, open for the block (see :func:`log_to_wandb`); a run started
+    here is finished on leaving, as failed (exit code 1) when the block raises."""
     wandb = _import("wandb", "wandb")
-    with _artifact_dir(report, rendered, template_dir, workers) as folder:
-        started = False
-        if run is None:
-            run = wandb.run
-        if run is None:
-            run = _wandb_init(wandb, project)
-            started = True
-        run_id = str(run.id)
+    started = False
+    if run is None:
+        run = wandb.run
+    if run is None:
+        run = _wandb_init(wandb, project)
+        started = True
+    run_id = str(run.id)
+
+    def send(p: TrackingPayload, folder: Path) -> None:
         try:
-            _send_wandb(wandb, run, payload, folder, artifact_name)
+            _send_wandb(wandb, run, p, folder, artifact_name)
         except Exception as exc:
-            if started:
-                with _quiet():
-                    run.finish(exit_code=1)
             raise _one_line(f"W&B run {run_id!r}", exc) from exc
+
+    session = _Session("W&B", run_id, own=started, new=started, yours=not started,
+                       _send=send)
+    try:
+        yield session
+    except Exception:
         if started:
-            try:
-                run.finish()
-            except Exception as exc:
-                raise _one_line(f"W&B run {run_id!r}", exc) from exc
-    return run_id
+            with _quiet():
+                run.finish(exit_code=1)
+                session.ended_failed = True
+        raise
+    if started:
+        try:
+            run.finish()
+        except Exception as exc:
+            session.failed = True
+            raise _one_line(f"W&B run {run_id!r}", exc) from exc
 
 
 #: Seconds ``wandb.init`` waits for W&B when ``WANDB_INIT_TIMEOUT`` is not set (W&B's own
