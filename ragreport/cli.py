@@ -590,7 +590,9 @@ def _check_baseline_report_options(args: argparse.Namespace) -> None:
                 raise RagReportError(f"{flag} needs --baseline-report")
         return
     if args.doc_map is not None:
-        raise RagReportError("--baseline-report does not work with --doc-map yet")
+        raise RagReportError("--baseline-report does not work with --doc-map yet (a stored "
+                             "report keeps no document-level per-query values): give the "
+                             "baseline's run file and --baseline NAME instead")
     if args.baseline_report == "-":
         raise RagReportError("--baseline-report must be a file, not standard input")
 
@@ -629,10 +631,6 @@ def _check_slice_options(args: argparse.Namespace) -> None:
     if args.slices_column is not None and args.slices is None and args.queries is None:
         raise RagReportError("--slices-column names a column of --slices FILE or of "
                              "--queries FILE; give one of them")
-    if getattr(args, "baseline_report", None) is not None and (
-            args.slices is not None or args.slices_column is not None):
-        raise RagReportError("--slices does not work with --baseline-report yet (the stored "
-                             "report holds no slices to compare with)")
 
 
 def _slices(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
@@ -833,7 +831,8 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
         from .report.baseline import with_stored_baseline
 
         report = with_stored_baseline(report, results, stored, targets, checks=checks,
-                                      allow_drift=args.allow_drift, max_drop=args.max_drop)
+                                      allow_drift=args.allow_drift, max_drop=args.max_drop,
+                                      slices=slices)
     if args.no_chart:
         from dataclasses import replace
 

@@ -470,3 +470,76 @@ def test_query_drift_of_one_query_is_singular() -> None:
     assert query_check("r", ["a"], ["a"]).measured == \
         "0 added, 0 removed of 1 query (share 0.0000)"
     assert query_check("r", ["a"], ["b"]).measured.endswith("of 2 queries (share 1.0000)")
+
+
+# ---- --baseline-report with --slices --------------------------------------------------------
+
+def _odd_even(path: Path) -> Path:
+    """q01..q41 odd / even, the first 5 also "small" (fewer than the slices' minimum)."""
+    path.write_text("".join(f"q{i:02d}\t{'odd' if i % 2 else 'even'}"
+                            f"{',small' if i <= 5 else ''}\n" for i in range(1, 42)))
+    return path
+
+
+def test_slices_against_the_stored_baseline_equal_the_live_baseline(
+        results: list[ragreport.EvaluationResult], stored_path: Path, tmp_path: Path) -> None:
+    """Per slice, the stored run's means and today's comparisons with it (wins, losses,
+    deltas, Holm-corrected p-values over slices and measures) are those of the same report
+    with the baseline run evaluated today."""
+    slices = _odd_even(tmp_path / "s.tsv")
+    kw = {k: v for k, v in KW.items() if k != "max_drop"}
+    direct = build_report(results, default_targets(), inputs=_inputs(), slices=slices, **kw)
+    new = build_report(results[1:], default_targets(), inputs=_inputs()[::2], slices=slices,
+                       **kw)
+    stored = load_baseline_report(stored_path)
+    via = with_stored_baseline(new, results[1:], stored, default_targets(), slices=slices)
+    a, b = json.loads(direct.to_json())["slices"], json.loads(via.to_json())["slices"]
+    assert [s["name"] for s in a["slices"]] == [s["name"] for s in b["slices"]] == [
+        "odd", "small", "even"]
+    tested = 0
+    for sa, sb in zip(a["slices"], b["slices"], strict=True):
+        for key in ("queries", "means", "comparisons", "few_queries"):
+            assert sa[key] == sb[key], (sa["name"], key)
+        tested += sum(c["p_value"] is not None for c in sb["comparisons"])
+    assert tested > 0  # the odd and even slices have tests (small has too few queries)
+    assert direct.slices is not None and via.slices is not None
+    assert [[(c.run, c.shown, c.delta_text, c.p_value, c.significant, c.wins, c.losses)
+             for r in s.rows for c in r.cells] for s in direct.slices.slices] == [
+        [(c.run, c.shown, c.delta_text, c.p_value, c.significant, c.wins, c.losses)
+         for r in s.rows for c in r.cells] for s in via.slices.slices]
+    with pytest.raises(RagReportError, match="give the same slices"):
+        with_stored_baseline(new, results[1:], stored, default_targets())
+
+
+def test_cli_baseline_report_with_slices(files: dict[str, Path], tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """check --baseline-report --slices (refused before): the slice table compares with the
+    stored run, as check --baseline NAME does with the baseline run evaluated today."""
+    slices = _odd_even(tmp_path / "s.tsv")
+    capsys.readouterr()
+    code = _cli(tmp_path, "check", str(files["qrels"]), str(files["new"]), "--baseline-report",
+                str(files["main"]), "--slices", str(slices), "--json", "a.json")
+    out, err = capsys.readouterr()
+    assert code == 1 and "error" not in err, err  # the default targets fail; no error
+    assert "slice  queries  R@5 bm25  R@5 tfidf" in out
+    assert _cli(tmp_path, "report", str(files["qrels"]), str(files["base"]),
+                str(files["new"]), "--baseline", "bm25", "--slices", str(slices),
+                "--json", "b.json") == 0
+    a = json.loads(Path("a.json").read_text())["slices"]["slices"]
+    b = json.loads(Path("b.json").read_text())["slices"]["slices"]
+    assert [(s["means"], s["comparisons"]) for s in a] == [
+        (s["means"], s["comparisons"]) for s in b]
+    assert all(c["wins"] + c["losses"] + c["ties"] == s["queries"]["tfidf"]
+               for s in a for c in s["comparisons"])
+
+
+def test_cli_baseline_report_with_doc_map_says_what_to_do(
+        files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "map.tsv").write_text("d1\tdoc1\n")
+    capsys.readouterr()
+    code = _cli(tmp_path, "check", str(files["qrels"]), str(files["new"]), "--baseline-report",
+                str(files["main"]), "--doc-map", "map.tsv")
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "--baseline-report does not work with --doc-map" in err
+    assert "give the baseline's run file and --baseline NAME instead" in err

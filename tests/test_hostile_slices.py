@@ -115,9 +115,9 @@ CASES = [
     Case("targets-bad-measure", [*CHECK, "--targets", "t.toml"],
          _with(**{"t.toml": '[targets.slices.hard]\n"nope@5" = 0.5\n'}),
          stderr=r"t\.toml \[targets\.slices\.hard\]: target 'nope@5'"),
-    Case("with-baseline-report", [*CHECK, "--baseline-report", "main.json"],
-         _with(**{"main.json": "{}"}),
-         stderr=r"--slices does not work with --baseline-report yet"),
+    Case("with-baseline-report-not-a-report", [*CHECK, "--baseline-report", "main.json"],
+         _with(**{"main.json": "{}"}),  # --slices works with --baseline-report: the file is read
+         stderr=r"^ragreport: error: main\.json: not a ragreport JSON report \(schema None"),
     Case("output-is-the-slices", [*CHECK, "--json", "s.tsv"], FILES,
          stderr=r"refusing to write s\.tsv: it is one of the inputs"),
     # what works

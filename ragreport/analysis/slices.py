@@ -47,6 +47,7 @@ __all__ = [
     "analyse_slices",
     "describe_rule",
     "none_evaluated",
+    "slice_comparisons",
     "slice_indices",
 ]
 
@@ -254,6 +255,39 @@ def analyse_slices(results: Sequence[EvaluationResult], slices: Mapping[str, Seq
                                alpha, min_queries) if base is not None else []
     checks = _checks(results, names, targets, per, min_queries, stats)
     return SliceAnalysis(names, per, comparisons, checks, min_queries, unknown, untagged)
+
+
+def slice_comparisons(results: Sequence[EvaluationResult], base: EvaluationResult,
+                      slices: Mapping[str, Sequence[str]], measures: Sequence[Measure], *,
+                      stats: bool = True, resamples: int = 10_000, seed: int = 0,
+                      alpha: float = 0.05, min_queries: int = MIN_QUERIES
+                      ) -> list[SliceComparison]:
+    """Only the comparisons of :func:`analyse_slices`: each run of ``results`` against
+    ``base`` on each slice and bounded measure, on the queries both evaluated, Holm-corrected
+    across runs, slices and measures. ``base`` need not be among ``results``: it may be any
+    object with ``run_name``, ``query_ids``, ``ranking.query_index`` and ``values`` (a stored
+    report's baseline run, :mod:`ragreport.report.baseline`).
+
+    >>> from ragreport import evaluate
+    >>> q = {"a": {"x": 1}, "b": {"x": 1}}
+    >>> base = evaluate(q, {"a": ["y", "x"], "b": ["x"]}, ["RR"], name="base")
+    >>> r = evaluate(q, {"a": ["x"], "b": ["x"]}, ["RR"], name="r")
+    >>> [(c.slice, c.wins, c.delta) for c in slice_comparisons(
+    ...     [r], base, {"a": ["s"], "b": ["t"]}, [Measure("RR")], stats=False)]
+    [('s', 1, 0.5), ('t', 0, 0.0)]
+    """
+    names: list[str] = []
+    members: dict[str, list[str]] = {}
+    for q, tags in slices.items():
+        for t in tags:
+            if t not in members:
+                names.append(t)
+                members[t] = []
+            members[t].append(q)
+    index = {r.run_name: {n: slice_indices(r.query_ids, members[n]) for n in names}
+             for r in results}
+    return _comparisons(results, base, names, index, [m for m in measures if m.bounded],
+                        stats, resamples, seed, alpha, min_queries)
 
 
 def _intervals(r: EvaluationResult, bounded: Sequence[Measure], families: Sequence[Measure],

@@ -48,6 +48,8 @@ from .model import (
     InputFile,
     Report,
     RunHealth,
+    SliceCell,
+    SliceReport,
     SummaryCell,
     SummaryRow,
     _direction,
@@ -350,14 +352,17 @@ def _health(name: str, counts: Mapping[str, Any]) -> RunHealth | None:
 def with_stored_baseline(report: Report, results: Sequence[EvaluationResult],
                          stored: StoredBaseline, targets: Sequence[Target] = (), *,
                          checks: Sequence[DriftCheck] = (), allow_drift: bool = False,
-                         max_drop: float | None = None) -> Report:
+                         max_drop: float | None = None, slices: Any = None) -> Report:
     """``report`` (built on today's ``results`` alone) with ``stored`` as its baseline.
 
     The stored run comes first among the runs; each run of today gets its delta against the
     stored mean, the Holm-corrected paired tests, wins / losses / ties and (with
     ``max_drop``) the drop checks, all on the queries both have, from the stored per-query
     values: exactly what :func:`~ragreport.report.build_report` computes with the baseline's
-    run among the results.
+    run among the results. With query slices (``report.slices``; ``slices`` is what
+    ``build_report`` was given), each slice gets the stored run's mean over its queries and
+    each run of today its comparison with the stored run on the slice, Holm-corrected across
+    runs, slices and measures (:func:`~ragreport.analysis.slices.slice_comparisons`).
 
     Raises
     ------
@@ -371,7 +376,9 @@ def with_stored_baseline(report: Report, results: Sequence[EvaluationResult],
     if message and not allow_drift:
         raise RagReportError(message)
     if report.document is not None:
-        raise RagReportError("--baseline-report does not work with --doc-map yet")
+        raise RagReportError("--baseline-report does not work with --doc-map yet (a stored "
+                             "report keeps no document-level per-query values): give the "
+                             "baseline's run file and --baseline NAME instead")
     names = [r.run_name for r in results]
     label = stored.name if stored.name not in names else f"{stored.name} (stored)"
     stored = replace(stored, shown_name=label)
@@ -449,9 +456,63 @@ def with_stored_baseline(report: Report, results: Sequence[EvaluationResult],
     if pr is not None and stored.pr_curve is not None and len(stored.pr_curve) == len(pr.levels):
         pr = replace(pr, series={label: list(stored.pr_curve)} | pr.series,
                      queries={label: len(stored.query_ids)} | pr.queries)
+    sliced = _stored_slices(report.slices, results, base, stored, slices, info) \
+        if report.slices is not None else None
     inputs = list(report.inputs) + ([stored.input_file] if stored.input_file else [])
     drift = BaselineDrift(stored.source, label, stored.generated_at, list(checks), allow_drift)
     return replace(report, runs=[label, *report.runs], baseline=label, summary=summary,
                    comparisons=comparisons, drops=drops, curves=curves, k_max=k_max,
                    distributions=distributions, health=health, pr_curve=pr, inputs=inputs,
-                   drift=drift)
+                   drift=drift, slices=sliced)
+
+
+def _stored_slices(report: SliceReport, results: Sequence[EvaluationResult],
+                   base: _StoredResult, stored: StoredBaseline, slices: Any,
+                   info: Any) -> SliceReport:
+    """``report``'s slices against the stored run: its mean per slice (no interval: the
+    stored report keeps none per slice) and today's comparisons with it."""
+    from ..analysis.slices import slice_comparisons, slice_indices
+    from ..io.slices import load_slices
+
+    if slices is None:
+        raise RagReportError("the report has query slices: give the same slices to compare "
+                             "them with the stored baseline")
+    tags = load_slices(slices).tags
+    measures = list(dict.fromkeys(parse_measure(r.measure) for s in report.slices
+                                  for r in s.rows))
+    for m in measures:
+        if m.bounded:
+            base.values(m)  # a measure the stored report lacks: one clear error
+    comps = {(c.slice, c.run, str(c.measure)): c for c in slice_comparisons(
+        results, base, tags, measures, stats=info is not None,
+        resamples=info.resamples if info is not None else 1,
+        seed=info.seed if info is not None else 0,
+        alpha=info.alpha if info is not None else 0.05, min_queries=report.min_queries)}
+    label = base.run_name
+    out = []
+    for sl in report.slices:
+        idx = slice_indices(base.query_ids, [q for q, t in tags.items() if sl.name in t])
+        rows = []
+        for row in sl.rows:
+            has = row.measure in stored.values and len(idx) > 0
+            v = float(base.values(row.measure)[idx].mean()) if has else None
+            cells = [SliceCell(label, len(idx), v, shown(v) if v is not None else "–")]
+            for c in row.cells:
+                got = comps.get((sl.name, c.run, row.measure))
+                plain = replace(c, delta=None, delta_text="", direction="", p_value=None,
+                                t_p_value=None, significant=False, wins=None, losses=None,
+                                ties=None, compared=0)
+                if got is None:
+                    cells.append(plain)
+                elif got.n == 0:
+                    cells.append(replace(plain, wins=0, losses=0, ties=0))
+                else:
+                    cells.append(replace(
+                        plain, delta=got.delta, delta_text=signed(got.delta),
+                        direction=_direction(got.delta), p_value=got.p_value,
+                        t_p_value=got.t_p_value, significant=got.significant, wins=got.wins,
+                        losses=got.losses, ties=got.ties, compared=got.n))
+            rows.append(replace(row, cells=cells))
+        out.append(replace(sl, queries={label: len(idx)} | sl.queries, rows=rows,
+                           few=sl.few or len(idx) < report.min_queries))
+    return replace(report, slices=out)
