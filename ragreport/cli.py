@@ -538,6 +538,19 @@ def _outputs(args: argparse.Namespace) -> list[str]:
     return [p for p in (args.html, args.markdown, args.json) if p is not None]
 
 
+def _refuse_per_query_positional(args: argparse.Namespace) -> None:
+    """A per-query results file given as QRELS or RUN: say to read it with --per-query-in
+    (it was read as qrels or a run, with an error about its columns)."""
+    from .perquery import is_per_query
+
+    given = [args.qrels, *(args.runs or [])]
+    for path in given:
+        if isinstance(path, str) and path != "-" and is_per_query(path):
+            raise RagReportError(f"{escape_undecodable(path)} holds per-query results "
+                                 "(evaluate --per-query-out): read it with --per-query-in "
+                                 "instead of QRELS and RUN")
+
+
 def _check_options(args: argparse.Namespace) -> None:
     """Everything about the options that can be checked before any input is read."""
     from .report.model import generated_at_from_env
@@ -546,6 +559,8 @@ def _check_options(args: argparse.Namespace) -> None:
         _check_per_query_in(args)
     elif args.example:
         _example_inputs(args)
+    if not getattr(args, "per_query_in", None):
+        _refuse_per_query_positional(args)
     if not getattr(args, "per_query_in", None) and (not args.qrels or not args.runs):
         raise RagReportError(f"{args.command} needs QRELS and at least one RUN (or --example)")
     args.title = escape_undecodable(args.title)

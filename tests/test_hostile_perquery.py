@@ -172,6 +172,12 @@ CASES = [
     Case("engine-folder-with-an-empty-part", [*CHECK, "--per-query-in", "out"],
          {**TARGETS, **ENGINE_PARTS}, exit=0,
          stdout=r"3 queries evaluated[\s\S]*all targets passed"),
+    Case("per-query-file-as-run", [*CHECK, "qrels.txt", "w.parquet"],
+         {**TARGETS, **FILES, "w.parquet": WHOLE},
+         stderr=r"w\.parquet holds per-query results \(evaluate --per-query-out\): read it "
+                r"with --per-query-in instead of QRELS and RUN"),
+    Case("per-query-file-alone", ["report", "--json", "r.json", "w.parquet"],
+         {"w.parquet": WHOLE}, stderr=r"w\.parquet holds per-query results"),
     Case("failing-gate", [*CHECK, "--per-query-in", "w.parquet"],
          {"t.toml": '"P@2" = 0.99\n', "w.parquet": WHOLE}, exit=1,
          stdout=r"P@2"),
