@@ -207,7 +207,7 @@ def results(df: Any) -> list[Any]:
 
 def write(df: Any, path: str) -> None:
     """Write a frame :func:`evaluate` returned as Parquet files (one per partition, under the
-    directory ``path``) that ``ragreport report path`` reads."""
+    directory ``path``) that ``ragreport report --per-query-in path`` reads."""
     _need()
     meta = _meta_of(df)
     df.to_parquet(path, write_index=False, schema=_schema(df),

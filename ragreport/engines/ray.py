@@ -6,7 +6,7 @@ rule needs them together; many queries per group, so the kernel runs vectorised)
 group is evaluated by :func:`ragreport.evaluate` in ``groupby(...).map_groups`` with the Arrow
 batch format. The result is a materialized ``ray.data.Dataset`` in the per-query schema of
 :mod:`ragreport.perquery`, one row per query, whose blocks carry the evaluation's metadata:
-``ds.write_parquet(path)`` writes files that ``ragreport report path`` reads.
+``ds.write_parquet(path)`` writes files that ``ragreport report --per-query-in path`` reads.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def evaluate(qrels_ds: Any, run_ds: Any, measures: Any = None, k_max: int | None
     ray.data.Dataset
         One row per evaluated query, in the per-query schema, materialized here (so a bad
         row raises now); every block carries the evaluation's metadata, so
-        ``ds.write_parquet(path)`` feeds ``ragreport report path``.
+        ``ds.write_parquet(path)`` feeds ``ragreport report --per-query-in path``.
 
     Examples
     --------

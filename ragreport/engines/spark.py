@@ -5,7 +5,7 @@ in one partition: the tie rule needs them together) and each partition is evalua
 :func:`ragreport.evaluate` inside ``mapInArrow`` (Spark 3.5 and later). The result is a
 DataFrame in the per-query schema of :mod:`ragreport.perquery`, one row per query, whose
 ``run`` column carries the evaluation's metadata: ``df.write.parquet(path)`` writes files that
-``ragreport report path`` reads.
+``ragreport report --per-query-in path`` reads.
 """
 
 from __future__ import annotations
