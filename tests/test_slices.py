@@ -402,6 +402,24 @@ def test_terminal_counts_are_singular_for_one(
     assert "s.tsv: the 1 query id of the slices is not an evaluated query" in err
 
 
+def test_one_query_with_a_doc_map_is_singular() -> None:
+    """One run, one query, a doc map: the terminal and Markdown say "1 query" ("1 of 1 query
+    has some"), not "1 queries"."""
+    from ragreport.report.terminal import render_terminal
+
+    run = {"q": {"c1": 5.0, "c2": 4.0, "c3": 3.0, "c4": 2.0, "c5": 1.0}}
+    r = ragreport.evaluate({"q": {"c3": 2, "c4": 1}}, run, ["P@3", "R@3"],
+                           doc_map={"c1": "A", "c2": "B", "c3": "A", "c4": "C", "c5": "B"})
+    rep = build_report([r], stats=False, generated_at="2026-01-01T00:00:00Z")
+    text, md = render_terminal(rep), rep.to_markdown()
+    assert ": 1 run, 1 query evaluated\n" in text
+    assert "(mean; 1 of 1 query)" in text
+    assert "mean per query; 1 of 1 query has some)" in md
+    assert "5 chunks of 3 documents" in text and "5 chunks of 3 documents" in md
+    for out in (text, md):
+        assert not re.search(r"\b1 (queries|runs|chunks|documents)\b|\(s\)", out)
+
+
 def test_slice_targets_without_slices_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "t.toml").write_text('[targets.slices.functions]\n"R@5" = 0.9\n')

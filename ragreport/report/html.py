@@ -486,7 +486,7 @@ def _curve_caption(c: Curve, stats: StatsInfo | None = None) -> str:
 
 def _dist_caption(d: Distribution) -> str:
     n = max((len(v) for v in d.values.values()), default=0)
-    return f"{n} queries per run."
+    return f"{n} {'query' if n == 1 else 'queries'} per run."
 
 
 def _stats(values: list[float]) -> dict[str, str]:

@@ -566,7 +566,8 @@ def _document_section(report: Report, doc: DocumentReport, runs: list[str], opts
     level (``--doc-map``)."""
     names = {r: esc.md(r) for r in report.runs}
     out = ["### Chunks and documents", "",
-           f"{doc.chunks} chunks of {doc.documents} documents; judgments given per "
+           f"{doc.chunks} {_plural(doc.chunks, 'chunk')} of {doc.documents} "
+           f"{_plural(doc.documents, 'document')}; judgments given per "
            f"{doc.judgment_level}; targets checked at {doc.target_level} level. A document's "
            "rank is its best chunk's rank.", ""]
     head = ["Measure"]
@@ -589,7 +590,9 @@ def _document_section(report: Report, doc: DocumentReport, runs: list[str], opts
         if d.run in runs:
             out.append(f"- {names[d.run]}: redundancy@{d.k} {d.shown} (top-{d.k} chunks of a "
                        f"document already ranked above, mean per query; "
-                       f"{d.queries_affected} of {d.queries} queries have some)")
+                       f"{d.queries_affected} of {d.queries} "
+                       f"{_plural(d.queries, 'query', 'queries')} "
+                       f"{'has' if d.queries_affected == 1 else 'have'} some)")
     out.append("")
     if opts.details and opts.rows != 0:
         for w in report.worst:
