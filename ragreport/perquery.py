@@ -931,7 +931,8 @@ def is_per_query(path: str | os.PathLike[str]) -> bool:
 def shard_files(spec: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[Path]:
     """The Parquet files ``spec`` names: files as given, every ``*.parquet`` under a
     directory (recursively, in name order; hidden and ``_``-prefixed entries such as Spark's
-    ``_SUCCESS`` left out), the files a glob pattern matches; each once.
+    ``_SUCCESS`` left out), the files a glob pattern matches (and those of the directories it
+    matches, as for a directory); each once.
 
     Raises
     ------
@@ -942,22 +943,29 @@ def shard_files(spec: str | os.PathLike[str] | Sequence[str | os.PathLike[str]])
     items = [spec] if isinstance(spec, (str, os.PathLike)) else list(spec)
     if not items:
         raise InputError("no per-query file given")
+
+    def in_dir(p: Path) -> list[Path]:
+        return sorted(q for q in p.rglob("*.parquet") if q.is_file()
+                      and not any(part.startswith((".", "_")) for part in
+                                  q.relative_to(p).parts))
+
     out: list[Path] = []
     for item in items:
         text = os.fspath(item)
         p = Path(text)
         if p.is_dir():
-            found = sorted(q for q in p.rglob("*.parquet") if q.is_file()
-                           and not any(part.startswith((".", "_")) for part in
-                                       q.relative_to(p).parts))
+            found = in_dir(p)
             if not found:
                 raise InputError("directory holds no .parquet file", text)
             out += found
         elif p.exists():
             out.append(p)
         elif any(ch in text for ch in "*?["):
-            found = sorted(Path(x) for x in _glob.glob(text, recursive=True)
-                           if Path(x).is_file())
+            # the files it matches, and those of the directories it matches (Spark writes
+            # df.write.parquet("bm25.parquet") as a directory of that name)
+            found = [f for x in sorted(_glob.glob(text, recursive=True))
+                     for f in ([Path(x)] if Path(x).is_file() else
+                               in_dir(Path(x)) if Path(x).is_dir() else [])]
             if not found:
                 raise InputError("the pattern matches no file", text)
             out += found

@@ -205,6 +205,32 @@ def test_shards_with_curves_of_different_widths_merge_at_the_narrowest() -> None
         from_tables([short, tables[1]])
 
 
+def test_a_glob_matching_directories_reads_their_shards(tmp_path: Path) -> None:
+    """Spark writes df.write.parquet("runs/bm25.parquet") as a directory of that name: the
+    pattern 'runs/*.parquet' reads the shards of each directory it matches (it was 'the
+    pattern matches no file')."""
+    from ragreport.perquery import shard_files
+
+    qrels, run = _generated(seed=6, n=12)
+    for name in ("bm25", "dense"):
+        folder = tmp_path / "runs" / f"{name}.parquet"
+        folder.mkdir(parents=True)
+        r = evaluate(qrels, run, ["P@5"], name=name)
+        pq.write_table(to_table(r), folder / "part-00000.parquet")
+        (folder / "_SUCCESS").write_bytes(b"")
+    (tmp_path / "runs" / "loose.parquet").write_bytes(
+        (tmp_path / "runs" / "bm25.parquet" / "part-00000.parquet").read_bytes())
+    files = shard_files(str(tmp_path / "runs" / "*.parquet"))
+    assert [f.relative_to(tmp_path.resolve()).as_posix() for f in files] == [
+        "runs/bm25.parquet/part-00000.parquet", "runs/dense.parquet/part-00000.parquet",
+        "runs/loose.parquet"]
+    got = read(str(tmp_path / "runs" / "[bd]*.parquet"))
+    assert [r.run_name for r in got] == ["bm25", "dense"]
+    (tmp_path / "empty.parquet").mkdir()
+    with pytest.raises(InputError, match="the pattern matches no file"):
+        shard_files(str(tmp_path / "empty.parq*"))
+
+
 def test_numeric_ids_merge_in_numeric_order() -> None:
     qrels = {str(i): {"a": 1} for i in (1, 2, 10, 7, 100)}
     run = {q: ["a"] for q in qrels}
