@@ -878,21 +878,24 @@ def _write_outputs(args: argparse.Namespace, report: Any, workers: Any) -> None:
 
 def _track_and_write(args: argparse.Namespace, report: Any, workers: Any) -> None:
     """``--mlflow`` / ``--wandb``: the outputs are rendered once, logged into each tracker,
-    and only then written here: a tracking failure (exit 2) leaves no local output written
-    or replaced. Both runs are opened before either is filled, MLflow first; one failing
-    undoes the other as far as it can (``log_to_trackers``)."""
+    and only then written here (all or none), before the tracked runs are closed: a tracking
+    failure (exit 2) leaves no local output written or replaced, and a write that fails
+    undoes the runs as a tracker's failure does. Both runs are opened before either is
+    filled, MLflow first; one failing undoes the other as far as it can
+    (``log_to_trackers``)."""
     from .fileio import write_outputs
     from .report.tracking import log_to_trackers, render_outputs
 
     rendered = render_outputs(report, template_dir=args.template_dir, workers=workers)
     trackers = _trackers(args)
-    logged = [f"logged to {tracker} run {run_id}" for tracker, run_id in log_to_trackers(
-        report, mlflow="mlflow" in trackers, mlflow_run=args.mlflow_run,
-        wandb="wandb" in trackers, rendered=rendered)]
     outputs = [(path, rendered[key]) for key, path in (("html", args.html),
                                                        ("markdown", args.markdown),
                                                        ("json", args.json)) if path is not None]
-    written = write_outputs(outputs, [f.path for f in report.inputs])
+    written: list[str] = []
+    logged = [f"logged to {tracker} run {run_id}" for tracker, run_id in log_to_trackers(
+        report, mlflow="mlflow" in trackers, mlflow_run=args.mlflow_run,
+        wandb="wandb" in trackers, rendered=rendered,
+        then=lambda: written.extend(write_outputs(outputs, [f.path for f in report.inputs])))]
     for path in written:
         if str(path) != "-":
             sys.stderr.write(f"wrote {escape_undecodable(str(path))}\n")

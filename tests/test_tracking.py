@@ -1060,3 +1060,47 @@ def test_changed_parameter_is_refused_before_anything_is_logged(
                         rendered={"html": "h", "markdown": "m", "json": "j"})
     assert client.get_run(given).data.metrics == {}
     assert list(wandb_dir.glob("wandb/offline-run-*")) == []  # no W&B run was started
+
+
+def test_cli_output_that_cannot_be_written_undoes_the_run(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The local outputs are written after the runs are filled and before they are closed:
+    a write that fails (standard output a pipe nobody reads) ends the MLflow run the command
+    created as failed and deletes it, one line, exit 2; a run given with --mlflow-run is
+    kept, and the error says it holds the report."""
+    import os
+
+    from mlflow.tracking import MlflowClient
+
+    uri = f"file:{tmp_path}/ml"
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("MLFLOW_", "WANDB_", "RAGREPORT_"))}
+    env.update({"MLFLOW_ALLOW_FILE_STORE": "true", "MLFLOW_TRACKING_URI": uri,
+                "MPLBACKEND": "Agg"})
+    client = MlflowClient(tracking_uri=uri)
+    given = client.create_run("0").info.run_id
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        read, write = os.pipe()
+        os.close(read)  # writing the JSON to standard output: a broken pipe
+        try:
+            return subprocess.run([sys.executable, "-m", "ragreport", "report", "--example",
+                                   "--no-stats", "--jobs", "1", "--json", "-", *extra],
+                                  cwd=tmp_path, env=env, stdout=write, stderr=subprocess.PIPE,
+                                  text=True, timeout=300, check=False)
+        finally:
+            os.close(write)
+
+    proc = run("--mlflow")
+    assert proc.returncode == 2, proc.stderr
+    (deleted,) = client.search_runs(["0"], run_view_type=2)
+    assert proc.stderr == (
+        "ragreport: error: cannot write to standard output: Broken pipe (the MLflow run "
+        f"{deleted.info.run_id} it had logged into was ended as failed and deleted)\n")
+    assert deleted.info.status == "FAILED"
+    proc = run("--mlflow-run", given)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == ("ragreport: error: cannot write to standard output: Broken pipe "
+                           f"(already logged to MLflow run {given}, yours: kept)\n")
+    assert [r.info.run_id for r in client.search_runs(["0"])] == [given]

@@ -47,7 +47,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -501,7 +501,8 @@ def log_to_mlflow(report: Report, run_id: str | None = None, *,
 def log_to_trackers(report: Report, *, mlflow: bool = False, mlflow_run: str | None = None,
                     wandb: bool = False, rendered: Mapping[str, str] | None = None,
                     template_dir: str | os.PathLike[str] | None = None,
-                    workers: Mapper | None = None) -> list[tuple[str, str]]:
+                    workers: Mapper | None = None,
+                    then: Callable[[], object] | None = None) -> list[tuple[str, str]]:
     """Log ``report`` into MLflow and W&B at once (``report --mlflow --wandb``); returns
     ``(tracker, run id)`` pairs (``"MLflow"``, ``"W&B"``).
 
@@ -512,7 +513,10 @@ def log_to_trackers(report: Report, *, mlflow: bool = False, mlflow_run: str | N
     started is ended as failed (MLflow: and deleted, so that no run holds a report the
     command says it could not log); a run of the user's (``mlflow_run``, the active run,
     ``MLFLOW_RUN_ID``'s, ``wandb.run``) is never deleted, and the error says when one holds
-    the report already. ``mlflow_run`` implies ``mlflow``.
+    the report already. ``mlflow_run`` implies ``mlflow``. ``then`` is called once every run
+    is filled, before any is closed (the command writes its local outputs there): when it
+    raises, the runs are undone as when a tracker fails, so that a command that fails has
+    not left a finished run behind.
 
     Raises
     ------
@@ -535,6 +539,8 @@ def log_to_trackers(report: Report, *, mlflow: bool = False, mlflow_run: str | N
                     _wandb_session(None, None, "ragreport-report")))
             for session in sessions:
                 session.send(payload, folder)
+            if then is not None:
+                then()
     except RagReportError as exc:
         notes = [s.left() for s in sessions if not s.failed and s.left()]
         if notes:
