@@ -12,6 +12,7 @@ the command wrote and that no process of the trackers (W&B's service) is left ru
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,13 @@ CASES = [
               "WANDB_BASE_URL": "http://127.0.0.1:9",
               "WANDB_API_KEY": "0123456789012345678901234567890123456789"},
          setup=_home, timeout=60),
+    # W&B's wait for its server (WANDB_INIT_TIMEOUT) must be seconds above 0: refused before
+    # any work (the missing qrels file is not what is reported)
+    *[Case(f"wandb-init-timeout-{i}", ["report", "missing.txt", "run.txt", "--json",
+                                       "out.json", "--wandb"], FILES,
+           stderr=rf"error: WANDB_INIT_TIMEOUT must be a number of seconds above 0, not "
+                  rf"'{re.escape(bad.strip())}'$", env={**OFFLINE, "WANDB_INIT_TIMEOUT": bad})
+      for i, bad in enumerate(["abc", "0", "-5", "nan", "inf", "1e999"])],
     # what works: the outputs written, the run logged, no tracker process left behind
     Case("mlflow-logged", [*ARGS, "-m", "nDCG@10", "--mlflow"], FILES, exit=0, env=STORE,
          unchanged=["qrels.txt", "run.txt"], check=_mlflow_logged),

@@ -697,9 +697,11 @@ def check_wandb() -> None:
     Raises
     ------
     RagReportError
-        Not installed (the message names ``pip install 'ragreport[wandb]'``).
+        Not installed (the message names ``pip install 'ragreport[wandb]'``), or
+        ``WANDB_INIT_TIMEOUT`` set to something else than a number of seconds above 0.
     """
     _import("wandb", "wandb")
+    _wandb_init_timeout()
 
 
 def log_to_wandb(report: Report, run: Any = None, *, project: str | None = None,
@@ -777,12 +779,35 @@ def _wandb_session(run: Any, project: str | None, artifact_name: str) -> Iterato
 WANDB_INIT_TIMEOUT = 15.0
 
 
+def _wandb_init_timeout() -> float | None:
+    """``WANDB_INIT_TIMEOUT`` when set (a number of seconds above 0), else ``None``.
+
+    Raises
+    ------
+    RagReportError
+        Not a number above 0.
+    """
+    import math
+
+    text = os.environ.get("WANDB_INIT_TIMEOUT", "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise RagReportError(f"WANDB_INIT_TIMEOUT must be a number of seconds above 0, "
+                             f"not {_cut(text, 60)!r}")
+    return value
+
+
 def _wandb_init(wandb: Any, project: str | None) -> Any:
     """``wandb.init`` of a new run, quiet, waiting at most ``WANDB_INIT_TIMEOUT`` seconds
     (the variable when set, else :data:`WANDB_INIT_TIMEOUT`)."""
     settings: dict[str, Any] = {"silent": True, "console": "off"}
-    given = os.environ.get("WANDB_INIT_TIMEOUT", "").strip()
-    if not given:
+    given = _wandb_init_timeout()
+    if given is None:
         settings["init_timeout"] = WANDB_INIT_TIMEOUT
     try:  # WANDB_SILENT: its login prints "Loaded credentials..." despite silent=
         with _env_defaults({"WANDB_SILENT": "true"}):
@@ -792,9 +817,10 @@ def _wandb_init(wandb: Any, project: str | None) -> Any:
     except Exception as exc:
         err = _one_line("W&B", exc)
         text = str(err)
-        if "init_timeout" in text:  # its advice names a Python setting: say the variable
-            text = text.split(" Consider increasing the init_timeout")[0]
-            text += (f" (no run started within {given or f'{WANDB_INIT_TIMEOUT:g}'} s; "
+        advice = " Consider increasing the init_timeout"
+        if advice in text:  # W&B's advice names a Python setting: say the variable
+            text = text.split(advice)[0]
+            text += (f" (no run started within {given or WANDB_INIT_TIMEOUT:g} s; "
                      f"WANDB_INIT_TIMEOUT sets how long to wait)")
             err = RagReportError(text)
         raise err from exc
