@@ -37,7 +37,10 @@ slash, ``bm25/nDCG_at_10``, so that one tracked run can hold a whole comparison)
 Nothing half: every name is built and checked, and every file rendered, before the tracker is
 contacted; a run this module started and could not fill is ended as failed (MLflow: also
 deleted). ``ragreport.complete = true`` is the last tag (W&B: config key) set: a run without
-it holds part of a report at most.
+it holds part of a report at most. :func:`log_to_trackers` (``--mlflow --wandb``) opens both
+runs before filling either and undoes one when the other fails (a user's run is never
+deleted). A new W&B run waits for its server at most ``WANDB_INIT_TIMEOUT`` seconds (15
+unless set; W&B's own default is 90).
 """
 
 from __future__ import annotations
