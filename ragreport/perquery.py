@@ -78,7 +78,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .align import Counts
-from .errors import InputError, RagReportError
+from .errors import InputError, MeasureError, RagReportError
 from .measures import Measure
 from .result import Conventions, EvaluationResult
 
@@ -535,6 +535,14 @@ class PerQueryResult(EvaluationResult):
     count of the evaluation, without the rankings (:attr:`has_rankings` is False)."""
 
     has_rankings = False
+
+    def values(self, measure: str | Measure) -> FloatArray:
+        m = self._measure(measure)
+        if m.cutoff is None and m not in self.scalars:  # said as for a curve beyond the files
+            raise MeasureError(f"{m} is not in the per-query results (stored: "
+                               f"{', '.join(map(str, self.scalars)) or 'none'}); evaluate "
+                               "with it among the measures")
+        return super().values(m)
 
     def _beyond(self, m: Measure) -> FloatArray:
         cache: dict[Measure, FloatArray] = self.__dict__.setdefault("_beyond_cache", {})

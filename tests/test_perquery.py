@@ -231,6 +231,18 @@ def test_a_glob_matching_directories_reads_their_shards(tmp_path: Path) -> None:
         shard_files(str(tmp_path / "empty.parq*"))
 
 
+def test_a_measure_not_stored_says_so() -> None:
+    """A scalar measure the per-query results do not hold: the per-query wording (it was
+    'pass it in measures=', the advice for an evaluation)."""
+    qrels, run = _generated(seed=8, n=6)
+    [back] = from_tables([to_table(evaluate(qrels, run, ["P@5", "AP"]))])
+    with pytest.raises(RagReportError, match=r"^Bpref is not in the per-query results "
+                                             r"\(stored: .*AP.*\); evaluate with it among "
+                                             r"the measures$"):
+        back.values("bpref")
+    assert back.values("AP").tolist() == evaluate(qrels, run, ["AP"]).values("AP").tolist()
+
+
 def test_numeric_ids_merge_in_numeric_order() -> None:
     qrels = {str(i): {"a": 1} for i in (1, 2, 10, 7, 100)}
     run = {q: ["a"] for q in qrels}
