@@ -205,14 +205,7 @@ def analyse_slices(results: Sequence[EvaluationResult], slices: Mapping[str, Seq
     """
     if isinstance(min_queries, bool) or not isinstance(min_queries, int) or min_queries < 2:
         raise RagReportError(f"min_queries must be an integer >= 2, got {min_queries!r}")
-    names: list[str] = []
-    members: dict[str, list[str]] = {}
-    for q, tags in slices.items():
-        for t in tags:
-            if t not in members:
-                names.append(t)
-                members[t] = []
-            members[t].append(q)
+    names, members = _members(slices)
     if not names:
         raise RagReportError("no slice to report on (no query has a slice name)")
     targets = dict(targets or {})
@@ -276,6 +269,16 @@ def slice_comparisons(results: Sequence[EvaluationResult], base: EvaluationResul
     ...     [r], base, {"a": ["s"], "b": ["t"]}, [Measure("RR")], stats=False)]
     [('s', 1, 0.5), ('t', 0, 0.0)]
     """
+    names, members = _members(slices)
+    index = {r.run_name: {n: slice_indices(r.query_ids, members[n]) for n in names}
+             for r in results}
+    return _comparisons(results, base, names, index, [m for m in measures if m.bounded],
+                        stats, resamples, seed, alpha, min_queries)
+
+
+
+def _members(slices: Mapping[str, Sequence[str]]) -> tuple[list[str], dict[str, list[str]]]:
+    """The slice names in first-seen order, and each slice's query ids in the given order."""
     names: list[str] = []
     members: dict[str, list[str]] = {}
     for q, tags in slices.items():
@@ -284,11 +287,7 @@ def slice_comparisons(results: Sequence[EvaluationResult], base: EvaluationResul
                 names.append(t)
                 members[t] = []
             members[t].append(q)
-    index = {r.run_name: {n: slice_indices(r.query_ids, members[n]) for n in names}
-             for r in results}
-    return _comparisons(results, base, names, index, [m for m in measures if m.bounded],
-                        stats, resamples, seed, alpha, min_queries)
-
+    return names, members
 
 def _intervals(r: EvaluationResult, bounded: Sequence[Measure], families: Sequence[Measure],
                width: int, idx: IntArray, level: float, resamples: int, curve_resamples: int,
