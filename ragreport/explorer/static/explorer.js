@@ -1591,12 +1591,17 @@ function render({ model, el }) {
     summary: ["summary"], compare: ["summary"], ranking: ["ranking"], panel: ["panel"],
     error: ["error"], report: ["report"],
   };
+  // the traits that say what is viewed; the others (summary, compare, panel, ...) are results,
+  // some of them sent late by the background statistics
+  const VIEW_INPUTS = new Set(["measure", "k", "run_a", "run_b", "sort", "filter_text", "category",
+    "slice", "fails_only"]);
   for (const [name, traitPart] of Object.entries(traitParts)) {
     onModel(`change:${name}`, () => {
       let parts = traitPart;
       if (name === "error") { st.dismissed = ""; if (!st.local && get("error")) st.localError = ""; }
-      else if (!st.local && name !== "report" && !get("error") && st.localError) {
-        // a change from Python that is not an error: the earlier error no longer applies
+      else if (!st.local && VIEW_INPUTS.has(name) && !get("error") && st.localError) {
+        // Python changed what is viewed (not an error, not a late result of the background
+        // statistics for the same view): the earlier error no longer applies
         st.localError = "";
         parts = [...parts, "error"];
       }
