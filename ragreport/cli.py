@@ -362,9 +362,16 @@ def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
         r.measures = tuple(wanted)
     workers.start()
     inputs = [InputFile.from_path("per_query", f) for f in files]
-    inputs += [InputFile.from_path(role, path) for role, path in
-               (("queries", args.queries), ("docs", args.docs), ("targets", args.targets),
-                ("slices", args.slices)) if path]
+    read = {"queries": queries, "docs": docs}
+    for role, path in (("queries", args.queries), ("docs", args.docs),
+                       ("targets", args.targets), ("slices", args.slices)):
+        texts = read.get(role)
+        if path and texts is not None and _is_irds(path):  # the fingerprint of what was read
+            from .analysis.drift import content_sha256
+
+            inputs.append(InputFile(role, path, path, content_sha256(texts), 0))
+        elif path:
+            inputs.append(InputFile.from_path(role, path))
     argv = getattr(args, "argv", None) or []
     report = build_report(
         results, targets, baseline=args.baseline, queries=queries, docs=docs,

@@ -711,3 +711,31 @@ def test_rank_without_score(example: dict[str, Any]) -> None:
         ragreport.load_run(bad)
     with pytest.raises(InputError, match=r"Table has no score column"):
         ragreport.load_run(table.drop_columns(["rank"]))
+
+
+def test_irds_queries_and_docs_beside_per_query_results(fake_ir_datasets: Any,
+                                                        example: dict[str, Any],
+                                                        tmp_path: Path) -> None:
+    """``report --per-query-in`` reads the query and document texts from an ``irds:`` id as
+    ``report QRELS RUN`` does (it hashed the id as a file: 'No such file or directory')."""
+    from ragreport.cli import main
+
+    files = example["files"]
+    shard = tmp_path / "pq.parquet"
+    assert main(["evaluate", str(files.qrels), str(files.runs[0]),
+                 "--per-query-out", str(shard)]) == 0
+    out = tmp_path / "out.json"
+    assert main(["report", "--per-query-in", str(shard), "--queries", "irds:pydoc/example",
+                 "--docs", "irds:pydoc/example", "--no-stats", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    roles = {f["role"]: f for f in data["inputs"]}
+    for role in ("queries", "docs"):
+        assert roles[role]["name"] == "irds:pydoc/example" and len(roles[role]["sha256"]) == 64
+    # the same fingerprints as the files with the same texts give through the QRELS RUN path
+    direct = tmp_path / "direct.json"
+    assert main(["report", "irds:pydoc/example", "irds:pydoc/example", "--queries",
+                 "irds:pydoc/example", "--docs", "irds:pydoc/example", "--no-stats",
+                 "--json", str(direct)]) == 0
+    want = {f["role"]: f["sha256"] for f in json.loads(direct.read_text())["inputs"]}
+    assert roles["queries"]["sha256"] == want["queries"]
+    assert roles["docs"]["sha256"] == want["docs"]
