@@ -219,11 +219,15 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
         args.qrels = load_qrels(args.qrels, **_fractional(args), **_columns(args, args.qrels))
         args.runs = load_run(args.runs, **_columns(args, args.runs))
+    elif args.per_query_out is not None:  # read here: its judgments' fingerprint is written
+        from .io import load_qrels
+
+        args.qrels = load_qrels(args.qrels, **_fractional(args))
     result = evaluate(args.qrels, args.runs, measures, **_eval_kwargs(args))
     if args.name is not None:
         result.run_name = escape_undecodable(args.name)
     if args.per_query_out is not None:
-        _write_per_query(args, result, per_query_inputs)
+        _write_per_query(args, result, per_query_inputs, args.qrels)
     if args.format == "trec":
         out = format_trec(result, per_query=args.per_query)
     elif args.format == "json":
@@ -279,15 +283,18 @@ def _sha256(path: str) -> str | None:
     return h.hexdigest()
 
 
-def _write_per_query(args: argparse.Namespace, result: Any, inputs: list[str]) -> None:
-    """Write the per-query Parquet file (atomically; the qrels' and the run's SHA-256 in its
-    metadata, :mod:`ragreport.perquery`)."""
+def _write_per_query(args: argparse.Namespace, result: Any, inputs: list[str],
+                     qrels_read: Any) -> None:
+    """Write the per-query Parquet file (atomically; the qrels' and the run's SHA-256 and the
+    judgments' fingerprint in its metadata, :mod:`ragreport.perquery`)."""
     from . import perquery
+    from .analysis.drift import judgments_sha256
 
     qrels = _sha256(inputs[0]) if len(inputs) == 2 else None  # both inputs are files
     run = _sha256(inputs[1]) if len(inputs) == 2 else None
     path = perquery.write(result, args.per_query_out, inputs=inputs, qrels_sha256=qrels,
-                          run_sha256={result.run_name: run} if run else None)
+                          run_sha256={result.run_name: run} if run else None,
+                          qrels_judgments_sha256=judgments_sha256(qrels_read))
     sys.stderr.write(f"wrote {escape_undecodable(str(path))}\n")
 
 
@@ -304,8 +311,6 @@ def _check_per_query_in(args: argparse.Namespace) -> None:
     options (the results were evaluated already, with the conventions they state)."""
     if args.qrels or args.runs or args.example:
         raise RagReportError("give --per-query-in or QRELS and RUN (or --example), not both")
-    if args.baseline_report is not None:
-        raise RagReportError("--baseline-report does not work with --per-query-in yet")
     for attr, flag in _EVAL_OPTIONS:
         if getattr(args, attr, None) not in (None, False):
             raise RagReportError(f"{flag} does not apply to --per-query-in: the per-query "
@@ -314,6 +319,17 @@ def _check_per_query_in(args: argparse.Namespace) -> None:
         flag = "-l" if args.rel_level != 1 else "--no-relevant"
         raise RagReportError(f"{flag} does not apply to --per-query-in: the per-query "
                              "results were evaluated with the conventions they state")
+
+
+#: The name of the qrels input of a report from per-query results: the fingerprint is the one
+#: the shards state, not that of a file read by this command.
+_STATED_QRELS = "(qrels stated by the per-query results)"
+
+
+def _stated(results: Sequence[Any], attr: str) -> str | None:
+    """The fingerprint every run of the per-query results states, else None (unknown)."""
+    got = {getattr(r, attr, None) for r in results}
+    return got.pop() if len(got) == 1 else None
 
 
 def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
@@ -330,6 +346,12 @@ def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
     files = perquery.shard_files(args.per_query_in)
     targets = load_targets(args.targets)
     _merge_settings(args)
+    stored = None
+    if args.baseline_report is not None:  # a bad stored report: before any reading
+        from .report.baseline import load_baseline_report
+
+        stored = load_baseline_report(args.baseline_report, args.baseline)
+    args.stored_baseline = stored
     results = perquery.read(files)
     conv = results[0].conventions
     for attr in ("ties", "compat", "ignore_identical_ids"):  # from the targets file
@@ -362,6 +384,13 @@ def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
         r.measures = tuple(wanted)
     workers.start()
     inputs = [InputFile.from_path("per_query", f) for f in files]
+    qrels_sha256, judgments = (_stated(results, attr) for attr in
+                               ("qrels_sha256", "qrels_judgments_sha256"))
+    if qrels_sha256 is not None:
+        # the qrels fingerprints the shards state: a report stored from this one is a
+        # --baseline-report whose qrels are known
+        inputs.append(InputFile("qrels", _STATED_QRELS, _STATED_QRELS, qrels_sha256, 0,
+                                judgments_sha256=judgments))
     read = {"queries": queries, "docs": docs}
     for role, path in (("queries", args.queries), ("docs", args.docs),
                        ("targets", args.targets), ("slices", args.slices)):
@@ -373,15 +402,27 @@ def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
         elif path:
             inputs.append(InputFile.from_path(role, path))
     argv = getattr(args, "argv", None) or []
+    # --baseline-report: the qrels compared by the fingerprint the shards state (the qrels
+    # file's SHA-256); unknown (an engine's shards) is drift, refused unless --allow-drift
+    checks = (_drift_checks(args, results, targets, qrels_sha256, judgments)
+              if stored is not None else [])
     report = build_report(
-        results, targets, baseline=args.baseline, queries=queries, docs=docs,
+        results, targets, baseline=None if stored is not None else args.baseline,
+        queries=queries, docs=docs,
         title=args.title, generated_at=args.generated_at,
         command=escape_undecodable("ragreport " + shlex.join(argv)), inputs=inputs,
         worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
         stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
-        seed=args.seed, alpha=args.alpha, max_drop=args.max_drop, workers=workers,
+        seed=args.seed, alpha=args.alpha,
+        max_drop=None if stored is not None else args.max_drop, workers=workers,
         target_level=args.target_level, slices=slices, slice_targets=slice_targets,
     )
+    if stored is not None:
+        from .report.baseline import with_stored_baseline
+
+        report = with_stored_baseline(report, results, stored, targets, checks=checks,
+                                      allow_drift=args.allow_drift, max_drop=args.max_drop,
+                                      slices=slices)
     if args.no_chart:
         from dataclasses import replace
 
@@ -619,7 +660,8 @@ def _check_baseline_report_options(args: argparse.Namespace) -> None:
         raise RagReportError("--baseline-report must be a file, not standard input")
 
 
-def _drift_checks(args: argparse.Namespace, results: Any, inputs: Any, targets: Any) -> Any:
+def _drift_checks(args: argparse.Namespace, results: Any, targets: Any,
+                  qrels_sha256: str | None, judgments_sha256: str | None) -> Any:
     """The drift checks of ``--baseline-report`` (:mod:`ragreport.analysis.drift`), before
     the report is built: refused here (exit 2) unless ``--allow-drift``, then one warning
     line on stderr."""
@@ -629,16 +671,14 @@ def _drift_checks(args: argparse.Namespace, results: Any, inputs: Any, targets: 
     from .textout import terminal_safe
 
     stored = args.stored_baseline
-    qrels = [f.sha256 for f in inputs if f.role == "qrels"]
     wm = (parse_measure(args.worst_measure) if args.worst_measure
           else targets[0].measure if targets else None)
     k = (wm.cutoff if wm is not None else None) or min(r.k_max for r in results)
     kwargs = {key: value for key, value in (("max_query_drift", args.max_query_drift),
                                             ("min_judged_ratio", args.min_judged_ratio))
               if value is not None}
-    content = [f.judgments_sha256 for f in inputs if f.role == "qrels"]
-    checks = drift_checks(results, stored, qrels[0] if qrels else None, k, **kwargs,
-                          judgments_sha256=content[0] if content else None)
+    checks = drift_checks(results, stored, qrels_sha256, k, **kwargs,
+                          judgments_sha256=judgments_sha256)
     message = refusal(checks, stored.source)
     if message and not args.allow_drift:
         raise RagReportError(message)
@@ -837,7 +877,8 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
         from .analysis.drift import judgments_sha256
 
         inputs[0] = replace(inputs[0], judgments_sha256=judgments_sha256(qrels))
-    checks = _drift_checks(args, results, inputs, targets) if stored is not None else []
+    checks = (_drift_checks(args, results, targets, inputs[0].sha256,
+                            inputs[0].judgments_sha256) if stored is not None else [])
     report = build_report(
         results, targets, baseline=None if stored is not None else args.baseline,
         queries=queries, docs=docs,

@@ -40,7 +40,8 @@ as a dict, ``curve_width`` null: it is per run), ``ragreport.measures`` (the sum
 measures, in order), ``ragreport.columns`` (each measure column: its name, its kind --
 ``curve``, ``scalar`` or ``judged``, the Judged@K curve kept for the health checks -- and the
 exact measure), ``ragreport.id_order`` (``"numeric"`` or ``"bytes"``: how the queries are
-listed), ``ragreport.fingerprints`` (``{"qrels": sha256 or null, "runs": {run: sha256}}``)
+listed), ``ragreport.fingerprints`` (``{"qrels": sha256 or null, "runs": {run: sha256}}``,
+and ``"qrels_judgments"``, the judgments' own fingerprint, when known)
 and ``ragreport.runs`` (per run: its ``curve_width``, the dataset counts of
 :class:`~ragreport.align.Counts`, the first 10 run-only and qrels-only query ids, and the
 latency of timed queries that were not evaluated). Merging sums the counts (but shards of a
@@ -223,7 +224,9 @@ def _one_table(result: EvaluationResult,
         "columns": described,
         "id_order": _id_order(result),
         "fingerprints": {"qrels": fp.get("qrels"),
-                         "runs": {result.run_name: fp["run"]} if fp.get("run") else {}},
+                         "runs": {result.run_name: fp["run"]} if fp.get("run") else {},
+                         **({"qrels_judgments": fp["qrels_judgments"]}
+                            if fp.get("qrels_judgments") else {})},
         "runs": {result.run_name: run_meta},
     }
     return pa.table(cols), meta
@@ -261,7 +264,8 @@ def _with_meta(table: pa.Table, meta: Mapping[str, Any]) -> pa.Table:
 
 def to_table(result: EvaluationResult | Sequence[EvaluationResult], *,
              qrels_sha256: str | None = None,
-             run_sha256: Mapping[str, str] | None = None) -> pa.Table:
+             run_sha256: Mapping[str, str] | None = None,
+             qrels_judgments_sha256: str | None = None) -> pa.Table:
     """The per-query results of one run (or several) as an Arrow table (schema in the
     module docstring): one row per (run, query).
 
@@ -274,6 +278,11 @@ def to_table(result: EvaluationResult | Sequence[EvaluationResult], *,
         with different fingerprints are refused when merged.
     run_sha256 : mapping, optional
         Run name -> the run file's fingerprint, stated in the metadata.
+    qrels_judgments_sha256 : str, optional
+        The fingerprint of the judgments themselves
+        (:func:`ragreport.analysis.drift.judgments_sha256`; ``evaluate --per-query-out``
+        writes it): ``--baseline-report`` compares the qrels by it when the stored report
+        has one too.
 
     Returns
     -------
@@ -289,7 +298,7 @@ def to_table(result: EvaluationResult | Sequence[EvaluationResult], *,
     results = [result] if isinstance(result, EvaluationResult) else list(result)
     if not results:
         raise RagReportError("no result to write")
-    parts = [_one_table(r, {"qrels": qrels_sha256,
+    parts = [_one_table(r, {"qrels": qrels_sha256, "qrels_judgments": qrels_judgments_sha256,
                             "run": (run_sha256 or {}).get(r.run_name)}) for r in results]
     if len(parts) == 1:
         return _with_meta(*parts[0])
@@ -299,7 +308,8 @@ def to_table(result: EvaluationResult | Sequence[EvaluationResult], *,
 
 def write(results: EvaluationResult | Sequence[EvaluationResult], path: str | os.PathLike[str],
           *, inputs: Sequence[str | os.PathLike[str]] = (), qrels_sha256: str | None = None,
-          run_sha256: Mapping[str, str] | None = None) -> Path:
+          run_sha256: Mapping[str, str] | None = None,
+          qrels_judgments_sha256: str | None = None) -> Path:
     """Write the per-query results as one Parquet file, atomically (a temporary file renamed
     into place; never over one of ``inputs``).
 
@@ -317,7 +327,8 @@ def write(results: EvaluationResult | Sequence[EvaluationResult], path: str | os
 
     from .fileio import write_atomic
 
-    table = to_table(results, qrels_sha256=qrels_sha256, run_sha256=run_sha256)
+    table = to_table(results, qrels_sha256=qrels_sha256, run_sha256=run_sha256,
+                     qrels_judgments_sha256=qrels_judgments_sha256)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink)
     return write_atomic(path, sink.getvalue().to_pybytes(), inputs)
@@ -397,6 +408,9 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
                        if m["fingerprints"].get("qrels")), None),
         "runs": {k: v for m in metas for k, v in (m["fingerprints"].get("runs") or {}).items()},
     }
+    judgments = {m["fingerprints"].get("qrels_judgments") for m in metas}
+    if len(judgments) == 1 and None not in judgments:
+        out["fingerprints"]["qrels_judgments"] = judgments.pop()
     out["id_order"] = "numeric" if all(m["id_order"] == "numeric" for m in metas) else "bytes"
     runs: dict[str, Any] = {}
     src_of = {id(m): s for m, s in zip(metas, sources, strict=True)}
@@ -535,6 +549,11 @@ class PerQueryResult(EvaluationResult):
     count of the evaluation, without the rankings (:attr:`has_rankings` is False)."""
 
     has_rankings = False
+    #: The qrels' fingerprint every shard of this run states (``evaluate --per-query-out``
+    #: writes the qrels file's SHA-256); None when a shard states none (the engines).
+    qrels_sha256: str | None = None
+    #: The same for the judgments' fingerprint (:func:`~ragreport.analysis.drift.judgments_sha256`).
+    qrels_judgments_sha256: str | None = None
 
     def values(self, measure: str | Measure) -> FloatArray:
         m = self._measure(measure)
@@ -876,6 +895,10 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
                              curves=curves, scalars=scalars, counts=counts, conventions=conv,
                              ranking=ranking,  # type: ignore[arg-type]
                              query_texts={}, latency_ms=latency)
+        for attr, key in (("qrels_sha256", "qrels"), ("qrels_judgments_sha256",
+                                                        "qrels_judgments")):
+            stated = {m["fingerprints"].get(key) for m in metas if run in m["runs"]}
+            setattr(res, attr, stated.pop() if len(stated) == 1 else None)
         res.__dict__["_beyond_cache"] = beyond
         res.__dict__["_wide_curves"] = wide
         out.append(res)

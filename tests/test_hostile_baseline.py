@@ -98,8 +98,58 @@ def _drift_note(res: CaseResult) -> None:
     assert "Baseline drift" in (res.tmp / "o.md").read_text(encoding="utf-8")
 
 
+def _shard(qrels_sha256: str | None, qrels_text: str = QRELS) -> bytes:
+    """The catalogue's run evaluated into a per-query Parquet file stating ``qrels_sha256``
+    (``evaluate --per-query-out`` states the qrels file's; an engine none)."""
+
+    import io
+
+    import pyarrow.parquet as pq
+
+    from ragreport.perquery import to_table
+
+    with tempfile.TemporaryDirectory() as tmp:
+        q, r = Path(tmp) / "q.txt", Path(tmp) / "r.txt"
+        q.write_text(qrels_text)
+        r.write_text(RUN)
+        result = ragreport.evaluate(str(q), str(r))
+    sink = io.BytesIO()
+    pq.write_table(to_table(result, qrels_sha256=qrels_sha256), sink)
+    return sink.getvalue()
+
+
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+PQ_CHECK = ["check", "--per-query-in", "w.parquet", "--targets", "t.toml", "--no-stats",
+            "--jobs", "1", "--baseline-report", "main.json"]
+
+
+def _stated_qrels(res: CaseResult) -> None:
+    """A report from per-query results records the qrels fingerprint the shards state: stored
+    as a baseline, its qrels are known."""
+    doc = json.loads((res.tmp / "o.json").read_text(encoding="utf-8"))
+    qrels = [f for f in doc["inputs"] if f["role"] == "qrels"]
+    assert [f["sha256"] for f in qrels] == [_sha(QRELS)], doc["inputs"]
+    assert doc["baseline_drift"]["drifted"] is False
+
+
 CASES = [
     Case("stored-passes", CHECK, BASE, exit=0, stdout="ok +qrels"),
+    # --per-query-in: the qrels compared by the fingerprint the shards state
+    Case("per-query-stored-passes", [*PQ_CHECK, "--json", "o.json"],
+         {**BASE, "w.parquet": _shard(_sha(QRELS))}, exit=0, stdout="ok +qrels: sha256",
+         check=_stated_qrels),
+    Case("per-query-qrels-changed", PQ_CHECK,
+         {**BASE, "w.parquet": _shard(_sha(QRELS + "q9 0 d1 1\n"), QRELS + "q9 0 d1 1\n")},
+         stderr=r"qrels: the qrels differ from the baseline's \(sha256 "),
+    Case("per-query-qrels-unknown", PQ_CHECK, {**BASE, "w.parquet": _shard(None)},
+         stderr=r"qrels: the current qrels fingerprint is unknown"),
+    Case("per-query-qrels-unknown-allowed", [*PQ_CHECK, "--allow-drift"],
+         {**BASE, "w.parquet": _shard(None)}, exit=0, stdout="DRIFT qrels"),
     Case("stored-missing", [*CHECK[:-1], "nope.json"], BASE,
          stderr=r"nope\.json: cannot read the baseline report"),
     Case("stored-not-json", CHECK, {**BASE, "main.json": "{\"schema\": "},

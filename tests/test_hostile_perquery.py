@@ -149,10 +149,12 @@ CASES = [
          stderr=r"--per-query-out needs every per-query value; drop --stream"),
     Case("out-to-stdout", ["evaluate", "qrels.txt", "run.txt", "--per-query-out", "-"],
          FILES, stderr=r"--per-query-out writes Parquet \(binary\): give a file name"),
-    Case("with-baseline-report", [*CHECK, "--per-query-in", "w.parquet",
-                                  "--baseline-report", "b.json"],
+    # --baseline-report works with --per-query-in (tests/test_hostile_baseline.py); a bad
+    # stored report is refused before any shard is read
+    Case("with-a-bad-baseline-report", [*CHECK, "--per-query-in", "w.parquet",
+                                        "--baseline-report", "b.json"],
          {**TARGETS, "w.parquet": WHOLE, "b.json": "{}"},
-         stderr=r"--baseline-report does not work with --per-query-in yet"),
+         stderr=r"^ragreport: error: b\.json: not a ragreport JSON report \(schema None"),
     Case("spark-like-folder", [*CHECK, "--per-query-in", "out"],
          {**TARGETS, "out/part-00000.parquet": PART1, "out/part-00001.parquet": PART23,
           "out/_SUCCESS": b"", "out/.part-00000.parquet.crc": b"x"},

@@ -395,6 +395,48 @@ def test_cli_report_and_check_equal(tmp_path: Path, capsys: pytest.CaptureFixtur
         assert codes == [want, want]
 
 
+def test_cli_baseline_report_with_per_query_in(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """``check --per-query-in ... --baseline-report main.json`` gives the comparison, the drift
+    checks and the exit code of ``check QRELS RUN --baseline-report main.json``; a report
+    from per-query results, stored in turn, is a baseline with known qrels."""
+    f = example_files()
+    ms = ["-m", "nDCG@10", "-m", "P@5", "-m", "RR"]
+    main_json, shard = tmp_path / "main.json", tmp_path / "tfidf.parquet"
+    common = ["--resamples", "200", "--jobs", "1", "--generated-at", "2026-01-01T00:00:00Z",
+              "--max-drop", "0.02"]
+    code, err = _cli(["report", str(f.qrels), str(f.runs[0]), "--name", "bm25", *ms,
+                      *common, "--per-query", "--json", str(main_json)], capsys)
+    assert code == EXIT_OK, err
+    code, err = _cli(["evaluate", str(f.qrels), str(f.runs[1]), *ms, "--name", "tfidf",
+                      "--per-query-out", str(shard)], capsys)
+    assert code == EXIT_OK, err
+    raw_json, pq_json = tmp_path / "raw.json", tmp_path / "pq.json"
+    codes = []
+    for source, out in (([str(f.qrels), str(f.runs[1]), "--name", "tfidf", *ms], raw_json),
+                        (["--per-query-in", str(shard)], pq_json)):
+        codes.append(main(["check", *source, *common, "--baseline-report", str(main_json),
+                           "--json", str(out)]))
+        capsys.readouterr()
+    assert codes[0] == codes[1] == EXIT_TARGET_FAILED  # tfidf loses more than 0.02 somewhere
+    raw, got = json.loads(raw_json.read_text()), json.loads(pq_json.read_text())
+    assert got["baseline_drift"] == raw["baseline_drift"]
+    assert got["baseline_drift"]["drifted"] is False
+    assert got["baseline"] == raw["baseline"] == "bm25"
+    assert _strip(raw) == _strip(got)
+    # the per-query report, stored, is a baseline in turn: its qrels are those the shard states
+    code = main(["report", "--per-query-in", str(shard), *common, "--per-query",
+                 "--json", str(tmp_path / "pq-main.json")])
+    assert code == EXIT_OK
+    easy = tmp_path / "easy.toml"
+    easy.write_text('[targets]\n"RR" = 0.1\n')
+    code = main(["check", "--per-query-in", str(shard), *common, "--targets", str(easy),
+                 "--baseline-report", str(tmp_path / "pq-main.json")])
+    out = capsys.readouterr().out
+    assert code == EXIT_OK and "DRIFT" not in out, out
+    assert "qrels: judgments sha256" in out, out
+
+
 def test_cli_evaluate_per_query_out_keeps_stdout(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     f = example_files()
