@@ -333,6 +333,11 @@ function render({ model, el }) {
   function setLocal(name, value) {
     st.local = true;
     try { model.set(name, value); } finally { st.local = false; }
+    if (name !== "view_top" && st.localError) {
+      // the next thing asked here (a row, K, a filter...): an error said here no longer applies
+      st.localError = "";
+      schedule("error");
+    }
   }
   const save = () => { model.save_changes(); };
   // the selection sent is the newest one made here (an echo may have set an older one)
