@@ -818,3 +818,32 @@ def test_process_substitution_path_is_read_once() -> None:
         os.close(read_fd)
     thread.join(10)
     assert _rows(run) == EXPECTED_RUN and _lines(run) == PADDED_LINES
+
+
+def test_one_block_is_read_without_pyarrow_threads(monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path: Path) -> None:
+    """A TREC input of one block is parsed in the calling thread: pyarrow's pool left with
+    tasks by a failed read aborted the interpreter at a quick error exit under load
+    (exit 134, 'terminate called without an active exception': 4 of 150 runs of
+    ``evaluate q.txt - < run-with-a-bad-score`` with 4 busy cores, 0 of 150 after). Inputs of
+    several blocks keep the pool."""
+    import pyarrow.csv as pacsv
+
+    from ragreport.io import trec
+
+    seen: list[bool] = []
+    real = pacsv.ReadOptions
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("use_threads", True))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pacsv, "ReadOptions", spy)
+    data = b"q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\n"
+    path = tmp_path / "r.txt"
+    path.write_bytes(data)
+    trec._arrow_read(data, trec.RUN_COLUMNS, "score", " ")
+    trec._arrow_read(str(path), trec.RUN_COLUMNS, "score", " ", block_size=1 << 20)
+    trec._arrow_read(data * 100, trec.RUN_COLUMNS, "score", " ", block_size=64)
+    trec._arrow_read(str(path), trec.RUN_COLUMNS, "score", " ", block_size=16)
+    assert seen == [False, False, True, True]

@@ -53,9 +53,24 @@ def _arrow_read(source: Any, columns: tuple[str, ...], number: str, delimiter: s
     types[number] = pa.string() if number_as_text else pa.float64()
     if isinstance(source, bytes):  # pyarrow allocates whole blocks: none larger than the data
         block_size = max(1, min(block_size, len(source) + 1))
+        size = len(source)
+    else:
+        import os
+
+        try:
+            size = os.path.getsize(source)
+        except OSError:
+            size = block_size + 1
+    # one block has no parallel work: read it in this thread. pyarrow's pool would gain
+    # nothing, and a read that fails (a score 'x1': the exact reader then names the line) can
+    # leave pool tasks running while the command exits at once with its error; under load
+    # they outlive the interpreter and abort it ("terminate called without an active
+    # exception", exit 134 instead of 2: apache/arrow#34314)
+    threads = size > block_size
     return pacsv.read_csv(
         io.BytesIO(source) if isinstance(source, bytes) else source,
-        read_options=pacsv.ReadOptions(column_names=list(columns), block_size=block_size),
+        read_options=pacsv.ReadOptions(column_names=list(columns), block_size=block_size,
+                                       use_threads=threads),
         parse_options=pacsv.ParseOptions(
             delimiter=delimiter, quote_char=False, escape_char=False,
             ignore_empty_lines=skip_empty,
