@@ -1021,6 +1021,35 @@ def test_wandb_failing_after_mlflow_logged(mlflow_store: str, wandb_dir: Path,
     assert run.info.lifecycle_stage == "active" and run.data.tags["ragreport.complete"] == "true"
 
 
+def test_interrupt_while_logging_undoes_both_runs(mlflow_store: str, wandb_dir: Path,
+                                                   report1: Report,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C (KeyboardInterrupt) while W&B is being filled, MLflow filled already: the
+    interrupt goes on (the command exits 130), and neither run is left open: the MLflow run
+    ragreport created is ended as failed and deleted, the W&B run finished as failed (they
+    were left running before)."""
+    import mlflow
+    import wandb
+
+    import ragreport.report.tracking as tracking
+
+    started: list[str] = []
+
+    def interrupted(wb: Any, run: Any, *args: Any, **kwargs: Any) -> None:
+        started.append(str(run.id))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tracking, "_send_wandb", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        tracking.log_to_trackers(report1, mlflow=True, wandb=True,
+                                 rendered=render_outputs(report1))
+    assert mlflow.active_run() is None and wandb.run is None
+    assert _runs() == []
+    (deleted,) = _runs(2)
+    assert deleted.info.status == "FAILED"
+    assert read_wandb(started[0], wandb_dir)["exit_code"] == 1
+
+
 def test_mlflow_failing_after_wandb_started(mlflow_store: str, wandb_dir: Path,
                                             report1: Report,
                                             monkeypatch: pytest.MonkeyPatch) -> None:

@@ -633,7 +633,7 @@ def _mlflow_session(run_id: str | None, payload: TrackingPayload,
     session._send = send
     try:
         yield session
-    except Exception:
+    except BaseException:  # Ctrl-C and SIGTERM too: no run is left half-filled and open
         if session.own:
             with _quiet():
                 mlflow.end_run(status="FAILED")
@@ -763,7 +763,7 @@ def _wandb_session(run: Any, project: str | None, artifact_name: str) -> Iterato
                        _send=send)
     try:
         yield session
-    except Exception:
+    except BaseException:  # Ctrl-C and SIGTERM too: no run is left half-filled and open
         if started:
             with _quiet():
                 run.finish(exit_code=1)
