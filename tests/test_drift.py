@@ -24,7 +24,7 @@ from ragreport.analysis.drift import (
     refusal,
 )
 from ragreport.cli import main
-from ragreport.errors import RagReportError
+from ragreport.errors import InputError, RagReportError
 from ragreport.examples import example_files
 from ragreport.report import InputFile, Report, build_report
 from ragreport.report.baseline import (
@@ -543,3 +543,31 @@ def test_cli_baseline_report_with_doc_map_says_what_to_do(
     assert code == 2 and err.count("\n") == 1
     assert "--baseline-report does not work with --doc-map" in err
     assert "give the baseline's run file and --baseline NAME instead" in err
+
+
+def test_a_report_gated_against_a_stored_one_is_a_baseline_in_turn(
+        files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A report written with --baseline-report lists the stored run too ("bm25 (stored)",
+    its baseline, without per-query values); stored in turn, its own run is the baseline
+    (the error said to write it with --per-query, which it was)."""
+    nxt = tmp_path / "next.json"
+    assert _cli(tmp_path, "report", str(files["qrels"]), str(files["base"]),
+                "--baseline-report", str(files["main"]), "--per-query", "--json",
+                str(nxt)) == 0
+    doc = json.loads(nxt.read_text())
+    assert doc["baseline"] == "bm25 (stored)" and "bm25 (stored)" not in doc["per_query"]
+    stored = load_baseline_report(nxt)
+    assert stored.name == "bm25"
+    capsys.readouterr()
+    assert _cli(tmp_path, "check", str(files["qrels"]), str(files["new"]),
+                "--baseline-report", str(nxt), "--targets", str(_easy(tmp_path))) == 0
+    with pytest.raises(InputError, match=r"run 'bm25 \(stored\)' has no per-query values in "
+                                         r"the baseline report \(runs with them: 'bm25'\); "
+                                         r"pick one with --baseline"):
+        load_baseline_report(nxt, "bm25 (stored)")
+
+
+def _easy(tmp_path: Path) -> Path:
+    t = tmp_path / "easy.toml"
+    t.write_text('[targets]\n"RR" = 0.1\n')
+    return t

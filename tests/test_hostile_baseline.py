@@ -148,6 +148,10 @@ CASES = [
          stderr=r"qrels: the qrels differ from the baseline's \(sha256 "),
     Case("per-query-qrels-unknown", PQ_CHECK, {**BASE, "w.parquet": _shard(None)},
          stderr=r"qrels: the current qrels fingerprint is unknown"),
+    Case("stored-is-parquet", PQ_CHECK, {**BASE, "w.parquet": _shard(None),
+                                         "main.json": _shard(None)},
+         stderr=r"main\.json: a Parquet file, not a JSON report \(per-query results are read "
+                r"with --per-query-in\)$"),
     Case("per-query-qrels-unknown-allowed", [*PQ_CHECK, "--allow-drift"],
          {**BASE, "w.parquet": _shard(None)}, exit=0, stdout="DRIFT qrels"),
     Case("stored-missing", [*CHECK[:-1], "nope.json"], BASE,

@@ -119,7 +119,9 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
     path : str or Path
         The JSON report (schema ``ragreport.report/1``).
     run : str, optional
-        Which of its runs; default its baseline.
+        Which of its runs; default its baseline, or its first run with per-query values
+        when the baseline has none (a report gated against a stored report lists that
+        stored run without them).
 
     Returns
     -------
@@ -144,6 +146,9 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
     try:
         doc = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
     except UnicodeDecodeError as exc:
+        if data.startswith(b"PAR1"):
+            raise _bad(source, "a Parquet file, not a JSON report (per-query results are "
+                               "read with --per-query-in)") from None
         raise _bad(source, f"not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"not a JSON report: {exc.msg} (column {exc.colno})", source,
@@ -157,14 +162,23 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
         raise _bad(source, f"not a ragreport JSON report (schema {schema!r}; expected "
                            f"{' or '.join(map(repr, SCHEMAS))})")
     runs = _get(doc, "runs", list, source)
+    per_query = doc.get("per_query")
+    # the runs that have per-query values: a report gated against a stored report in turn
+    # also lists that stored run ("main (stored)"), its baseline, without them
+    with_values = [r for r in runs if isinstance(per_query, dict) and r in per_query]
     base = run if run is not None else doc.get("baseline")
+    if run is None and base not in with_values and with_values:
+        base = with_values[0]
     if not isinstance(base, str) or base not in runs:
         raise _bad(source, f"no run {base!r} in the baseline report (runs: "
                            f"{', '.join(map(repr, runs))})")
-    per_query = doc.get("per_query")
-    if not isinstance(per_query, dict) or base not in per_query:
+    if not isinstance(per_query, dict) or not with_values:
         raise _bad(source, "the baseline report has no per-query values; write it with "
                            "--per-query (ragreport check ... --json main.json --per-query)")
+    if base not in per_query:
+        raise _bad(source, f"run {base!r} has no per-query values in the baseline report "
+                           f"(runs with them: {', '.join(map(repr, with_values))}); pick one "
+                           "with --baseline")
     rows = _get(per_query, base, dict, source, "per_query")
     query_ids = [str(q) for q in rows]
     values: dict[str, list[float]] = {}
