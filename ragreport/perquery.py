@@ -381,6 +381,20 @@ def _spark_meta(raw: Mapping[Any, Any], source: str) -> dict[str, Any]:
     return {}
 
 
+def _same_qrels(a: Mapping[str, Any], b: Mapping[str, Any]
+                ) -> tuple[bool, str, Any, Any] | None:
+    """Whether two shards state the same qrels: by the judgments' own fingerprint when both
+    state one (the same judgments in a gzipped or reordered file are the same qrels), else by
+    the qrels files' SHA-256; None when they cannot tell (a shard states neither).
+    Returns (same, which fingerprint, a's, b's)."""
+    fa, fb = a["fingerprints"], b["fingerprints"]
+    for key, what in (("qrels_judgments", "judgments sha256"), ("qrels", "sha256")):
+        va, vb = fa.get(key), fb.get(key)
+        if va is not None and vb is not None:
+            return va == vb, what, va, vb
+    return None
+
+
 def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
     """One metadata for shards that agree; a one-line InputError naming two that do not."""
     first = metas[0]
@@ -397,10 +411,11 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
                     diff = f" ({first[key]} vs {meta[key]})"
                 raise InputError(f"{sources[0]} and {src} have different {what}{diff}; "
                                  "only shards of one evaluation merge", src)
-        qa, qb = first["fingerprints"].get("qrels"), meta["fingerprints"].get("qrels")
-        if qa is not None and qb is not None and qa != qb:
+        same = _same_qrels(first, meta)
+        if same is not None and not same[0]:
+            _, what, qa, qb = same
             raise InputError(f"{sources[0]} and {src} were evaluated on different qrels "
-                             f"(sha256 {str(qa)[:12]}... vs {str(qb)[:12]}...); evaluate "
+                             f"({what} {str(qa)[:12]}... vs {str(qb)[:12]}...); evaluate "
                              "every shard against the same (whole) qrels file", src)
     out = dict(first)
     out["fingerprints"] = {
@@ -424,11 +439,10 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
             if evaluation in counted:
                 continue
             counted.add(evaluation)
-        fp = m["fingerprints"].get("qrels")
         for name, rm in m["runs"].items():
             if name not in runs:
                 runs[name] = json.loads(json.dumps(rm))
-                qrels_of[name] = fp
+                qrels_of[name] = m
                 continue
             got = runs[name]
             wa, wb = got.get("curve_width"), rm.get("curve_width")
@@ -445,7 +459,8 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
                     "evaluate every shard with the same curve width", src_of[id(m)])
             summed = {k: int(got["counts"].get(k, 0)) + int(rm["counts"].get(k, 0))
                       for k in set(got["counts"]) | set(rm["counts"])}
-            if fp is not None and qrels_of[name] == fp:
+            same = _same_qrels(qrels_of[name], m)
+            if same is not None and same[0]:
                 # shards of a run evaluated against the same (whole) qrels file: its queries
                 # were counted by each shard; those of no shard's run are the qrels-only ones
                 whole = int(rm["counts"].get("qrels_queries", 0))

@@ -172,6 +172,30 @@ def test_run_shards_evaluated_against_the_whole_qrels_count_its_queries_once() -
                                          qrels_sha256="cd" * 32)])
 
 
+def test_shards_from_the_same_judgments_in_other_files_merge() -> None:
+    """Shards evaluated against the same judgments held in different files (one gzipped, or
+    reordered: other file SHA-256s) state the same judgments fingerprint: they merge, their
+    qrels queries counted once, as --baseline-report treats them (they were refused by the
+    files' SHA-256); other judgments are refused naming that fingerprint."""
+    from ragreport import load_qrels
+    from ragreport.analysis.drift import judgments_sha256
+
+    qrels, run = _generated(seed=5, n=30)
+    whole = evaluate(qrels, run, MEASURES)
+    j = judgments_sha256(load_qrels(qrels))
+    ids = sorted(run)
+    tables = [to_table(evaluate(qrels, {q: run[q] for q in ids[i::3]}, MEASURES, k_max=100),
+                       qrels_sha256=f"{i}" * 64, qrels_judgments_sha256=j) for i in range(3)]
+    [merged] = from_tables(tables)
+    assert merged.counts == whole.counts
+    assert merged.qrels_judgments_sha256 == j and merged.qrels_sha256 is None
+    other = to_table(evaluate(qrels, {q: run[q] for q in ids[1::3]}, MEASURES, k_max=100),
+                     qrels_sha256="0" * 64, qrels_judgments_sha256="ef" * 32)
+    with pytest.raises(InputError, match=r"evaluated on different qrels \(judgments sha256 "
+                                         rf"{j[:12]}\.\.\. vs efefefefefef\.\.\.\)"):
+        from_tables([tables[0], other])
+
+
 def test_shards_with_curves_of_different_widths_merge_at_the_narrowest() -> None:
     """Shards evaluated apart (evaluate --per-query-out on each) stop their curves at their
     own deepest ranking: one 40 deep, one 15 deep, with P@100 asked, have curves 40 and 20
