@@ -362,7 +362,7 @@ def test_cli_refuses_other_queries_then_allows(files: dict[str, Path], tmp_path:
     assert code == 0
     assert "ragreport: warning: baseline drift (--allow-drift): queries (fewer)" in out.err
     assert "DRIFT queries (fewer): 0 added, 3 removed of 41 queries (share 0.0732) " \
-           "[share <= 0.05]" in out.out
+           "[needs share <= 0.05]" in out.out
     text = md.read_text()
     assert "### Baseline drift" in text
     assert "| queries | fewer | 0 added, 3 removed of 41 queries (share 0.0732) | share " \

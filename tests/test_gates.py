@@ -123,3 +123,18 @@ def test_cli_and_api_resample_bounds_agree() -> None:
     from ragreport.report import model
 
     assert cliargs.MAX_RESAMPLES == model.MAX_RESAMPLES
+
+
+def test_a_drop_beyond_the_allowed_one_but_not_significant_says_why_it_passes() -> None:
+    """A drop larger than --max-drop passes when it is not significant; the line says so
+    (it read 'ok ... 0.0488 below ...; allowed drop 0.02' with no reason)."""
+    from ragreport.examples import example_files
+
+    f = example_files()
+    results = [evaluate(f.qrels, p, ["P@3"]) for p in f.runs]
+    rep = build_report(results, parse_targets({"P@3": 0.0}), max_drop=0.0001, resamples=500,
+                       generated_at="2026-01-01T00:00:00Z")
+    [check] = rep.drops
+    assert check.delta < 0 and not check.significant and not check.failed
+    assert check.message.endswith("allowed drop 0.0001; beyond it but not significant, "
+                                  "so no failure")

@@ -180,4 +180,4 @@ def _drift_lines(report: Report) -> list[str]:
     return ["", head] + [
         f"{'DRIFT' if c.drifted else 'ok   '} {c.check}"
         f"{' (' + terminal_safe(c.run) + ')' if c.run else ''}: {terminal_safe(c.measured)} "
-        f"[{c.threshold}]" for c in d.checks]
+        f"[needs {c.threshold}]" for c in d.checks]
