@@ -120,7 +120,8 @@ def _add_inputs(p: argparse.ArgumentParser, many_runs: bool) -> None:
     p.add_argument("qrels", nargs="?",
                    help="qrels file (TREC, BEIR TSV, JSONL or Parquet; .gz ok)")
     p.add_argument("runs", nargs="*" if many_runs else "?", metavar="RUN",
-                   help="run file(s) (TREC, JSONL or Parquet; .gz ok)")
+                   help=("run files" if many_runs else "run file")
+                   + " (TREC, JSONL or Parquet; .gz ok)")
     p.add_argument("--columns", default=None, metavar="MAP",
                    help="the columns of Parquet inputs, e.g. qid=query-id,docid=corpus-id,"
                         "score=score (relevance= or rel= for the qrels' grades); default: "
@@ -229,7 +230,7 @@ def _add_notebook_parser(sub: Any) -> None:
                                     "metric-vs-K plots, worst queries), execute it, and "
                                     "optionally export it to HTML that reads offline.")
     nb.add_argument("qrels", nargs="?", help="qrels file (TREC, BEIR TSV or JSONL; .gz ok)")
-    nb.add_argument("runs", nargs="*", metavar="RUN", help="run file(s) (TREC or JSONL)")
+    nb.add_argument("runs", nargs="*", metavar="RUN", help="run files (TREC or JSONL)")
     nb.add_argument("--example", action="store_true", help="use the embedded example")
     nb.add_argument("-o", "--output", required=True, metavar="PATH",
                     help="where to write the executed notebook (.ipynb)")
