@@ -202,6 +202,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if not args.qrels or not args.runs:
         raise RagReportError("evaluate needs QRELS and RUN (or --example)")
     per_query_inputs = _check_per_query_out(args)
+    given = (args.qrels, args.runs)  # the names given, before any is read
     _skip_pandas_interop()
     measures = args.measures
     if measures is None and args.format == "trec":
@@ -227,7 +228,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.name is not None:
         result.run_name = escape_undecodable(args.name)
     if args.per_query_out is not None:
-        _write_per_query(args, result, per_query_inputs, args.qrels)
+        _write_per_query(args, result, per_query_inputs, args.qrels, given)
     if args.format == "trec":
         out = format_trec(result, per_query=args.per_query)
     elif args.format == "json":
@@ -284,14 +285,23 @@ def _sha256(path: str) -> str | None:
 
 
 def _write_per_query(args: argparse.Namespace, result: Any, inputs: list[str],
-                     qrels_read: Any) -> None:
+                     qrels_read: Any, given: tuple[Any, Any]) -> None:
     """Write the per-query Parquet file (atomically; the qrels' and the run's SHA-256 and the
-    judgments' fingerprint in its metadata, :mod:`ragreport.perquery`)."""
+    judgments' fingerprint in its metadata, :mod:`ragreport.perquery`). ``given``: the
+    QRELS and RUN as named on the command line (a file is hashed; an ``irds:`` id states the
+    fingerprint of what was read, as ``report`` does; standard input states none)."""
     from . import perquery
-    from .analysis.drift import judgments_sha256
+    from .analysis.drift import content_sha256, judgments_sha256
 
-    qrels = _sha256(inputs[0]) if len(inputs) == 2 else None  # both inputs are files
-    run = _sha256(inputs[1]) if len(inputs) == 2 else None
+    def fingerprint(name: Any, read: Any) -> str | None:
+        if not isinstance(name, str) or name == "-":
+            return None
+        if _is_irds(name):
+            return content_sha256(read) if read is not None else None
+        return _sha256(name)
+
+    qrels = fingerprint(given[0], qrels_read)
+    run = fingerprint(given[1], None)
     path = perquery.write(result, args.per_query_out, inputs=inputs, qrels_sha256=qrels,
                           run_sha256={result.run_name: run} if run else None,
                           qrels_judgments_sha256=judgments_sha256(qrels_read))
@@ -386,10 +396,10 @@ def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
     inputs = [InputFile.from_path("per_query", f) for f in files]
     qrels_sha256, judgments = (_stated(results, attr) for attr in
                                ("qrels_sha256", "qrels_judgments_sha256"))
-    if qrels_sha256 is not None:
+    if qrels_sha256 is not None or judgments is not None:
         # the qrels fingerprints the shards state: a report stored from this one is a
-        # --baseline-report whose qrels are known
-        inputs.append(InputFile("qrels", _STATED_QRELS, _STATED_QRELS, qrels_sha256, 0,
+        # --baseline-report whose qrels are known (no path: nothing to read or protect)
+        inputs.append(InputFile("qrels", _STATED_QRELS, "", qrels_sha256 or "", 0,
                                 judgments_sha256=judgments))
     read = {"queries": queries, "docs": docs}
     for role, path in (("queries", args.queries), ("docs", args.docs),
@@ -943,7 +953,8 @@ def _track_and_write(args: argparse.Namespace, report: Any, workers: Any) -> Non
     logged = [f"logged to {tracker} run {run_id}" for tracker, run_id in log_to_trackers(
         report, mlflow="mlflow" in trackers, mlflow_run=args.mlflow_run,
         wandb="wandb" in trackers, rendered=rendered,
-        then=lambda: written.extend(write_outputs(outputs, [f.path for f in report.inputs])))]
+        then=lambda: written.extend(write_outputs(outputs, [f.path for f in report.inputs
+                                                            if f.path])))]
     for path in written:
         if str(path) != "-":
             sys.stderr.write(f"wrote {escape_undecodable(str(path))}\n")

@@ -398,6 +398,22 @@ def _same_qrels(a: Mapping[str, Any], b: Mapping[str, Any]
 def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
     """One metadata for shards that agree; a one-line InputError naming two that do not."""
     first = metas[0]
+    # the first shard stating each kind of qrels fingerprint: every shard is compared with
+    # them (a first shard that states none, an engine's, must not let any qrels through)
+    stating: list[tuple[dict[str, Any], str]] = []
+    for key in ("qrels_judgments", "qrels"):
+        found = next(((m, s) for m, s in zip(metas, sources, strict=True)
+                      if m["fingerprints"].get(key) is not None), None)
+        if found is not None and all(found[0] is not m for m, _ in stating):
+            stating.append(found)
+    for meta, src in zip(metas, sources, strict=True):
+        for ref, ref_src in stating:
+            same = _same_qrels(ref, meta)
+            if same is not None and not same[0]:
+                _, what, qa, qb = same
+                raise InputError(f"{ref_src} and {src} were evaluated on different qrels "
+                                 f"({what} {str(qa)[:12]}... vs {str(qb)[:12]}...); evaluate "
+                                 "every shard against the same (whole) qrels file", src)
     for meta, src in zip(metas[1:], sources[1:], strict=True):
         for key, what in (("conventions", "conventions"), ("measures", "measures"),
                           ("columns", "measure columns"), ("k_max", "k_max")):
@@ -411,12 +427,6 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
                     diff = f" ({first[key]} vs {meta[key]})"
                 raise InputError(f"{sources[0]} and {src} have different {what}{diff}; "
                                  "only shards of one evaluation merge", src)
-        same = _same_qrels(first, meta)
-        if same is not None and not same[0]:
-            _, what, qa, qb = same
-            raise InputError(f"{sources[0]} and {src} were evaluated on different qrels "
-                             f"({what} {str(qa)[:12]}... vs {str(qb)[:12]}...); evaluate "
-                             "every shard against the same (whole) qrels file", src)
     out = dict(first)
     out["fingerprints"] = {
         "qrels": next((m["fingerprints"].get("qrels") for m in metas

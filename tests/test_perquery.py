@@ -461,6 +461,60 @@ def test_cli_baseline_report_with_per_query_in(tmp_path: Path,
     assert "qrels: judgments sha256" in out, out
 
 
+def test_cli_shards_from_standard_input_are_a_baseline_in_turn(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """qrels read from standard input: the shard states the judgments' fingerprint only; the
+    report from it records that, so it is a --baseline-report with known qrels in turn (it
+    recorded no qrels: 'the baseline's qrels fingerprint is unknown'). A qrels file beside a
+    run from standard input is hashed (it was not: the rule wanted both inputs as files).
+    An output named like the stated qrels' entry is no input."""
+    import io as _io
+
+    f = example_files()
+    monkeypatch.chdir(tmp_path)
+    shard = tmp_path / "s.parquet"
+    monkeypatch.setattr("sys.stdin", _io.TextIOWrapper(_io.BytesIO(
+        Path(f.qrels).read_bytes())))
+    assert main(["evaluate", "-", str(f.runs[1]), "--per-query-out", str(shard)]) == EXIT_OK
+    meta = json.loads(pq.read_schema(shard).metadata[b"ragreport.fingerprints"])
+    assert meta["qrels"] is None and len(meta["qrels_judgments"]) == 64
+    stored = "(qrels stated by the per-query results)"  # a file name, as an output here
+    assert main(["report", "--per-query-in", str(shard), "--per-query", "--no-stats",
+                 "--jobs", "1", "--json", stored]) == EXIT_OK
+    easy = tmp_path / "easy.toml"
+    easy.write_text('[targets]\n"RR" = 0.1\n')
+    capsys.readouterr()
+    assert main(["check", "--per-query-in", str(shard), "--baseline-report", stored,
+                 "--targets", str(easy), "--no-stats", "--jobs", "1"]) == EXIT_OK
+    assert "ok    qrels: judgments sha256" in capsys.readouterr().out
+    monkeypatch.setattr("sys.stdin", _io.TextIOWrapper(_io.BytesIO(
+        Path(f.runs[1]).read_bytes())))
+    assert main(["evaluate", str(f.qrels), "-", "--per-query-out", str(shard)]) == EXIT_OK
+    meta = json.loads(pq.read_schema(shard).metadata[b"ragreport.fingerprints"])
+    import hashlib
+
+    assert meta["qrels"] == hashlib.sha256(Path(f.qrels).read_bytes()).hexdigest()
+
+
+def test_a_shard_stating_no_qrels_first_lets_no_other_qrels_through() -> None:
+    """Every shard is compared with the first that states each fingerprint: a first shard
+    stating none (an engine's) no longer lets shards of different qrels merge."""
+    qrels, run = _generated(seed=5, n=30)
+    ids = sorted(run)
+    other = {q: dict(list(d.items())[:-1]) or d for q, d in qrels.items()}
+
+    def part(i: int, q: dict[str, Any], fp: str | None) -> pa.Table:
+        return to_table(evaluate(q, {k: run[k] for k in ids[i::3]}, MEASURES, k_max=100,
+                                 name=f"r{i}"), qrels_sha256=fp)
+
+    with pytest.raises(InputError, match=r"shard 2 and shard 3 were evaluated on different "
+                                         r"qrels \(sha256 aaaaaaaaaaaa\.\.\. vs "
+                                         r"bbbbbbbbbbbb\.\.\.\)"):
+        from_tables([part(0, qrels, None), part(1, qrels, "a" * 64),
+                     part(2, other, "b" * 64)])
+
+
 def test_cli_evaluate_per_query_out_keeps_stdout(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     f = example_files()

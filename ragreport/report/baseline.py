@@ -255,7 +255,9 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
         query_ids=query_ids, values=values, means=means, intervals=intervals, totals=totals,
         curves=curves, bands=bands, pr_curve=pr_series, counts=counts,
         conventions=conventions,
-        qrels_sha256=qrels[0] if len(qrels) == 1 and isinstance(qrels[0], str) else None,
+        # "" : a report from per-query results that state only the judgments' fingerprint
+        qrels_sha256=qrels[0] if len(qrels) == 1 and isinstance(qrels[0], str) and qrels[0]
+        else None,
         judged_k=judged_k if isinstance(judged_k, int) and not isinstance(judged_k, bool)
         and judged_k > 0 else None,
         judged=float(judged_v) if judged_v is not None and _finite(judged_v) else None,

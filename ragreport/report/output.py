@@ -33,7 +33,7 @@ def save(report: Report, *, html: str | os.PathLike[str] | None = None,
          template_dir: str | os.PathLike[str] | None = None,
          workers: Mapper | None = None) -> list[Path]:
     """Write the chosen outputs of ``report``, all of them or none (see :meth:`.Report.save`)."""
-    inputs = [f.path for f in report.inputs]
+    inputs = [f.path for f in report.inputs if f.path]  # "": stated, not read
     # the cheap outputs are rendered first: their errors come before the plots are drawn
     json_text = render_json(report) if json is not None else ""
     markdown_text = render_markdown(report) if markdown is not None else ""

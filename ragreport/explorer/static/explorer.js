@@ -333,11 +333,15 @@ function render({ model, el }) {
   function setLocal(name, value) {
     st.local = true;
     try { model.set(name, value); } finally { st.local = false; }
-    if (name !== "view_top" && st.localError) {
-      // the next thing asked here (a row, K, a filter...): an error said here no longer applies
-      st.localError = "";
-      schedule("error");
-    }
+    // the next thing asked here (K, a filter, runs...): an error said here no longer applies.
+    // Not the scroll position, nor the selection, which is also set when a row arrives
+    // from the kernel or a throttled save fires (selectPos clears it on the user's move)
+    if (name !== "view_top" && name !== "selected") clearLocalError();
+  }
+  function clearLocalError() {
+    if (!st.localError) return;
+    st.localError = "";
+    schedule("error");
   }
   const save = () => { model.save_changes(); };
   // the selection sent is the newest one made here (an echo may have set an older one)
@@ -960,6 +964,7 @@ function render({ model, el }) {
   function selectPos(pos, now) {
     const n = get("n_visible") | 0;
     if (n <= 0) return;
+    clearLocalError(); // the user moved the selection (a click, a key)
     // at either end: say so instead of doing nothing
     st.edge = pos < 0 && st.selPos === 0 ? "first" : pos > n - 1 && st.selPos === n - 1 ? "last" : "";
     if (st.edge) {
