@@ -331,6 +331,64 @@ def _check_per_query_in(args: argparse.Namespace) -> None:
                              "results were evaluated with the conventions they state")
 
 
+def _load_stored_baseline(args: argparse.Namespace) -> None:
+    """``--baseline-report``: the stored report into ``args.stored_baseline`` (None without
+    it), read before any input, so that a bad one is refused before any work."""
+    args.stored_baseline = None
+    if args.baseline_report is not None:
+        from .report.baseline import load_baseline_report
+
+        args.stored_baseline = load_baseline_report(args.baseline_report, args.baseline)
+
+
+def _irds_input(role: str, path: str, read: Any) -> Any:
+    """The report's record of an input given as an ``irds:`` id: no file to hash, the
+    fingerprint of what ir_datasets gave."""
+    from .analysis.drift import content_sha256
+    from .report import InputFile
+
+    return InputFile(role, path, path, content_sha256(read), 0)
+
+
+def _build(args: argparse.Namespace, results: Any, targets: Any, *, queries: Any, docs: Any,
+           inputs: Any, slices: Any, slice_targets: Any, workers: Any,
+           qrels_sha256: str | None, judgments_sha256: str | None) -> Any:
+    """The report with the command's options, from raw files or per-query results: against
+    ``--baseline-report``'s stored run when given (its drift checks first, refused unless
+    ``--allow-drift``; the qrels compared by the fingerprints given), without the chart
+    with ``--no-chart``."""
+    import shlex
+
+    from .report import build_report
+
+    stored = args.stored_baseline
+    checks = (_drift_checks(args, results, targets, qrels_sha256, judgments_sha256)
+              if stored is not None else [])
+    argv = getattr(args, "argv", None) or []
+    report = build_report(
+        results, targets, baseline=None if stored is not None else args.baseline,
+        queries=queries, docs=docs,
+        title=args.title, generated_at=args.generated_at,
+        command=escape_undecodable("ragreport " + shlex.join(argv)), inputs=inputs,
+        worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
+        stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
+        seed=args.seed, alpha=args.alpha,
+        max_drop=None if stored is not None else args.max_drop, workers=workers,
+        target_level=args.target_level, slices=slices, slice_targets=slice_targets,
+    )
+    if stored is not None:
+        from .report.baseline import with_stored_baseline
+
+        report = with_stored_baseline(report, results, stored, targets, checks=checks,
+                                      allow_drift=args.allow_drift, max_drop=args.max_drop,
+                                      slices=slices)
+    if args.no_chart:
+        from dataclasses import replace
+
+        report = replace(report, chart=False)
+    return report
+
+
 #: The name of the qrels input of a report from per-query results: the fingerprint is the one
 #: the shards state, not that of a file read by this command.
 _STATED_QRELS = "(qrels stated by the per-query results)"
@@ -345,23 +403,17 @@ def _stated(results: Sequence[Any], attr: str) -> str | None:
 def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
     """The report from per-query results (:mod:`ragreport.perquery`): the same numbers,
     intervals, tests and gates as from the raw files, without the rankings."""
-    import shlex
 
     from . import perquery
     from .measures import normalize_measures
-    from .report import InputFile, build_report
+    from .report import InputFile
     from .targets import load_targets
 
     _materialize(args, ("queries", "docs", "targets", "slices"))
     files = perquery.shard_files(args.per_query_in)
     targets = load_targets(args.targets)
     _merge_settings(args)
-    stored = None
-    if args.baseline_report is not None:  # a bad stored report: before any reading
-        from .report.baseline import load_baseline_report
-
-        stored = load_baseline_report(args.baseline_report, args.baseline)
-    args.stored_baseline = stored
+    _load_stored_baseline(args)  # a bad stored report: before any reading
     results = perquery.read(files)
     conv = results[0].conventions
     for attr in ("ties", "compat", "ignore_identical_ids"):  # from the targets file
@@ -406,38 +458,14 @@ def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
                        ("targets", args.targets), ("slices", args.slices)):
         texts = read.get(role)
         if path and texts is not None and _is_irds(path):  # the fingerprint of what was read
-            from .analysis.drift import content_sha256
-
-            inputs.append(InputFile(role, path, path, content_sha256(texts), 0))
+            inputs.append(_irds_input(role, path, texts))
         elif path:
             inputs.append(InputFile.from_path(role, path))
-    argv = getattr(args, "argv", None) or []
-    # --baseline-report: the qrels compared by the fingerprint the shards state (the qrels
-    # file's SHA-256); unknown (an engine's shards) is drift, refused unless --allow-drift
-    checks = (_drift_checks(args, results, targets, qrels_sha256, judgments)
-              if stored is not None else [])
-    report = build_report(
-        results, targets, baseline=None if stored is not None else args.baseline,
-        queries=queries, docs=docs,
-        title=args.title, generated_at=args.generated_at,
-        command=escape_undecodable("ragreport " + shlex.join(argv)), inputs=inputs,
-        worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
-        stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
-        seed=args.seed, alpha=args.alpha,
-        max_drop=None if stored is not None else args.max_drop, workers=workers,
-        target_level=args.target_level, slices=slices, slice_targets=slice_targets,
-    )
-    if stored is not None:
-        from .report.baseline import with_stored_baseline
-
-        report = with_stored_baseline(report, results, stored, targets, checks=checks,
-                                      allow_drift=args.allow_drift, max_drop=args.max_drop,
-                                      slices=slices)
-    if args.no_chart:
-        from dataclasses import replace
-
-        report = replace(report, chart=False)
-    return report
+    # --baseline-report: the qrels compared by the fingerprints the shards state; unknown
+    # (an engine's shards) is drift, refused unless --allow-drift
+    return _build(args, results, targets, queries=queries, docs=docs, inputs=inputs,
+                  slices=slices, slice_targets=slice_targets, workers=workers,
+                  qrels_sha256=qrels_sha256, judgments_sha256=judgments)
 
 
 def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
@@ -795,12 +823,10 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     The worker processes start once the runs are read (a bad file is reported without waiting
     for them): they import matplotlib on the second core while this one evaluates.
     """
-    import shlex
     import threading
 
     from .engine import evaluate
     from .io import load_docs, load_qrels, load_queries, load_run
-    from .report import build_report
     from .targets import load_targets
 
     def shown_path(path: Any) -> str | None:
@@ -827,11 +853,7 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     _skip_pandas_interop()
     targets = load_targets(args.targets)
     _merge_settings(args)
-    args.stored_baseline = None
-    if args.baseline_report is not None:  # a bad stored report: before any evaluation
-        from .report.baseline import load_baseline_report
-
-        args.stored_baseline = load_baseline_report(args.baseline_report, args.baseline)
+    _load_stored_baseline(args)
     qrels = load_qrels(args.qrels, **_fractional(args), **_columns(args, args.qrels))
     if _wants_html(args) and workers.jobs == 1:
         # no worker process draws the plots: import matplotlib here while the runs are
@@ -872,44 +894,20 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
         if isinstance(got, OSError):
             raise RagReportError(f"cannot read {escape_undecodable(str(path))}: {got.strerror}")
         if got is None:  # an irds: id: the fingerprint of what ir_datasets gave
-            from .analysis.drift import content_sha256
-            from .report import InputFile
-
-            got = InputFile(role, path, path, content_sha256(read[role].pop(0)), 0)
+            got = _irds_input(role, path, read[role].pop(0))
         elif role in read:
             read[role].pop(0)
         inputs.append(got)
-    argv = getattr(args, "argv", None) or []
-    stored = args.stored_baseline
-    if args.json is not None or stored is not None:  # what --baseline-report compares
+    if args.json is not None or args.stored_baseline is not None:  # --baseline-report's
         from dataclasses import replace
 
         from .analysis.drift import judgments_sha256
 
         inputs[0] = replace(inputs[0], judgments_sha256=judgments_sha256(qrels))
-    checks = (_drift_checks(args, results, targets, inputs[0].sha256,
-                            inputs[0].judgments_sha256) if stored is not None else [])
-    report = build_report(
-        results, targets, baseline=None if stored is not None else args.baseline,
-        queries=queries, docs=docs,
-        title=args.title, generated_at=args.generated_at,
-        command=escape_undecodable("ragreport " + shlex.join(argv)), inputs=inputs,
-        worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
-        stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
-        seed=args.seed, alpha=args.alpha,
-        max_drop=None if stored is not None else args.max_drop, workers=workers,
-        target_level=args.target_level, slices=slices, slice_targets=slice_targets,
-    )
-    if stored is not None:
-        from .report.baseline import with_stored_baseline
-
-        report = with_stored_baseline(report, results, stored, targets, checks=checks,
-                                      allow_drift=args.allow_drift, max_drop=args.max_drop,
-                                      slices=slices)
-    if args.no_chart:
-        from dataclasses import replace
-
-        report = replace(report, chart=False)
+    report = _build(args, results, targets, queries=queries, docs=docs, inputs=inputs,
+                    slices=slices, slice_targets=slice_targets, workers=workers,
+                    qrels_sha256=inputs[0].sha256,
+                    judgments_sha256=inputs[0].judgments_sha256)
     if importer is not None:
         # the plots are drawn next, in this thread: matplotlib must be imported by then, or
         # two threads importing its modules at once meet a partially initialised module
