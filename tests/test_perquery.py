@@ -488,6 +488,11 @@ def test_cli_shards_from_standard_input_are_a_baseline_in_turn(
     assert main(["check", "--per-query-in", str(shard), "--baseline-report", stored,
                  "--targets", str(easy), "--no-stats", "--jobs", "1"]) == EXIT_OK
     assert "ok    qrels: judgments sha256" in capsys.readouterr().out
+    page = tmp_path / "pq.html"
+    assert main(["report", "--per-query-in", str(shard), "--no-stats", "--jobs", "1",
+                 "--html", str(page)]) == EXIT_OK
+    row = page.read_text().split(stored)[1].split("</tr>")[0]
+    assert "0 B" not in row  # stated, not read: no size shown
     monkeypatch.setattr("sys.stdin", _io.TextIOWrapper(_io.BytesIO(
         Path(f.runs[1]).read_bytes())))
     assert main(["evaluate", str(f.qrels), "-", "--per-query-out", str(shard)]) == EXIT_OK

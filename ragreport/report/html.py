@@ -321,7 +321,8 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
         "runs": runs,
         "several_runs": len(runs) > 1,
         "baseline": by_name.get(report.baseline),
-        "inputs": [{"file": f, "short": f.sha256[:12], "size": _size(f.size)}
+        # no size for what was stated, not read (per-query results' qrels: no path)
+        "inputs": [{"file": f, "short": f.sha256[:12], "size": _size(f.size) if f.path else ""}
                    for f in report.inputs],
         "evaluated": evaluated,
         "targets": targets,
