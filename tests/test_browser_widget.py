@@ -24,6 +24,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,6 +107,20 @@ class View:
     def state(self) -> dict[str, Any]:
         out = kernel_run(self.page, STATE_CODE).strip().splitlines()
         return dict(json.loads(out[-1]))
+
+    def kernel_has(self, name: str, want: Any, timeout: float = 15.0) -> None:
+        """Until the kernel's trait ``name`` equals ``want`` (asserted at the deadline).
+
+        The page's trait changes reach the kernel through ipywidgets' sync, which holds a
+        change back while an earlier one is still being processed; a state read sent at once
+        can overtake it. So the kernel following is awaited, never read once."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.state()[name]
+            if got == want or time.monotonic() > deadline:
+                break
+            self.page.wait_for_timeout(100)
+        assert got == want, f"the kernel's {name} is {got!r} after {timeout} s, want {want!r}"
 
     def options(self) -> Locator:
         return self.root.locator(OPTION)
@@ -261,7 +276,7 @@ def test_click_a_row_then_arrow_keys_and_j_k(view: View) -> None:
     assert row.get_attribute("aria-selected") == "true"
     assert view.selected_option().count() == 1
     view.wait_ranking(qid)
-    assert view.state()["selected"] == qid  # the kernel followed
+    view.kernel_has("selected", qid)  # the kernel followed
 
     def pos_of(q: str) -> int:
         return int(view.root.locator(f"{OPTION}[data-query-id='{q}']").get_attribute(
@@ -276,7 +291,7 @@ def test_click_a_row_then_arrow_keys_and_j_k(view: View) -> None:
         assert view.selected_option().get_attribute("data-query-id") == order[want], key
         page.wait_for_timeout(150)
     view.wait_ranking(order[p0 + 2])
-    assert view.state()["selected"] == order[p0 + 2]
+    view.kernel_has("selected", order[p0 + 2])
     # End: the last query, selected and scrolled into view inside the list
     page.keyboard.press("End")
     last = view.selected_option()
@@ -285,7 +300,7 @@ def test_click_a_row_then_arrow_keys_and_j_k(view: View) -> None:
     box, lb = last.bounding_box(), view.role("query-list").bounding_box()
     assert box and lb and lb["y"] - 1 <= box["y"] and box["y"] + box["height"] <= lb["y"] + \
         lb["height"] + 1, (box, lb)
-    assert view.state()["selected"] == order[-1]
+    view.kernel_has("selected", order[-1])
     page.keyboard.press("Home")
     assert view.selected_option().get_attribute("data-query-id") == order[0]
     view.wait_ranking(order[0])
@@ -312,7 +327,7 @@ def test_keys_pressed_fast_land_on_the_right_query(view: View) -> None:
     page.wait_for_timeout(600)  # every echo back
     assert view.selected_option().get_attribute("data-query-id") == order[9]
     view.wait_ranking(order[9])
-    assert view.state()["selected"] == order[9]
+    view.kernel_has("selected", order[9])
 
 
 def test_filter_narrows_as_you_type_and_says_when_nothing_matches(view: View) -> None:
@@ -325,8 +340,8 @@ def test_filter_narrows_as_you_type_and_says_when_nothing_matches(view: View) ->
         return opts.length > 0 && opts.length < 41
           && [...opts].every(o => o.textContent.toLowerCase().includes('list'));
     }""")
+    view.kernel_has("filter_text", "list")
     st = view.state()
-    assert st["filter_text"] == "list"
     expected = json.loads(kernel_run(
         page, "import json as _j; print(_j.dumps(explorer.query_order()))").strip())
     shown = [o.get_attribute("data-query-id") for o in view.options().all()]
@@ -340,13 +355,13 @@ def test_filter_narrows_as_you_type_and_says_when_nothing_matches(view: View) ->
               ".includes('listzzq')")  # the last keystroke applied too
     assert "No query matches “listzzq”" in empty.inner_text()
     assert view.options().count() == 0 or not view.role("query-list").is_visible()
-    assert view.state()["n_visible"] == 0
+    view.kernel_has("n_visible", 0)
     # cleared: everything back
     box.fill("")
     view.wait("() => document.querySelectorAll("
               "'.rr-explorer [data-role=query-list] [role=option][data-query-id]').length >= 8"
               " && document.querySelector('.rr-explorer [data-role=empty]').hidden")
-    assert view.state()["n_visible"] == 41
+    view.kernel_has("n_visible", 41)
 
 
 def test_k_slider_and_number_input_move_the_cut_line(view: View) -> None:
@@ -363,7 +378,7 @@ def test_k_slider_and_number_input_move_the_cut_line(view: View) -> None:
         return cut && (cut.getAttribute('aria-label') || '').includes(`K = ${k}`)
           && panel.textContent.includes(`Measures at K = ${k}`);
     }""", k1)
-    assert view.state()["k"] == k1
+    view.kernel_has("k", k1)
     labels = view.role("measure").locator("option").all_inner_texts()
     assert f"nDCG@{k1}" in labels and f"nDCG@{k0}" not in labels
     # the number input: K = 12, beyond the old 20-row limit's half, cut line after rank 12
@@ -374,7 +389,8 @@ def test_k_slider_and_number_input_move_the_cut_line(view: View) -> None:
         const cut = document.querySelector('.rr-explorer [data-role=ranking] [data-role=cut]');
         return cut && (cut.getAttribute('aria-label') || '').includes('K = 12');
     }""")
-    assert slider.input_value() == "12" and view.state()["k"] == 12
+    assert slider.input_value() == "12"
+    view.kernel_has("k", 12)
     grid = view.role("ranking").locator("[role=grid]").first
     cut_y = grid.locator("[data-role=cut]").bounding_box()
     r12 = grid.locator("[role=row][data-index='11']").bounding_box()
@@ -385,12 +401,12 @@ def test_k_slider_and_number_input_move_the_cut_line(view: View) -> None:
     inp.fill("50")
     inp.press("Enter")
     view.wait("() => document.querySelector('.rr-explorer [data-role=k-slider]').value === '50'")
-    assert view.state()["k"] == 50
+    view.kernel_has("k", 50)
     inp.fill(str(k0))
     inp.press("Enter")
     view.wait("k => document.querySelector('.rr-explorer [data-role=k-slider]').value === k",
               str(k0))
-    assert view.state()["k"] == k0
+    view.kernel_has("k", k0)
 
 
 def test_ab_swap_and_a_equals_b_refused(view: View) -> None:
@@ -425,8 +441,9 @@ def test_ab_swap_and_a_equals_b_refused(view: View) -> None:
              .includes('A: tfidf')
         && document.querySelector('.rr-explorer [data-role=ranking]')
              .getAttribute('aria-busy') !== 'true'""")
-    st = view.state()
-    assert (st["run_a"], st["run_b"]) == (1, 0) and st["error"] == ""
+    view.kernel_has("run_a", 1)
+    view.kernel_has("run_b", 0)
+    assert view.state()["error"] == ""
     # A = B: refused, said, nothing changed
     view.role("run-b").select_option("1")
     err = view.role("error")
@@ -444,8 +461,8 @@ def test_ab_swap_and_a_equals_b_refused(view: View) -> None:
     assert (st["run_a"], st["run_b"]) == (1, 0)
     view.role("swap").click()
     view.wait("() => document.querySelector('.rr-explorer [data-role=run-a]').value === '0'")
-    st = view.state()
-    assert (st["run_a"], st["run_b"]) == (0, 1)
+    view.kernel_has("run_a", 0)
+    view.kernel_has("run_b", 1)
     assert not err.is_visible()
 
 
@@ -605,7 +622,7 @@ def test_saved_notebook_reopened_without_its_kernel(view: View, browser: Browser
     assert qid
     row.click()
     view.wait_ranking(qid)
-    assert view.state()["selected"] == qid
+    view.kernel_has("selected", qid)
     path = save_notebook(view)
     saved = nbformat.read(path, as_version=4)
     assert "widgets" in saved.metadata
