@@ -103,6 +103,7 @@ _BOOT = """async ({esm, state}) => {
     fn(arg).then((out) => { rr.inflight -= 1; rr.apply(JSON.parse(out)); },
                  (err) => { rr.inflight -= 1; console.error(`bridge: ${err}`); });
   };
+  const kernelSend = window.rrSend;
   const model = {
     get: (name) => attrs[name],
     set: (name, value) => {
@@ -128,8 +129,24 @@ _BOOT = """async ({esm, state}) => {
       rr.saves.push(changes);
       call(window.rrSave, changes);
     },
-    send: (msg) => { rr.sends.push(msg); call(window.rrSend, msg); },
+    send: (msg) => {
+      // a kernel sets ``report`` busy and the comm delivers it at once, before the write
+      // ends; the bridge returns Python's changes only with its reply, so the page would see
+      // the request unanswered and idle for the whole write (its watchdog gives up after 4 s
+      // under load). Mark it busy here as the kernel's first update would (not traced: the
+      // reply carries Python's own busy, then done).
+      // (Only with the bridge as the kernel: a test replacing rrSend has no kernel.)
+      if (msg && msg.type === "report" && window.rrSend === kernelSend) {
+        attrs.report = {...(attrs.report || {}), state: "busy"};
+      }
+      rr.sends.push(msg); call(window.rrSend, msg);
+    },
   };
+  // what the user does counts as movement for settle(): a keystroke that only restarts a
+  // throttle's timer (the filter's trailing send) touches no model call
+  for (const ev of ["input", "keydown", "change", "pointerdown"]) {
+    document.addEventListener(ev, () => { rr.last = performance.now(); }, true);
+  }
   rr.model = model;
   const url = URL.createObjectURL(new Blob([esm], {type: "text/javascript"}));
   const mod = await import(url);
@@ -233,7 +250,7 @@ class ExplorerPage:
         return ep
 
     # ---- waiting -----------------------------------------------------------------------
-    def settle(self, timeout: float = 5000, quiet: float = 150) -> None:
+    def settle(self, timeout: float = 5000, quiet: float = 200) -> None:
         """Wait until no bridge call is in flight and nothing moved for ``quiet`` ms (longer
         than the view's debounces: a keyboard selection or K saved a little later), then
         for two frames."""

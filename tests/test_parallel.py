@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -85,22 +86,35 @@ def test_offload_runs_one_job_in_another_process_at_lower_priority() -> None:
         assert w.map(square_and_pid, [5])[0][0] == 25
 
 
-def test_offloaded_work_stopped_by_close_is_not_redone_here() -> None:
+def touch_then_sleep(path: str) -> None:
+    """Say the task started (the file exists), then take long."""
+    import time
+    from pathlib import Path
+
+    Path(path).touch()
+    time.sleep(5)
+
+
+def test_offloaded_work_stopped_by_close_is_not_redone_here(tmp_path: Path) -> None:
     import threading
     import time
 
+    started = tmp_path / "started"
     w = Workers(1, offload=True).start()
     got: list[object] = []
 
     def run() -> None:
         try:
-            got.append(w.map(time.sleep, [5]))
+            got.append(w.map(touch_then_sleep, [str(started)]))
         except RagReportError as exc:
             got.append(exc)
 
     th = threading.Thread(target=run)
     th.start()
-    time.sleep(1.0)  # the task is running in the worker
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:  # running in the worker
+        time.sleep(0.02)
+    assert started.exists(), "the offloaded task never started"
     t0 = time.perf_counter()
     w.close(terminate=True)
     th.join(10)
