@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import clioptions
 from ._version import __version__
 from .cliargs import (
     EXIT_BAD_INPUT,
@@ -31,164 +32,26 @@ from .cliargs import (
     escape_undecodable,
     one_line,
 )
+from .clioptions import (
+    check_columns,
+    check_doc_map_options,
+    columns_kwarg,
+    eval_kwargs,
+    example_inputs,
+    file_sha256,
+    fractional_kwarg,
+    is_irds,
+    materialize_inputs,
+    skip_pandas_interop,
+    wanted_trackers,
+    wants_html,
+)
+from .clireport import PLOT_PRELOAD, report_for
 from .errors import RagReportError
 from .present import shown
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TARGET_FAILED",
            "EXIT_TERMINATED", "main", "run"]
-
-#: True when this process is the ``ragreport`` command itself (see :func:`run`).
-_OWN_PROCESS = False
-
-
-class _NoPandas:
-    """A meta path finder that answers "not installed" for pandas (see below)."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError(f"{name} is not used by the ragreport command")
-
-
-def _skip_pandas_interop() -> None:
-    """Have pyarrow take pandas for absent, in the ``ragreport`` command's own process only.
-
-    pyarrow looks for pandas at its first array conversion and imports it when installed
-    (0.3 to 0.6 s on a 2-core machine), although the command never converts to pandas. A
-    finder that refuses pandas is put first on ``sys.meta_path`` for that one look and taken
-    away at once, so any later ``import pandas`` works. Called before the first use of
-    pyarrow; does nothing when ``main`` is called from someone else's process, where pyarrow
-    must keep its pandas interop.
-    """
-    if not _OWN_PROCESS or "pandas" in sys.modules or "pyarrow" in sys.modules:
-        return
-    finder = _NoPandas()
-    sys.meta_path.insert(0, finder)
-    try:
-        import pyarrow as pa
-
-        pa.array([0])  # pyarrow's one look for pandas happens here
-    finally:
-        sys.meta_path.remove(finder)
-
-
-def _example_inputs(args: argparse.Namespace) -> None:
-    from .examples import example_files
-
-    if args.qrels or args.runs:
-        raise RagReportError("--example takes no QRELS or RUN arguments")
-    files = example_files()
-    args.qrels = str(files.qrels)
-    args.runs = [str(p) for p in files.runs]
-    args.queries = getattr(args, "queries", None) or str(files.queries)
-    args.docs = getattr(args, "docs", None) or str(files.docs)
-
-
-def _eval_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    kwargs = {
-        "k_max": args.k_max,
-        "complete": args.complete or None,  # None: the --compat preset's (mteb: on)
-        "max_depth": args.max_depth,
-        "rel_level": args.rel_level,
-        "order": args.order,
-        "no_relevant": args.no_relevant,
-        "duplicates": "first" if args.keep_first_duplicate else "error",
-    }
-    for option in ("compat", "ignore_identical_ids"):  # ragreport.compat
-        if getattr(args, option, None) is not None:
-            kwargs[option] = getattr(args, option)
-    if getattr(args, "ties", None) not in (None, "trec_eval"):  # --ties (ragreport.ties)
-        kwargs["ties"] = args.ties
-    kwargs.update(_fractional(args))
-    if getattr(args, "doc_map", None) is not None:  # read once, for every run
-        from .docmap import load_doc_map
-
-        kwargs["doc_map"] = load_doc_map(args.doc_map, unmapped=args.doc_map_unmapped)
-    return kwargs
-
-
-def _check_doc_map_options(args: argparse.Namespace) -> None:
-    """``--doc-map`` and the options that need it, before any input is read."""
-    if args.doc_map is None:
-        if args.doc_map_unmapped is not None:
-            raise RagReportError("--doc-map-unmapped needs --doc-map")
-        if getattr(args, "target_level", "chunk") != "chunk":
-            raise RagReportError("--target-level document needs --doc-map")
-        return
-    if getattr(args, "stream", False):
-        raise RagReportError("--doc-map is not supported with --stream (the document level "
-                             "needs each query's whole chunk ranking); drop --stream")
-    if getattr(args, "format", None) == "trec":
-        raise RagReportError("--format trec holds one level only; with --doc-map use "
-                             "--format table or json")
-
-
-def _fractional(args: argparse.Namespace) -> dict[str, Any]:
-    """``fractional_grades=True`` for ``--fractional-grades`` (readers, evaluate, notebook)."""
-    return {"fractional_grades": True} if getattr(args, "fractional_grades", False) else {}
-
-
-def _columns(args: argparse.Namespace, path: Any) -> dict[str, Any]:
-    """``columns=`` for the reader of ``path`` when it is a Parquet file and ``--columns``
-    is given (:func:`_check_columns` has parsed it): the entries naming one of its columns
-    (the qrels and a run may name theirs differently; the others are found by name)."""
-    from .io.tabular import is_parquet, parquet_columns
-
-    mapping = getattr(args, "columns", None)
-    if not mapping or not is_parquet(path):
-        return {}
-    names = set(parquet_columns(path))
-    return {"columns": {k: v for k, v in mapping.items() if v in names}}
-
-
-def _check_columns(args: argparse.Namespace) -> None:
-    """``--columns`` parsed, and refused when no input is a Parquet file or a column it names
-    is in none of them; a Parquet run is refused with ``--stream`` (which reads text in
-    blocks). After :func:`_materialize`."""
-    from .io.tabular import is_parquet, parquet_columns, parse_columns
-
-    runs = _as_list(args.runs)
-    if getattr(args, "stream", False) and any(is_parquet(p) for p in runs):
-        raise RagReportError("--stream reads text runs in blocks; a Parquet run is read at "
-                             "once: drop --stream")
-    if getattr(args, "columns", None) is None:
-        return
-    args.columns = parse_columns(args.columns)
-    tables = [p for p in (args.qrels, *runs) if p is not None and is_parquet(p)]
-    if not tables:
-        raise RagReportError("--columns applies to Parquet inputs, and no QRELS or RUN is a "
-                             "Parquet file")
-    found = {str(p): parquet_columns(p) for p in tables}
-    for key, column in args.columns.items():
-        if not any(column in names for names in found.values()):
-            shown = "; ".join(f"{escape_undecodable(p)}: {', '.join(map(repr, names))}"
-                              for p, names in found.items())
-            raise RagReportError(f"--columns {key}={column}: no Parquet input has a column "
-                                 f"{column!r} (columns of {shown})")
-
-
-def _materialize(args: argparse.Namespace, attrs: Sequence[str]) -> None:
-    """Read every input that can be read only once (``-``, a FIFO, /dev/stdin) into memory.
-
-    ``-`` (standard input) may stand for one input only.
-    """
-    from .io.common import materialize
-
-    dashes = [a for a in attrs for v in _as_list(getattr(args, a, None)) if v == "-"]
-    if len(dashes) > 1:
-        raise RagReportError("standard input ('-') can be read for one input only, got it "
-                             f"for {len(dashes)} inputs")
-    for a in attrs:
-        value = getattr(args, a, None)
-        if isinstance(value, list):
-            setattr(args, a, [materialize(v) for v in value])
-        elif value is not None:
-            setattr(args, a, materialize(value))
-
-
-def _as_list(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    return list(value) if isinstance(value, list) else [value]
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -197,34 +60,35 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from .textout import format_json, format_table, format_trec
 
     if args.example:
-        _example_inputs(args)
+        example_inputs(args)
         args.runs = args.runs[0]
     if not args.qrels or not args.runs:
         raise RagReportError("evaluate needs QRELS and RUN (or --example)")
     per_query_inputs = _check_per_query_out(args)
     given = (args.qrels, args.runs)  # the names given, before any is read
-    _skip_pandas_interop()
+    skip_pandas_interop()
     measures = args.measures
     if measures is None and args.format == "trec":
         from .compat import default_measures
 
         measures = default_measures(args.compat) or list(TREC_DEFAULT_MEASURES)
-    _check_doc_map_options(args)
+    check_doc_map_options(args)
     if args.stream:
-        _check_columns(args)
+        check_columns(args)
         return _stream_evaluate(args, measures)
-    _materialize(args, ("qrels", "runs", "doc_map"))
-    _check_columns(args)
+    materialize_inputs(args, ("qrels", "runs", "doc_map"))
+    check_columns(args)
     if getattr(args, "columns", None):
         from .io import load_qrels, load_run
 
-        args.qrels = load_qrels(args.qrels, **_fractional(args), **_columns(args, args.qrels))
-        args.runs = load_run(args.runs, **_columns(args, args.runs))
+        args.qrels = load_qrels(args.qrels, **fractional_kwarg(args),
+                                **columns_kwarg(args, args.qrels))
+        args.runs = load_run(args.runs, **columns_kwarg(args, args.runs))
     elif args.per_query_out is not None:  # read here: its judgments' fingerprint is written
         from .io import load_qrels
 
-        args.qrels = load_qrels(args.qrels, **_fractional(args))
-    result = evaluate(args.qrels, args.runs, measures, **_eval_kwargs(args))
+        args.qrels = load_qrels(args.qrels, **fractional_kwarg(args))
+    result = evaluate(args.qrels, args.runs, measures, **eval_kwargs(args))
     if args.name is not None:
         result.run_name = escape_undecodable(args.name)
     if args.per_query_out is not None:
@@ -271,19 +135,6 @@ def _check_per_query_out(args: argparse.Namespace) -> list[str]:
     return paths
 
 
-def _sha256(path: str) -> str | None:
-    import hashlib
-    import os
-
-    if not os.path.isfile(path):
-        return None
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _write_per_query(args: argparse.Namespace, result: Any, inputs: list[str],
                      qrels_read: Any, given: tuple[Any, Any]) -> None:
     """Write the per-query Parquet file (atomically; the qrels' and the run's SHA-256 and the
@@ -296,9 +147,9 @@ def _write_per_query(args: argparse.Namespace, result: Any, inputs: list[str],
     def fingerprint(name: Any, read: Any) -> str | None:
         if not isinstance(name, str) or name == "-":
             return None
-        if _is_irds(name):
+        if is_irds(name):
             return content_sha256(read) if read is not None else None
-        return _sha256(name)
+        return file_sha256(name)
 
     qrels = fingerprint(given[0], qrels_read)
     run = fingerprint(given[1], None)
@@ -331,143 +182,6 @@ def _check_per_query_in(args: argparse.Namespace) -> None:
                              "results were evaluated with the conventions they state")
 
 
-def _load_stored_baseline(args: argparse.Namespace) -> None:
-    """``--baseline-report``: the stored report into ``args.stored_baseline`` (None without
-    it), read before any input, so that a bad one is refused before any work."""
-    args.stored_baseline = None
-    if args.baseline_report is not None:
-        from .report.baseline import load_baseline_report
-
-        args.stored_baseline = load_baseline_report(args.baseline_report, args.baseline)
-
-
-def _irds_input(role: str, path: str, read: Any) -> Any:
-    """The report's record of an input given as an ``irds:`` id: no file to hash, the
-    fingerprint of what ir_datasets gave."""
-    from .analysis.drift import content_sha256
-    from .report import InputFile
-
-    return InputFile(role, path, path, content_sha256(read), 0)
-
-
-def _build(args: argparse.Namespace, results: Any, targets: Any, *, queries: Any, docs: Any,
-           inputs: Any, slices: Any, slice_targets: Any, workers: Any,
-           qrels_sha256: str | None, judgments_sha256: str | None) -> Any:
-    """The report with the command's options, from raw files or per-query results: against
-    ``--baseline-report``'s stored run when given (its drift checks first, refused unless
-    ``--allow-drift``; the qrels compared by the fingerprints given), without the chart
-    with ``--no-chart``."""
-    import shlex
-
-    from .report import build_report
-
-    stored = args.stored_baseline
-    checks = (_drift_checks(args, results, targets, qrels_sha256, judgments_sha256)
-              if stored is not None else [])
-    argv = getattr(args, "argv", None) or []
-    report = build_report(
-        results, targets, baseline=None if stored is not None else args.baseline,
-        queries=queries, docs=docs,
-        title=args.title, generated_at=args.generated_at,
-        command=escape_undecodable("ragreport " + shlex.join(argv)), inputs=inputs,
-        worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
-        stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
-        seed=args.seed, alpha=args.alpha,
-        max_drop=None if stored is not None else args.max_drop, workers=workers,
-        target_level=args.target_level, slices=slices, slice_targets=slice_targets,
-    )
-    if stored is not None:
-        from .report.baseline import with_stored_baseline
-
-        report = with_stored_baseline(report, results, stored, targets, checks=checks,
-                                      allow_drift=args.allow_drift, max_drop=args.max_drop,
-                                      slices=slices)
-    if args.no_chart:
-        from dataclasses import replace
-
-        report = replace(report, chart=False)
-    return report
-
-
-#: The name of the qrels input of a report from per-query results: the fingerprint is the one
-#: the shards state, not that of a file read by this command.
-_STATED_QRELS = "(qrels stated by the per-query results)"
-
-
-def _stated(results: Sequence[Any], attr: str) -> str | None:
-    """The fingerprint every run of the per-query results states, else None (unknown)."""
-    got = {getattr(r, attr, None) for r in results}
-    return got.pop() if len(got) == 1 else None
-
-
-def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
-    """The report from per-query results (:mod:`ragreport.perquery`): the same numbers,
-    intervals, tests and gates as from the raw files, without the rankings."""
-
-    from . import perquery
-    from .measures import normalize_measures
-    from .report import InputFile
-    from .targets import load_targets
-
-    _materialize(args, ("queries", "docs", "targets", "slices"))
-    files = perquery.shard_files(args.per_query_in)
-    targets = load_targets(args.targets)
-    _merge_settings(args)
-    _load_stored_baseline(args)  # a bad stored report: before any reading
-    results = perquery.read(files)
-    conv = results[0].conventions
-    for attr in ("ties", "compat", "ignore_identical_ids"):  # from the targets file
-        given = getattr(args, attr, None)
-        if given is not None and given != getattr(conv, attr):
-            raise RagReportError(f"the targets file sets {attr} = {_toml(given)} but the "
-                                 f"per-query results were evaluated with "
-                                 f"{_toml(getattr(conv, attr))}")
-    names = list(args.names or [])
-    if len(names) > len(results):
-        raise RagReportError(f"{len(names)} names given for {len(results)} run(s)")
-    for r, name in zip(results, names, strict=False):
-        r.run_name = name
-    measures = normalize_measures(args.measures) if args.measures is not None \
-        else list(results[0].measures)
-    worst = normalize_measures([args.worst_measure]) if args.worst_measure else []
-    queries = None
-    docs = None
-    if args.queries or args.docs:
-        from .io import load_docs, load_queries
-
-        queries = load_queries(args.queries) if args.queries else None
-        docs = load_docs(args.docs) if args.docs else None
-    slices, slice_targets = _slices(args)
-    wanted = list(dict.fromkeys([*measures, *(t.measure for t in targets), *worst,
-                                 *(t.measure for ts in slice_targets.values() for t in ts)]))
-    for r in results:
-        for m in wanted:
-            r.values(m)  # a measure the results do not hold: one clear error, before any work
-        r.measures = tuple(wanted)
-    workers.start()
-    inputs = [InputFile.from_path("per_query", f) for f in files]
-    qrels_sha256, judgments = (_stated(results, attr) for attr in
-                               ("qrels_sha256", "qrels_judgments_sha256"))
-    if qrels_sha256 is not None or judgments is not None:
-        # the qrels fingerprints the shards state: a report stored from this one is a
-        # --baseline-report whose qrels are known (no path: nothing to read or protect)
-        inputs.append(InputFile("qrels", _STATED_QRELS, "", qrels_sha256 or "", 0,
-                                judgments_sha256=judgments))
-    read = {"queries": queries, "docs": docs}
-    for role, path in (("queries", args.queries), ("docs", args.docs),
-                       ("targets", args.targets), ("slices", args.slices)):
-        texts = read.get(role)
-        if path and texts is not None and _is_irds(path):  # the fingerprint of what was read
-            inputs.append(_irds_input(role, path, texts))
-        elif path:
-            inputs.append(InputFile.from_path(role, path))
-    # --baseline-report: the qrels compared by the fingerprints the shards state; unknown
-    # (an engine's shards) is drift, refused unless --allow-drift
-    return _build(args, results, targets, queries=queries, docs=docs, inputs=inputs,
-                  slices=slices, slice_targets=slice_targets, workers=workers,
-                  qrels_sha256=qrels_sha256, judgments_sha256=judgments)
-
-
 def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
     import json
     from dataclasses import asdict
@@ -479,7 +193,7 @@ def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
     if args.qrels == "-" and args.runs == "-":
         raise RagReportError("standard input ('-') can be read for one input only, got it "
                              "for 2 inputs")
-    res = evaluate_stream(args.qrels, args.runs, measures, **_eval_kwargs(args))
+    res = evaluate_stream(args.qrels, args.runs, measures, **eval_kwargs(args))
     if args.format == "json":
         out = json.dumps({"schema": "ragreport.evaluate/1", "run": res.run_name,
                           "queries": res.n_queries, "k_max": res.k_max, "means": res.means(),
@@ -557,46 +271,11 @@ def _per_query_table(result: Any) -> str:
     return "\n".join(rows) + "\n"
 
 
-#: The matplotlib modules the HTML report's plots use.
-_MATPLOTLIB = ("matplotlib.figure", "matplotlib.backends.backend_svg", "matplotlib.ticker")
-#: What the worker processes import once, before their first task (see ragreport.parallel).
-_PLOT_PRELOAD = ("ragreport.report.plots", "ragreport.report.model", "ragreport.stats",
-                 *_MATPLOTLIB)
-
-
-def _import_plotting() -> None:
-    """Import what the HTML report's plots need (run in a thread while the runs are parsed).
-
-    Not a daemon thread: an interpreter that exits early (bad input) waits for the import to
-    finish instead of finalizing under it.
-    """
-    import contextlib
-    import importlib
-
-    with contextlib.suppress(Exception):  # the real import later reports any problem
-        for name in _MATPLOTLIB:
-            importlib.import_module(name)
-
-
-def _wants_html(args: argparse.Namespace) -> bool:
-    # report writes HTML by default; check writes only what it is asked for; a tracker
-    # receives the HTML report too
-    return bool(args.html or (args.command == "report" and not (args.markdown or args.json))
-                or _trackers(args))
-
-
-def _trackers(args: argparse.Namespace) -> list[str]:
-    """The trackers ``--mlflow`` / ``--mlflow-run`` / ``--wandb`` ask for."""
-    mlflow = getattr(args, "mlflow", False) or getattr(args, "mlflow_run", None) is not None
-    return [name for name, on in (("mlflow", mlflow), ("wandb", getattr(args, "wandb", False)))
-            if on]
-
-
 def _check_trackers(args: argparse.Namespace) -> None:
     """Before any work: each tracker's package is installed, a given MLflow run exists."""
     from .report.tracking import check_mlflow, check_wandb
 
-    trackers = _trackers(args)
+    trackers = wanted_trackers(args)
     if "mlflow" in trackers:
         check_mlflow(args.mlflow_run)
     if "wandb" in trackers:
@@ -604,20 +283,21 @@ def _check_trackers(args: argparse.Namespace) -> None:
 
 
 def _workers(args: argparse.Namespace) -> Any:
-    """The worker processes of one report (not started yet: see ``_report_from``)."""
+    """The worker processes of one report, not started yet
+    (:func:`ragreport.clireport.report_for` starts them once the inputs are read)."""
     from .parallel import Workers, default_jobs
 
     jobs = args.jobs if args.jobs is not None else default_jobs()
-    if not _wants_html(args):
+    if not wants_html(args):
         return Workers(jobs, preload=("ragreport.stats",))
-    if _OWN_PROCESS and "matplotlib" not in sys.modules:
+    if clioptions.OWN_PROCESS and "matplotlib" not in sys.modules:
         # the plots are drawn on SVG canvases, whatever the backend: a MPLBACKEND meant for
         # interactive use (or misspelt, which makes ``import matplotlib`` raise, in this
         # process and in the workers' forkserver) is of no use here
         os.environ["MPLBACKEND"] = "agg"
     from .report.plots import warm_up
 
-    return Workers(jobs, preload=_PLOT_PRELOAD, warm_up=warm_up)
+    return Workers(jobs, preload=PLOT_PRELOAD, warm_up=warm_up)
 
 
 def _outputs(args: argparse.Namespace) -> list[str]:
@@ -644,7 +324,7 @@ def _check_options(args: argparse.Namespace) -> None:
     if getattr(args, "per_query_in", None):  # per-query results (ragreport.perquery)
         _check_per_query_in(args)
     elif args.example:
-        _example_inputs(args)
+        example_inputs(args)
     if not getattr(args, "per_query_in", None):
         _refuse_per_query_positional(args)
     if not getattr(args, "per_query_in", None) and (not args.qrels or not args.runs):
@@ -652,7 +332,7 @@ def _check_options(args: argparse.Namespace) -> None:
     args.title = escape_undecodable(args.title)
     args.names = [escape_undecodable(n) for n in args.names] if args.names else args.names
     args.generated_at = generated_at_from_env(args.generated_at)  # a bad time: before any work
-    _check_doc_map_options(args)
+    check_doc_map_options(args)
     _check_slice_options(args)
     if args.max_drop is not None and args.no_stats:
         raise RagReportError("--max-drop needs the significance tests; drop --no-stats")
@@ -667,7 +347,7 @@ def _check_options(args: argparse.Namespace) -> None:
     from .fileio import check_outputs
 
     check_outputs(outs, inputs)  # a missing folder or an input as output: before any work
-    if args.template_dir is not None and _wants_html(args):
+    if args.template_dir is not None and wants_html(args):
         from pathlib import Path
 
         from .report.html import TEMPLATE_NAME
@@ -698,221 +378,11 @@ def _check_baseline_report_options(args: argparse.Namespace) -> None:
         raise RagReportError("--baseline-report must be a file, not standard input")
 
 
-def _drift_checks(args: argparse.Namespace, results: Any, targets: Any,
-                  qrels_sha256: str | None, judgments_sha256: str | None) -> Any:
-    """The drift checks of ``--baseline-report`` (:mod:`ragreport.analysis.drift`), before
-    the report is built: refused here (exit 2) unless ``--allow-drift``, then one warning
-    line on stderr."""
-    from .analysis.drift import drift_text, refusal
-    from .measures import parse_measure
-    from .report.baseline import drift_checks
-    from .textout import terminal_safe
-
-    stored = args.stored_baseline
-    wm = (parse_measure(args.worst_measure) if args.worst_measure
-          else targets[0].measure if targets else None)
-    k = (wm.cutoff if wm is not None else None) or min(r.k_max for r in results)
-    kwargs = {key: value for key, value in (("max_query_drift", args.max_query_drift),
-                                            ("min_judged_ratio", args.min_judged_ratio))
-              if value is not None}
-    checks = drift_checks(results, stored, qrels_sha256, k, **kwargs,
-                          judgments_sha256=judgments_sha256)
-    message = refusal(checks, stored.source)
-    if message and not args.allow_drift:
-        raise RagReportError(message)
-    if message:
-        sys.stderr.write(f"ragreport: warning: baseline drift (--allow-drift): "
-                         f"{terminal_safe(drift_text(checks))}\n")
-    return checks
-
-
 def _check_slice_options(args: argparse.Namespace) -> None:
     """``--slices-column`` names a column of ``--slices FILE``, else of ``--queries FILE``."""
     if args.slices_column is not None and args.slices is None and args.queries is None:
         raise RagReportError("--slices-column names a column of --slices FILE or of "
                              "--queries FILE; give one of them")
-
-
-def _slices(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
-    """The query slices (``--slices FILE``, or ``--slices-column NAME`` of the queries file)
-    and the targets file's ``[targets.slices.NAME]`` tables; slice targets without slices
-    are refused (a gate must not be switched off by a forgotten option)."""
-    from .targets import load_slice_targets
-
-    slice_targets = load_slice_targets(args.targets)
-    if args.slices is None and args.slices_column is None:
-        if slice_targets:
-            names = ", ".join(repr(n) for n in list(slice_targets)[:3])
-            raise RagReportError(f"the targets file sets targets for slices ({names}) but no "
-                                 "--slices (or --slices-column) was given")
-        return None, slice_targets
-    from .io.slices import load_slices
-
-    source = args.slices if args.slices is not None else args.queries
-    return load_slices(source, column=args.slices_column), slice_targets
-
-
-def _build_report(args: argparse.Namespace, workers: Any) -> Any:
-    from concurrent.futures import ThreadPoolExecutor
-
-    from .io.common import Source
-
-    if getattr(args, "per_query_in", None):  # per-query results (ragreport.perquery)
-        return _report_from_per_query(args, workers)
-    _materialize(args, ("qrels", "runs", "queries", "docs", "targets", "doc_map", "slices"))
-    _check_columns(args)
-
-    if isinstance(args.targets, Source):
-        raise RagReportError(f"--targets must be a regular file, got {args.targets.name}")
-    hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragreport-hash")
-    try:
-        return _report_from(args, hashing, workers)
-    finally:
-        hashing.shutdown(wait=False, cancel_futures=True)
-
-
-def _merge_settings(args: argparse.Namespace) -> None:
-    """``compat`` and ``ignore_identical_ids`` written beside the targets
-    (:func:`ragreport.targets.load_settings`) fill the options not given; one given both ways
-    with two values is refused, naming both."""
-    from .targets import load_settings
-
-    settings = load_settings(args.targets)
-    for key, flag in (("compat", "--compat"), ("ignore_identical_ids", "--ignore-identical-ids"),
-                      ("ties", "--ties")):
-        if key not in settings:
-            continue
-        given, written = getattr(args, key, None), settings[key]
-        if given is not None and given != written:
-            as_flag = f"{flag} {given}" if isinstance(given, str) else (
-                flag if given else "--no-" + flag[2:])
-            raise RagReportError(f"{as_flag} conflicts with {key} = {_toml(written)} in "
-                                 f"{escape_undecodable(settings['source'])}; give it in one place")
-        setattr(args, key, written)
-
-
-def _toml(value: Any) -> str:
-    return ("true" if value else "false") if isinstance(value, bool) else f'"{value}"'
-
-
-def _is_irds(path: Any) -> bool:
-    """An ``irds:`` id (ir_datasets) that is not a file's name: no file to hash."""
-    import os
-
-    from .io.tabular import IRDS_PREFIX
-
-    return isinstance(path, str) and path.startswith(IRDS_PREFIX) and not os.path.exists(path)
-
-
-def _input_file(role: str, path: Any, display: str | None) -> Any:
-    """The report's record of one input (hashed in a thread); never raises. None for an
-    ``irds:`` id: its record is made from what was read (in :func:`_report_from`)."""
-    from .report import InputFile
-
-    if role in ("qrels", "run", "queries", "docs") and _is_irds(path):
-        return None
-    try:
-        return InputFile.from_path(role, path, display)
-    except OSError as exc:  # the reader reports it (or it changed meanwhile)
-        return exc
-
-
-def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
-    """Read, evaluate and build the report; ``hashing`` hashes the input files meanwhile.
-
-    The worker processes start once the runs are read (a bad file is reported without waiting
-    for them): they import matplotlib on the second core while this one evaluates.
-    """
-    import threading
-
-    from .engine import evaluate
-    from .io import load_docs, load_qrels, load_queries, load_run
-    from .targets import load_targets
-
-    def shown_path(path: Any) -> str | None:
-        # the embedded example's files are shown relative to the package, not this machine
-        from pathlib import Path
-
-        from .examples import EXAMPLE_DIR
-        from .io.common import Source
-
-        if isinstance(path, Source):
-            return None
-        p = Path(path).resolve()
-        if args.example and p.parent == EXAMPLE_DIR:
-            return f"ragreport/examples/pydoc/{p.name}"
-        return None
-
-    roles = [("qrels", args.qrels), *(("run", p) for p in args.runs),
-             *((role, path) for role, path in (("queries", args.queries), ("docs", args.docs),
-                                               ("targets", args.targets),
-                                               ("doc_map", args.doc_map),
-                                               ("slices", args.slices)) if path)]
-    hashes = [hashing.submit(_input_file, role, path, shown_path(path))
-              for role, path in roles]  # hashlib releases the GIL: overlaps the evaluation
-    _skip_pandas_interop()
-    targets = load_targets(args.targets)
-    _merge_settings(args)
-    _load_stored_baseline(args)
-    qrels = load_qrels(args.qrels, **_fractional(args), **_columns(args, args.qrels))
-    if _wants_html(args) and workers.jobs == 1:
-        # no worker process draws the plots: import matplotlib here while the runs are
-        # parsed (pyarrow's reader runs without the GIL meanwhile)
-        importer = threading.Thread(target=_import_plotting, name="ragreport-import")
-        importer.start()
-    else:
-        importer = None
-    runs = [load_run(p, **_columns(args, p)) for p in args.runs]
-    queries = load_queries(args.queries) if args.queries else None
-    docs = load_docs(args.docs) if args.docs else None
-    slices, slice_targets = _slices(args)  # --slices, --slices-column, [targets.slices.NAME]
-    workers.start()  # after the inputs are read: a bad file is reported without waiting
-    from .data import distinct_names
-
-    runs = distinct_names(runs, args.names)
-    from .compat import default_measures
-    from .measures import normalize_measures
-
-    # the summary measures (the defaults when none is given), then every target's measure and
-    # the worst-queries measure: each is computed, so a target or --worst-measure may name any
-    # measure the command accepts ("nDCG", "P(rel=2)@5", "hits@3"), not only the summary's
-    measures = normalize_measures(default_measures(args.compat) if args.measures is None
-                                  else args.measures)
-    k_max = args.k_max
-    worst = normalize_measures([args.worst_measure]) if args.worst_measure else []
-    wanted = list(dict.fromkeys([*measures, *(t.measure for t in targets), *worst,
-                                 *(t.measure for ts in slice_targets.values() for t in ts)]))
-    if k_max is None:
-        k_max = max([20, *(m.cutoff for m in wanted if m.cutoff)])
-    kwargs = {**_eval_kwargs(args), "k_max": k_max}
-    results = [evaluate(qrels, r, wanted, **kwargs) for r in runs]
-    inputs = []
-    read: dict[str, list[Any]] = {"qrels": [qrels], "run": list(runs), "queries": [queries],
-                                  "docs": [docs]}
-    for (role, path), h in zip(roles, hashes, strict=True):
-        got = h.result()
-        if isinstance(got, OSError):
-            raise RagReportError(f"cannot read {escape_undecodable(str(path))}: {got.strerror}")
-        if got is None:  # an irds: id: the fingerprint of what ir_datasets gave
-            got = _irds_input(role, path, read[role].pop(0))
-        elif role in read:
-            read[role].pop(0)
-        inputs.append(got)
-    if args.json is not None or args.stored_baseline is not None:  # --baseline-report's
-        from dataclasses import replace
-
-        from .analysis.drift import judgments_sha256
-
-        inputs[0] = replace(inputs[0], judgments_sha256=judgments_sha256(qrels))
-    report = _build(args, results, targets, queries=queries, docs=docs, inputs=inputs,
-                    slices=slices, slice_targets=slice_targets, workers=workers,
-                    qrels_sha256=inputs[0].sha256,
-                    judgments_sha256=inputs[0].judgments_sha256)
-    if importer is not None:
-        # the plots are drawn next, in this thread: matplotlib must be imported by then, or
-        # two threads importing its modules at once meet a partially initialised module
-        importer.join()
-    return report
 
 
 def _to_stdout(args: argparse.Namespace) -> bool:
@@ -923,7 +393,7 @@ def _to_stdout(args: argparse.Namespace) -> bool:
 
 
 def _write_outputs(args: argparse.Namespace, report: Any, workers: Any) -> None:
-    if _trackers(args):
+    if wanted_trackers(args):
         return _track_and_write(args, report, workers)
     written = report.save(html=args.html, markdown=args.markdown, json=args.json,
                           template_dir=args.template_dir, workers=workers)
@@ -943,7 +413,7 @@ def _track_and_write(args: argparse.Namespace, report: Any, workers: Any) -> Non
     from .report.tracking import log_to_trackers, render_outputs
 
     rendered = render_outputs(report, template_dir=args.template_dir, workers=workers)
-    trackers = _trackers(args)
+    trackers = wanted_trackers(args)
     outputs = [(path, rendered[key]) for key, path in (("html", args.html),
                                                        ("markdown", args.markdown),
                                                        ("json", args.json)) if path is not None]
@@ -967,7 +437,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         args.html = "ragreport-report.html"
     _check_options(args)
     with _workers(args) as workers:
-        report = _build_report(args, workers)
+        report = report_for(args, workers)
         _write_outputs(args, report, workers)
     _print_summary(args, render_terminal(report))
     return EXIT_OK
@@ -978,7 +448,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
     _check_options(args)
     with _workers(args) as workers:
-        report = _build_report(args, workers)
+        report = report_for(args, workers)
         _write_outputs(args, report, workers)
     text = render_terminal(report)
     if not report.all_passed:
@@ -1014,7 +484,7 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
         None if args.example else args.qrels, [] if args.example else args.runs,
         args.output, html_path=args.html, queries=args.queries, docs=args.docs,
         names=args.names, example=args.example, measures=args.measures,
-        worst_measure=args.worst_measure, **_fractional(args))
+        worst_measure=args.worst_measure, **fractional_kwarg(args))
     for path in written:
         if path != "-":  # the HTML went to standard output
             sys.stderr.write(f"wrote {escape_undecodable(path)}\n")
@@ -1045,8 +515,7 @@ def run() -> int:
     import signal
     import threading
 
-    global _OWN_PROCESS
-    _OWN_PROCESS = True
+    clioptions.OWN_PROCESS = True
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:

@@ -53,7 +53,10 @@ def test_the_package_keeps_its_contracts(tmp_path: Path) -> None:
     # the package facade, which names every layer, imported from inside a layer
     ("stats.py", "from . import __version__",
      "ragreport.stats is not allowed to import"),
-], ids=["model-renderer", "result-explorer", "plots-html", "stats-facade"])
+    # what the options ask to read reaching up to the report built from it
+    ("clioptions.py", "from .clireport import report_for",
+     "ragreport.clioptions is not allowed to import ragreport.clireport"),
+], ids=["model-renderer", "result-explorer", "plots-html", "stats-facade", "options-report"])
 def test_a_back_edge_breaks_the_build(tmp_path: Path, module: str, line: str,
                                       message: str) -> None:
     done = _lint(tmp_path, module, line)

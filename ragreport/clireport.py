@@ -1,0 +1,393 @@
+"""The report ``ragreport report`` and ``ragreport check`` build (:mod:`ragreport.cli`).
+
+From raw files (read, evaluated, their fingerprints taken meanwhile) or from per-query
+results (:mod:`ragreport.perquery`), with the targets file's settings, the query slices, and
+``--baseline-report``'s stored run and drift checks: :func:`report_for`. Writing the outputs
+and the process (signals, exit codes) stay in :mod:`ragreport.cli`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .cliargs import escape_undecodable
+from .clioptions import (
+    check_columns,
+    columns_kwarg,
+    eval_kwargs,
+    fractional_kwarg,
+    is_irds,
+    materialize_inputs,
+    skip_pandas_interop,
+    wants_html,
+)
+from .errors import RagReportError
+
+__all__ = ["PLOT_PRELOAD", "report_for"]
+
+
+#: The matplotlib modules the HTML report's plots use.
+_MATPLOTLIB = ("matplotlib.figure", "matplotlib.backends.backend_svg", "matplotlib.ticker")
+
+
+#: What the worker processes import once, before their first task (see ragreport.parallel).
+PLOT_PRELOAD = ("ragreport.report.plots", "ragreport.report.model", "ragreport.stats",
+                 *_MATPLOTLIB)
+
+
+def _import_plotting() -> None:
+    """Import what the HTML report's plots need (run in a thread while the runs are parsed).
+
+    Not a daemon thread: an interpreter that exits early (bad input) waits for the import to
+    finish instead of finalizing under it.
+    """
+    import contextlib
+    import importlib
+
+    with contextlib.suppress(Exception):  # the real import later reports any problem
+        for name in _MATPLOTLIB:
+            importlib.import_module(name)
+
+
+def _load_stored_baseline(args: argparse.Namespace) -> None:
+    """``--baseline-report``: the stored report into ``args.stored_baseline`` (None without
+    it), read before any input, so that a bad one is refused before any work."""
+    args.stored_baseline = None
+    if args.baseline_report is not None:
+        from .report.baseline import load_baseline_report
+
+        args.stored_baseline = load_baseline_report(args.baseline_report, args.baseline)
+
+
+def _irds_input(role: str, path: str, read: Any) -> Any:
+    """The report's record of an input given as an ``irds:`` id: no file to hash, the
+    fingerprint of what ir_datasets gave."""
+    from .analysis.drift import content_sha256
+    from .report import InputFile
+
+    return InputFile(role, path, path, content_sha256(read), 0)
+
+
+def _build(args: argparse.Namespace, results: Any, targets: Any, *, queries: Any, docs: Any,
+           inputs: Any, slices: Any, slice_targets: Any, workers: Any,
+           qrels_sha256: str | None, judgments_sha256: str | None) -> Any:
+    """The report with the command's options, from raw files or per-query results: against
+    ``--baseline-report``'s stored run when given (its drift checks first, refused unless
+    ``--allow-drift``; the qrels compared by the fingerprints given), without the chart
+    with ``--no-chart``."""
+    import shlex
+
+    from .report import build_report
+
+    stored = args.stored_baseline
+    checks = (_drift_checks(args, results, targets, qrels_sha256, judgments_sha256)
+              if stored is not None else [])
+    argv = getattr(args, "argv", None) or []
+    report = build_report(
+        results, targets, baseline=None if stored is not None else args.baseline,
+        queries=queries, docs=docs,
+        title=args.title, generated_at=args.generated_at,
+        command=escape_undecodable("ragreport " + shlex.join(argv)), inputs=inputs,
+        worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
+        stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
+        seed=args.seed, alpha=args.alpha,
+        max_drop=None if stored is not None else args.max_drop, workers=workers,
+        target_level=args.target_level, slices=slices, slice_targets=slice_targets,
+    )
+    if stored is not None:
+        from .report.baseline import with_stored_baseline
+
+        report = with_stored_baseline(report, results, stored, targets, checks=checks,
+                                      allow_drift=args.allow_drift, max_drop=args.max_drop,
+                                      slices=slices)
+    if args.no_chart:
+        from dataclasses import replace
+
+        report = replace(report, chart=False)
+    return report
+
+
+#: The name of the qrels input of a report from per-query results: the fingerprint is the one
+#: the shards state, not that of a file read by this command.
+_STATED_QRELS = "(qrels stated by the per-query results)"
+
+
+def _stated(results: Sequence[Any], attr: str) -> str | None:
+    """The fingerprint every run of the per-query results states, else None (unknown)."""
+    got = {getattr(r, attr, None) for r in results}
+    return got.pop() if len(got) == 1 else None
+
+
+def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
+    """The report from per-query results (:mod:`ragreport.perquery`): the same numbers,
+    intervals, tests and gates as from the raw files, without the rankings."""
+
+    from . import perquery
+    from .measures import normalize_measures
+    from .report import InputFile
+    from .targets import load_targets
+
+    materialize_inputs(args, ("queries", "docs", "targets", "slices"))
+    files = perquery.shard_files(args.per_query_in)
+    targets = load_targets(args.targets)
+    _merge_settings(args)
+    _load_stored_baseline(args)  # a bad stored report: before any reading
+    results = perquery.read(files)
+    conv = results[0].conventions
+    for attr in ("ties", "compat", "ignore_identical_ids"):  # from the targets file
+        given = getattr(args, attr, None)
+        if given is not None and given != getattr(conv, attr):
+            raise RagReportError(f"the targets file sets {attr} = {_toml(given)} but the "
+                                 f"per-query results were evaluated with "
+                                 f"{_toml(getattr(conv, attr))}")
+    names = list(args.names or [])
+    if len(names) > len(results):
+        raise RagReportError(f"{len(names)} names given for {len(results)} run(s)")
+    for r, name in zip(results, names, strict=False):
+        r.run_name = name
+    measures = normalize_measures(args.measures) if args.measures is not None \
+        else list(results[0].measures)
+    worst = normalize_measures([args.worst_measure]) if args.worst_measure else []
+    queries = None
+    docs = None
+    if args.queries or args.docs:
+        from .io import load_docs, load_queries
+
+        queries = load_queries(args.queries) if args.queries else None
+        docs = load_docs(args.docs) if args.docs else None
+    slices, slice_targets = _slices(args)
+    wanted = list(dict.fromkeys([*measures, *(t.measure for t in targets), *worst,
+                                 *(t.measure for ts in slice_targets.values() for t in ts)]))
+    for r in results:
+        for m in wanted:
+            r.values(m)  # a measure the results do not hold: one clear error, before any work
+        r.measures = tuple(wanted)
+    workers.start()
+    inputs = [InputFile.from_path("per_query", f) for f in files]
+    qrels_sha256, judgments = (_stated(results, attr) for attr in
+                               ("qrels_sha256", "qrels_judgments_sha256"))
+    if qrels_sha256 is not None or judgments is not None:
+        # the qrels fingerprints the shards state: a report stored from this one is a
+        # --baseline-report whose qrels are known (no path: nothing to read or protect)
+        inputs.append(InputFile("qrels", _STATED_QRELS, "", qrels_sha256 or "", 0,
+                                judgments_sha256=judgments))
+    read = {"queries": queries, "docs": docs}
+    for role, path in (("queries", args.queries), ("docs", args.docs),
+                       ("targets", args.targets), ("slices", args.slices)):
+        texts = read.get(role)
+        if path and texts is not None and is_irds(path):  # the fingerprint of what was read
+            inputs.append(_irds_input(role, path, texts))
+        elif path:
+            inputs.append(InputFile.from_path(role, path))
+    # --baseline-report: the qrels compared by the fingerprints the shards state; unknown
+    # (an engine's shards) is drift, refused unless --allow-drift
+    return _build(args, results, targets, queries=queries, docs=docs, inputs=inputs,
+                  slices=slices, slice_targets=slice_targets, workers=workers,
+                  qrels_sha256=qrels_sha256, judgments_sha256=judgments)
+
+
+def _drift_checks(args: argparse.Namespace, results: Any, targets: Any,
+                  qrels_sha256: str | None, judgments_sha256: str | None) -> Any:
+    """The drift checks of ``--baseline-report`` (:mod:`ragreport.analysis.drift`), before
+    the report is built: refused here (exit 2) unless ``--allow-drift``, then one warning
+    line on stderr."""
+    from .analysis.drift import drift_text, refusal
+    from .measures import parse_measure
+    from .report.baseline import drift_checks
+    from .textout import terminal_safe
+
+    stored = args.stored_baseline
+    wm = (parse_measure(args.worst_measure) if args.worst_measure
+          else targets[0].measure if targets else None)
+    k = (wm.cutoff if wm is not None else None) or min(r.k_max for r in results)
+    kwargs = {key: value for key, value in (("max_query_drift", args.max_query_drift),
+                                            ("min_judged_ratio", args.min_judged_ratio))
+              if value is not None}
+    checks = drift_checks(results, stored, qrels_sha256, k, **kwargs,
+                          judgments_sha256=judgments_sha256)
+    message = refusal(checks, stored.source)
+    if message and not args.allow_drift:
+        raise RagReportError(message)
+    if message:
+        sys.stderr.write(f"ragreport: warning: baseline drift (--allow-drift): "
+                         f"{terminal_safe(drift_text(checks))}\n")
+    return checks
+
+
+def _slices(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The query slices (``--slices FILE``, or ``--slices-column NAME`` of the queries file)
+    and the targets file's ``[targets.slices.NAME]`` tables; slice targets without slices
+    are refused (a gate must not be switched off by a forgotten option)."""
+    from .targets import load_slice_targets
+
+    slice_targets = load_slice_targets(args.targets)
+    if args.slices is None and args.slices_column is None:
+        if slice_targets:
+            names = ", ".join(repr(n) for n in list(slice_targets)[:3])
+            raise RagReportError(f"the targets file sets targets for slices ({names}) but no "
+                                 "--slices (or --slices-column) was given")
+        return None, slice_targets
+    from .io.slices import load_slices
+
+    source = args.slices if args.slices is not None else args.queries
+    return load_slices(source, column=args.slices_column), slice_targets
+
+
+def report_for(args: argparse.Namespace, workers: Any) -> Any:
+    """The report of ``report`` / ``check`` from the options already checked: from
+    ``--per-query-in`` results, else from QRELS and RUN (read once, hashed meanwhile).
+    ``workers`` (not started) are started once the inputs are read."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .io.common import Source
+
+    if getattr(args, "per_query_in", None):  # per-query results (ragreport.perquery)
+        return _report_from_per_query(args, workers)
+    materialize_inputs(args, ("qrels", "runs", "queries", "docs", "targets", "doc_map", "slices"))
+    check_columns(args)
+
+    if isinstance(args.targets, Source):
+        raise RagReportError(f"--targets must be a regular file, got {args.targets.name}")
+    hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragreport-hash")
+    try:
+        return _report_from(args, hashing, workers)
+    finally:
+        hashing.shutdown(wait=False, cancel_futures=True)
+
+
+def _merge_settings(args: argparse.Namespace) -> None:
+    """``compat`` and ``ignore_identical_ids`` written beside the targets
+    (:func:`ragreport.targets.load_settings`) fill the options not given; one given both ways
+    with two values is refused, naming both."""
+    from .targets import load_settings
+
+    settings = load_settings(args.targets)
+    for key, flag in (("compat", "--compat"), ("ignore_identical_ids", "--ignore-identical-ids"),
+                      ("ties", "--ties")):
+        if key not in settings:
+            continue
+        given, written = getattr(args, key, None), settings[key]
+        if given is not None and given != written:
+            as_flag = f"{flag} {given}" if isinstance(given, str) else (
+                flag if given else "--no-" + flag[2:])
+            raise RagReportError(f"{as_flag} conflicts with {key} = {_toml(written)} in "
+                                 f"{escape_undecodable(settings['source'])}; give it in one place")
+        setattr(args, key, written)
+
+
+def _toml(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else f'"{value}"'
+
+
+def _input_file(role: str, path: Any, display: str | None) -> Any:
+    """The report's record of one input (hashed in a thread); never raises. None for an
+    ``irds:`` id: its record is made from what was read (in :func:`_report_from`)."""
+    from .report import InputFile
+
+    if role in ("qrels", "run", "queries", "docs") and is_irds(path):
+        return None
+    try:
+        return InputFile.from_path(role, path, display)
+    except OSError as exc:  # the reader reports it (or it changed meanwhile)
+        return exc
+
+
+def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
+    """Read, evaluate and build the report; ``hashing`` hashes the input files meanwhile.
+
+    The worker processes start once the runs are read (a bad file is reported without waiting
+    for them): they import matplotlib on the second core while this one evaluates.
+    """
+    import threading
+
+    from .engine import evaluate
+    from .io import load_docs, load_qrels, load_queries, load_run
+    from .targets import load_targets
+
+    def shown_path(path: Any) -> str | None:
+        # the embedded example's files are shown relative to the package, not this machine
+        from pathlib import Path
+
+        from .examples import EXAMPLE_DIR
+        from .io.common import Source
+
+        if isinstance(path, Source):
+            return None
+        p = Path(path).resolve()
+        if args.example and p.parent == EXAMPLE_DIR:
+            return f"ragreport/examples/pydoc/{p.name}"
+        return None
+
+    roles = [("qrels", args.qrels), *(("run", p) for p in args.runs),
+             *((role, path) for role, path in (("queries", args.queries), ("docs", args.docs),
+                                               ("targets", args.targets),
+                                               ("doc_map", args.doc_map),
+                                               ("slices", args.slices)) if path)]
+    hashes = [hashing.submit(_input_file, role, path, shown_path(path))
+              for role, path in roles]  # hashlib releases the GIL: overlaps the evaluation
+    skip_pandas_interop()
+    targets = load_targets(args.targets)
+    _merge_settings(args)
+    _load_stored_baseline(args)
+    qrels = load_qrels(args.qrels, **fractional_kwarg(args), **columns_kwarg(args, args.qrels))
+    if wants_html(args) and workers.jobs == 1:
+        # no worker process draws the plots: import matplotlib here while the runs are
+        # parsed (pyarrow's reader runs without the GIL meanwhile)
+        importer = threading.Thread(target=_import_plotting, name="ragreport-import")
+        importer.start()
+    else:
+        importer = None
+    runs = [load_run(p, **columns_kwarg(args, p)) for p in args.runs]
+    queries = load_queries(args.queries) if args.queries else None
+    docs = load_docs(args.docs) if args.docs else None
+    slices, slice_targets = _slices(args)  # --slices, --slices-column, [targets.slices.NAME]
+    workers.start()  # after the inputs are read: a bad file is reported without waiting
+    from .data import distinct_names
+
+    runs = distinct_names(runs, args.names)
+    from .compat import default_measures
+    from .measures import normalize_measures
+
+    # the summary measures (the defaults when none is given), then every target's measure and
+    # the worst-queries measure: each is computed, so a target or --worst-measure may name any
+    # measure the command accepts ("nDCG", "P(rel=2)@5", "hits@3"), not only the summary's
+    measures = normalize_measures(default_measures(args.compat) if args.measures is None
+                                  else args.measures)
+    k_max = args.k_max
+    worst = normalize_measures([args.worst_measure]) if args.worst_measure else []
+    wanted = list(dict.fromkeys([*measures, *(t.measure for t in targets), *worst,
+                                 *(t.measure for ts in slice_targets.values() for t in ts)]))
+    if k_max is None:
+        k_max = max([20, *(m.cutoff for m in wanted if m.cutoff)])
+    kwargs = {**eval_kwargs(args), "k_max": k_max}
+    results = [evaluate(qrels, r, wanted, **kwargs) for r in runs]
+    inputs = []
+    read: dict[str, list[Any]] = {"qrels": [qrels], "run": list(runs), "queries": [queries],
+                                  "docs": [docs]}
+    for (role, path), h in zip(roles, hashes, strict=True):
+        got = h.result()
+        if isinstance(got, OSError):
+            raise RagReportError(f"cannot read {escape_undecodable(str(path))}: {got.strerror}")
+        if got is None:  # an irds: id: the fingerprint of what ir_datasets gave
+            got = _irds_input(role, path, read[role].pop(0))
+        elif role in read:
+            read[role].pop(0)
+        inputs.append(got)
+    if args.json is not None or args.stored_baseline is not None:  # --baseline-report's
+        from dataclasses import replace
+
+        from .analysis.drift import judgments_sha256
+
+        inputs[0] = replace(inputs[0], judgments_sha256=judgments_sha256(qrels))
+    report = _build(args, results, targets, queries=queries, docs=docs, inputs=inputs,
+                    slices=slices, slice_targets=slice_targets, workers=workers,
+                    qrels_sha256=inputs[0].sha256,
+                    judgments_sha256=inputs[0].judgments_sha256)
+    if importer is not None:
+        # the plots are drawn next, in this thread: matplotlib must be imported by then, or
+        # two threads importing its modules at once meet a partially initialised module
+        importer.join()
+    return report
