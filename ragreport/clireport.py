@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from typing import Any
 
 from .cliargs import escape_undecodable
@@ -115,12 +114,6 @@ def _build(args: argparse.Namespace, results: Any, targets: Any, *, queries: Any
 _STATED_QRELS = "(qrels stated by the per-query results)"
 
 
-def _stated(results: Sequence[Any], attr: str) -> str | None:
-    """The fingerprint every run of the per-query results states, else None (unknown)."""
-    got = {getattr(r, attr, None) for r in results}
-    return got.pop() if len(got) == 1 else None
-
-
 def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
     """The report from per-query results (:mod:`ragreport.perquery`): the same numbers,
     intervals, tests and gates as from the raw files, without the rankings."""
@@ -167,8 +160,7 @@ def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
         r.measures = tuple(wanted)
     workers.start()
     inputs = [InputFile.from_path("per_query", f) for f in files]
-    qrels_sha256, judgments = (_stated(results, attr) for attr in
-                               ("qrels_sha256", "qrels_judgments_sha256"))
+    qrels_sha256, judgments = perquery.stated_qrels(results)
     if qrels_sha256 is not None or judgments is not None:
         # the qrels fingerprints the shards state: a report stored from this one is a
         # --baseline-report whose qrels are known (no path: nothing to read or protect)

@@ -71,7 +71,7 @@ from __future__ import annotations
 import glob as _glob
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -89,7 +89,8 @@ if TYPE_CHECKING:
     from .metrics import FloatArray
 
 __all__ = ["SCHEMA_NAME", "SCHEMA_VERSION", "PerQueryResult", "from_tables", "has_rankings",
-           "is_per_query", "read", "shard_files", "to_table", "unjudged_in_top", "write"]
+           "is_per_query", "read", "shard_files", "stated_qrels", "to_table", "unjudged_in_top",
+           "write"]
 
 #: The schema's name, in the metadata key ``ragreport.schema``.
 SCHEMA_NAME = "ragreport.per_query"
@@ -395,6 +396,21 @@ def _same_qrels(a: Mapping[str, Any], b: Mapping[str, Any]
     return None
 
 
+def _common(values: Iterable[Any]) -> Any:
+    """The one value every item of ``values`` is; None when they differ (or there are none).
+    A fingerprint stated by some shards only is None among the values: unknown."""
+    got = set(values)
+    return got.pop() if len(got) == 1 else None
+
+
+def stated_qrels(results: Sequence[EvaluationResult]) -> tuple[str | None, str | None]:
+    """The qrels fingerprints every run of per-query ``results`` states: the qrels file's
+    SHA-256 and the judgments' own fingerprint, each None when unknown (a run states none,
+    the runs differ, or a result is not per-query)."""
+    return (_common(getattr(r, "qrels_sha256", None) for r in results),
+            _common(getattr(r, "qrels_judgments_sha256", None) for r in results))
+
+
 def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
     """One metadata for shards that agree; a one-line InputError naming two that do not."""
     first = metas[0]
@@ -433,9 +449,9 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
                        if m["fingerprints"].get("qrels")), None),
         "runs": {k: v for m in metas for k, v in (m["fingerprints"].get("runs") or {}).items()},
     }
-    judgments = {m["fingerprints"].get("qrels_judgments") for m in metas}
-    if len(judgments) == 1 and None not in judgments:
-        out["fingerprints"]["qrels_judgments"] = judgments.pop()
+    judgments = _common(m["fingerprints"].get("qrels_judgments") for m in metas)
+    if judgments is not None:
+        out["fingerprints"]["qrels_judgments"] = judgments
     out["id_order"] = "numeric" if all(m["id_order"] == "numeric" for m in metas) else "bytes"
     runs: dict[str, Any] = {}
     src_of = {id(m): s for m, s in zip(metas, sources, strict=True)}
@@ -922,8 +938,8 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
                              query_texts={}, latency_ms=latency)
         for attr, key in (("qrels_sha256", "qrels"), ("qrels_judgments_sha256",
                                                         "qrels_judgments")):
-            stated = {m["fingerprints"].get(key) for m in metas if run in m["runs"]}
-            setattr(res, attr, stated.pop() if len(stated) == 1 else None)
+            setattr(res, attr, _common(m["fingerprints"].get(key) for m in metas
+                                       if run in m["runs"]))
         res.__dict__["_beyond_cache"] = beyond
         res.__dict__["_wide_curves"] = wide
         out.append(res)
