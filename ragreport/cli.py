@@ -18,7 +18,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from . import clioptions
 from ._version import __version__
@@ -504,9 +504,9 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise Terminated
 
 
-def run() -> int:
+def run() -> NoReturn:
     """Entry point of the ``ragreport`` command and ``python -m ragreport``: :func:`main`,
-    in a process of its own.
+    in a process of its own, which it ends with main's exit code (:func:`_end`).
 
     There, SIGTERM is handled like Ctrl-C (one line, no output replaced, exit 143), text
     that cannot be encoded is written escaped, and a thread's unexpected error never prints
@@ -530,11 +530,29 @@ def run() -> int:
         code = main()
         _join_threads()  # here, not in the interpreter's shutdown: a 2nd Ctrl-C is handled
     except (KeyboardInterrupt, Terminated):  # a second signal while the last threads end
+        _end(code if code != EXIT_OK else EXIT_INTERRUPTED, exit_handlers=False)
+    _end(code)
+
+
+def _end(code: int, *, exit_handlers: bool = True) -> NoReturn:
+    """End the command's own process with ``code``, without the interpreter's teardown.
+
+    Python's exit handlers run first (``atexit``: worker processes, temporary files,
+    trackers, logging), then the standard streams are flushed, then ``os._exit``. What is
+    skipped is the teardown of the modules and the C++ static destructors: there pyarrow's
+    thread pools, still holding tasks of a read that has just failed (the command exits at
+    once with its error), abort the process ("terminate called without an active
+    exception", exit 134 instead of 2; apache/arrow#34314), a CSV or a Parquet read alike.
+    After a second signal (``exit_handlers=False``): out at once.
+    """
+    import atexit
+
+    if exit_handlers:
+        atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code if code != EXIT_OK else EXIT_INTERRUPTED)
-    return code
+            stream.flush()
+    os._exit(code)
 
 
 def _join_threads() -> None:

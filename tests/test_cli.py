@@ -571,6 +571,33 @@ def test_threads_never_print_a_traceback(files: tuple[str, str], tmp_path: Path)
         assert ("ZeroDivisionError" in proc.stderr) is shown, proc.stderr
 
 
+def test_the_command_ends_without_the_interpreter_teardown(files: tuple[str, str],
+                                                          tmp_path: Path) -> None:
+    """The ``ragreport`` process ends with os._exit after Python's exit handlers and a flush
+    of its streams: the teardown, where pyarrow's pools, still busy after a failed read,
+    abort it (exit 134 instead of 2, apache/arrow#34314), is skipped. Here: the atexit
+    handler runs, the piped output is all there, the exit code is main's, and an object
+    only the teardown would delete is never deleted."""
+    code = ("import atexit, sys\nfrom ragreport import cli\n"
+            "class Late:\n"
+            "    def __del__(self): print('teardown', flush=True)\n"
+            "keep = Late()\n"
+            "atexit.register(lambda: print('atexit handler', flush=True))\n"
+            "sys.argv = ['ragreport'] + sys.argv[1:]\ncli.run()\n")
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 d1 1 x1 r\n")
+    for argv, want in (([*files, "-m", "RR"], EXIT_OK), ([files[0], str(bad)], EXIT_BAD_INPUT)):
+        proc = subprocess.run([sys.executable, "-c", code, "evaluate", *argv],
+                              capture_output=True, text=True, env=_env(), check=False)
+        assert proc.returncode == want, proc.stderr
+        assert proc.stdout.endswith("atexit handler\n"), proc.stdout
+        assert "teardown" not in proc.stdout
+        if want == EXIT_OK:
+            assert proc.stdout.startswith("measure") and "RR " in proc.stdout
+        else:
+            assert proc.stderr.count("\n") == 1 and "bad.run" in proc.stderr, proc.stderr
+
+
 def test_closed_stdout_is_an_error_not_a_crash(files: tuple[str, str], tmp_path: Path) -> None:
     for argv in (["evaluate", *files], ["check", *files, "--no-stats", "--jobs", "1",
                                         "--json", "-"]):

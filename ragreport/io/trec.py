@@ -61,11 +61,9 @@ def _arrow_read(source: Any, columns: tuple[str, ...], number: str, delimiter: s
             size = os.path.getsize(source)
         except OSError:
             size = block_size + 1
-    # one block has no parallel work: read it in this thread. pyarrow's pool would gain
-    # nothing, and a read that fails (a score 'x1': the exact reader then names the line) can
-    # leave pool tasks running while the command exits at once with its error; under load
-    # they outlive the interpreter and abort it ("terminate called without an active
-    # exception", exit 134 instead of 2: apache/arrow#34314)
+    # one block has no parallel work: read it in this thread (pyarrow's pool would gain
+    # nothing, and a read that fails would leave tasks in it; the ragreport command ends
+    # without the teardown such tasks abort, ragreport.cli._end, apache/arrow#34314)
     threads = size > block_size
     return pacsv.read_csv(
         io.BytesIO(source) if isinstance(source, bytes) else source,
