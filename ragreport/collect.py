@@ -105,9 +105,20 @@ def collect_run(
         queries in it are not called again (their ranking and latency are read back); an
         unfinished last line is dropped and that query called again. The file is a run that
         :func:`ragreport.load_run` reads (with its latency); lines of queries that are not
-        in ``queries`` stay in the file and are not returned. Each line records the run's
-        name: a file written for another run (another ``name``, by default another
-        retriever's function or class name) is refused rather than read as this one.
+        in ``queries`` stay in the file and are not returned.
+
+        Its first line states the run's identity, the run's name and the settings that
+        change what is collected: ``# ragreport resume file {"run": "search", "k": 10,
+        "id_key": null}`` (a ``#`` comment, which every reader of a run skips). A missing or
+        empty file is a fresh start (the line is written first). Any other file is checked
+        whole before anything is read back or changed, and refused (the file left byte for
+        byte as it was) when it does not start with that line (a run written by
+        :func:`write_run`, a file of another kind, a directory), when the line names another
+        run (another ``name``, by default another retriever's function or class name) or
+        another ``k`` or ``id_key`` (resumed, the run would mix two depths or two kinds of
+        id), or when a line is not a record of this run (another run, another query text,
+        more than ``k`` results). Only a file proven to be this run's has its unfinished last
+        line cut.
 
     Returns
     -------
@@ -126,7 +137,8 @@ def collect_run(
         returned something that is not a ranking (the message names the query, the result
         and, for a missing ``id_key``, the metadata keys it has).
     InputError
-        The queries or the resume file are malformed (file and line named).
+        The queries are malformed, or the resume file is malformed or not this run's (file
+        and line named, what was found and what was expected; the file is unchanged).
     ConfigError
         An option is out of range, or ``progress=True`` without tqdm installed.
 
@@ -162,7 +174,10 @@ def collect_run(
                                                                                  queries):
         raise ConfigError(f"resume= names the queries file {str(path)!r}; the resume file is "
                           "where the collected rankings are appended: give another path")
-    done = _read_resume(path, texts, k, run_name) if path is not None else {}
+    done: dict[str, _Collected] = {}
+    new = False  # a missing or empty resume file: its header is written first
+    if path is not None:
+        done, new = _read_resume(path, texts, k, id_key, run_name)
     todo = [q for q in texts if q not in done]
 
     def work(qid: str) -> _Collected:
@@ -187,7 +202,8 @@ def collect_run(
             scores = scores[:k] if scores is not None else None
         return _Collected(qid, docs, scores, ms)
 
-    out = _open_resume(path) if path is not None and todo else None
+    header = _header(_identity(run_name, k, id_key)) if new else None
+    out = _open_resume(path, header) if path is not None and todo else None
     bar = None
     try:
         bar = _progress_bar(progress, len(texts), len(done), run_name) if todo else None
@@ -467,6 +483,22 @@ def _progress_bar(progress: bool | None, total: int, initial: int, name: str) ->
 
 # ---- the resume file ----------------------------------------------------------------------
 
+# The first line of a resume file starts so; a JSON object follows: the run's identity.
+_RESUME_HEADER = "# ragreport resume file "
+
+_IDENTITY = ("run", "k", "id_key")  # the header's keys, in the order written
+
+
+def _identity(run: str, k: int | None, id_key: str | None) -> dict[str, Any]:
+    """What a resume file must state to be resumed by this call: the run's name and the
+    settings that change what is collected (the depth ``k``, the id read, ``id_key``)."""
+    return {"run": run, "k": k, "id_key": id_key}
+
+
+def _header(identity: Mapping[str, Any]) -> str:
+    """The resume file's first line: a ``#`` comment, which every reader of a run skips."""
+    return _RESUME_HEADER + json.dumps(dict(identity), ensure_ascii=True) + "\n"
+
 
 def _record(got: _Collected, text: str, run: str) -> str:
     """One line of the resume file: a JSONL run record :func:`ragreport.load_run` reads
@@ -480,63 +512,169 @@ def _record(got: _Collected, text: str, run: str) -> str:
     return json.dumps(rec, ensure_ascii=True, allow_nan=False)
 
 
-def _open_resume(path: Path) -> TextIO:
+def _open_resume(path: Path, header: str | None) -> TextIO:
+    """The resume file opened for appending; ``header`` (a new or empty file) written
+    first."""
     try:
+        if header is not None:
+            with open(path, "a", encoding="ascii") as fh:
+                fh.write(header)
         return open(path, "a", encoding="ascii")  # closed by collect_run
     except OSError as exc:
         raise InputError(f"cannot write the resume file: {exc.strerror or exc}",
                          str(path)) from None
 
 
-def _read_resume(path: Path, texts: Mapping[str, str], k: int | None,
-                 run: str) -> dict[str, _Collected]:
-    """The queries a resume file already holds (those of ``texts``); an unfinished last
-    line (no newline: the write was cut short) is removed from the file. A line written for
-    another run (its ``run`` is not ``run``) is refused: another retriever's rankings would
-    be taken as this one's."""
+_ELSE = ("nothing was read or changed: give another resume= path (or delete the file to "
+         "collect into it)")
+
+
+def _refuse(what: str, path: Path, line: int | None = 1) -> InputError:
+    return InputError(f"{what}; {_ELSE}", str(path), line)
+
+
+def _shown(raw: bytes) -> str:
+    """A line of an unknown file for a message: decoded, escaped, shortened."""
+    text = repr(raw.decode("utf-8", "replace").rstrip("\r"))
+    return text if len(text) <= 60 else text[:50] + "...'"
+
+
+def _check_header(data: bytes, path: Path, expected: Mapping[str, Any]) -> None:
+    """Refuse a file whose first line is not the header of this run with these settings."""
+    end = data.find(b"\n")
+    first = data if end < 0 else data[:end]
+    prefix = _RESUME_HEADER.encode("ascii")
+    spelled = _header(expected).strip()
+    if not first.startswith(prefix):
+        found = f"its first line is {_shown(first)}"
+        try:
+            value = json.loads(first)
+        except (ValueError, RecursionError):
+            value = None
+        else:
+            found = ("its first line is a run record, not the header (a run written by "
+                     "write_run, or by collect_run before resume files stated their "
+                     "settings, records neither the run's name nor its k)"
+                     if isinstance(value, dict) and "query_id" in value else
+                     "its first line is a JSON value, not the header")
+        raise _refuse(f"not a resume file of collect_run: {found}; a resume file starts with "
+                      f"the line {spelled!r}", path)
+    if end < 0:
+        raise _refuse("the resume file's header line is unfinished (no newline): this is not "
+                      "a file collect_run finished writing", path)
+    try:
+        stated = json.loads(first[len(prefix):])
+    except (ValueError, RecursionError):
+        stated = None
+    why = _header_problem(stated)
+    if why or not isinstance(stated, dict):
+        raise _refuse(f"the resume file's header is not one collect_run writes ({why}): "
+                      f"expected {spelled!r}", path)
+    if stated["run"] != expected["run"]:
+        raise _refuse(f"this resume file holds the run {stated['run']!r:.60}, not "
+                      f"{expected['run']!r}: resuming would take its rankings as this "
+                      "retriever's; use one resume file per run (name= the run it holds to "
+                      "resume that one)", path)
+    for key in _IDENTITY[1:]:
+        if stated[key] != expected[key]:
+            mixed = "two depths" if key == "k" else "two kinds of document id"
+            raise _refuse(f"this resume file was collected with {_setting(key, stated[key])}, "
+                          f"not {_setting(key, expected[key])}: resuming would mix {mixed} in "
+                          f"one run; call with {key}={stated[key]!r} to resume it", path)
+
+
+def _setting(key: str, value: Any) -> str:
+    return f"{key}={value!r:.60}" + (" (every result)" if key == "k" and value is None else "")
+
+
+def _header_problem(stated: Any) -> str:
+    """Why a header's JSON is not one collect_run writes ("" when it is)."""
+    if not isinstance(stated, dict):
+        return "not a JSON object"
+    unknown = [key for key in stated if key not in _IDENTITY]
+    if unknown:
+        return f"unknown setting {unknown[0]!r:.60}"
+    missing = [key for key in _IDENTITY if key not in stated]
+    if missing:
+        return f"no {missing[0]!r}"
+    run, k, id_key = (stated[key] for key in _IDENTITY)
+    if not isinstance(run, str) or not run.strip():
+        return "the run is not a non-empty string"
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        return f"k is {k!r:.60}, not a whole number >= 1 or null"
+    if id_key is not None and (not isinstance(id_key, str) or not id_key):
+        return f"id_key is {id_key!r:.60}, not a non-empty string or null"
+    return ""
+
+
+def _read_resume(path: Path, texts: Mapping[str, str], k: int | None, id_key: str | None,
+                 run: str) -> tuple[dict[str, _Collected], bool]:
+    """The queries a resume file already holds (those of ``texts``), and whether the file
+    is new (missing or empty: the header is still to be written).
+
+    Everything is checked before anything is changed: the first line must be the header of
+    ``run`` with these ``k`` and ``id_key``, and every complete line a record of this run
+    (texts as in ``texts``, at most ``k`` results). Only then is an unfinished last line (no
+    newline: the write was cut short) removed from the file.
+    """
     from .io.objects import from_jsonl
 
+    if path.is_dir():
+        raise InputError("resume= names a directory, not a resume file; give another "
+                         "resume= path (a file, created if missing)", str(path))
+    identity = _identity(run, k, id_key)
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            # the header first: a mistyped path to a big file is refused without reading it
+            data = fh.read(max(65536, 4 * len(_header(identity))))
+            if data:
+                _check_header(data, path, identity)
+                data += fh.read()
     except FileNotFoundError:
-        return {}
+        return {}, True
     except OSError as exc:
         raise InputError(f"cannot read the resume file: {exc.strerror or exc}",
                          str(path)) from None
+    if not data:
+        return {}, True
     complete = data.rfind(b"\n") + 1
-    if complete < len(data):
+    body = data[:complete]
+    try:  # as load_run reads it (the header is a comment); errors name the line
+        cols = from_jsonl(body, "run", str(path))
+    except InputError as exc:
+        raise InputError(f"{exc.reason}; the file is unchanged: repair that line, or give "
+                         "another resume= path", exc.source, exc.line, row=exc.row) from None
+    unscored: set[str] = set()
+    for no, raw in enumerate(body.split(b"\n"), start=1):
+        if not raw.strip() or raw.lstrip().startswith(b"#"):
+            continue
+        rec = json.loads(raw)
+        if not isinstance(rec, dict) or "query_id" not in rec:
+            raise _refuse("not a line of a resume file (a record with query_id, query, "
+                          "latency_ms and retrieved)", path, no)
+        qid = str(rec["query_id"])
+        if "run" in rec and rec["run"] != run:
+            raise _refuse(f"this line was collected for the run {rec['run']!r:.60}, not "
+                          f"{run!r} (the header's): resuming would take its rankings as this "
+                          "retriever's", path, no)
+        if qid in texts and rec.get("query") != texts[qid]:
+            raise _refuse(f"query {qid!r} was collected with another text "
+                          f"({_kind(rec.get('query'))}); a resume file is for one set of "
+                          "queries", path, no)
+        got = rec.get("retrieved")
+        if k is not None and isinstance(got, (list, dict)) and len(got) > k:
+            raise _refuse(f"query {qid!r} has {len(got)} results, more than the k={k} the "
+                          "header states: this is not a file collect_run wrote", path, no)
+        if isinstance(got, list) and any(not isinstance(x, dict) or "score" not in x
+                                         for x in got):
+            unscored.add(qid)
+    if complete < len(data):  # proven this run's file: cut the unfinished last line
         try:
             with open(path, "r+b") as fh:
                 fh.truncate(complete)
         except OSError as exc:
             raise InputError(f"cannot remove the unfinished last line of the resume file: "
                              f"{exc.strerror or exc}", str(path)) from None
-        data = data[:complete]
-    if not data.strip():
-        return {}
-    cols = from_jsonl(data, "run", str(path))  # as load_run reads it; errors name the line
-    unscored: set[str] = set()
-    for no, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip() or raw.lstrip().startswith(b"#"):
-            continue
-        rec = json.loads(raw)
-        if not isinstance(rec, dict) or "query_id" not in rec:
-            raise InputError("not a line of a resume file (a record with query_id, query, "
-                             "latency_ms and retrieved)", str(path), no)
-        qid = str(rec["query_id"])
-        if "run" in rec and rec["run"] != run:
-            raise InputError(f"this resume file holds the run {rec['run']!r:.60}, not "
-                             f"{run!r}: resuming would take its rankings as this retriever's; "
-                             "use one resume file per run (or name= the run as before)",
-                             str(path), no)
-        if qid in texts and rec.get("query") != texts[qid]:
-            raise InputError(f"query {qid!r} was collected with another text "
-                             f"({_kind(rec.get('query'))}); use another resume file for "
-                             "other queries", str(path), no)
-        got = rec.get("retrieved")
-        if isinstance(got, list) and any(not isinstance(x, dict) or "score" not in x
-                                         for x in got):
-            unscored.add(qid)
     rows: dict[str, list[int]] = {q: [] for q in cols.empty}
     for i, q in enumerate(cols.qids):
         rows.setdefault(q, []).append(i)
@@ -544,11 +682,10 @@ def _read_resume(path: Path, texts: Mapping[str, str], k: int | None,
     for q, idx in rows.items():
         if q not in texts:
             continue
-        idx = idx[:k] if k is not None else idx
         out[q] = _Collected(q, [cols.docs[i] for i in idx],
                             None if q in unscored else [cols.values[i] for i in idx],
                             cols.latency_ms.get(q))
-    return out
+    return out, False
 
 
 # ---- the run ------------------------------------------------------------------------------

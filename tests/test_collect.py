@@ -371,13 +371,20 @@ def test_hostile_queries(queries: Any, pattern: str) -> None:
 # ---- resume -------------------------------------------------------------------------------------
 
 
+def records(path: Path) -> list[dict[str, Any]]:
+    """The records of a resume file (its lines after the header)."""
+    lines = path.read_text().splitlines()
+    assert lines[0].startswith("# ragreport resume file {")
+    return [json.loads(line) for line in lines[1:]]
+
+
 def test_resume_after_a_crash(tmp_path: Path) -> None:
     path = tmp_path / "collect.jsonl"
     calls: list[str] = []
     with pytest.raises(RagReportError, match=r"query 'q4'.*collect\.jsonl.*same resume="):
         collect_run(failing_on("q4", calls), QUERIES, resume=path)
     assert calls == ["q1", "q2", "q3", "q4"]
-    first = [json.loads(line) for line in path.read_text().splitlines()]
+    first = records(path)
     assert [r["query_id"] for r in first] == ["q1", "q2", "q3"]
     # a crash in the middle of a write leaves an unfinished line
     with path.open("a", encoding="ascii") as fh:
@@ -393,8 +400,7 @@ def test_resume_after_a_crash(tmp_path: Path) -> None:
     assert list(run.latency_ms) == list(QUERIES)
     for rec in first:  # read back, not measured again
         assert run.latency_ms[rec["query_id"]] == rec["latency_ms"]
-    lines = path.read_text().splitlines()
-    assert [json.loads(line)["query_id"] for line in lines] == list(QUERIES)  # tail replaced
+    assert [r["query_id"] for r in records(path)] == list(QUERIES)  # tail replaced
     # the file is a run: the same numbers and the latency
     loaded = ragreport.load_run(path)
     assert loaded.latency_ms == run.latency_ms
@@ -411,8 +417,10 @@ def test_resume_file_of_another_run_is_refused(tmp_path: Path) -> None:
     """Resuming with another retriever must not take the first one's rankings as its own."""
     path = tmp_path / "r.jsonl"
     first = collect_run(keyword_search, QUERIES, resume=path)
-    assert {json.loads(line)["run"] for line in path.read_text().splitlines()} == {
-        "keyword_search"}
+    header, *lines = path.read_text().splitlines()
+    assert json.loads(header.removeprefix("# ragreport resume file ")) == {
+        "run": "keyword_search", "k": None, "id_key": None}
+    assert {json.loads(line)["run"] for line in lines} == {"keyword_search"}
     before = path.read_bytes()
 
     def dense(text: str) -> list[str]:
@@ -422,14 +430,39 @@ def test_resume_file_of_another_run_is_refused(tmp_path: Path) -> None:
                                          r"'keyword_search', not 'dense'"):
         collect_run(dense, QUERIES, resume=path)
     assert path.read_bytes() == before
-    # the same name (given) resumes; a line without "run" (an older file) is read
+    # the same name (given) resumes; under the header, a line without "run" is read
     again = collect_run(dense, QUERIES, resume=path, name="keyword_search")
     assert again.doc_ids.to_pylist() == first.doc_ids.to_pylist()
-    path.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items()
-                                        if k != "run"}) + "\n"
-                            for line in before.decode().splitlines()))
-    assert collect_run(dense, QUERIES, resume=path).doc_ids.to_pylist() == \
-        first.doc_ids.to_pylist()
+    bare = "".join(json.dumps({k: v for k, v in json.loads(line).items() if k != "run"}) +
+                   "\n" for line in lines)
+    path.write_text(header + "\n" + bare)
+    assert collect_run(dense, QUERIES, resume=path, name="keyword_search").doc_ids.to_pylist() \
+        == first.doc_ids.to_pylist()
+    # without the header (a file of an older collect_run, or write_run's): no identity
+    path.write_text(bare)
+    with pytest.raises(InputError, match=r"r\.jsonl:1: not a resume file of collect_run: its "
+                                         r"first line is a run record, not the header"):
+        collect_run(dense, QUERIES, resume=path, name="keyword_search")
+    assert path.read_text() == bare
+
+
+def test_resume_refuses_other_settings(tmp_path: Path) -> None:
+    """A file collected with k=2 never resumes a collection with k=3 (or all results): the
+    run would mix two depths; nor one with another id_key (other document ids)."""
+    path = tmp_path / "r.jsonl"
+    collect_run(KeywordLangChain(), {"q1": QUERIES["q1"]}, id_key="doc_id", k=2, resume=path)
+    before = path.read_bytes()
+    for kwargs, message in [({"k": 3, "id_key": "doc_id"}, r"k=2, not k=3"),
+                            ({"id_key": "doc_id"}, r"k=2, not k=None \(every result\)"),
+                            ({"k": 2}, r"id_key='doc_id', not id_key=None"),
+                            ({"k": 1, "id_key": "doc_id"}, r"k=2, not k=1")]:
+        with pytest.raises(InputError, match=r"r\.jsonl:1: this resume file was collected "
+                                             r"with " + message):
+            collect_run(KeywordLangChain(), QUERIES, resume=path, **kwargs)
+        assert path.read_bytes() == before
+    run = collect_run(KeywordLangChain(), QUERIES, id_key="doc_id", k=2, resume=path)
+    assert max(run.query_ids.value_counts().field("counts").to_pylist()) == 2
+    assert path.read_bytes().startswith(before)
 
 
 def test_resume_with_concurrency_keeps_the_finished_calls(tmp_path: Path) -> None:
@@ -449,7 +482,7 @@ def test_resume_with_concurrency_keeps_the_finished_calls(tmp_path: Path) -> Non
 
     with pytest.raises(RagReportError, match="ConnectionError on query 'q1'"):
         collect_run(search, QUERIES, resume=path, max_concurrency=len(QUERIES))
-    saved = {json.loads(line)["query_id"] for line in path.read_text().splitlines()}
+    saved = {r["query_id"] for r in records(path)}
     assert saved == set(QUERIES) - {"q1"}
     calls: list[str] = []
     run = collect_run(failing_on("none", calls), QUERIES, resume=path, max_concurrency=2)
@@ -461,7 +494,7 @@ def test_resume_file_without_scores_and_a_subset(tmp_path: Path) -> None:
     path = tmp_path / "lc.jsonl"
     first = collect_run(KeywordLangChain(), {"q1": QUERIES["q1"]}, id_key="doc_id",
                         resume=path)
-    assert json.loads(path.read_text())["retrieved"] == first.doc_ids.to_pylist()
+    assert records(path)[0]["retrieved"] == first.doc_ids.to_pylist()
     run = collect_run(KeywordLangChain(), QUERIES, id_key="doc_id", resume=path)
     assert not run.has_scores
     fresh = collect_run(KeywordLangChain(), QUERIES, id_key="doc_id")
@@ -469,22 +502,23 @@ def test_resume_file_without_scores_and_a_subset(tmp_path: Path) -> None:
     assert run.scores.tolist() == fresh.scores.tolist()
     # a file holding more queries than asked: only those asked come back
     sub = collect_run(failing_on("q2"), {"q2": QUERIES["q2"]}, resume=path,
-                      name="KeywordLangChain")  # the run the file holds
+                      name="KeywordLangChain", id_key="doc_id")  # the run the file holds
     assert sub.query_ids.to_pylist() == ["q2"] * len(keyword_search(QUERIES["q2"]))
 
 
 def test_resume_refuses_other_texts_and_broken_lines(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     collect_run(keyword_search, {"q1": QUERIES["q1"], "q2": QUERIES["q2"]}, resume=path)
-    with pytest.raises(InputError, match=r"r\.jsonl:2: query 'q2' was collected with another "
+    with pytest.raises(InputError, match=r"r\.jsonl:3: query 'q2' was collected with another "
                                          r"text"):
         collect_run(keyword_search, {"q1": QUERIES["q1"], "q2": "changed"}, resume=path)
+    header = path.read_text().splitlines()[0]
     path.write_text(path.read_text() + "not json\n")
-    with pytest.raises(InputError, match=r"r\.jsonl:3: invalid JSON"):
+    with pytest.raises(InputError, match=r"r\.jsonl:4: invalid JSON"):
         collect_run(keyword_search, QUERIES, resume=path)
-    path.write_text('{"query_id": "q1", "query": "cat on a mat", "latency_ms": -2, '
+    path.write_text(header + '\n{"query_id": "q1", "query": "cat on a mat", "latency_ms": -2, '
                     '"retrieved": []}\n')
-    with pytest.raises(InputError, match=r"r\.jsonl:1: latency_ms -2 of query 'q1' is "
+    with pytest.raises(InputError, match=r"r\.jsonl:2: latency_ms -2 of query 'q1' is "
                                          r"negative"):
         collect_run(keyword_search, QUERIES, resume=path)
 
@@ -608,7 +642,7 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert len(result.latency_ms) == 41 and result.n_queries == 41
     assert "| Latency (ms) | search |" in (tmp_path / "search.md").read_text("utf-8")
     lines = (tmp_path / "search.jsonl").read_text().splitlines()
-    assert len(lines) == 41
+    assert len(lines) == 1 + 41  # the header, then one line per query
     again = collect_run(scope["search"], scope["files"].queries, resume="search.jsonl")
     assert again.latency_ms == result.latency_ms  # resumed: read back, nothing called
     assert (tmp_path / "search.jsonl").read_text().splitlines() == lines
@@ -651,7 +685,7 @@ def test_resume_file_that_cannot_be_written(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"missing/r\.jsonl: cannot write the resume file: "
                                          r"No such file or directory"):
         collect_run(keyword_search, QUERIES, resume=tmp_path / "missing" / "r.jsonl")
-    with pytest.raises(InputError, match=r"cannot read the resume file: Is a directory"):
+    with pytest.raises(InputError, match=r"resume= names a directory, not a resume file"):
         collect_run(keyword_search, QUERIES, resume=tmp_path)
 
 
