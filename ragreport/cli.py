@@ -163,6 +163,7 @@ def _write_per_query(args: argparse.Namespace, result: Any, inputs: list[str],
 _EVAL_OPTIONS = (("complete", "-c"), ("max_depth", "-M"), ("order", "--order"),
                  ("ties", "--ties"), ("compat", "--compat"), ("k_max", "--k-max"),
                  ("ignore_identical_ids", "--ignore-identical-ids"),
+                 ("score_precision", "--score-precision"),
                  ("keep_first_duplicate", "--keep-first-duplicate"), ("doc_map", "--doc-map"),
                  ("fractional_grades", "--fractional-grades"), ("columns", "--columns"))
 

@@ -164,8 +164,9 @@ def _add_inputs(p: argparse.ArgumentParser, many_runs: bool) -> None:
 
 
 def _add_compat(p: argparse.ArgumentParser) -> None:
-    """``--compat`` and ``--ignore-identical-ids`` (:mod:`ragreport.compat`)."""
-    from .compat import COMPAT_NAMES
+    """``--compat``, ``--ignore-identical-ids`` and ``--score-precision``
+    (:mod:`ragreport.compat`)."""
+    from .compat import COMPAT_NAMES, SCORE_PRECISIONS
 
     p.add_argument("--compat", choices=COMPAT_NAMES, default=None,
                    help="a peer tool's conventions in one word: its measures (when -m is not "
@@ -175,6 +176,10 @@ def _add_compat(p: argparse.ArgumentParser) -> None:
                    default=None,
                    help="drop a retrieved document whose id equals its query's id (BEIR, "
                         "MTEB); default: the --compat preset's (beir: on), else off")
+    p.add_argument("--score-precision", choices=SCORE_PRECISIONS, default=None,
+                   help="compare scores as 64-bit doubles (trec_eval 10) or as 32-bit floats "
+                        "(trec_eval 9, pytrec_eval: scores equal in float32 tie); default: "
+                        "the --compat preset's (beir, mteb: float32), else float64")
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:

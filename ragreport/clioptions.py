@@ -73,7 +73,7 @@ def eval_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "no_relevant": args.no_relevant,
         "duplicates": "first" if args.keep_first_duplicate else "error",
     }
-    for option in ("compat", "ignore_identical_ids"):  # ragreport.compat
+    for option in ("compat", "ignore_identical_ids", "score_precision"):  # ragreport.compat
         if getattr(args, option, None) is not None:
             kwargs[option] = getattr(args, option)
     if getattr(args, "ties", None) not in (None, "trec_eval"):  # --ties (ragreport.ties)

@@ -130,15 +130,14 @@ def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
     _load_stored_baseline(args)  # a bad stored report: before any reading
     results = perquery.read(files)
     conv = results[0].conventions
-    for attr in ("ties", "compat", "ignore_identical_ids"):  # from the targets file
+    for attr in ("ties", "compat", "ignore_identical_ids", "score_precision"):  # targets file
         given = getattr(args, attr, None)
         if given is not None and given != getattr(conv, attr):
             raise RagReportError(f"the targets file sets {attr} = {_toml(given)} but the "
                                  f"per-query results were evaluated with "
                                  f"{_toml(getattr(conv, attr))}")
     names = list(args.names or [])
-    if len(names) > len(results):
-        raise RagReportError(f"{len(names)} names given for {len(results)} run(s)")
+    check_names(names, len(results), " in the per-query results")
     for r, name in zip(results, names, strict=False):
         r.run_name = name
     measures = normalize_measures(args.measures) if args.measures is not None \
@@ -250,15 +249,23 @@ def report_for(args: argparse.Namespace, workers: Any) -> Any:
         hashing.shutdown(wait=False, cancel_futures=True)
 
 
+def check_names(names: Any, n_runs: int, where: str = "") -> None:
+    """More ``--name`` than runs: refused naming the option (one name per run, in order)."""
+    n = len(names or [])
+    if n > n_runs:
+        raise RagReportError(f"--name given {n} times for {n_runs} run{'s' if n_runs != 1 else ''}"
+                             f"{where}: give one --name per run, in the order of the runs")
+
+
 def _merge_settings(args: argparse.Namespace) -> None:
-    """``compat`` and ``ignore_identical_ids`` written beside the targets
-    (:func:`ragreport.targets.load_settings`) fill the options not given; one given both ways
-    with two values is refused, naming both."""
+    """``compat``, ``ignore_identical_ids``, ``ties`` and ``score_precision`` written beside
+    the targets (:func:`ragreport.targets.load_settings`) fill the options not given; one
+    given both ways with two values is refused, naming both."""
     from .targets import load_settings
 
     settings = load_settings(args.targets)
     for key, flag in (("compat", "--compat"), ("ignore_identical_ids", "--ignore-identical-ids"),
-                      ("ties", "--ties")):
+                      ("ties", "--ties"), ("score_precision", "--score-precision")):
         if key not in settings:
             continue
         given, written = getattr(args, key, None), settings[key]
@@ -332,6 +339,7 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
         importer.start()
     else:
         importer = None
+    check_names(args.names, len(args.runs))
     runs = [load_run(p, **columns_kwarg(args, p)) for p in args.runs]
     queries = load_queries(args.queries) if args.queries else None
     docs = load_docs(args.docs) if args.docs else None

@@ -5,14 +5,18 @@ tool does, read from its own source (the commit is named in :data:`PRESETS`):
 
 ``trec_eval``
     ragreport's defaults: score descending, ties by document id descending, relevant =
-    grade >= 1, linear nDCG gains, the mean over the queries both inputs hold, full precision.
+    grade >= 1, linear nDCG gains, the mean over the queries both inputs hold, full precision,
+    scores compared as 64-bit doubles (trec_eval 10).
 ``beir``
     ``EvaluateRetrieval.evaluate`` (beir-cellar/beir): identical query and document ids
     dropped (its default), pytrec_eval's measures at k = 1, 3, 5, 10, 100, 1000, each mean
-    over the queries pytrec_eval evaluated, rounded to 5 decimals.
+    over the queries pytrec_eval evaluated, rounded to 5 decimals; scores compared as 32-bit
+    floats, as pytrec_eval stores them (two scores equal in float32 tie, ordered by document
+    id descending).
 ``mteb``
     ``calculate_retrieval_scores`` (embeddings-benchmark/mteb, v2): pytrec_eval's nDCG, MAP,
-    recall, P and success at k = 1, 3, 5, 10, 20, 100, 1000 rounded to 5 decimals; its MRR@k
+    recall, P and success at k = 1, 3, 5, 10, 20, 100, 1000 rounded to 5 decimals, scores
+    compared as 32-bit floats (pytrec_eval's); its MRR@k
     (ties by document id descending since MTEB 2.18.19) not rounded; every qrels query counts
     (MTEB's results list each query, ``{}`` when nothing was found: ``complete``). Identical
     ids are kept (MTEB's default; the tasks that drop them set ``ignore_identical_ids=True``).
@@ -42,7 +46,8 @@ if TYPE_CHECKING:
     from .data import Qrels
     from .measures import Measure
 
-__all__ = ["COMPAT_NAMES", "PRESETS", "Preset", "Resolved", "check_compat", "resolve"]
+__all__ = ["COMPAT_NAMES", "PRESETS", "SCORE_PRECISIONS", "Preset", "Resolved", "check_compat",
+           "check_score_precision", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -61,8 +66,8 @@ class Preset:
         Measures computed when none are asked for (None: ragreport's defaults).
     options : dict
         Engine options the peer fixes or defaults (``order``, ``ignore_identical_ids``,
-        ``complete``, ``rel_level``); a caller's explicit value wins and is named as an
-        exception.
+        ``complete``, ``rel_level``, ``score_precision``); a caller's explicit value wins and
+        is named as an exception.
     round_digits : int or None
         Decimals the peer rounds its means to (Python's ``round``), or None.
     rounded : frozenset of str
@@ -101,22 +106,32 @@ def _at(families: tuple[str, ...], ks: tuple[int, ...]) -> tuple[str, ...]:
 BEIR_CUTOFFS = (1, 3, 5, 10, 100, 1000)
 MTEB_CUTOFFS = (1, 3, 5, 10, 20, 100, 1000)
 _SCORE = ("order", "score")
+#: pytrec_eval (trec_eval 9's ``float sim``) keeps each score as a 32-bit float
+_FLOAT32 = ("score_precision", "float32")
+#: ``score_precision`` values: how scores are compared when ranking (see :func:`resolve`)
+SCORE_PRECISIONS = ("float64", "float32")
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset(
-        "trec_eval", "trec_eval 9.0.8 and pytrec_eval (ragreport's defaults)",
-        "usnistgov/trec_eval; cvangysel/pytrec_eval",
-        None, (_SCORE, ("ignore_identical_ids", False)),
+        "trec_eval", "trec_eval 10 (ragreport's defaults)",
+        "usnistgov/trec_eval",
+        None, (_SCORE, ("ignore_identical_ids", False), ("score_precision", "float64")),
         notes=("means over the queries both qrels and run hold, full precision; -c, -l and "
-               "-M are trec_eval's own options",),
+               "-M are trec_eval's own options",
+               "scores compared as 64-bit doubles, as trec_eval 10 reads them; trec_eval 9 "
+               "and pytrec_eval keep 32-bit floats, so scores equal in float32 tie there "
+               "(--score-precision float32)"),
     ),
     Preset(
         "beir", "BEIR EvaluateRetrieval.evaluate (pytrec_eval underneath)",
         "beir-cellar/beir beir/retrieval/evaluation.py, custom_metrics.py @ ef83d29",
         _at(("nDCG", "AP", "R", "P"), BEIR_CUTOFFS),
-        (_SCORE, ("ignore_identical_ids", True), ("rel_level", 1)),
+        (_SCORE, ("ignore_identical_ids", True), ("rel_level", 1), _FLOAT32),
         round_digits=5, rounded=frozenset({"nDCG", "AP", "R", "P", "RR", "R_cap", "HitRate"}),
-        notes=("each mean is over the queries pytrec_eval evaluated (in both qrels and run, "
+        notes=("scores are compared as 32-bit floats, as pytrec_eval stores them: two "
+               "scores equal in float32 tie and are ordered by document id descending "
+               "(--score-precision float64 compares the full values)",
+               "each mean is over the queries pytrec_eval evaluated (in both qrels and run, "
                "an emptied result list scoring 0) and rounded to 5 decimals; BEIR's dense "
                "search lists every query (an empty dict when nothing was found), its BM25 "
                "search only those with a hit: --complete counts a qrels query missing from "
@@ -134,9 +149,11 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
         _at(("nDCG", "AP", "R", "P", "RR", "HitRate"), MTEB_CUTOFFS),
         # every query of the task is in MTEB's results ({} when nothing was found: scores 0);
         # identical ids: each task decides (default False)
-        (_SCORE, ("rel_level", 1), ("complete", True)),
+        (_SCORE, ("rel_level", 1), ("complete", True), _FLOAT32),
         round_digits=5, rounded=frozenset({"nDCG", "AP", "R", "P", "HitRate"}),
-        notes=("MTEB's search lists every query of the task in its results, an empty dict "
+        notes=("scores are compared as 32-bit floats, as pytrec_eval stores them (its "
+               "mrr_at_k too, from the same float32 ties)",
+               "MTEB's search lists every query of the task in its results, an empty dict "
                "when nothing was retrieved, which scores 0 in every mean: so a qrels query "
                "missing from the run counts as 0 here (complete); ndcg_at_k, map_at_k, "
                "recall_at_k, precision_at_k and hit_rate_at_k are rounded to 5 decimals, "
@@ -206,15 +223,30 @@ class Resolved:
     order: str
     ignore_identical_ids: bool
     exceptions: tuple[str, ...] = ()
-    complete: bool = False
     """``option=value`` given explicitly against the preset's value."""
+    complete: bool = False
+    score_precision: str = "float64"
+
+
+def check_score_precision(value: Any, where: str = "score_precision") -> str:
+    """``value`` validated: ``"float64"`` or ``"float32"`` (else a RagReportError saying what
+    was received).
+
+    >>> check_score_precision("float32")
+    'float32'
+    """
+    if not isinstance(value, str) or value not in SCORE_PRECISIONS:
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:59] + "…"
+        raise RagReportError(f"{where} must be 'float64' or 'float32', got {shown}")
+    return value
 
 
 def resolve(compat: str | None, *, order: str | None, ignore_identical_ids: Any,
-            explicit: dict[str, Any] | None = None, complete: Any = None) -> Resolved:
-    """Fill ``order``, ``ignore_identical_ids`` and ``complete`` (None: unset) from the
-    preset (else ragreport's defaults) and list the explicit options that differ from the
-    preset's.
+            explicit: dict[str, Any] | None = None, complete: Any = None,
+            score_precision: Any = None) -> Resolved:
+    """Fill ``order``, ``ignore_identical_ids``, ``complete`` and ``score_precision``
+    (None: unset) from the preset (else ragreport's defaults: float64 scores, as trec_eval
+    10) and list the explicit options that differ from the preset's.
 
     ``explicit`` holds other options the caller gave with a non-default value (such as
     ``rel_level=2``); those the preset fixes otherwise are named as exceptions.
@@ -226,8 +258,12 @@ def resolve(compat: str | None, *, order: str | None, ignore_identical_ids: Any,
     ('ignore_identical_ids=False',)
     >>> resolve("llamaindex", order="score", ignore_identical_ids=None).exceptions
     ("order='score'",)
+    >>> resolve("mteb", order=None, ignore_identical_ids=None).score_precision
+    'float32'
     """
     compat = check_compat(compat)
+    if score_precision is not None:
+        score_precision = check_score_precision(score_precision)
     if ignore_identical_ids is not None and not isinstance(ignore_identical_ids, bool):
         import numpy as np
 
@@ -237,7 +273,8 @@ def resolve(compat: str | None, *, order: str | None, ignore_identical_ids: Any,
         ignore_identical_ids = bool(ignore_identical_ids)
     preset = PRESETS[compat].option_values if compat is not None else {}
     given = {"order": order, "ignore_identical_ids": ignore_identical_ids,
-             "complete": None if complete is None else bool(complete), **(explicit or {})}
+             "complete": None if complete is None else bool(complete),
+             "score_precision": score_precision, **(explicit or {})}
     exceptions = tuple(f"{k}={v!r}" for k, v in given.items()
                        if v is not None and k in preset and preset[k] != v)
     out_order = order if order is not None else preset.get("order", "score")
@@ -245,7 +282,9 @@ def resolve(compat: str | None, *, order: str | None, ignore_identical_ids: Any,
         bool(preset.get("ignore_identical_ids", False))
     out_complete = bool(complete) if complete is not None else \
         bool(preset.get("complete", False))
-    return Resolved(compat, out_order, out_ignore, exceptions, out_complete)
+    out_precision = score_precision if score_precision is not None else \
+        str(preset.get("score_precision", "float64"))
+    return Resolved(compat, out_order, out_ignore, exceptions, out_complete, out_precision)
 
 
 def default_measures(compat: str | None) -> list[str] | None:

@@ -140,6 +140,25 @@ class Run(_Rows):
         return Run(self.query_ids, self.doc_ids, self.source, self.lines, self.scores, name,
                    self.has_scores, self.query_texts, self.empty_queries, self.latency_ms)
 
+    def at_precision(self, precision: str) -> Run:
+        """This run with its scores as ``precision`` keeps them: ``"float32"`` rounds each
+        to the nearest 32-bit float (round half to even, as C's conversion of a ``double``
+        to trec_eval 9's and pytrec_eval's ``float sim``), so scores equal in float32 tie;
+        ``"float64"`` returns the run itself. Lists given without scores are unchanged (their
+        scores only reproduce the given order).
+
+        >>> import pyarrow as pa
+        >>> r = Run(pa.array(["q", "q"]), pa.array(["a", "b"]), "run", RowLines(2),
+        ...         np.array([0.5 + 1e-9, 0.5]))
+        >>> r.at_precision("float32").scores.tolist()
+        [0.5, 0.5]
+        """
+        if precision == "float64" or not self.has_scores:
+            return self
+        scores = self.scores.astype(np.float32).astype(np.float64)
+        return Run(self.query_ids, self.doc_ids, self.source, self.lines, scores, self.name,
+                   self.has_scores, self.query_texts, self.empty_queries, self.latency_ms)
+
 
 def distinct_names(runs: list[Run], names: list[str] | None = None) -> list[Run]:
     """The runs under distinct names: ``names`` in order, else each run's own name (its TREC

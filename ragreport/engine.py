@@ -408,6 +408,7 @@ def evaluate(
     ties: str = "trec_eval",
     compat: str | None = None,
     ignore_identical_ids: bool | None = None,
+    score_precision: str | None = None,
     _curve_width: int | None = None,
 ) -> EvaluationResult:
     """Evaluate a run against qrels: every measure, for every K from 1 to ``k_max``.
@@ -473,6 +474,13 @@ def evaluate(
         Drop every retrieved document whose id equals its query's id before evaluating (BEIR
         and MTEB's ``ignore_identical_ids``), counted in ``counts.identical_ids_dropped``.
         Default: ``compat``'s (True for BEIR), else False.
+    score_precision : {"float64", "float32"}, optional
+        How scores are compared when ranking. ``"float64"`` (trec_eval 10): the full values.
+        ``"float32"`` (trec_eval 9, pytrec_eval and so BEIR, MTEB and ir_measures): each
+        score rounded to the nearest 32-bit float first, so two scores that differ only
+        beyond float32 precision tie and are ordered by document id descending. Tie exposure
+        and ``ties="average"`` see the same ties. Default: ``compat``'s (``"float32"`` for
+        BEIR and MTEB), else ``"float64"``.
 
     Returns
     -------
@@ -492,7 +500,7 @@ def evaluate(
 
     cfg = resolve(compat, order=order, ignore_identical_ids=ignore_identical_ids,
                   explicit={"rel_level": rel_level} if rel_level != 1 else None,
-                  complete=complete)
+                  complete=complete, score_precision=score_precision)
     complete = cfg.complete
     order = _check_choice("order", cfg.order, _ORDERS)
     no_relevant = _check_choice("no_relevant", no_relevant, _NO_REL)
@@ -530,7 +538,7 @@ def evaluate(
                              f"{fractional_grades!r}")
     q = prepare_qrels(cfg.compat, load_qrels(qrels, fractional_grades=bool(fractional_grades)),
                       rel_level)
-    r = load_run(run, name=name)
+    r = load_run(run, name=name).at_precision(cfg.score_precision)
     if doc_map is not None:  # chunks and documents (ragreport.docmap)
         from .docmap import chunk_qrels, judgment_level, load_doc_map
 
@@ -579,7 +587,8 @@ def evaluate(
                               fractional_grades=bool(fractional_grades),
                               curve_width=width, ties=ties, compat=cfg.compat,
                               compat_exceptions=cfg.exceptions,
-                              ignore_identical_ids=cfg.ignore_identical_ids)
+                              ignore_identical_ids=cfg.ignore_identical_ids,
+                              score_precision=cfg.score_precision)
     texts = dict(r.query_texts)
     result = EvaluationResult(
         run_name=r.name,
@@ -600,5 +609,6 @@ def evaluate(
         add_document_level(result, dm, dm_level, dm_neither, given_qrels, {
             "k_max": k_max, "rel_level": rel_level, "complete": bool(complete),
             "no_relevant": no_relevant, "fractional_grades": bool(fractional_grades),
-            "compat": cfg.compat, "ignore_identical_ids": cfg.ignore_identical_ids})
+            "compat": cfg.compat, "ignore_identical_ids": cfg.ignore_identical_ids,
+            "score_precision": cfg.score_precision})
     return result

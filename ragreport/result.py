@@ -41,6 +41,7 @@ class Conventions:
     compat: str | None = None  # a peer's conventions in one word (ragreport.compat)
     compat_exceptions: tuple[str, ...] = ()  # options given explicitly against the preset
     ignore_identical_ids: bool = False  # a document whose id is its query's id is dropped
+    score_precision: str = "float64"  # or "float32": scores compared as pytrec_eval's
 
     def describe(self) -> dict[str, str]:
         """Human-readable statement of each convention."""
@@ -69,6 +70,10 @@ class Conventions:
             "no relevant document": {"zero": "query scores 0 (trec_eval)",
                                      "skip": "query left out",
                                      "raise": "error"}[self.no_relevant],
+            "scores": "compared as 64-bit doubles (trec_eval 10)"
+            if self.score_precision == "float64" else
+            "compared as 32-bit floats (trec_eval 9, pytrec_eval): scores equal in float32 "
+            "tie",
             "duplicates": "error" if self.duplicates == "error" else "first occurrence kept",
             "ties": "trec_eval's order" if self.ties == "trec_eval" else
             "expected value over all tie orders (McSherry & Najork 2008)",

@@ -45,7 +45,7 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
 
 #: Evaluation options a targets file may set beside its targets (``compat = "beir"``,
 #: ``ignore_identical_ids = true``; :mod:`ragreport.compat`): keys that are not targets.
-SETTINGS: tuple[str, ...] = ("compat", "ignore_identical_ids", "ties")
+SETTINGS: tuple[str, ...] = ("compat", "ignore_identical_ids", "ties", "score_precision")
 
 #: The key of the targets table that holds per-slice targets (``[targets.slices.NAME]``,
 #: :func:`load_slice_targets`): not a measure.
@@ -353,12 +353,13 @@ def _settings_tables(path: str | os.PathLike[str] | None,
 
 def load_settings(path: str | os.PathLike[str] | None = None,
                   cwd: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """Evaluation settings written beside the targets: ``compat`` and
-    ``ignore_identical_ids`` (see :data:`SETTINGS`), read from the file :func:`load_targets`
-    reads (``path``, else ``[tool.ragreport]`` in ``cwd/pyproject.toml``, else
-    ``cwd/ragreport.toml``), at its top level, under ``[tool.ragreport]`` or in the targets
-    table itself. A setting given twice with different values, an unknown preset or a
-    non-boolean ``ignore_identical_ids`` is a ConfigError naming the file. When a setting is
+    """Evaluation settings written beside the targets: ``compat``,
+    ``ignore_identical_ids``, ``ties`` and ``score_precision`` (see :data:`SETTINGS`), read
+    from the file :func:`load_targets` reads (``path``, else ``[tool.ragreport]`` in
+    ``cwd/pyproject.toml``, else ``cwd/ragreport.toml``), at its top level, under
+    ``[tool.ragreport]`` or in the targets table itself. A setting given twice with different
+    values, an unknown preset, a non-boolean ``ignore_identical_ids`` or an unknown ``ties``
+    or ``score_precision`` is a ConfigError naming the file. When a setting is
     found, ``"source"`` names the file.
     """
     from .compat import check_compat
@@ -395,6 +396,12 @@ def load_settings(path: str | os.PathLike[str] | None = None,
             raise ConfigError(f"{source}: ties must be \"trec_eval\" or \"average\", got "
                               f"{_short(repr(value))}")
         out["ties"] = value
+    if "score_precision" in found:  # ragreport.compat: "float64" or "float32"
+        value = found["score_precision"][0]
+        if value not in ("float64", "float32"):
+            raise ConfigError(f"{source}: score_precision must be \"float64\" or \"float32\", "
+                              f"got {_short(repr(value))}")
+        out["score_precision"] = value
     return out | ({"source": source} if out else {})
 
 

@@ -472,6 +472,114 @@ def test_identical_ids_streamed(tmp_path: Path, no_relevant: str) -> None:
             assert all(v == round(v, 5) for v in s.means().values())
 
 
+# ---- score precision: pytrec_eval's float32 scores -------------------------------------
+
+
+def _close_scores(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """Dense-retrieval-like runs: groups of scores 1e-9 apart (equal in float32, not in
+    float64), graded labels, relevant and non-relevant documents inside each group."""
+    rng = np.random.default_rng(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for i in range(15):
+        q = f"q{i}"
+        docs = [f"d{j:02d}" for j in rng.choice(60, size=25, replace=False)]
+        qrels[q] = {d: int(rng.choice([0, 0, 1, 2])) for d in docs[:12]}
+        qrels[q][docs[0]] = 1  # at least one relevant document
+        bases = rng.uniform(0.2, 0.9, size=5)
+        run[q] = {d: float(bases[j % 5] + int(rng.integers(0, 4)) * 1e-9)
+                  for j, d in enumerate(docs)}
+    return qrels, run
+
+
+def _float64_differs(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
+                     measure: str, asked: str, theirs: str) -> bool:
+    """Whether ragreport's float64 order gives another value than pytrec_eval somewhere."""
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {asked}).evaluate(run)
+    r = evaluate(qrels, run, [measure], score_precision="float64")
+    return bool(np.any(r.values(measure) != [trec[q][theirs] for q in r.query_ids]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_beir_preset_orders_scores_as_pytrec_eval(seed: int) -> None:
+    qrels, run = _close_scores(seed)
+    ks = [1, 3, 5, 10, 100, 1000]
+    r = evaluate(qrels, run, compat="beir")
+    assert r.conventions.score_precision == "float32"
+    assert r.means() == beir_evaluate(qrels, run, ks)
+    # the same run at full precision is another ranking: the case is not vacuous
+    assert _float64_differs(qrels, run, "nDCG@10", "ndcg_cut.10", "ndcg_cut_10")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mteb_preset_orders_scores_as_pytrec_eval(seed: int) -> None:
+    qrels, run = _close_scores(seed)
+    r = evaluate(qrels, run, ["nDCG@10", "AP@10", "P@3", "R@5", "RR@10", "HitRate@1"],
+                 compat="mteb")
+    trec = pytrec_eval.RelevanceEvaluator(
+        qrels, {"ndcg_cut.10", "map_cut.10", "P.3", "recall.5", "success.1"}).evaluate(run)
+    for ours, theirs in (("nDCG@10", "ndcg_cut_10"), ("AP@10", "map_cut_10"), ("P@3", "P_3"),
+                         ("R@5", "recall_5"), ("HitRate@1", "success_1")):
+        np.testing.assert_array_equal(r.values(ours), [trec[q][theirs] for q in r.query_ids])
+    # MTEB's mrr_at_k: the first relevant document among the top 10 in pytrec_eval's order
+    # (score as float32 descending, then document id descending)
+    rr = []
+    for q in r.query_ids:
+        ranked = sorted(run[q], key=lambda d: (np.float32(run[q][d]), d), reverse=True)[:10]
+        rr.append(next((1 / (i + 1) for i, d in enumerate(ranked) if qrels[q].get(d, 0) >= 1),
+                       0.0))
+    np.testing.assert_array_equal(r.values("RR@10"), rr)
+    assert _float64_differs(qrels, run, "RR", "recip_rank", "recip_rank")
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_default_compares_full_precision(seed: int) -> None:
+    qrels, run = _close_scores(seed)
+    r = evaluate(qrels, run, ["RR", "P@1"])
+    assert r.conventions.score_precision == "float64"
+    assert r.conventions.describe()["scores"].startswith("compared as 64-bit doubles")
+    # the order by the float64 value, ties (exact) by document id descending
+    want = []
+    for q in r.query_ids:
+        ranked = sorted(run[q], key=lambda d: (run[q][d], d), reverse=True)
+        want.append(next(1 / (i + 1) for i, d in enumerate(ranked) if qrels[q].get(d, 0) >= 1))
+    np.testing.assert_array_equal(r.values("RR"), want)
+    # explicit float32 gives pytrec_eval's numbers without a preset; float64 under beir is
+    # named as an exception
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)
+    r32 = evaluate(qrels, run, ["RR"], score_precision="float32")
+    np.testing.assert_array_equal(r32.values("RR"), [trec[q]["recip_rank"] for q in r.query_ids])
+    assert "32-bit floats" in r32.conventions.describe()["scores"]
+    b = evaluate(qrels, run, ["RR"], compat="beir", score_precision="float64")
+    assert b.conventions.compat_exceptions == ("score_precision='float64'",)
+    np.testing.assert_array_equal(b.values("RR"), r.values("RR"))
+
+
+def test_score_precision_reaches_ties_and_streaming(tmp_path: Path) -> None:
+    qrels = {"q": {"a": 1, "b": 0}}
+    run = {"q": {"a": 0.5 + 1e-9, "b": 0.5}}  # one tie in float32 only
+    assert evaluate(qrels, run, ["RR"]).mean("RR") == 1.0
+    # ties="average": the expected value over both orders of the float32 tie
+    assert evaluate(qrels, run, ["RR"], ties="average",
+                    score_precision="float32").mean("RR") == pytest.approx(0.75)
+    assert evaluate(qrels, run, ["RR"], ties="average").mean("RR") == 1.0
+    # tie exposure sees the same tie
+    from ragreport.stream import evaluate_stream
+    from ragreport.ties import exposure
+
+    exp32 = exposure(evaluate(qrels, run, ["RR"], score_precision="float32"), "RR")
+    exp64 = exposure(evaluate(qrels, run, ["RR"]), "RR")
+    assert (exp32.low, exp32.high) == (0.5, 1.0) and (exp64.low, exp64.high) == (1.0, 1.0)
+    # the streamed evaluation reads the same option
+    (tmp_path / "q.txt").write_text("q 0 a 1\nq 0 b 0\n")
+    (tmp_path / "r.txt").write_text(f"q Q0 a 1 {0.5 + 1e-9!r} t\nq Q0 b 2 0.5 t\n")
+    s = evaluate_stream(tmp_path / "q.txt", tmp_path / "r.txt", ["RR"], compat="beir")
+    assert s.means()["RR"] == 0.5
+    with pytest.raises(RagReportError, match=r"score_precision must be 'float64' or "
+                                             r"'float32', got 'float16'"):
+        evaluate(qrels, run, ["RR"], score_precision="float16")
+
+
 # ---- options, errors, reports ----------------------------------------------------------
 
 

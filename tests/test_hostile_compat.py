@@ -44,6 +44,15 @@ def _beir_ndcg3(r: CaseResult) -> None:
     assert json.loads(r.stdout)["means"] == {"nDCG@3": expected}
 
 
+CLOSE_RUN = "q Q0 d7 1 0.500000001 t\nq Q0 d8 2 0.5 t\n"
+
+
+def _means(expected: dict[str, float]) -> Callable[[CaseResult], None]:
+    def check(r: CaseResult) -> None:
+        assert json.loads(r.stdout)["means"] == expected
+    return check
+
+
 def _report_json(key: str, pattern: str) -> Callable[[CaseResult], None]:
     def check(r: CaseResult) -> None:
         doc = json.loads((r.tmp / "r.json").read_text())
@@ -138,6 +147,49 @@ CASES = [
     Case("ranx-ndcg-level-as-advised", [*EVAL, "--compat", "ranx", "-l", "2", "-m",
                                         "ndcg@10"], FILES, exit=0,
          stdout=r"nDCG@10  0\.4206\n"),
+    # --score-precision (pytrec_eval's float32 scores): refusals, conflicts and the numbers
+    Case("precision-unknown", [*EVAL, "--score-precision", "float16"], FILES, exit=2,
+         stderr=r"--score-precision: invalid choice: 'float16' \(choose from 'float64', "
+                r"'float32'\)"),
+    Case("precision-in-targets-unknown", [*CHECK, "--targets", "t.toml"],
+         {**FILES, "t.toml": 'score_precision = "double"\n"P@1" = 0.1\n'}, exit=2,
+         stderr=r't\.toml: score_precision must be "float64" or "float32", got \'double\''),
+    Case("precision-in-targets-not-a-string", [*CHECK, "--targets", "t.toml"],
+         {**FILES, "t.toml": 'score_precision = 32\n"P@1" = 0.1\n'}, exit=2,
+         stderr=r't\.toml: score_precision must be "float64" or "float32", got 32$'),
+    Case("precision-file-vs-cli", [*CHECK, "--targets", "t.toml", "--score-precision",
+                                   "float64"],
+         {**FILES, "t.toml": 'score_precision = "float32"\n"P@1" = 0.1\n'}, exit=2,
+         stderr=r'--score-precision float64 conflicts with score_precision = "float32" in '
+                r"t\.toml; give it in one place"),
+    Case("precision-set-twice-in-pyproject", [*CHECK],
+         {**FILES, "pyproject.toml": '[tool.ragreport]\nscore_precision = "float32"\n'
+                                     '[tool.ragreport.targets]\nscore_precision = "float64"\n'
+                                     '"P@1" = 0.1\n'}, exit=2,
+         stderr=r"score_precision is set twice, to 'float32' in .* and to 'float64' in"),
+    # 0.5 + 1e-9 and 0.5 are one float32: tied there (d8 above d7 by id), not in float64
+    Case("precision-beir-ties-in-float32", ["evaluate", "q.txt", "r.txt", "--compat", "beir",
+                                            "-m", "RR", "--format", "json"],
+         {"q.txt": "q 0 d7 1\nq 0 d8 0\n", "r.txt": CLOSE_RUN}, exit=0,
+         check=_means({"RR": 0.5})),
+    Case("precision-beir-streamed", ["evaluate", "q.txt", "r.txt", "--compat", "beir",
+                                     "--stream", "-m", "RR", "--format", "json"],
+         {"q.txt": "q 0 d7 1\nq 0 d8 0\n", "r.txt": CLOSE_RUN}, exit=0,
+         check=_means({"RR": 0.5})),
+    Case("precision-default-float64", ["evaluate", "q.txt", "r.txt", "-m", "RR", "--format",
+                                       "json"],
+         {"q.txt": "q 0 d7 1\nq 0 d8 0\n", "r.txt": CLOSE_RUN}, exit=0,
+         check=_means({"RR": 1.0})),
+    Case("precision-beir-float64-explicit", ["evaluate", "q.txt", "r.txt", "--compat", "beir",
+                                             "--score-precision", "float64", "-m", "RR",
+                                             "--format", "json"],
+         {"q.txt": "q 0 d7 1\nq 0 d8 0\n", "r.txt": CLOSE_RUN}, exit=0,
+         check=_means({"RR": 1.0})),
+    Case("precision-from-targets-file", ["check", "q.txt", "r.txt", "--no-stats", "--jobs",
+                                         "1", "--targets", "t.toml", "--json", "r.json"],
+         {"q.txt": "q 0 d7 1\nq 0 d8 0\n", "r.txt": CLOSE_RUN,
+          "t.toml": 'score_precision = "float32"\n"RR" = 0.9\n'}, exit=1,
+         check=_report_json("conventions", "compared as 32-bit floats")),
     Case("ties-average-with-llamaindex", [*EVAL, "--compat", "llamaindex", "--ties",
                                           "average", "-m", "RR"], FILES, exit=2,
          stderr=r"ties='average' .*order='given'"),

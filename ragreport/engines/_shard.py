@@ -38,7 +38,7 @@ __all__ = ["COLUMNS", "PartError", "PartSpec", "check_options", "empty_meta", "e
 COLUMNS = ("query_id", "doc_id", "relevance", "score", "side")
 #: The options of :func:`ragreport.evaluate` that the engines pass on.
 OPTIONS = ("order", "rel_level", "complete", "max_depth", "no_relevant", "duplicates",
-           "fractional_grades", "ties", "compat", "ignore_identical_ids")
+           "fractional_grades", "ties", "compat", "ignore_identical_ids", "score_precision")
 
 _START, _END = "<<ragreport:", ":ragreport>>"
 _MARKED = re.compile(re.escape(_START) + r"(\w+):(.*?)" + re.escape(_END), re.S)

@@ -109,7 +109,7 @@ def evaluate(qrels_df: Any, run_df: Any, measures: Any = None, k_max: int | None
     **options
         ``order``, ``rel_level``, ``complete``, ``max_depth``, ``no_relevant``,
         ``duplicates``, ``fractional_grades``, ``ties``, ``compat``,
-        ``ignore_identical_ids``: as for :func:`ragreport.evaluate`.
+        ``ignore_identical_ids``, ``score_precision``: as for :func:`ragreport.evaluate`.
 
     Returns
     -------
