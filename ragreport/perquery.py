@@ -411,6 +411,14 @@ def stated_qrels(results: Sequence[EvaluationResult]) -> tuple[str | None, str |
             _common(getattr(r, "qrels_judgments_sha256", None) for r in results))
 
 
+def _curve_columns(columns: Sequence[Any]) -> list[Any]:
+    """The columns of a shard's metadata but its scalar columns of measures with a cutoff
+    (a cutoff beyond the curves of one shard and within those of another)."""
+    return [d for d in columns if not (isinstance(d, dict) and d.get("kind") == "scalar"
+                                       and isinstance(d.get("measure"), dict)
+                                       and d["measure"].get("cutoff") is not None)]
+
+
 def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
     """One metadata for shards that agree; a one-line InputError naming two that do not."""
     first = metas[0]
@@ -431,19 +439,29 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
                                  f"({what} {str(qa)[:12]}... vs {str(qb)[:12]}...); evaluate "
                                  "every shard against the same (whole) qrels file", src)
     for meta, src in zip(metas[1:], sources[1:], strict=True):
-        for key, what in (("conventions", "conventions"), ("measures", "measures"),
-                          ("columns", "measure columns"), ("k_max", "k_max")):
-            if meta[key] != first[key]:
+        for key, what in (("conventions", "conventions"), ("measures", "measures")):
+            a, b = first[key], meta[key]
+            if key == "conventions" and isinstance(a, dict) and isinstance(b, dict):
+                # k_max only sets how wide the curves may be: no value depends on it
+                a, b = ({k: v for k, v in c.items() if k != "k_max"} for c in (a, b))
+            if a != b:
                 diff = ""
                 if key == "conventions":
-                    bad = sorted(k for k in set(meta[key]) | set(first[key])
-                                 if meta[key].get(k) != first[key].get(k))
-                    diff = f" ({', '.join(f'{k}: {first[key].get(k)!r} vs {meta[key].get(k)!r}' for k in bad[:3])})"  # noqa: E501
-                elif key == "k_max":
-                    diff = f" ({first[key]} vs {meta[key]})"
+                    bad = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+                    diff = f" ({', '.join(f'{k}: {a.get(k)!r} vs {b.get(k)!r}' for k in bad[:3])})"
                 raise InputError(f"{sources[0]} and {src} have different {what}{diff}; "
                                  "only shards of one evaluation merge", src)
+        if _curve_columns(meta["columns"]) != _curve_columns(first["columns"]):
+            raise InputError(f"{sources[0]} and {src} have different measure columns; only "
+                             "shards of one evaluation merge", src)
     out = dict(first)
+    # a cutoff beyond one shard's curves is a column of its own there, a curve point in a
+    # deeper shard: the merge lists every such column (read from the curve where missing)
+    out["columns"] = list({json.dumps(d, sort_keys=True): d
+                           for m in metas for d in m["columns"]}.values())
+    out["k_max"] = min(m["k_max"] for m in metas)
+    if isinstance(out["conventions"], dict):
+        out["conventions"] = {**out["conventions"], "k_max": out["k_max"]}
     out["fingerprints"] = {
         "qrels": next((m["fingerprints"].get("qrels") for m in metas
                        if m["fingerprints"].get("qrels")), None),
@@ -725,6 +743,40 @@ def _curve(arr: Any, name: str, k_max: int, take: Any, source: str, rows: Any,
     return np.ascontiguousarray(flat, dtype=np.float64).reshape(n, k_max)
 
 
+#: Families whose per-query values count documents or queries: whole numbers (except as
+#: expected values over tie orders, ``ties="average"``).
+_COUNT_FAMILIES = frozenset({"Hits", "NumRet", "NumRel", "NumRelRet", "NumQ"})
+#: Slack for a bounded measure's value computed in floating point (never above 1 by more).
+_BOUND_SLACK = 1e-9
+
+
+def _check_values(values: FloatArray, m: Measure, name: str, whole: bool,
+                  where: Any) -> None:
+    """An InputError at the first value a measure cannot take: NaN or infinite, outside
+    [0, 1] for a bounded measure, negative, or a count that is not a whole number (when
+    ``whole``). ``where(i)`` gives the (shard, row) of the ``i``-th selected query."""
+    if values.size == 0:
+        return
+    v = values.reshape(len(values), -1)
+    problems = (
+        (~np.isfinite(v), "is not a finite number"),
+        (v < 0, "is negative"),
+        ((v > 1 + _BOUND_SLACK) if m.bounded else np.zeros_like(v, dtype=bool),
+         f"is above 1, outside {m.name}'s range [0, 1]"),
+        ((v != np.floor(v)) if whole and m.name in _COUNT_FAMILIES
+         else np.zeros_like(v, dtype=bool), f"is not a whole number ({m.name} counts)"),
+    )
+    with np.errstate(invalid="ignore"):
+        for bad, what in problems:
+            if not bad.any():
+                continue
+            i, j = np.unravel_index(int(np.flatnonzero(bad)[0]), bad.shape)
+            at = f" (K = {int(j) + 1})" if values.ndim > 1 else ""
+            source, row = where(int(i))
+            raise InputError(f"column {name!r}{at}: value {float(v[i, j])!r} {what}", source,
+                             row=row)
+
+
 def _ranks(arr: Any, name: str, n_ret: Any, take: Any, source: str, rows: Any
            ) -> tuple[Any, Any]:
     """A list<int64> column of 0-based ranks back to (query, rank) pairs, checked: each
@@ -744,6 +796,35 @@ def _ranks(arr: Any, name: str, n_ret: Any, take: Any, source: str, rows: Any
         raise InputError(f"column {name!r}: ranks must increase, from 0 to retrieved - 1",
                          source, row=int(rows[int(qi[np.flatnonzero(bad)[0]])]) + 1)
     return qi, np.asarray(pos, dtype=np.int64)
+
+
+def _with_points(table: pa.Table, source: str, columns: Sequence[tuple[str, str, Measure]],
+                 curve_of: Mapping[Measure, str]) -> pa.Table:
+    """``table`` with each scalar column of a measure with a cutoff that it lacks, taken
+    from its curve (a shard whose curves reach the cutoff stores it as a curve point)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for name, kind, m in columns:
+        if kind != "scalar" or name in table.column_names:
+            continue
+        curve = curve_of.get(m.curve_key) if m.cutoff is not None else None
+        k = int(m.cutoff or 0)
+        arr = table.column(curve) if curve is not None and curve in table.column_names \
+            else None
+        if arr is None or not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)
+                               or pa.types.is_fixed_size_list(arr.type)):
+            raise InputError(f"column {name!r} is missing", source)
+        lengths = np.asarray(pc.fill_null(pc.list_value_length(arr), 0)
+                             .to_numpy(zero_copy_only=False), dtype=np.int64)
+        if len(lengths) and int(lengths.min()) < k:
+            raise InputError(f"column {name!r} is missing and the curve {curve!r} stops "
+                             f"before K = {k}", source,
+                             row=int(np.argmin(lengths >= k)) + 1)
+        point = pc.list_element(arr, k - 1) if len(lengths) else pa.array([], pa.float64())
+        table = table.append_column(name, pa.chunked_array(point.chunks, pa.float64())
+                                    if isinstance(point, pa.ChunkedArray) else point)
+    return table
 
 
 def unjudged_in_top(result: EvaluationResult, i: int, k: int) -> tuple[int, int]:
@@ -829,8 +910,9 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
     for i, (t, src) in enumerate(zip(tables, names, strict=True)):
         for c in _FIXED:
             _column(t, c, src)
-        for c, _, _ in columns:
-            _column(t, str(c), src)
+        for c, kind, m in columns:
+            if kind != "scalar" or m.cutoff is None:  # else: read from the curve if missing
+                _column(t, str(c), src)
         ids: dict[str, list[str]] = {}
         for c in ("run", "query_id"):
             col = t.column(c)
@@ -854,6 +936,9 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
         raise InputError(f"run {unknown[0]!r} has rows but no counts in the metadata",
                          names[shard_of[run_col.index(unknown[0])]])
     wanted = [*_FIXED[2:], *(str(c) for c, _, _ in columns)]  # run, query_id: read above
+    curve_of = {m: c for c, kind, m in columns if kind != "scalar"}
+    tables = [_with_points(t, src, columns, curve_of) for t, src in
+              zip(tables, names, strict=True)]
     try:
         full = pa.concat_tables([t.select(wanted) for t in tables],
                                 promote_options="permissive")
@@ -886,6 +971,10 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
         take = np.array([seen[q] for q in order], dtype=np.int64)
         where = names[0] if len(tables) == 1 else "per-query shards"
         shown_rows = np.array([row_of[j] for j in take.tolist()], dtype=np.int64)
+
+        def place(i: int, take: Any = take) -> tuple[str, int]:
+            j = int(take[i])
+            return names[shard_of[j]], row_of[j] + 1
         rm = meta["runs"][run]
         k_max = rm.get("curve_width")
         if isinstance(k_max, bool) or not isinstance(k_max, int) or k_max < 0:
@@ -894,12 +983,15 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
         curves: dict[Measure, FloatArray] = {}
         scalars: dict[Measure, FloatArray] = {}
         beyond: dict[Measure, FloatArray] = {}
+        whole = shared.ties != "average"  # expected counts over tie orders are fractional
         for (name, kind, m) in columns:
             if kind in ("curve", "judged"):  # judged: Judged@K, kept for the health checks
                 curves[m] = _curve(cols[name], name, k_max, take, where, shown_rows,
                                    rm.get("mixed_widths") is True)
+                _check_values(curves[m], m, name, whole, place)
             else:
                 v = _floats(cols[name], name, take, where, shown_rows)
+                _check_values(v, m, name, whole, place)
                 if m.cutoff is not None:
                     beyond[m] = v
                 else:

@@ -20,13 +20,13 @@ from ragreport.report import InputFile, build_report
 from ragreport.targets import parse_targets
 
 
-def _stored() -> str:
+def _stored(**options: Any) -> str:
     """The JSON report of the catalogue's run, as main's CI would keep it."""
     with tempfile.TemporaryDirectory() as tmp:
         q, r = Path(tmp) / "q.txt", Path(tmp) / "r.txt"
         q.write_text(QRELS)
         r.write_text(RUN)
-        result = ragreport.evaluate(str(q), str(r), name="main")
+        result = ragreport.evaluate(str(q), str(r), name="main", **options)
         rep = build_report([result], parse_targets({"RR": 0.1}), per_query=True, stats=False,
                            inputs=[InputFile.from_path("qrels", q),
                                    InputFile.from_path("run", r)],
@@ -36,6 +36,21 @@ def _stored() -> str:
 
 MAIN = _stored()
 DOC: dict[str, Any] = json.loads(MAIN)
+# its means rounded to 5 decimals as BEIR prints them (the per-query values are not)
+MAIN_BEIR = _stored(compat="beir", measures=["nDCG@10", "P@3", "RR"])
+
+
+def _mean_edited(measure: str, value: float) -> str:
+    doc = json.loads(MAIN)
+    doc["means"]["main"][measure] = value
+    return json.dumps(doc)
+
+
+def _three_runs(r: CaseResult) -> None:
+    doc = json.loads((r.tmp / "o.json").read_text())
+    assert doc["runs"] == ["main (stored 2)", "main", "main (stored)"], doc["runs"]
+    assert doc["baseline"] == "main (stored 2)"
+    assert len(doc["means"]) == 3 and doc["means"]["main"]["RR"] == DOC["means"]["main"]["RR"]
 
 
 def _edit(**changes: Any) -> str:
@@ -230,6 +245,26 @@ CASES = [
          stderr=r"--baseline-report must be a file, not standard input"),
     Case("stored-as-output", [*CHECK, "--json", "main.json"], BASE,
          stderr=r"main\.json"),
+    # the summary's deltas and the drop checks compare the same numbers: a mean that is not
+    # its per-query values' (edited by hand) is refused
+    Case("stored-mean-edited", CHECK, {**BASE, "main.json": _mean_edited("RR", 0.9)},
+         stderr=r"main\.json: means\.main\.RR is 0\.9 but its per-query values average "
+                r"0\.666666\d+: the report was changed after it was written"),
+    Case("stored-mean-edited-with-max-drop", [*CHECK[:5], "--jobs", "1", "--baseline-report",
+                                              "main.json", "--max-drop", "0.01"],
+         {**BASE, "main.json": _mean_edited("AP", 0.1)},
+         stderr=r"means\.main\.AP is 0\.1 but its per-query values average 0\.69444"),
+    Case("stored-rounded-means-read", ["check", "q.txt", "r.txt", "--compat", "beir", "-m",
+                                       "nDCG@10", "-m", "P@3", "-m", "RR", "--targets",
+                                       "t.toml", "--no-stats", "--jobs", "1",
+                                       "--baseline-report", "b.json"],
+         {**BASE, "b.json": MAIN_BEIR}, exit=0, stdout=r"ok +qrels"),
+    # a stored run's label never takes a run of today's name (its JSON entry was overwritten)
+    Case("stored-label-collides", ["check", "q.txt", "r.txt", "r2.txt", "--name", "main",
+                                   "--name", "main (stored)", "--targets", "t.toml",
+                                   "--no-stats", "--jobs", "1", "--baseline-report",
+                                   "main.json", "--json", "o.json"],
+         {**BASE, "r2.txt": RUN}, exit=0, check=_three_runs),
     Case("stored-with-doc-map", [*CHECK, "--doc-map", "m.tsv"],
          {**BASE, "m.tsv": "d1\tD1\n"},
          stderr=r"--baseline-report does not work with --doc-map yet"),

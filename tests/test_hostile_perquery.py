@@ -76,6 +76,32 @@ _engine = _t.replace_schema_metadata({**_t.schema.metadata,
 ENGINE_PARTS = {f"out/part-{i}.parquet": _bytes(t) for i, t in
                 enumerate([_engine.slice(0, 1), _engine.slice(0, 0), _engine.slice(1)])}
 RUN_PARQUET = _bytes(pa.table({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]}))
+# shards with values no evaluation gives (edited by hand or by another tool)
+_counted = to_table(evaluate(_nested(QRELS), _nested_run(RUN), ["P@2", "AP", "NumRet",
+                                                                 "Hits@2"], name="tag"))
+_c2 = to_table(evaluate({q: d for q, d in _nested(QRELS).items() if q != "q1"},
+                        {q: d for q, d in _nested_run(RUN).items() if q != "q1"},
+                        ["P@2", "AP", "NumRet", "Hits@2"], name="tag"))
+
+
+def _edited(table: pa.Table, column: str, row: int, value: float) -> bytes:
+    values = table.column(column).to_pylist()
+    if isinstance(values[row], list):
+        values[row] = [value, *values[row][1:]]
+    else:
+        values[row] = value
+    i = table.column_names.index(column)
+    return _bytes(table.set_column(i, column, pa.array(values, table.schema.field(column)
+                                                       .type)))
+
+
+def _counted_shards(column: str, value: float) -> dict[str, bytes]:
+    """q1 alone and q2, q3 (the value set in q3's row), as two shards of one evaluation."""
+    first = to_table(evaluate({"q1": _nested(QRELS)["q1"]}, {"q1": _nested_run(RUN)["q1"]},
+                              ["P@2", "AP", "NumRet", "Hits@2"], name="tag"))
+    return {"s/a.parquet": _bytes(first), "s/b.parquet": _edited(_c2, column, 1, value)}
+
+
 FILES = {"qrels.txt": QRELS, "run.txt": RUN}
 CHECK = ["check", "--no-stats", "--jobs", "1", "--targets", "t.toml"]
 TARGETS = {"t.toml": '"P@2" = 0.1\n'}
@@ -180,6 +206,43 @@ CASES = [
                 r"with --per-query-in instead of QRELS and RUN"),
     Case("per-query-file-alone", ["report", "--json", "r.json", "w.parquet"],
          {"w.parquet": WHOLE}, stderr=r"w\.parquet holds per-query results"),
+    # values no evaluation gives: input errors naming the shard and row, before any output
+    # is replaced; never "a target failed" (exit 1)
+    Case("nan-scalar", [*CHECK, "--per-query-in", "w.parquet", "--json", "r.json"],
+         {"t.toml": '"AP" = 0.5\n', "w.parquet": _edited(_counted, "AP", 1, float("nan")),
+          "r.json": "old"},
+         stderr=r"w\.parquet: row 2: column 'AP': value nan is not a finite number$"),
+    Case("nan-curve", [*CHECK, "--per-query-in", "w.parquet"],
+         {**TARGETS, "w.parquet": _edited(_counted, "P@K", 2, float("nan"))},
+         stderr=r"w\.parquet: row 3: column 'P@K' \(K = 1\): value nan is not a finite number"),
+    Case("infinite-curve", [*CHECK, "--per-query-in", "w.parquet"],
+         {**TARGETS, "w.parquet": _edited(_counted, "nDCG@K", 0, float("inf"))},
+         stderr=r"row 1: column 'nDCG@K' \(K = 1\): value inf is not a finite number"),
+    Case("minus-infinity-scalar", ["report", "--per-query-in", "w.parquet"],
+         {"w.parquet": _edited(_counted, "RR", 0, float("-inf"))},
+         stderr=r"row 1: column 'RR': value -inf is not a finite number"),
+    Case("ap-above-one", [*CHECK, "--per-query-in", "w.parquet", "--markdown", "m.md"],
+         {**TARGETS, "w.parquet": _edited(_counted, "AP", 0, 7.5), "m.md": "old"},
+         stderr=r"w\.parquet: row 1: column 'AP': value 7\.5 is above 1, outside AP's range "
+                r"\[0, 1\]"),
+    Case("precision-negative", [*CHECK, "--per-query-in", "w.parquet"],
+         {**TARGETS, "w.parquet": _edited(_counted, "P@K", 1, -0.5)},
+         stderr=r"row 2: column 'P@K' \(K = 1\): value -0\.5 is negative"),
+    Case("count-not-whole", [*CHECK, "--per-query-in", "w.parquet"],
+         {**TARGETS, "w.parquet": _edited(_counted, "NumRet", 2, 2.5)},
+         stderr=r"row 3: column 'NumRet': value 2\.5 is not a whole number \(NumRet counts\)"),
+    Case("hits-curve-not-whole", [*CHECK, "--per-query-in", "w.parquet"],
+         {**TARGETS, "w.parquet": _edited(_counted, "Hits@K", 0, 0.25)},
+         stderr=r"row 1: column 'Hits@K' \(K = 1\): value 0\.25 is not a whole number"),
+    Case("count-negative", [*CHECK, "--per-query-in", "w.parquet"],
+         {**TARGETS, "w.parquet": _edited(_counted, "NumRet", 0, -3.0)},
+         stderr=r"row 1: column 'NumRet': value -3\.0 is negative"),
+    Case("nan-in-the-second-shard", [*CHECK, "--per-query-in", "s"],
+         {**TARGETS, **_counted_shards("AP", float("nan"))},
+         stderr=r"s/b\.parquet: row 2: column 'AP': value nan is not a finite number"),
+    Case("ap-above-one-in-the-second-shard", [*CHECK, "--per-query-in", "s/*.parquet"],
+         {**TARGETS, **_counted_shards("AP", 1.5)},
+         stderr=r"s/b\.parquet: row 2: column 'AP': value 1\.5 is above 1"),
     Case("failing-gate", [*CHECK, "--per-query-in", "w.parquet"],
          {"t.toml": '"P@2" = 0.99\n', "w.parquet": WHOLE}, exit=1,
          stdout=r"P@2"),

@@ -230,6 +230,40 @@ CASES += [
                 r"ir_datasets$"),
 ]
 
+#: The catalogue's run in MTEB's layout (query-id, corpus-id, score), dense-retrieval scores:
+#: the same columns as its qrels, so the two are easily given in the wrong order.
+RUN_MTEB = parquet({"query-id": [r[0] for r in _R], "corpus-id": [r[2] for r in _R],
+                    "score": [float(r[4]) / 3.7 for r in _R]})
+_SWAPPED = (r"r\.parquet: row 1: the qrels' grade column 'score' holds 0\.81\d+ \(document "
+            r"'d1', query 'q1'\), not a whole number: is this the run\? give the qrels first, "
+            r"then the run")
+
+CASES += [
+    # the MTEB layout's qrels and run swapped: refused with the fix, never scored 0 (exit 0)
+    Case("mteb-qrels-and-run-swapped", ["evaluate", "r.parquet", "q.parquet"],
+         {"q.parquet": QRELS_PQ, "r.parquet": RUN_MTEB}, stderr=_SWAPPED),
+    Case("mteb-swapped-check", ["check", "r.parquet", "q.parquet", "--no-stats", "--json",
+                                "out.json"],
+         {"q.parquet": QRELS_PQ, "r.parquet": RUN_MTEB, "out.json": "old"}, stderr=_SWAPPED),
+    Case("mteb-swapped-report", ["report", "r.parquet", "q.parquet", "--no-stats",
+                                 "--markdown", "out.md"],
+         {"q.parquet": QRELS_PQ, "r.parquet": RUN_MTEB}, stderr=_SWAPPED),
+    Case("mteb-swapped-stream", ["evaluate", "--stream", "r.parquet", "qrels.txt"],
+         {"qrels.txt": QRELS, "r.parquet": RUN_MTEB}, stderr=r"r\.parquet: row 1: the qrels' "
+                                                             r"grade column 'score' holds"),
+    Case("mteb-in-order", ["evaluate", *MEASURES, "q.parquet", "r.parquet"],
+         {"q.parquet": QRELS_PQ, "r.parquet": RUN_MTEB}, exit=0, check=same_as_pytrec_eval()),
+    # whole grades stored as floats are grades; a relevance column keeps trec_eval's reading
+    Case("mteb-qrels-float-whole-grades", ["evaluate", *MEASURES, "q.parquet", "r.parquet"],
+         {"q.parquet": parquet({"query-id": [r[0] for r in _Q], "corpus-id": [r[2] for r in _Q],
+                                "score": [float(r[3]) for r in _Q]}),
+          "r.parquet": RUN_MTEB}, exit=0, check=same_as_pytrec_eval()),
+    Case("relevance-column-fraction-truncated",
+         ["evaluate", "-m", "RR", "q.parquet", "run.txt"],
+         {"q.parquet": parquet({"qid": ["q1"], "docid": ["d2"], "relevance": [1.7]}),
+          "run.txt": RUN}, exit=0, stdout=r"RR\s+0\.5000"),
+]
+
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_hostile(case: Case, tmp_path: Any) -> None:

@@ -739,3 +739,22 @@ def test_irds_queries_and_docs_beside_per_query_results(fake_ir_datasets: Any,
     want = {f["role"]: f["sha256"] for f in json.loads(direct.read_text())["inputs"]}
     assert roles["queries"]["sha256"] == want["queries"]
     assert roles["docs"]["sha256"] == want["docs"]
+
+
+def test_a_run_given_as_qrels_in_mteb_layout_is_refused() -> None:
+    """Qrels and run in MTEB's layout have the same columns (query-id, corpus-id, score): a
+    score that is not a whole number in the qrels means they were swapped (it was read as
+    grade 0, every query without a relevant document, every measure 0)."""
+    run_like = pa.table({"query-id": ["q1", "q1"], "corpus-id": ["a", "b"],
+                         "score": [1.0, 0.8312]})
+    with pytest.raises(InputError, match=r"row 2: the qrels' grade column 'score' holds "
+                                         r"0\.8312 \(document 'b', query 'q1'\), not a whole "
+                                         r"number: is this the run\?"):
+        ragreport.load_qrels(run_like)
+    # whole grades stored as floats, fractional grades asked for, or a relevance column
+    assert ragreport.load_qrels(pa.table({"query-id": ["q"], "corpus-id": ["a"],
+                                          "score": [2.0]})).grades.tolist() == [2.0]
+    assert ragreport.load_qrels(run_like, fractional_grades=True).grades.tolist() == [1.0,
+                                                                                      0.8312]
+    assert ragreport.load_qrels(pa.table({"qid": ["q"], "docid": ["a"], "relevance": [1.7]})
+                                ).grades.tolist() == [1.0]

@@ -229,6 +229,65 @@ def test_shards_with_curves_of_different_widths_merge_at_the_narrowest() -> None
         from_tables([short, tables[1]])
 
 
+@pytest.mark.parametrize("k_max", [(None, None), (50, 36), (36, 60)])
+def test_a_cutoff_in_one_shards_curves_and_beyond_anothers_merges(
+        k_max: tuple[int | None, int | None]) -> None:
+    """P@30 is a point of the deep shard's curves (40 wide) and a column of its own in the
+    shallow shard's (20 wide): they merge (they were refused: 'different measure columns'),
+    as do shards evaluated with different k_max (it only bounds the curves: no value
+    depends on it); every value is the whole evaluation's."""
+    qrels = {str(i): {f"d{j}": (i + j) % 3 for j in range(0, 50, 3)} for i in range(1, 13)}
+    run = {str(i): {f"d{j}": 1 - j / 100 for j in range(40 if i % 2 else 15)}
+           for i in range(1, 13)}
+    measures = ["P@30", "nDCG@10", "Judged@25", "R@35", "AP"]
+    whole = evaluate(qrels, run, measures)
+    parts = ([q for q in run if int(q) % 2], [q for q in run if not int(q) % 2])
+    tables = [to_table(evaluate({q: qrels[q] for q in part}, {q: run[q] for q in part},
+                                measures, k_max=k)) for part, k in zip(parts, k_max,
+                                                                       strict=True)]
+    assert "P@30" not in tables[0].column_names and "P@30" in tables[1].column_names
+    for order in (tables, tables[::-1]):
+        [merged] = from_tables(order)
+        assert merged.k_max == 20 and merged.query_ids == whole.query_ids
+        for m in measures:
+            assert np.array_equal(merged.values(m), whole.values(m)), m
+    # a shard whose curves stop before the cutoff and that lacks the column: refused
+    cut = tables[0].set_column(
+        tables[0].schema.get_field_index("P@K"), "P@K",
+        pa.array([v[:25] for v in tables[0].column("P@K").to_pylist()],
+                 pa.list_(pa.float64())))
+    with pytest.raises(InputError, match=r"a\.parquet: row 1: column 'P@30' is missing and "
+                                         r"the curve 'P@K' stops before K = 30"):
+        from_tables([cut, tables[1]], ["a.parquet", "b.parquet"])
+    # other measures (not a placement of the same one) are still refused
+    other = to_table(evaluate({q: qrels[q] for q in parts[1]}, {q: run[q] for q in parts[1]},
+                              ["P@30", "nDCG@10", "Judged@25", "R@35", "AP", "RR"]))
+    with pytest.raises(InputError, match="different measures"):
+        from_tables([tables[0], other])
+
+
+def test_values_an_evaluation_gives_are_read_back() -> None:
+    """The value checks refuse only what no evaluation gives: expected counts over tie
+    orders are fractional (ties="average"), graded RBP exceeds 1, a bounded measure is 1."""
+    qrels = {"q": {"a": 1, "b": 0, "c": 3}, "r": {"a": 9}}
+    run = {"q": {"a": 0.5, "b": 0.5, "c": 0.1}, "r": {"a": 1.0}}
+    ms = ["Hits@1", "NumRelRet", "RBP(p=0.8)", "nDCG@2", "P@1"]
+    r = evaluate(qrels, run, ms, ties="average")
+    assert r.values("Hits@1")[0] == 0.5 and r.values("RBP(p=0.8)").max() > 1
+    [back] = from_tables([to_table(r)])
+    for m in ms:
+        assert np.array_equal(back.values(m), r.values(m)), m
+    # the same fractional count without ties="average" is refused, naming the row
+    t = to_table(evaluate(qrels, run, ms))
+    i = t.column_names.index("Hits@K")
+    edited = t.set_column(i, "Hits@K", pa.array([[0.5, *v[1:]] for v in
+                                                 t.column("Hits@K").to_pylist()],
+                                                t.schema.field("Hits@K").type))
+    with pytest.raises(InputError, match=r"row 1: column 'Hits@K' \(K = 1\): value 0\.5 is "
+                                         r"not a whole number \(Hits counts\)"):
+        from_tables([edited], ["s.parquet"])
+
+
 def test_a_glob_matching_directories_reads_their_shards(tmp_path: Path) -> None:
     """Spark writes df.write.parquet("runs/bm25.parquet") as a directory of that name: the
     pattern 'runs/*.parquet' reads the shards of each directory it matches (it was 'the

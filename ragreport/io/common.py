@@ -124,6 +124,30 @@ def gzip_error(exc: BaseException, source: str, line: int | None = None) -> Inpu
     return InputError(f"corrupt gzip data ({detail})", source, line)
 
 
+def json_failure(exc: BaseException) -> str:
+    """What was wrong with a JSON text ``json.loads`` refused, for an InputError's message:
+    its syntax error, nesting deeper than Python parses, or an integer longer than Python
+    converts (4300 digits).
+
+    >>> import json
+    >>> try:
+    ...     json.loads("[" * 100000)
+    ... except (ValueError, RecursionError) as exc:
+    ...     print(json_failure(exc))
+    nested too deeply
+    """
+    import json
+
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    text = str(exc)
+    if "digits" in text:
+        return "a number of more digits than Python reads (4300)"
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def strip_bom(data: bytes) -> bytes:
     """``data`` without a leading UTF-8 byte order mark (it never belongs to an id)."""
     return data[3:] if data.startswith(BOM) else data

@@ -596,6 +596,8 @@ def _rows_for(table: TableInput, kind: str, columns: Mapping[str, str] | None,
     if len(qids) != len(docs):
         raise InputError("the columns have different lengths", table.source)
     what = "rank" if by_rank else "score" if kind == "run" else "grade"
+    if kind == "qrels" and not fractional and _norm(vcol) in _SCORE:
+        _refuse_scores_as_grades(table, vcol, qids, docs)
     values = numbers_column(table.get(vcol), what, vcol, table.source, qids, docs, fractional)
     if by_rank:
         values = 0.0 - values  # rank 1 first; equal ranks are tied scores
@@ -604,6 +606,31 @@ def _rows_for(table: TableInput, kind: str, columns: Mapping[str, str] | None,
                          table.source)
     return (pa.array(qids, pa.string()) if isinstance(qids, list) else qids, docs, values,
             not by_rank)
+
+
+def _refuse_scores_as_grades(table: TableInput, column: str, qids: Any, docs: Any) -> None:
+    """Qrels whose grades are named like scores (MTEB's ``score``): a value that is not a
+    whole number means a run was given as the qrels (both have query-id, corpus-id and
+    score; a run and its qrels swapped on the command line): refused naming the row, never
+    truncated to grade 0 and evaluated as a run without a relevant document."""
+    import pyarrow as pa
+
+    col = table.get(column)
+    if not isinstance(col, (pa.Array, pa.ChunkedArray)) or not pa.types.is_floating(col.type):
+        return
+    col = _contiguous(col)
+    with np.errstate(invalid="ignore"):
+        values = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+        frac = np.isfinite(values) & (values != np.trunc(values))
+    if not frac.any():
+        return
+    row = int(np.flatnonzero(frac)[0])
+    qid = qids[row].as_py() if hasattr(qids[row], "as_py") else qids[row]
+    doc = docs[row].as_py() if hasattr(docs[row], "as_py") else docs[row]
+    raise InputError(f"the qrels' grade column {column!r} holds {float(values[row])!r} "
+                     f"(document {doc!r}, query {qid!r}), not a whole number: is this the run? "
+                     "give the qrels first, then the run (ragreport evaluate QRELS RUN); "
+                     "--fractional-grades keeps fractional grades", table.source, row=row + 1)
 
 
 def qrels_table(obj: Any, *, source: str | None = None, columns: Mapping[str, str] | None = None,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -136,6 +137,7 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
         the key that is wrong), no per-query values, or no such run.
     """
     from ..fileio import shown_path
+    from ..io.common import json_failure
 
     p = Path(path)
     source = shown_path(p)
@@ -153,8 +155,8 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
     except json.JSONDecodeError as exc:
         raise InputError(f"not a JSON report: {exc.msg} (column {exc.colno})", source,
                          exc.lineno) from None
-    except ValueError as exc:
-        raise _bad(source, f"not a JSON report: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise _bad(source, f"not a JSON report: {json_failure(exc)}") from None
     if not isinstance(doc, dict):
         raise _bad(source, f"not a ragreport JSON report: a {type(doc).__name__}, not an object")
     schema = doc.get("schema")
@@ -220,6 +222,8 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
         return None
 
     means = {m: float(v) for m, v in run_map("means").items() if _finite(v)}
+    conventions = {str(k): str(v) for k, v in section("conventions").items()}
+    _check_means(source, base, means, values, conventions)
     intervals = {m: (float(v[0]), float(v[1])) for m, v in run_map("intervals").items()
                  if isinstance(v, list) and len(v) == 2 and all(_finite(x) for x in v)}
     totals = {m: float(v) for m, v in run_map("totals").items() if _finite(v)}
@@ -239,7 +243,6 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
     pr_series = numbers(pr["precision"].get(base)) if isinstance(pr.get("precision"), dict) \
         else None
     counts = run_map("counts")
-    conventions = {str(k): str(v) for k, v in section("conventions").items()}
     inputs = doc.get("inputs") or []
     if not isinstance(inputs, list):
         raise _bad(source, f"inputs must be a JSON array, got {type(inputs).__name__}")
@@ -267,8 +270,33 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
     )
 
 
+def _check_means(source: str, run: str, means: Mapping[str, float],
+                 values: Mapping[str, list[float]], conventions: Mapping[str, str]) -> None:
+    """Each stored mean is the mean of the run's stored per-query values (to the decimals a
+    ``compat`` preset rounds it to): the summary's deltas (from the means) and the drop checks
+    and tests (from the values) then compare the same numbers. An InputError names the first
+    mean that is not (a report edited by hand)."""
+    rounded = re.search(r"rounded to (\d+) decimals", conventions.get("compat", ""))
+    slack = 0.5 * 10.0 ** -int(rounded.group(1)) if rounded else 0.0
+    for m, v in values.items():
+        got = means.get(m)
+        if got is None or not v:
+            continue
+        actual = float(np.mean(np.asarray(v, dtype=np.float64)))
+        if abs(got - actual) > slack + 1e-9 * max(1.0, abs(actual)):
+            raise _bad(source, f"means.{run}.{m} is {got!r} but its per-query values average "
+                               f"{actual!r}: the report was changed after it was written; "
+                               "write it again")
+
+
 def _finite(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    """A JSON number that is a finite float (an integer too large for one is not)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # a 400-digit integer
+        return False
 
 
 def _get(doc: Mapping[str, Any], key: str, kind: type, source: str, where: str = "") -> Any:
@@ -352,6 +380,20 @@ class _StoredResult(EvaluationResult):
         return got
 
 
+def _unique_label(name: str, taken: Sequence[str]) -> str:
+    """The stored run's name as the report shows it: its own, unless a run of today has it
+    (``"bm25 (stored)"``, then ``"bm25 (stored 2)"``...: never a name of today's runs).
+
+    >>> _unique_label("bm25", ["dense"]), _unique_label("bm25", ["bm25", "bm25 (stored)"])
+    ('bm25', 'bm25 (stored 2)')
+    """
+    label, n = name, 1
+    while label in taken:
+        label = f"{name} (stored)" if n == 1 else f"{name} (stored {n})"
+        n += 1
+    return label
+
+
 def _health(name: str, counts: Mapping[str, Any]) -> RunHealth | None:
     keys = ("evaluated", "run_only", "qrels_only", "no_relevant", "empty_retrievals",
             "duplicates_dropped", "skipped_no_relevant")
@@ -396,7 +438,7 @@ def with_stored_baseline(report: Report, results: Sequence[EvaluationResult],
                              "report keeps no document-level per-query values): give the "
                              "baseline's run file and --baseline NAME instead")
     names = [r.run_name for r in results]
-    label = stored.name if stored.name not in names else f"{stored.name} (stored)"
+    label = _unique_label(stored.name, names)
     stored = replace(stored, shown_name=label)
     base = _StoredResult(stored)
     measures = [parse_measure(m) for m in report.measures]
