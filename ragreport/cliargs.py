@@ -38,6 +38,17 @@ MAX_GRADE = 2**53
 
 
 
+
+class _Once(argparse.Action):
+    """An option that takes one value: given twice, it is refused (never the last kept)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            raise argparse.ArgumentError(self, "given twice: evaluate reads one run, so it "
+                                               "takes one name")
+        setattr(namespace, self.dest, values)
+
 def escape_undecodable(text: str) -> str:
     """Command-line text with undecodable bytes shown as ``\\xff``
     (:func:`ragreport.fileio.shown_path`, imported when needed, so that the command starts
@@ -218,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also write every per-query value, curve and count as Parquet "
                          "(schema ragreport.per_query/1): shards that ragreport report / "
                          "check --per-query-in merge")
-    ev.add_argument("--name", default=None, metavar="NAME",
+    ev.add_argument("--name", default=None, metavar="NAME", action=_Once,
                     help="run name (default: TREC tag, else file name)")
     for name, helptext in (("report", "write the HTML / Markdown / JSON report"),
                            ("check", "check targets; exit 1 when one fails (CI gate)")):

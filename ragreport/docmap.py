@@ -353,6 +353,8 @@ def _from_tsv(data: bytes, source: str, unmapped: str) -> DocMap:
 def _from_jsonl(data: bytes, source: str, unmapped: str) -> DocMap:
     import pyarrow as pa
 
+    from .io.common import json_failure
+
     text = _decode(data, source)
     chunks: list[str] = []
     docs: list[str] = []
@@ -363,8 +365,7 @@ def _from_jsonl(data: bytes, source: str, unmapped: str) -> DocMap:
         try:
             rec = json.loads(line)
         except (ValueError, RecursionError) as exc:
-            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            raise InputError(f"invalid JSON: {msg}", source, no) from None
+            raise InputError(f"invalid JSON: {json_failure(exc)}", source, no) from None
         if not isinstance(rec, dict):
             raise InputError(f"expected a JSON object, got {type(rec).__name__}", source, no)
         ck = next((k for k in _CHUNK_KEYS if k in rec), None)

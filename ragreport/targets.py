@@ -222,15 +222,53 @@ def _load_toml(path: Path) -> dict[str, Any]:
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
     try:
-        with path.open("rb") as fh:
-            data: dict[str, Any] = tomllib.load(fh)
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{path}: line {line}: not UTF-8 text (byte {exc.start}); TOML "
+                          "files are UTF-8") from None
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
+    except ValueError as exc:  # an integer longer than Python converts
+        detail = "a number of more digits than Python reads (4300)" if "digits" in str(exc) \
+            else str(exc).splitlines()[0]
+        raise ConfigError(f"{path}: invalid TOML: {detail}") from None
+    _check_tool_table(data, path)
     return data
+
+
+def _check_tool_table(data: Mapping[str, Any], path: Path) -> None:
+    """``[tool.ragreport]`` written as something else than a table (``[tool]`` with
+    ``ragreport = "x"``) is an error, never a configuration silently ignored; so are
+    per-slice targets beside a ``[targets]`` table instead of in it."""
+    tool = data.get("tool")  # not a table: no [tool.ragreport] (another tool's concern)
+    ours = tool.get("ragreport") if isinstance(tool, Mapping) else None
+    if isinstance(tool, Mapping) and "ragreport" in tool and not isinstance(ours, Mapping):
+        raise ConfigError(f"{path}: tool.ragreport must be a table ([tool.ragreport] with "
+                          f"settings, [tool.ragreport.targets] with targets), got "
+                          f"{_kind(ours)}")
+    for where, holder, key in (("", data, "targets"), ("tool.ragreport.", ours, "targets")):
+        if isinstance(holder, Mapping) and key in holder and SLICES_KEY in holder:
+            slices = holder[SLICES_KEY]
+            first = next(iter(slices), "NAME") if isinstance(slices, Mapping) else "NAME"
+            raise ConfigError(f"{path}: [{where}{SLICES_KEY}.{first}] is beside "
+                              f"[{where}targets], where no per-slice target is read: write "
+                              f"[{where}targets.{SLICES_KEY}.{first}]")
+
+
+def _kind(value: Any) -> str:
+    return {str: "a string", bool: "a boolean", int: "a number", float: "a number",
+            list: "an array"}.get(type(value), type(value).__name__)
 
 
 def _nested(data: Mapping[str, Any], *keys: str) -> Any:

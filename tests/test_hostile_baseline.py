@@ -265,6 +265,15 @@ CASES = [
                                    "--no-stats", "--jobs", "1", "--baseline-report",
                                    "main.json", "--json", "o.json"],
          {**BASE, "r2.txt": RUN}, exit=0, check=_three_runs),
+    # a parser's failure is an input error naming the file (were internal errors)
+    Case("stored-nested-deep", CHECK, {**BASE, "main.json": "[" * 100000 + "]" * 100000},
+         stderr=r"main\.json: not a JSON report: nested too deeply$"),
+    Case("stored-400-digit-integer", CHECK, {**BASE, "main.json": MAIN.replace(
+        '"RR": 1.0', '"RR": 1' + "0" * 400, 1)},
+         stderr=r"main\.json: per_query\.main\.q1\.RR must be a finite number"),
+    Case("stored-5000-digit-integer", CHECK, {**BASE, "main.json": MAIN.replace(
+        '"RR": 1.0', '"RR": 1' + "0" * 5000, 1)},
+         stderr=r"main\.json: not a JSON report: a number of more digits than Python reads"),
     Case("stored-with-doc-map", [*CHECK, "--doc-map", "m.tsv"],
          {**BASE, "m.tsv": "d1\tD1\n"},
          stderr=r"--baseline-report does not work with --doc-map yet"),

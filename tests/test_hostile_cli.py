@@ -163,6 +163,30 @@ CASES = [
     Case("docs-missing", [*CHECK, "--docs", "nodocs.jsonl"], WITH_T, stderr=r"nodocs\.jsonl"),
     Case("targets-missing", ["check", "q.txt", "r.txt", "--targets", "nope.toml"], BASE,
          stderr=r"nope\.toml"),
+    # configuration files that a parser refuses: one line naming the file (and line)
+    Case("targets-not-utf8", [*CHECK, *OUTS], {**BASE, **OLD, "t.toml": b'"RR" = 0.1\n# \xff\n'},
+         stderr=r"t\.toml: line 2: not UTF-8 text \(byte 13\); TOML files are UTF-8$"),
+    Case("targets-5000-digit-integer", CHECK, {**BASE, "t.toml": '"NumRet" = ' + "1" * 5000},
+         stderr=r"t\.toml: invalid TOML: a number of more digits than Python reads \(4300\)"),
+    Case("pyproject-not-utf8", ["check", "q.txt", "r.txt", "--no-stats"],
+         {**BASE, "pyproject.toml": b"[tool.ragreport.targets]\n\xff = 1\n"},
+         stderr=r"pyproject\.toml: line 2: not UTF-8 text"),
+    # [tool.ragreport] that is not a table: a configuration error, never ignored
+    Case("pyproject-tool-ragreport-string", ["check", "q.txt", "r.txt", "--no-stats"],
+         {**BASE, "pyproject.toml": '[tool]\nragreport = "x"\n'},
+         stderr=r"pyproject\.toml: tool\.ragreport must be a table \(\[tool\.ragreport\] with "
+                r"settings, \[tool\.ragreport\.targets\] with targets\), got a string$"),
+    Case("pyproject-tool-ragreport-number", ["report", "q.txt", "r.txt", "--no-stats",
+                                             "--json", "o.json"],
+         {**BASE, "pyproject.toml": '[tool]\nragreport = 5\n'},
+         stderr=r"pyproject\.toml: tool\.ragreport must be a table .*got a number$"),
+    # more --name than runs: the message names the option
+    Case("two-names-one-run-check", [*CHECK, "--name", "a", "--name", "b"], WITH_T,
+         stderr=r"--name given 2 times for 1 run: give one --name per run, in the order of "
+                r"the runs$"),
+    Case("two-names-one-run-evaluate", ["evaluate", "q.txt", "r.txt", "--name", "a", "--name",
+                                        "b"], BASE,
+         stderr=r"argument --name: given twice: evaluate reads one run, so it takes one name"),
     Case("qrels-missing", ["evaluate", "missing.txt", "r.txt"], BASE, stderr=r"missing\.txt"),
     Case("qrels-is-a-folder", ["evaluate", "d", "r.txt"], {**BASE, "d/x": "x"},
          stderr=r"ragreport: error: d"),

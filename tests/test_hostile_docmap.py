@@ -64,6 +64,11 @@ CASES = [
     Case("corrupt-gzip", ["evaluate", "qrels.txt", "run.txt", "--doc-map", "map.tsv.gz"],
          _with(**{"map.tsv.gz": gzip.compress(MAP.encode())[:30]}),
          stderr=r"map\.tsv\.gz: corrupt gzip data"),
+    Case("jsonl-5000-digit-id", ["evaluate", "qrels.txt", "run.txt", "--doc-map", "map.jsonl"],
+         _with(**{"map.jsonl": '{"chunk_id": "d1", "doc_id": "A"}\n{"chunk_id": '
+                  + "1" * 5000 + ', "doc_id": "B"}\n'}),
+         stderr=r"map\.jsonl:2: invalid JSON: a number of more digits than Python reads "
+                r"\(4300\)$"),
     Case("bad-json", ["evaluate", "qrels.txt", "run.txt", "--doc-map", "map.jsonl"],
          _with(**{"map.jsonl": '{"chunk_id": "d1", "doc_id": "A"}\n{"chunk_id": \n'}),
          stderr=r"map\.jsonl:2: invalid JSON"),

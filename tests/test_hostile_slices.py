@@ -125,6 +125,34 @@ CASES = [
          _with(**{"s.tsv": SLICES + "q1\tshort\nx9\thard\n"}), exit=0, check=_json_slices),
     Case("stdin", [*REPORT[:3], "--slices", "-", "--no-stats", "--json", "r.json"], FILES,
          stdin=SLICES.encode(), exit=0),
+    # parser failures are input errors naming the file and line (were internal errors)
+    Case("jsonl-5000-digit-id", [*REPORT[:3], "--slices", "s.jsonl", "--no-stats", "--json",
+                                 "r.json"],
+         _with(**{"s.jsonl": '{"query_id": "q1", "slice": "a"}\n'
+                  '{"query_id": ' + "1" * 5000 + ', "slice": "a"}\n'}),
+         stderr=r"s\.jsonl:2: invalid JSON: a number of more digits than Python reads "
+                r"\(4300\)"),
+    Case("json-5000-digit-id", [*REPORT[:3], "--slices", "s.json", "--no-stats"],
+         _with(**{"s.json": '[{"query_id": ' + "1" * 5000 + ', "slice": "a"}]'}),
+         stderr=r"s\.json: invalid JSON: a number of more digits than Python reads"),
+    # a slice target table at the wrong place: an error naming the right spelling, never a
+    # gate silently switched off
+    Case("slice-targets-beside-targets", [*CHECK, "--targets", "t.toml"],
+         _with(**{"t.toml": '[targets]\n"RR" = 0.1\n[slices."hard"]\n"RR" = 0.99\n'}),
+         stderr=r"t\.toml: \[slices\.hard\] is beside \[targets\], where no per-slice target "
+                r"is read: write \[targets\.slices\.hard\]"),
+    Case("slice-targets-beside-pyproject-targets", CHECK,
+         _with(**{"pyproject.toml": '[tool.ragreport.targets]\n"RR" = 0.1\n'
+                                    '[tool.ragreport.slices.hard]\n"RR" = 0.99\n'}),
+         stderr=r"pyproject\.toml: \[tool\.ragreport\.slices\.hard\] is beside "
+                r"\[tool\.ragreport\.targets\].*write \[tool\.ragreport\.targets\.slices\.hard\]"),
+    # slice targets are checked on chunk-level results: with --target-level document refused
+    Case("slice-targets-at-document-level", [*CHECK, "--targets", "t.toml", "--doc-map",
+                                             "m.tsv", "--target-level", "document"],
+         _with(**{"t.toml": '"RR" = 0.1\n[slices."hard"]\n"RR" = 0.99\n',
+                  "m.tsv": "".join(f"d{i}\tD{i}\n" for i in range(1, 10))}),
+         stderr=r"per-slice targets are checked at chunk level, not at the document level "
+                r"target_level='document' \(--target-level document\) names"),
     Case("failing-slice-target", [*CHECK, "--targets", "t.toml"],
          _with(**{"t.toml": '"RR" = 0.1\n[slices."hard"]\n"RR" = 0.99\n'}), exit=1,
          stdout=r"FAILED slice 'hard': RR: 0\.\d{4} is not >= 0\.99 \(run 'tag', 2 queries\)"),

@@ -14,6 +14,8 @@ from ragreport.targets import (
     DEFAULT_TARGETS,
     check_targets,
     default_targets,
+    load_settings,
+    load_slice_targets,
     load_targets,
     parse_targets,
     passes,
@@ -134,6 +136,13 @@ def test_pyproject_odd_tool_tables(tmp_path: Path, toml: str) -> None:
         with pytest.raises(ConfigError, match=r"pyproject.toml \[tool.ragreport.targets\]: "
                                                r"targets must be a table"):
             load_targets(cwd=tmp_path)
+    elif "ragreport = 3" in toml:  # [tool.ragreport] that is not a table: never ignored
+        for load in (load_targets, load_slice_targets, load_settings):
+            with pytest.raises(ConfigError, match=r"pyproject.toml: tool.ragreport must be a "
+                                                   r"table \(\[tool.ragreport\] with settings, "
+                                                   r"\[tool.ragreport.targets\] with targets\), "
+                                                   r"got a number"):
+                load(cwd=tmp_path)
     else:  # no [tool.ragreport.targets] table: the defaults
         assert len(load_targets(cwd=tmp_path)) == 5
     other = tmp_path / "gate.toml"

@@ -13,7 +13,15 @@ import numpy as np
 
 from ..data import Qrels, Run
 from ..errors import InputError
-from .common import Source, is_input, read_bytes, read_once, strip_bom, strip_comment_lines
+from .common import (
+    Source,
+    is_input,
+    json_failure,
+    read_bytes,
+    read_once,
+    strip_bom,
+    strip_comment_lines,
+)
 from .objects import Columns, from_jsonl, from_object
 from .tabular import (
     is_iterator_input,
@@ -330,8 +338,8 @@ def load_texts(texts: Any, *, what: str = "texts", columns: Any = None) -> dict[
                 continue
             try:
                 rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", path, no) from None
+            except (ValueError, RecursionError) as exc:
+                raise InputError(f"invalid JSON: {json_failure(exc)}", path, no) from None
             if not isinstance(rec, dict):
                 raise InputError("expected a JSON object", path, no)
             key = next((rec[k] for k in ("_id", "id", "doc_id", "docid", "query_id", "qid")

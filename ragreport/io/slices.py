@@ -39,7 +39,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .common import Source, gzip_error, is_input, read_once, source_name, strip_bom
+from .common import (
+    Source,
+    gzip_error,
+    is_input,
+    json_failure,
+    read_once,
+    source_name,
+    strip_bom,
+)
 
 __all__ = ["ID_COLUMNS", "MAX_NAME_CHARS", "MAX_SLICES", "TAG_COLUMNS", "QuerySlices",
            "load_slices"]
@@ -321,6 +329,8 @@ def _from_json(text: str, name: str, column: str | None) -> QuerySlices:
         whole = None
     except RecursionError:
         raise InputError("JSON nested too deeply", name) from None
+    except ValueError as exc:  # an integer longer than Python converts
+        raise InputError(f"invalid JSON: {json_failure(exc)}", name) from None
     if isinstance(whole, dict) and not any(k in whole for k in ID_COLUMNS):
         if column is not None:
             raise InputError(f"a column ({column!r}) was named, but this is a JSON object "
@@ -342,10 +352,10 @@ def _from_json(text: str, name: str, column: str | None) -> QuerySlices:
             continue
         try:
             rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", name, no) from None
         except RecursionError:
             raise InputError("JSON nested too deeply", name, no) from None
+        except ValueError as exc:
+            raise InputError(f"invalid JSON: {json_failure(exc)}", name, no) from None
         if not isinstance(rec, dict):
             raise InputError("expected a JSON object", name, no)
         records.append(rec)

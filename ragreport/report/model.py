@@ -675,6 +675,13 @@ def build_report(
                              f"({', '.join(map(repr, names))})")
     if isinstance(worst_n, bool) or not isinstance(worst_n, int) or worst_n < 0:
         raise RagReportError(f"worst_n must be an integer >= 0, got {worst_n!r}")
+    if target_level == "document" and any(slice_targets.values() if slice_targets else ()):
+        # the slices are analysed on the chunk-level results: a slice target would be checked
+        # at the level the option does not name
+        raise RagReportError("per-slice targets are checked at chunk level, not at the "
+                             "document level target_level='document' (--target-level "
+                             "document) names; check the slices without it, or drop the "
+                             "[targets.slices] tables")
     base = results[names.index(base_name)]
     # the curves' width: every run's curves stop at its deepest ranking (at least 20) and at
     # what its input holds; measures at larger cutoffs come from the whole rankings
