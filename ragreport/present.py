@@ -308,8 +308,62 @@ def measure_title(measure: str | Measure) -> str:
     return _FULL_NAMES.get(m.name, FAMILIES[m.name].title.lower())
 
 
+#: What :func:`escape_controls` shows as an escape: C0 and C1 controls (ESC sequences, ``\r``,
+#: ``\b``, NUL...), DEL, the bidirectional controls, U+2028/U+2029, U+FEFF, lone surrogates.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                     "\u2066-\u2069\ufeff\ud800-\udfff]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    c = m.group(0)
+    if c in _NAMED:
+        return _NAMED[c]
+    n = ord(c)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
+
+
+_UNSAFE_BUT_WHITESPACE = re.compile(_UNSAFE.pattern.replace("\x00-\x1f",
+                                                           "\x00-\x08\x0b\x0c\x0e-\x1f"))
+
+
+def escape_controls(text: str, *, whitespace: bool = True) -> str:
+    r"""``text`` with every control character shown as an escape (``\x1b``, ``\r``,
+    ``\u202e``): inert in a terminal, a CI log, a plot and a page, the same text in each.
+    Anything else, backslashes included, is unchanged; so are tabs and line breaks when
+    ``whitespace`` is False (a page shows them as spaces).
+
+    >>> escape_controls("run\x1b[31m\x07"), escape_controls("q1")
+    ('run\\x1b[31m\\x07', 'q1')
+    >>> escape_controls("a\nb\x1b", whitespace=False)
+    'a\nb\\x1b'
+    """
+    unsafe = _UNSAFE if whitespace else _UNSAFE_BUT_WHITESPACE
+    return unsafe.sub(_escape_char, text) if unsafe.search(text) is not None else text
+
+
+def html_finalize(value: object) -> object:
+    r"""Every value a Jinja2 template writes (its ``finalize``), with control characters
+    (ESC, BEL, NUL, the bidirectional controls...) shown as escapes, as the terminal shows
+    them: user text in a page never carries raw control bytes. Tabs and line breaks are kept
+    (a page shows them as spaces); ``Markup`` (already escaped, such as an inline SVG) stays
+    ``Markup``; anything but text is returned as it is.
+
+    >>> html_finalize("run\x1b[2J"), html_finalize(3)
+    ('run\\x1b[2J', 3)
+    """
+    if not isinstance(value, str):
+        return value
+    out = escape_controls(value, whitespace=False)
+    if out is value:
+        return value
+    from markupsafe import Markup
+
+    return Markup(out) if isinstance(value, Markup) else out
+
+
 def html_escape(text: object) -> str:
-    """``text`` escaped for HTML text and attribute values.
+    r"""``text`` escaped for HTML text and attribute values.
 
     Parameters
     ----------
@@ -321,10 +375,15 @@ def html_escape(text: object) -> str:
     str
         Text safe inside HTML elements and quoted attributes.
 
+    Control characters are shown as escapes (:func:`escape_controls`; tabs and line breaks
+    kept).
+
     >>> html_escape('<a href="x">&</a>')
     '&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;'
+    >>> html_escape("tag\x1b[31m")
+    'tag\\x1b[31m'
     """
-    return _html.escape(str(text), quote=True)
+    return _html.escape(escape_controls(str(text), whitespace=False), quote=True)
 
 
 # ---- Markdown (GitHub-flavoured) -----------------------------------------------------------

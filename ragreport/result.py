@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -311,15 +310,15 @@ class EvaluationResult:
         return f"<EvaluationResult run={self.run_name!r} queries={self.n_queries} {means}>"
 
     def _repr_html_(self) -> str:
-        from .present import shown
+        from .present import html_escape, shown
 
         rows = "".join(
-            f"<tr><td>{html.escape(k)}</td><td style='text-align:right'>{shown(v)}</td></tr>"
+            f"<tr><td>{html_escape(k)}</td><td style='text-align:right'>{shown(v)}</td></tr>"
             for k, v in self.means().items()
         )
         c = self.counts
         return (
-            f"<div class='ragreport-summary'><strong>{html.escape(self.run_name)}</strong>: "
+            f"<div class='ragreport-summary'><strong>{html_escape(self.run_name)}</strong>: "
             f"{c.evaluated} queries evaluated ({c.run_only} run-only ignored, "
             f"{c.qrels_only} qrels-only, {c.no_relevant} without a relevant document)"
             f"<table><thead><tr><th>measure</th><th>mean</th></tr></thead><tbody>{rows}"

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from .measures import Measure
 from .metrics import FloatArray
-from .present import shown
+from .present import escape_controls, shown
 from .result import EvaluationResult
 
 __all__ = ["format_json", "format_table", "format_trec", "json_text", "terminal_safe"]
@@ -22,19 +22,6 @@ __all__ = ["format_json", "format_table", "format_trec", "json_text", "terminal_
 # C0 and C1 controls, DEL, the bidirectional controls (LRM, RLM, ALM, embeddings, overrides,
 # isolates), the line and paragraph separators, the byte order mark and lone surrogates (a
 # file name that is not UTF-8): each is written as a Python-style escape
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
-                     "\u2066-\u2069\ufeff\ud800-\udfff]")
-_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
-
-
-def _escape_char(m: re.Match[str]) -> str:
-    c = m.group(0)
-    if c in _NAMED:
-        return _NAMED[c]
-    n = ord(c)
-    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
-
-
 def terminal_safe(text: str) -> str:
     """``text`` made inert for a terminal and for a CI log: printable as it is, never a command.
 
@@ -53,8 +40,7 @@ def terminal_safe(text: str) -> str:
     >>> terminal_safe("::error::x"), terminal_safe("a ##[error]b")
     ('\\\\x3a:error::x', 'a #\\\\x23[error]b')
     """
-    if _UNSAFE.search(text) is not None:
-        text = _UNSAFE.sub(_escape_char, text)
+    text = escape_controls(text)
     if "##[" in text:
         text = text.replace("##[", "#\\x23[")
     body = text.lstrip()

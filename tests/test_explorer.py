@@ -1065,3 +1065,16 @@ def test_background_stats_run_in_a_worker_process(results: list[ragreport.Evalua
     finally:
         big.close()
     assert big.state.workers is None
+
+
+def test_control_characters_are_escaped_in_the_snapshot() -> None:
+    """A run tag or an id with ESC, BEL or a bidirectional control reaches the static
+    snapshot as escapes (as the terminal shows them), never as raw control bytes."""
+    qrels = {"q\x1b[2J": {"d\x07": 1}, "q\u202e2": {"d": 1}}
+    run = {"q\x1b[2J": ["d\x07"], "q\u202e2": ["d"]}
+    ex = Explorer([ragreport.evaluate(qrels, run, name="t\x1b[31mred")], targets=[])
+    ex.select_query("q\x1b[2J")
+    page = ex._repr_mimebundle_()[0]["text/html"]
+    raw = re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", page)
+    assert raw is None, raw
+    assert "t\\x1b[31mred" in page and "q\\x1b[2J" in page and "q\\u202e2" in page

@@ -144,6 +144,23 @@ def html_legend(*names: str) -> Callable[[CaseResult], None]:
     return check
 
 
+_RAW_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def html_inert(*expected: str) -> Callable[[CaseResult], None]:
+    """No raw control character in the page (plots included) nor on stderr (matplotlib's
+    'Glyph missing' warnings wrote the run's tag there raw); ``expected`` escapes shown."""
+    def check(r: CaseResult) -> None:
+        html = (r.tmp / "out.html").read_text(encoding="utf-8")
+        assert _RAW_CONTROL.search(html) is None, _RAW_CONTROL.search(html)
+        assert _RAW_CONTROL.search(r.stderr) is None and "Glyph" not in r.stderr, r.stderr
+        no_control_bytes(r)
+        for text in expected:
+            assert text in html, text
+
+    return check
+
+
 def markdown_inert(r: CaseResult) -> None:
     md = (r.tmp / "out.md").read_text(encoding="utf-8")
     assert "@<!-- -->octocat" in md and "x\\#<!-- -->12" in md
@@ -166,7 +183,25 @@ JSONL_QRELS = ('{"query_id": "q1\\r\\u0085x\\u0000\\b", "relevant": {"d1": 1}}\n
 BOUND = r"cutoff must be between 1 and 2\*\*53"
 WHOLE = r"cutoff must be a whole number between 1 and 2\*\*53"
 
+CONTROL_RUN = RUN.replace(" tag\n", " t\x1b[31mred\x07\n")
+
 CASES = [
+    # --- control characters in a tag or an id: never raw in a page, a plot or on stderr -------
+    Case("control-tag-html-and-plots", ["report", "qrels.txt", "r.txt", "--html", "out.html",
+                                        "--no-stats"],
+         {"qrels.txt": QRELS, "r.txt": CONTROL_RUN}, exit=0,
+         check=html_inert("t\\x1b[31mred\\x07")),
+    Case("control-tag-html-with-stats", ["check", "qrels.txt", "r.txt", "r2.txt", "--html",
+                                         "out.html", "--jobs", "1"],
+         {"qrels.txt": QRELS, "r.txt": CONTROL_RUN, "r2.txt": RUN}, exit=1,
+         check=html_inert("t\\x1b[31mred\\x07")),
+    Case("control-ids-html", ["report", "q.txt", "r.txt", "--html", "out.html", "--no-stats"],
+         {"q.txt": BIDI_QRELS, "r.txt": BIDI_RUN}, exit=0,
+         check=html_inert("q\\u202eevil", "q\\x1b[31mred")),
+    Case("control-ids-jsonl-html", ["report", "q.jsonl", "r.jsonl", "--html", "out.html",
+                                    "--no-stats"],
+         {"q.jsonl": JSONL_QRELS, "r.jsonl": JSONL_RUN}, exit=0,
+         check=html_inert("\\x85x\\x00\\x08")),
     # --- cutoffs: 1 <= K <= 2**53, ASCII digits, nothing else --------------------------------
     Case("P@0", [*EVAL, "-m", "P@0"], FILES, stderr=rf"{BOUND}, got 0 in 'P@0'"),
     Case("P@-1", [*EVAL, "-m", "P@-1"], FILES, stderr=rf"{BOUND}, got -1 in 'P@-1'"),

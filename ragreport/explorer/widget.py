@@ -556,7 +556,7 @@ def render_snapshot(meta: dict[str, Any], summary: dict[str, Any], head: dict[st
 
     from .. import palette
     from ..analysis.failures import FAILURE_KINDS
-    from ..present import shown, signed, snippet
+    from ..present import html_finalize, shown, signed, snippet
     from ..report.html import default_template_dir
 
     def num(x: Any, digits: int = 4) -> str:
@@ -585,7 +585,7 @@ def render_snapshot(meta: dict[str, Any], summary: dict[str, Any], head: dict[st
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(default_template_dir()), encoding="utf-8"),
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-        lstrip_blocks=True, auto_reload=False)
+        lstrip_blocks=True, auto_reload=False, finalize=html_finalize)
     template = env.get_template(SNAPSHOT_TEMPLATE)
     out: str = template.render(
         meta=meta, summary=summary, compare=compare, ranking=ranking, panel=panel, k=k,

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..present import p_clause, p_text, pct, shown, signed, snippet
+from ..present import html_finalize, p_clause, p_text, pct, shown, signed, snippet
 from .model import (
     NO_RANKINGS_NOTE,
     Comparison,
@@ -73,6 +73,7 @@ MAX_DETAILS_PER_RUN = 50
 MAX_RANK_ROWS = 60
 MAX_MISSING = 25
 MAX_TEXT_CHARS = 400
+
 
 
 def default_template_dir() -> Path:
@@ -132,6 +133,7 @@ def render_html(report: Report, template_dir: str | os.PathLike[str] | None = No
         keep_trailing_newline=True,
         auto_reload=False,
         cache_size=0,
+        finalize=html_finalize,
     )
     try:  # compiled before the plots are drawn: a broken template fails at once
         template = env.get_template(TEMPLATE_NAME)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import RagReportError
 from ..palette import DARK_RUNS, LIGHT_RUNS
-from ..present import shown
+from ..present import escape_controls, shown
 
 if TYPE_CHECKING:
     from .model import Curve, Distribution, PRCurve
@@ -117,6 +117,10 @@ def _rc() -> dict[str, Any]:
 
 
 def _legend_label(name: str, limit: int = 40) -> str:
+    """A run's name as a legend shows it: control characters as escapes (matplotlib would
+    draw nothing for them, write them raw in the SVG and warn with them on stderr), cut to
+    ``limit`` characters."""
+    name = escape_controls(name)
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
@@ -385,8 +389,13 @@ def _colour_css(style: re.Match[str]) -> str:
 def _to_svg(fig: Any, prefix: str, label: str, desc: str = "") -> str:
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", prefix):
         raise RagReportError(f"bad SVG id prefix {prefix!r}")
+    import warnings
+
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None}, facecolor="none")
+    with warnings.catch_warnings():  # a glyph the font lacks (an emoji in a run name): the
+        # text is still in the SVG, drawn by the browser's fonts; no warning with user text
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from", category=UserWarning)
+        fig.savefig(buf, format="svg", metadata={"Date": None}, facecolor="none")
     svg = _PROLOG.sub("", buf.getvalue())
     svg = _METADATA.sub("", svg)
     svg = _STYLE_ELEMENT.sub("", svg)
@@ -412,7 +421,7 @@ def _to_svg(fig: Any, prefix: str, label: str, desc: str = "") -> str:
 
 
 def _attr(text: str) -> str:
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return (escape_controls(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             .replace('"', "&quot;"))
 
 
