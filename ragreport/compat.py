@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from .measures import Measure
 
 __all__ = ["COMPAT_NAMES", "PRESETS", "SCORE_PRECISIONS", "Preset", "Resolved", "check_compat",
-           "check_score_precision", "resolve"]
+           "check_score_precision", "peer_mean", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -299,20 +299,42 @@ def default_measures(compat: str | None) -> list[str] | None:
     return list(m) if m is not None else None
 
 
-def round_mean(compat: str | None, measure: Measure, value: float) -> float:
-    """``value`` (a mean) as the peer reports it: rounded when the peer rounds that measure.
+def peer_mean(compat: str | None, measure: Measure, values: Any) -> float:
+    """The mean of ``values`` (per-query values) as the peer reports it: the plain mean, or,
+    when the peer rounds that measure, the exact mean rounded to its decimals.
 
+    The rounding is decided on the exact mean of the values (every float added without
+    error), as BEIR's and MTEB's ``round(sum / n, 5)`` decides on theirs: a mean just above
+    a half (0.0048750000000000000002) rounds up even where a pairwise floating-point sum lands
+    just below it. Exact halves round to even, as Python's ``round``.
+
+    >>> import numpy as np
     >>> from ragreport.measures import parse_measure
-    >>> round_mean("beir", parse_measure("nDCG@10"), 0.306571), round_mean(None,
-    ...     parse_measure("nDCG@10"), 0.306571), round_mean("mteb", parse_measure("RR@10"), 0.3)
-    (0.30657, 0.306571, 0.3)
+    >>> v = np.array([0.306571, 0.306571])
+    >>> peer_mean("beir", parse_measure("nDCG@10"), v), peer_mean(None,
+    ...     parse_measure("nDCG@10"), v), peer_mean("mteb", parse_measure("RR@10"), v)
+    (0.30657, 0.306571, 0.306571)
     """
-    if compat is None:
-        return value
-    p = PRESETS[compat]
-    if p.round_digits is None or not p.rounds(measure):
-        return value
-    return round(value, p.round_digits)
+    import numpy as np
+
+    v = np.asarray(values, dtype=np.float64)
+    n = len(v)
+    p = PRESETS[compat] if compat is not None else None
+    if p is None or p.round_digits is None or not p.rounds(measure):
+        return float(v.mean()) if n else 0.0
+    if n == 0:
+        return 0.0
+    import math
+
+    digits = p.round_digits
+    approx = float(v.mean())  # within a few ulps of the exact mean
+    scaled = approx * 10.0 ** digits
+    if abs(scaled - math.floor(scaled) - 0.5) > 1e-6 or not math.isfinite(scaled):
+        return round(approx, digits)  # far from a half: the exact mean rounds the same
+    from fractions import Fraction
+
+    exact = sum(map(Fraction, v.tolist()), Fraction(0)) / n
+    return float(round(exact, digits))
 
 
 def prepare_qrels(compat: str | None, qrels: Qrels, rel_level: float) -> Qrels:

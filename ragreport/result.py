@@ -220,12 +220,11 @@ class EvaluationResult:
         """Mean over the evaluated queries (rounded as the peer reports it under a ``compat``
         preset that rounds, such as BEIR's 5 decimals; the per-query values never are)."""
         v = self.values(measure)
-        mean = float(v.mean()) if len(v) else 0.0
         if self.conventions.compat is None:
-            return mean
-        from .compat import round_mean
+            return float(v.mean()) if len(v) else 0.0
+        from .compat import peer_mean
 
-        return round_mean(self.conventions.compat, self._measure(measure), mean)
+        return peer_mean(self.conventions.compat, self._measure(measure), v)
 
     def means(self, measures: list[str | Measure] | None = None) -> dict[str, float]:
         """Canonical name -> mean, for the summary measures (or those given)."""

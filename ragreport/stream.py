@@ -76,13 +76,12 @@ class StreamResult:
 
     def mean(self, measure: str | Measure) -> float:
         v = self.values(measure)
-        mean = float(v.mean()) if len(v) else 0.0
         if self.compat is None:
-            return mean
-        from .compat import round_mean
+            return float(v.mean()) if len(v) else 0.0
+        from .compat import peer_mean
         from .measures import parse_measure
 
-        return round_mean(self.compat, parse_measure(measure), mean)
+        return peer_mean(self.compat, parse_measure(measure), v)
 
     def means(self) -> dict[str, float]:
         return {str(m): self.mean(m) for m in self.measures}

@@ -580,6 +580,44 @@ def test_score_precision_reaches_ties_and_streaming(tmp_path: Path) -> None:
         evaluate(qrels, run, ["RR"], score_precision="float16")
 
 
+# ---- rounding at a half: decided on the exact mean ---------------------------------------
+
+#: Relevant documents in the top 1000 of each of 152 queries (P@1000 = k / 1000): their exact
+#: mean is a hair above 0.004875, and numpy's pairwise mean a hair below (found by a seeded
+#: search for such a case).
+HALF_CASE = [2, 5, 0, 1, 8, 3, 9, 5, 2, 2, 5, 8, 2, 2, 1, 9, 4, 7, 4, 1, 4, 5, 7, 0, 1, 1, 7, 3,
+             6, 7, 7, 6, 3, 5, 2, 2, 10, 3, 0, 7, 10, 5, 6, 3, 3, 0, 1, 0, 2, 10, 10, 4, 5, 9, 6,
+             2, 6, 6, 3, 2, 10, 9, 0, 2, 6, 6, 0, 10, 2, 8, 10, 6, 7, 4, 0, 5, 4, 0, 9, 1, 8, 3, 0,
+             0, 8, 2, 8, 4, 10, 9, 10, 10, 1, 0, 2, 5, 8, 7, 4, 8, 3, 1, 8, 0, 5, 2, 9, 3, 7, 2,
+             10, 2, 7, 7, 10, 2, 3, 2, 8, 2, 8, 5, 9, 2, 5, 5, 0, 10, 4, 9, 5, 8, 6, 10, 0, 10,
+             10, 6, 7, 7, 7, 3, 7, 5, 8, 10, 1, 5, 0, 4, 0, 7]
+
+
+def test_rounding_at_a_half_as_beir_and_mteb() -> None:
+    from fractions import Fraction
+
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for i, k in enumerate(HALF_CASE):
+        q = f"q{i:03d}"
+        qrels[q] = {f"r{j}": 1 for j in range(k)} | {"missed": 1, "n": 0}
+        run[q] = {f"r{j}": 2.0 - j / 100 for j in range(k)} | {"n": 0.5}
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {"P.1000"}).evaluate(run)
+    values = [trec[q]["P_1000"] for q in trec]
+    total = 0.0
+    for v in values:  # BEIR: for query_id in scores: total += ...
+        total += v
+    beir = round(total / len(values), 5)
+    mteb = round(sum(values) / len(values), 5)  # MTEB: round(sum(list) / len(scores), 5)
+    exact = sum(map(Fraction, values), Fraction(0)) / len(values)
+    assert beir == mteb == 0.00488 and exact > Fraction(4875, 10**6)
+    for compat in ("beir", "mteb"):
+        r = evaluate(qrels, run, ["P@1000"], compat=compat)
+        assert r.mean("P@1000") == beir, compat
+        # the plain floating-point mean lands below the half: the case is not vacuous
+        assert round(float(r.values("P@1000").mean()), 5) == 0.00487
+
+
 # ---- options, errors, reports ----------------------------------------------------------
 
 
