@@ -141,9 +141,10 @@ FAMILIES: dict[str, Family] = {
                "judged non-relevant ranked above d, N = judged non-relevant; unjudged and "
                "negative grades skipped (trec_eval)"),
         Family("IPrec", "Interpolated precision", "none", ("rel",), "iprec_at_recall_{r}",
-               None, True, "largest precision at a rank whose recall is >= r (0 if none); r "
-               "counts lround(r·R) relevant documents, as trec_eval 10 (trec_eval 9 and "
-               "pytrec_eval: (long)(r·R + 0.9))", at="recall"),
+               None, True, "largest precision at a rank holding at least lround(r·R) of the R "
+               "relevant documents (0 if no rank does), as trec_eval 10 (trec_eval 9 and "
+               "pytrec_eval: (long)(r·R + 0.9)); so with 6 relevant documents and one "
+               "retrieved first, IPrec@0.2 = 1 (lround(1.2) = 1)", at="recall"),
         Family("ERR", "ERR", "optional", (), "err_{k}", "err", True,
                "sum over ranks i <= K of R_i/i · prod_{j<i}(1 - R_j), R = (2^g - 1) / 2^4 "
                "for g > 0, else 0 (gdeval, as ir_measures runs it; grades above 4 refused)"),
@@ -813,11 +814,17 @@ def _parse(text: str | Measure, family: bool) -> list[Measure]:
     if values is not None and name.lower() == "rbp" and name != "RBP" and parens is None:
         digits = values[0] if values[0].isdigit() and len(values) == 1 else "95"
         lvl = 1 if rel is None else rel
+        # ranx 0.3.21's rank_biased_precision weights each rank by the grade of a document
+        # of grade >= rel_lvl (its docstring says 0/1): ragreport's graded RBP, with ranx's
+        # reading of grades below the level (compat='ranx')
+        at_level = "" if lvl == 1 else (f" with compat='ranx' and rel_level={lvl} (--compat "
+                                        f"ranx -l {lvl})")
         raise MeasureError(f"{_quoted(text)} is read differently by the peers: ranx reads the "
-                           f"number after rbp as the persistence (rbp.95: p = 0.95), binary "
-                           f"at grade >= {lvl}; ir_measures' RBP@K is a cutoff, graded RBP "
-                           f"with p = 0.8; write RBP(p=0.{_short(digits)},rel={lvl}) for "
-                           f"ranx's or RBP(p=0.8)@{_short(digits)} for ir_measures'")
+                           f"number after rbp as the persistence (rbp.95: p = 0.95) and "
+                           f"weights each rank by the grade of a document of grade >= {lvl}; "
+                           f"ir_measures' RBP@K is a cutoff, graded RBP with p = 0.8; write "
+                           f"RBP(p=0.{_short(digits)}){at_level} for ranx's or "
+                           f"RBP(p=0.8)@{_short(digits)} for ir_measures'")
     if FAMILIES[fam].at == "recall":
         if params.cutoff is not None:
             raise MeasureError(f"{fam} takes a recall level, not a cutoff (got "

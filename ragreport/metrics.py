@@ -653,12 +653,14 @@ def interpolated_precision(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray,
     """Interpolated precision at recall levels (trec_eval ``iprec_at_recall``), (queries,
     len(levels)).
 
-    IPrec@r = the largest precision at any rank whose recall is at least r, computed as
-    trec_eval does: the level is turned into a number of relevant documents c (R = relevant
-    judged); IPrec@r = max over m >= max(c, 1) of m / p_m, where p_m is the rank of the m-th
-    relevant retrieved document; 0 when c exceeds the relevant retrieved (the level is never
-    reached), or nothing relevant was retrieved, or R = 0. ``qi``, ``pos``: query and 0-based
-    rank of each relevant retrieved document (by query, then rank). No cutoff, so the tie
+    IPrec@r = the largest precision at any rank holding at least c of the R relevant
+    documents, computed as trec_eval does (so not "whose recall is >= r": with R = 6 and one
+    relevant document retrieved first, IPrec@0.2 = 1, since lround(1.2) = 1): the level is
+    turned into a number of relevant documents c (R = relevant judged); IPrec@r = max over
+    m >= max(c, 1) of m / p_m, where p_m is the rank of the m-th relevant retrieved document;
+    0 when c exceeds the relevant retrieved (the level is never reached), or nothing
+    relevant was retrieved, or R = 0. ``qi``, ``pos``: query and 0-based rank of each
+    relevant retrieved document (by query, then rank). No cutoff, so the tie
     rule matters only through the order of the ranking.
 
     ``rounding`` says how c is computed: ``"lround"``, c = lround(r · R), is trec_eval 10.0's

@@ -8,8 +8,9 @@ Sources of the meanings (read from the peers' code, not guessed):
 - ranx (github.com/AmenRa/ranx, ``ranx/metrics/*.py``, ``ranx/meta/evaluate.py``):
   ``extract_metric_and_params`` reads ``name@k-lN`` (N: relevance level) and ``rbp.95`` as
   persistence 0.95; k = 0 (no ``@k``) is the whole ranking; ``ndcg_burges`` has gain
-  2^grade - 1; ``rbp`` is binary at the level (``_get_hit_list``: 1.0 per document with
-  grade >= rel_lvl, default 1).
+  2^grade - 1; ``rbp`` weights each rank by the grade of a document of grade >= rel_lvl
+  (ranx 0.3.21 ``_rank_biased_precision``: ``weighted_hit_list[i] = qrels[j, 1]``; its
+  docstring says 0/1).
 - ir_measures' ``RBP`` without ``rel`` is graded (provider trectools, ``get_rbp(...,
   binary_topical_relevance=False)``: the weight times the grade); ``RBP(rel=N)`` is binary
   (provider cwl_eval).
@@ -229,10 +230,12 @@ CLASHES = [
                   r"non-relevant\) pairs"]),
     ("Accuracy@10", [r"MTEB's", r"BEIR's", r"ir_measures'"]),
     ("accuracy_at_1", [r"MTEB's", r"BEIR's", r"ir_measures'"]),
-    ("rbp.95", [r"ranx reads the number after rbp as the persistence \(rbp\.95: p = 0\.95\), "
-                r"binary at grade >= 1",
+    ("rbp.95", [r"ranx reads the number after rbp as the persistence \(rbp\.95: p = 0\.95\) "
+                r"and weights each rank by the grade of a document of grade >= 1",
                 r"ir_measures' RBP@K is a cutoff, graded RBP with p = 0\.8",
-                r"write RBP\(p=0\.95,rel=1\) for ranx's or RBP\(p=0\.8\)@95 for ir_measures'"]),
+                r"write RBP\(p=0\.95\) for ranx's or RBP\(p=0\.8\)@95 for ir_measures'"]),
+    ("rbp.8-l2", [r"grade >= 2", r"write RBP\(p=0\.8\) with compat='ranx' and rel_level=2 "
+                  r"\(--compat ranx -l 2\) for ranx's"]),
     ("rbp@95", [r"ranx reads", r"ir_measures' RBP@K is a cutoff"]),
     ("ndcg@10-l2", [r"ranx's -l2 leaves grades below 2 out of nDCG's gains",
                     r"ragreport's nDCG has no relevance level",
@@ -256,6 +259,33 @@ def test_ranx_level_on_ndcg_is_compat_ranx() -> None:
     r = ragreport.evaluate(qrels, run, ["ndcg@2"], compat="ranx", rel_level=2)
     # ranx: DCG = 0 (a: grade 1 < 2) + 2 / log2(3); IDCG = 2 (b first)
     assert r.mean("nDCG@2") == pytest.approx((2 / 1.584962500721156) / 2, abs=1e-15)
+
+
+def _ranx_rbp(qrels: dict[str, int], ranked: list[str], p: float, rel_lvl: int) -> float:
+    """ranx 0.3.21 ``_rank_biased_precision``, transcribed: (1 - p) * sum over ranks of
+    p^(i-1) times the grade of a document of grade >= rel_lvl (0 otherwise)."""
+    kept = {d: g for d, g in qrels.items() if g >= rel_lvl}
+    if not kept:
+        return 0.0
+    return (1 - p) * sum(kept.get(d, 0) * p ** i for i, d in enumerate(ranked))
+
+
+@pytest.mark.parametrize("rel_lvl", [1, 2])
+def test_ranx_rbp_is_ragreports_graded_rbp(rel_lvl: int) -> None:
+    """ranx's rbp.8 weights a rank by the grade (the issue's case: grade 2 at rank 1 gives
+    0.4, not 0.2): ragreport's RBP(p=0.8) under compat='ranx' at ranx's level, as the
+    refusal of 'rbp.8' advises."""
+    qrels = {"q": {"d": 2}, "r": {"a": 1, "b": 3, "c": 0, "e": 2}}
+    run = {"q": {"d": 1.0}, "r": {"a": 0.9, "x": 0.8, "b": 0.7, "e": 0.6, "c": 0.5}}
+    r = ragreport.evaluate(qrels, run, ["RBP(p=0.8)"], compat="ranx", rel_level=rel_lvl)
+    want = [_ranx_rbp(qrels[q], sorted(run[q], key=run[q].__getitem__, reverse=True), 0.8,
+                      rel_lvl) for q in r.query_ids]
+    assert r.values("RBP(p=0.8)").tolist() == pytest.approx(want, abs=1e-15)
+    if rel_lvl == 1:
+        assert r.values("RBP(p=0.8)")[0] == pytest.approx(0.4)
+        # the former advice, RBP(p=0.8,rel=1), is binary: 0.2 on the same query
+        assert ragreport.evaluate(qrels, run, ["RBP(p=0.8,rel=1)"]).values(
+            "RBP(p=0.8,rel=1)")[0] == pytest.approx(0.2)
 
 
 def test_ir_measures_rbp_is_graded_without_rel_and_binary_with_it() -> None:

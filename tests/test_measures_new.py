@@ -703,3 +703,17 @@ def test_streaming_gives_the_same_numbers(tmp_path: Path, options: dict[str, Any
         np.testing.assert_allclose(streamed.mean_curves[parse_measure(f"{fam}@1").curve_key]
                                    [:width], whole.mean_curve(fam)[:width], rtol=0, atol=1e-15)
     assert format_trec(streamed) == format_trec(whole)
+
+
+def test_iprec_counts_lround_relevant_documents_not_recall() -> None:
+    """IPrec@r is the best precision at a rank holding lround(r·R) relevant documents (as
+    trec_eval 10), not at a rank whose recall is >= r: with 6 relevant documents and one
+    retrieved first, recall never reaches 0.2, yet IPrec@0.2 = 1 (lround(1.2) = 1) and
+    IPrec@0.3 = 0 (lround(1.8) = 2 were never retrieved); the definition says so."""
+    from ragreport.measures import FAMILIES
+
+    r = evaluate({"q": {f"d{i}": 1 for i in range(6)}}, {"q": ["d0", "x"]},
+                 ["IPrec@0.2", "IPrec@0.3", "R@2"])
+    assert r.means() == {"IPrec@0.2": 1.0, "IPrec@0.3": 0.0, "R@2": 1 / 6}
+    assert "lround(r·R)" in FAMILIES["IPrec"].definition
+    assert "whose recall is" not in FAMILIES["IPrec"].definition

@@ -434,8 +434,9 @@ def _pr_view(pr: PRCurve, runs: list[RunView], svg: str) -> PRView:
             for j, level in enumerate(pr.levels)]
     caption = (f"Mean over each run's queries of the interpolated precision at recall 0.0, "
                f"0.1, …, 1.0 (relevant: grade ≥ {pr.rel}). Interpolated precision at recall "
-               "r is the highest precision at any rank whose recall is r or more (trec_eval's "
-               "iprec_at_recall; IPrec@r in ragreport), so each line only goes down; a level "
+               "r is the highest precision at any rank holding at least lround(r·R) of the R "
+               "relevant documents (trec_eval's iprec_at_recall; IPrec@r in ragreport), so "
+               "each line only goes down; a level "
                "a query never reaches counts 0 for that query."
                + ("".join(f" Target IPrec@{r:g} {label}: hollow diamond."
                           for r, _, label in pr.targets))

@@ -315,8 +315,8 @@ def _pr_section(report: Report, runs: list[str], names: dict[str, str]) -> list[
            "|--:" + "|--:" * len(shown_runs) + "|"]
     out += [_row([f"{level:.1f}"] + [values[r][j] for r in shown_runs])
             for j, level in enumerate(pr.levels)]
-    out += ["", "Mean over the queries of the highest precision at any rank whose recall is "
-            "at least r (trec_eval's iprec_at_recall)."
+    out += ["", "Mean over the queries of the highest precision at any rank holding at least "
+            "lround(r·R) of the R relevant documents (trec_eval's iprec_at_recall)."
             + (f" {escape_md(pr.tie_note)}" if pr.tie_note else ""), "", "</details>", ""]
     return out
 
