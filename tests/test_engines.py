@@ -187,6 +187,19 @@ def _ddf(df: pd.DataFrame, parts: int = 3) -> Any:
     return dd.from_pandas(df, npartitions=parts, sort=False)
 
 
+def test_dask_score_precision(dask_sync: None) -> None:
+    """The engines pass score_precision on: 0.5 + 1e-9 and 0.5 tie in float32 (beir's)."""
+    from ragreport import dask as rd
+
+    qrels = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 0]})
+    run = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"],
+                        "score": [0.5 + 1e-9, 0.5]})
+    for options, rr, precision in (({}, 1.0, "float64"), ({"compat": "beir"}, 0.5, "float32"),
+                                   ({"score_precision": "float32"}, 0.5, "float32")):
+        [r] = rd.results(rd.evaluate(_ddf(qrels, 1), _ddf(run, 2), ["RR"], **options))
+        assert (r.mean("RR"), r.conventions.score_precision) == (rr, precision), options
+
+
 def test_dask_same_numbers_and_parquet(dask_sync: None, whole: Any, tmp_path: Path) -> None:
     from ragreport import dask as rd
 
