@@ -200,7 +200,7 @@ def test_pr_curve_in_html(example: Report) -> None:
         assert f"{run}: 0.0 {pr.series[run][0]:.4f}," in desc
         assert f"1.0 {pr.series[run][10]:.4f}" in desc
     caption = " ".join(sec.find("figcaption")[0].text().split())
-    assert "highest precision at any rank whose recall is r or more" in caption
+    assert "highest precision at any rank holding at least lround(r·R) of the R relevant" in caption
     assert "iprec_at_recall" in caption
     table = sec.find("table", cls="pr-table")[0]
     head = [" ".join(th.text().split()) for th in table.find("thead")[0].find("th")]
