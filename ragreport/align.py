@@ -19,7 +19,7 @@ Steps, all vectorised over rows:
 6. Look up the grades of the judged retrieved documents into a (queries, depth) matrix (NaN
    when unjudged or beyond what was retrieved).
 
-Every shortcut gives exactly the general path's result (``tests/test_fastpaths.py``).
+Every shortcut gives exactly the general path's result (``tests/core/test_fastpaths.py``).
 """
 
 from __future__ import annotations

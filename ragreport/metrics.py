@@ -29,7 +29,7 @@ documents (``qi``, ``pos``, sorted by query then rank, as ``np.nonzero`` of ``re
 them), or of its non-zero gains with their values, and return one value per query at one
 cutoff ``k`` (an int, any size up to 2**53, or ``None`` for the whole ranking). They add the
 same numbers in the same order as the dense ``*_at_k`` curves, so a value is bit-identical to
-the curve's column ``k - 1`` (``tests/test_metrics.py``). Past the end of every ranking:
+the curve's column ``k - 1`` (``tests/measures/test_metrics.py``). Past the end of every ranking:
 P@K = relevant retrieved / K, R@K, HitRate@K, RR@K and AP@K are constant, and nDCG@K =
 DCG of the whole ranking / IDCG@min(K, judged relevant) (IDCG still grows while judged
 documents remain); Judged@K = judged / retrieved, R_cap@K = relevant retrieved / R, ERR@K

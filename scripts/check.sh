@@ -11,7 +11,7 @@ if ! command -v chromium >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -q && $SUDO apt-get install -y -q chromium
 fi
-# Spark's tests (tests/test_engines.py, local[2]) need a Java runtime: Debian's, when missing
+# Spark's tests (tests/engines/test_engines.py, local[2]) need a Java runtime: Debian's, when missing
 if ! command -v java >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -q && $SUDO apt-get install -y -q default-jre-headless

@@ -8,7 +8,7 @@ per-query panel in view::
 
     python scripts/screenshot_explorer.py [-o docs/explorer.png]
 
-``tests/test_browser_widget.py`` calls :func:`capture` and checks the picture regenerates.
+``tests/explorer/test_browser_widget.py`` calls :func:`capture` and checks the picture regenerates.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Parse and render the Markdown report's Mermaid charts with Mermaid itself (by hand).
 
-CI does not install Mermaid's JavaScript bundle, so ``tests/test_mermaid.py`` checks the chart
-against the ``xychart-beta`` grammar it uses; this script runs the real thing, offline, in the
+CI does not install Mermaid's JavaScript bundle, so ``tests/report/test_mermaid.py`` checks the
+chart against the ``xychart-beta`` grammar it uses; this script runs the real thing, offline, in the
 headless Chromium the browser tests use (``tests/browser.py``)::
 
     npm install --prefix /tmp/mmd mermaid@11
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "report"))  # test_mermaid
 
 
 def charts() -> dict[str, str]:

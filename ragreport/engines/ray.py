@@ -106,7 +106,7 @@ def evaluate(qrels_ds: Any, run_ds: Any, measures: Any = None, k_max: int | None
 
     Examples
     --------
-    Run by ``tests/test_engines.py`` on a local Ray (a doctest would start one)::
+    Run by ``tests/engines/test_engines.py`` on a local Ray (a doctest would start one)::
 
         import ray
         qrels = ray.data.from_items([{"query_id": "q1", "doc_id": "d1", "relevance": 1}])

@@ -128,7 +128,7 @@ def evaluate(qrels_df: Any, run_df: Any, measures: Any = None, k_max: int | None
 
     Examples
     --------
-    Run by ``tests/test_engines.py`` on ``local[2]`` (a doctest would start a JVM)::
+    Run by ``tests/engines/test_engines.py`` on ``local[2]`` (a doctest would start a JVM)::
 
         from pyspark.sql import SparkSession
         spark = SparkSession.builder.master("local[2]").getOrCreate()

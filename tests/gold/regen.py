@@ -1,8 +1,8 @@
 """Rewrite the gold Markdown and JSON reports of the embedded example.
 
 Run ``python tests/gold/regen.py`` after an *intended* change to the Markdown or JSON output, then
-review ``git diff tests/gold`` before committing. ``tests/test_report_markdown.py`` and
-``tests/test_report_json.py`` build the same report with :func:`gold_outputs` and compare it
+review ``git diff tests/gold`` before committing. ``tests/report/test_report_markdown.py`` and
+``tests/report/test_report_json.py`` build the same report with :func:`gold_outputs` and compare it
 byte for byte with the files written here.
 
 The report is the example's two runs (BM25 baseline, TF-IDF), the default targets, the query and

@@ -175,7 +175,7 @@ CASES = [
          stderr=r"--per-query-out needs every per-query value; drop --stream"),
     Case("out-to-stdout", ["evaluate", "qrels.txt", "run.txt", "--per-query-out", "-"],
          FILES, stderr=r"--per-query-out writes Parquet \(binary\): give a file name"),
-    # --baseline-report works with --per-query-in (tests/test_hostile_baseline.py); a bad
+    # --baseline-report works with --per-query-in (tests/hostile/test_hostile_baseline.py); a bad
     # stored report is refused before any shard is read
     Case("with-a-bad-baseline-report", [*CHECK, "--per-query-in", "w.parquet",
                                         "--baseline-report", "b.json"],

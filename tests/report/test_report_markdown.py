@@ -7,13 +7,13 @@ import importlib.util
 import re
 import sys
 from html.parser import HTMLParser
-from pathlib import Path
 from types import ModuleType
 
 import mistune
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from paths import GOLD
 
 import ragreport
 from ragreport.errors import RagReportError
@@ -21,7 +21,6 @@ from ragreport.report import InputFile, Report, build_report
 from ragreport.report.markdown import BREAK, MARKER, escape_html, escape_md, render_markdown
 from ragreport.targets import default_targets, parse_targets
 
-GOLD = Path(__file__).resolve().parent / "gold"
 REGEN = "python tests/gold/regen.py"
 
 
@@ -269,7 +268,7 @@ def hostile_report() -> Report:
 
 def without_chart(md: str) -> str:
     """``md`` without its Mermaid chart: a fenced block (never linked by GitHub) that holds
-    no user text (tests/test_mermaid.py checks it on its own)."""
+    no user text (tests/report/test_mermaid.py checks it on its own)."""
     return re.sub(r"\n```mermaid\n.*?\n```\n", "\n", md, flags=re.S)
 
 

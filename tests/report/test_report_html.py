@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from paths import ROOT
 
 import ragreport
 from ragreport.errors import ConfigError
@@ -27,7 +28,6 @@ from ragreport.report import InputFile, Report, build_report
 from ragreport.report.html import default_template_dir, render_html
 from ragreport.targets import default_targets, parse_targets
 
-ROOT = Path(__file__).resolve().parent.parent
 WHEN = "2026-01-02T03:04:05Z"
 
 SCRIPT = "<script>window.__xss=1</script>"

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from paths import ROOT
 
 from ragreport import evaluate
 from ragreport.analysis import (
@@ -37,8 +38,6 @@ from ragreport.analysis.compare import baseline_tests
 from ragreport.errors import RagReportError
 from ragreport.measures import Measure
 from ragreport.targets import parse_targets, passes
-
-ROOT = Path(__file__).resolve().parents[1]
 
 # five queries; "e" has no judged relevant document (its only judgment is grade 0)
 QRELS = {

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 import ragreport
 from ragreport.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_TARGET_FAILED, main
@@ -278,7 +279,7 @@ def test_evaluate_help(capsys: pytest.CaptureFixture[str]) -> None:
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(ROOT)
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     return env
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from paths import ROOT
 
 from ragreport import evaluate, metrics
 from ragreport.engine import cutoff_values, pr_curve
@@ -438,7 +439,7 @@ def test_judged_on_tied_runs_against_ir_measures() -> None:
                     differing += 1
     assert checked > 300
     assert differing > 0  # the data has ties across the cut that change the value
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     known = readme[readme.index("## Known differences from the peers"):]
     assert "`Judged@K` on tied scores: ir_measures' judged provider breaks ties by " \
            "document id\n  ascending" in known

@@ -13,10 +13,10 @@ import nbformat
 import pytest
 from browser import PageLog, launch
 from nbclient import NotebookClient
+from paths import ROOT
 
 from ragreport.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 

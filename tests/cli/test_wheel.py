@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pytest
 from hostile import outer_site_dirs
-
-ROOT = Path(__file__).resolve().parent.parent
+from paths import ROOT
 
 
 def isolated_env() -> dict[str, str]:

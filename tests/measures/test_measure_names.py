@@ -36,6 +36,7 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from paths import ROOT
 
 import ragreport
 from ragreport.errors import MeasureError
@@ -479,7 +480,7 @@ IR_MEASURES_PAIRS = [
 ]
 # IPrec is left out: ragreport rounds the recall level's rank as trec_eval 10 does
 # (lround(r x R)); pytrec_eval and so ir_measures (and ranx) round as trec_eval 9 did
-# ((long)(r x R + 0.9)). tests/test_measures_new.py compares both roundings.
+# ((long)(r x R + 0.9)). tests/measures/test_measures_new.py compares both roundings.
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -630,9 +631,8 @@ def test_ranx_bpref_differs_only_where_the_readme_says() -> None:
 def test_readme_measure_table_matches_the_parser() -> None:
     """The README's measure table lists every family, and each peer's name in it reads as the
     row's measure (K and k stand for a cutoff; a name marked ¹ is refused, see the README)."""
-    from pathlib import Path
 
-    text = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text[text.index("## Measures\n"):text.index("### Conventions of each preset")]
     rows = [line.split("|")[1:-1] for line in section.splitlines()
             if line.startswith("| `")]
@@ -657,9 +657,8 @@ def test_readme_measure_table_matches_the_parser() -> None:
 def test_readme_judged_divisor_is_the_codes() -> None:
     """The README's Judged@K row divides by min(K, retrieved), as judged_at_k and ir_measures
     do: qrels {a, b, c}, run [a, b, x] gives Judged@10 = 2/3, not 2/10."""
-    from pathlib import Path
 
-    text = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
     row = next(line for line in text.splitlines() if line.startswith("| `Judged@K`"))
     definition = row.split("|")[2]
     assert "min(K, retrieved)" in definition, definition

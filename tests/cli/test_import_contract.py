@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 pytest.importorskip("importlinter")
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _lint(tmp_path: Path, module: str | None = None,

@@ -24,8 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from hostile import QRELS, RUN, Case, CaseResult, outer_site_dirs, run_case
-
-ROOT = Path(__file__).resolve().parent.parent
+from paths import ROOT
 
 #: A "python3" kernel that only marks that it was started (then exits: it never answers).
 FAKE_KERNEL = json.dumps({

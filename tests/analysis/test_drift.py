@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from paths import GOLD, ROOT
 
 import ragreport
 from ragreport.analysis.drift import (
@@ -391,7 +392,7 @@ def test_drift_gold(files: dict[str, Path], tmp_path: Path,
                     capsys: pytest.CaptureFixture[str]) -> None:
     """The drift note, byte for byte: Markdown (``tests/gold/drift.md``) and the JSON
     ``baseline_drift`` key (``tests/gold/drift.json``); regenerate with
-    ``RAGREPORT_REGEN_DRIFT=1 pytest tests/test_drift.py -k gold`` and review the diff."""
+    ``RAGREPORT_REGEN_DRIFT=1 pytest tests/analysis/test_drift.py -k gold`` and review the diff."""
     import os
 
     lines = files["new"].read_text().splitlines()
@@ -406,7 +407,7 @@ def test_drift_gold(files: dict[str, Path], tmp_path: Path,
     section = text[text.index("### Baseline drift"):text.index("### Targets")]
     drift = json.dumps(json.loads(js.read_text())["baseline_drift"], indent=2,
                        ensure_ascii=False) + "\n"
-    gold = Path(__file__).resolve().parent / "gold"
+    gold = GOLD
     if os.environ.get("RAGREPORT_REGEN_DRIFT"):
         (gold / "drift.md").write_text(section, encoding="utf-8")
         (gold / "drift.json").write_text(drift, encoding="utf-8")
@@ -449,7 +450,7 @@ def test_baseline_picks_a_run_of_the_stored_report(
 def test_readme_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The README's "Gate against a stored baseline" Python example, as written, in a fresh
     folder holding main's report (written by the command on main) and the PR's run."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("### Gate against a stored baseline", 1)[1].split("\n### ", 1)[0]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     f = example_files()

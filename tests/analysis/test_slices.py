@@ -27,7 +27,6 @@ from ragreport.report import Report, build_report
 from ragreport.stats import bootstrap_ci, holm
 from ragreport.targets import load_slice_targets, load_targets, parse_targets
 
-GOLD = Path(__file__).resolve().parent / "gold"
 WANT = {"q1": ("a", "b"), "q2": ("b",), "q3": ("long name",)}
 
 

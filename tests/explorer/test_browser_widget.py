@@ -42,13 +42,13 @@ from labserver import (
     run_all_cells,
     set_theme,
 )
+from paths import ROOT
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _script() -> Any:
