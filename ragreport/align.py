@@ -208,16 +208,16 @@ class Ranking:
         return cache
 
 
-def _id_rank(ids: Any) -> IntArray:
+def id_rank(ids: Any) -> IntArray:
     """Rank of each id of a pyarrow string array in the order queries are listed.
 
     Numeric order (ties such as ``007``/``7`` by the string) when every id is a number of
     at most 18 digits, else byte order.
 
     >>> import pyarrow as pa
-    >>> _id_rank(pa.array(["10", "9", "007", "7"])).tolist()
+    >>> id_rank(pa.array(["10", "9", "007", "7"])).tolist()
     [3, 2, 0, 1]
-    >>> _id_rank(pa.array(["q10", "q9"])).tolist()
+    >>> id_rank(pa.array(["q10", "q9"])).tolist()
     [0, 1]
     """
     import pyarrow as pa
@@ -511,7 +511,7 @@ def _listed_ids(ids: list[str], more: list[str]) -> list[str]:
     import pyarrow as pa
 
     both = ids + more
-    rank = _id_rank(pa.array(both, pa.string()))
+    rank = id_rank(pa.array(both, pa.string()))
     return [both[i] for i in np.argsort(rank, kind="stable").tolist()]
 
 
@@ -623,7 +623,7 @@ def align(
         raise InputError("no query left to evaluate (every common query has no relevant "
                          "document and no_relevant='skip')")
 
-    rank = _id_rank(q_dict)
+    rank = id_rank(q_dict)
 
     def listed(mask: BoolArray) -> IntArray:
         chosen = np.flatnonzero(mask)

@@ -54,7 +54,7 @@ GainRanks = tuple[IntArray, IntArray, FloatArray]
 
 
 @dataclass
-class _Context:
+class Context:
     """Caches the arrays measures share: sparse relevant ranks and gains (whole rankings,
     any cutoff) and their dense (queries, width) forms for the curves."""
 
@@ -224,10 +224,10 @@ class LazyCurves(Mapping[Measure, FloatArray]):
         return (dict, (dict(self.items()),))
 
 
-CurveFn = Callable[[_Context, Measure, int], FloatArray]
-ScalarFn = Callable[[_Context, Measure], FloatArray]
+CurveFn = Callable[[Context, Measure, int], FloatArray]
+ScalarFn = Callable[[Context, Measure], FloatArray]
 
-_CURVES: dict[str, CurveFn] = {
+CURVES: dict[str, CurveFn] = {
     "P": lambda c, m, k: metrics.precision_at_k(c.rel(m), k),
     "R": lambda c, m, k: metrics.recall_at_k(c.rel(m), c.n_rel(m), k),
     "F1": lambda c, m, k: metrics.f1_at_k(c.rel(m), c.n_rel(m), k),
@@ -239,30 +239,30 @@ _CURVES: dict[str, CurveFn] = {
     "Judged": lambda c, m, k: metrics.judged_at_k(c.judged(), c.ranking.n_ret, k),
     "ERR": lambda c, m, k: metrics.err_at_k(c.err_grades(), k),
     "RBP": lambda c, m, k: metrics.rbp_at_k(c.rel(m) if m.rel is not None else c.gains(m),
-                                            _p(m), k),
+                                            rbp_persistence(m), k),
     "R_cap": lambda c, m, k: metrics.capped_recall_at_k(c.rel(m), c.n_rel(m), k),
 }
 
 
-def _p(m: Measure) -> float:
+def rbp_persistence(m: Measure) -> float:
     return 0.8 if m.p is None else m.p
 
 
-def _rbp(c: _Context, m: Measure, k: int | None) -> FloatArray:
+def _rbp(c: Context, m: Measure, k: int | None) -> FloatArray:
     """RBP binary at ``m.rel`` (ir_measures' ``RBP(rel=r)``), or graded without ``rel``
     (ir_measures' ``RBP``: each positive grade is the gain, as trectools)."""
     if m.rel is not None:
-        return metrics.rbp_at(c.n, *c.ranks(m), _p(m), k)
+        return metrics.rbp_at(c.n, *c.ranks(m), rbp_persistence(m), k)
     qi, pos, g = c.gain_ranks(m)  # RBP's gain is "linear": the positive grades
-    return metrics.rbp_at(c.n, qi, pos, _p(m), k, g)
+    return metrics.rbp_at(c.n, qi, pos, rbp_persistence(m), k, g)
 
 
-def _iprec(c: _Context, m: Measure) -> FloatArray:
+def _iprec(c: Context, m: Measure) -> FloatArray:
     level = 0.0 if m.recall is None else m.recall
     return metrics.interpolated_precision(c.n, *c.ranks(m), c.n_rel(m), (level,))[:, 0]
 
 
-_SCALARS: dict[str, ScalarFn] = {
+SCALARS: dict[str, ScalarFn] = {
     "RR": lambda c, m: metrics.reciprocal_rank_at(c.n, *c.ranks(m), None),
     "nDCG": lambda c, m: metrics.ndcg_at(c.n, *c.gain_ranks(m), *c.ideal_ranks(m), None),
     "AP": lambda c, m: metrics.average_precision_at(c.n, *c.ranks(m), c.n_rel(m), None),
@@ -283,10 +283,10 @@ _SCALARS: dict[str, ScalarFn] = {
     "RBP": lambda c, m: _rbp(c, m, None),
 }
 
-AtFn = Callable[[_Context, Measure, int], FloatArray]
+AtFn = Callable[[Context, Measure, int], FloatArray]
 
 #: Values at one cutoff K from the sparse forms (any K; bit-identical to the curves' columns).
-_AT: dict[str, AtFn] = {
+AT_K: dict[str, AtFn] = {
     "P": lambda c, m, k: metrics.precision_at(c.n, *c.ranks(m), k),
     "R": lambda c, m, k: metrics.recall_at(c.n, *c.ranks(m), c.n_rel(m), k),
     "F1": lambda c, m, k: metrics.f1_at(c.n, *c.ranks(m), c.n_rel(m), k),
@@ -348,14 +348,14 @@ def cutoff_values(ranking: Ranking, measure: Measure, rel_level: float, *,
 
         if measure.cutoff is None:
             raise MeasureError(f"{measure} has no cutoff")
-        return average_values(_Context(ranking, float(rel_level)), measure, measure.cutoff)
-    if measure.cutoff is None or measure.name not in _AT:
+        return average_values(Context(ranking, float(rel_level)), measure, measure.cutoff)
+    if measure.cutoff is None or measure.name not in AT_K:
         raise MeasureError(f"{measure} has no cutoff")
-    return _AT[measure.name](_Context(ranking, float(rel_level)), measure, measure.cutoff)
+    return AT_K[measure.name](Context(ranking, float(rel_level)), measure, measure.cutoff)
 
 
 _ORDERS = ("score", "given")
-_NO_REL = ("zero", "skip", "raise")
+NO_RELEVANT = ("zero", "skip", "raise")
 _DUPS = ("error", "first")
 _TIES = ("trec_eval", "average")
 
@@ -369,13 +369,13 @@ def _average_needed(ranking: Ranking) -> bool:
     return has_ties(ranking if full is None else full[0])
 
 
-def _average_scalar(ctx: _Context, m: Measure) -> FloatArray:
+def _average_scalar(ctx: Context, m: Measure) -> FloatArray:
     from .ties import average_values
 
     return average_values(ctx, m, None)
 
 
-def _check_int(name: str, value: Any, minimum: int) -> int:
+def check_int(name: str, value: Any, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise RagReportError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if value < minimum:
@@ -383,7 +383,7 @@ def _check_int(name: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
-def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise RagReportError(f"{name} must be one of {', '.join(map(repr, choices))}, "
                              f"got {value!r}")
@@ -502,10 +502,10 @@ def evaluate(
                   explicit={"rel_level": rel_level} if rel_level != 1 else None,
                   complete=complete, score_precision=score_precision)
     complete = cfg.complete
-    order = _check_choice("order", cfg.order, _ORDERS)
-    no_relevant = _check_choice("no_relevant", no_relevant, _NO_REL)
-    duplicates = _check_choice("duplicates", duplicates, _DUPS)
-    ties = _check_choice("ties", ties, _TIES)
+    order = check_choice("order", cfg.order, _ORDERS)
+    no_relevant = check_choice("no_relevant", no_relevant, NO_RELEVANT)
+    duplicates = check_choice("duplicates", duplicates, _DUPS)
+    ties = check_choice("ties", ties, _TIES)
     if ties == "average" and order != "score":
         raise RagReportError("ties='average' averages over the orders of tied scores; with "
                              "order='given' nothing is tied (use order='score')")
@@ -515,9 +515,9 @@ def evaluate(
         raise RagReportError("ties='average' is not supported with doc_map (the document "
                              "level's expected value over the chunks' tie orders is not "
                              "computed); use ties='trec_eval'")
-    rel_level = _check_int("rel_level", rel_level, 0)  # negative grades are never relevant
+    rel_level = check_int("rel_level", rel_level, 0)  # negative grades are never relevant
     if max_depth is not None:
-        max_depth = _check_int("max_depth", max_depth, 1)
+        max_depth = check_int("max_depth", max_depth, 1)
     wanted = normalize_measures(default_measures(cfg.compat) if measures is None else measures)
     if ties == "average":
         from .ties import check_average
@@ -528,7 +528,7 @@ def evaluate(
     if k_max is None:
         k_max = max([DEFAULT_K_MAX, *cutoffs])
     else:
-        k_max = _check_int("k_max", k_max, 1)
+        k_max = check_int("k_max", k_max, 1)
         too_big = [m for m in wanted if m.cutoff is not None and m.cutoff > k_max]
         if too_big:
             raise MeasureError(f"k_max ({k_max}) is smaller than the cutoff of {too_big[0]}")
@@ -559,7 +559,7 @@ def evaluate(
                                     ignore_identical_ids=cfg.ignore_identical_ids), max_depth)
     width = _curve_width if _curve_width is not None else curve_width(k_max, ranking)
     width = min(width, k_max)
-    ctx = _Context(ranking, float(rel_level), width)
+    ctx = Context(ranking, float(rel_level), width)
     if any(m.name == "ERR" for m in wanted):
         ctx.check_err()  # refused now, not when the curve is first read
 
@@ -567,7 +567,7 @@ def evaluate(
     for m in wanted:
         if m.has_curve and m.curve_key not in curve_keys:
             curve_keys.append(m.curve_key)
-    curves = LazyCurves(curve_keys, lambda key: _CURVES[key.name](ctx, key, width))
+    curves = LazyCurves(curve_keys, lambda key: CURVES[key.name](ctx, key, width))
     average = ties == "average" and _average_needed(ranking)
     if average:  # expected values over all tie orders (ragreport.ties)
         from .ties import average_curve
@@ -578,7 +578,7 @@ def evaluate(
     for m in wanted:
         if m.cutoff is None and m not in scalar_keys:
             scalar_keys.append(m)
-    scalars = {key: _SCALARS[key.name](ctx, key) if not average
+    scalars = {key: SCALARS[key.name](ctx, key) if not average
                else _average_scalar(ctx, key) for key in scalar_keys}
 
     conventions = Conventions(order=order, rel_level=rel_level, complete=bool(complete),

@@ -128,7 +128,7 @@ def _ranks(k_max: int) -> FloatArray:
     return np.arange(1, k_max + 1, dtype=np.float64)
 
 
-def _safe_div(num: FloatArray, den: npt.NDArray[np.generic]) -> FloatArray:
+def safe_div(num: FloatArray, den: npt.NDArray[np.generic]) -> FloatArray:
     """num / den, 0 where den == 0 (``den`` broadcasts against ``num``)."""
     den_f = np.asarray(den, dtype=np.float64)
     ok = den_f != 0
@@ -163,7 +163,7 @@ def recall_at_k(rel: BoolArray, n_rel: IntArray, k_max: int) -> FloatArray:
     >>> recall_at_k(rel, np.array([3]), 5).round(3).tolist()
     [[0.0, 0.333, 0.333, 0.667, 0.667]]
     """
-    return _safe_div(_hits(rel, k_max), n_rel[:, None])
+    return safe_div(_hits(rel, k_max), n_rel[:, None])
 
 
 def f1_at_k(rel: BoolArray, n_rel: IntArray, k_max: int) -> FloatArray:
@@ -181,7 +181,7 @@ def f1_at_k(rel: BoolArray, n_rel: IntArray, k_max: int) -> FloatArray:
     """
     p = precision_at_k(rel, k_max)
     r = recall_at_k(rel, n_rel, k_max)
-    return _safe_div(2.0 * p * r, p + r)
+    return safe_div(2.0 * p * r, p + r)
 
 
 def hit_rate_at_k(rel: BoolArray, k_max: int) -> FloatArray:
@@ -261,7 +261,7 @@ def ndcg_at_k(gains: FloatArray, ideal: FloatArray, k_max: int) -> FloatArray:
     >>> round(float(ndcg_at_k(g, np.array([[1.0, 1.0]]), 5)[0, 4]), 3)
     0.651
     """
-    return _safe_div(dcg_at_k(gains, k_max), dcg_at_k(ideal, k_max))
+    return safe_div(dcg_at_k(gains, k_max), dcg_at_k(ideal, k_max))
 
 
 def _row_sums(n: int, rows: IntArray, values: FloatArray) -> FloatArray:
@@ -294,7 +294,7 @@ def average_precision_at_k(rel: BoolArray, n_rel: IntArray, k_max: int) -> Float
     """
     r = _fit(rel, k_max)
     contrib = np.where(r, np.cumsum(r, axis=1, dtype=np.float64) / _ranks(k_max), 0.0)
-    return _safe_div(np.cumsum(contrib, axis=1), n_rel[:, None])
+    return safe_div(np.cumsum(contrib, axis=1), n_rel[:, None])
 
 
 def average_precision(rel: BoolArray, n_rel: IntArray) -> FloatArray:
@@ -358,7 +358,7 @@ def recall_at(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray, k: int | Non
     >>> recall_at(1, np.array([0, 0]), np.array([1, 3]), np.array([3]), 2).round(3).tolist()
     [0.333]
     """
-    return _safe_div(hits_at(n, qi, pos, k), n_rel)
+    return safe_div(hits_at(n, qi, pos, k), n_rel)
 
 
 def f1_at(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray, k: int) -> FloatArray:
@@ -369,7 +369,7 @@ def f1_at(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray, k: int) -> Float
     """
     p = precision_at(n, qi, pos, k)
     r = recall_at(n, qi, pos, n_rel, k)
-    return _safe_div(2.0 * p * r, p + r)
+    return safe_div(2.0 * p * r, p + r)
 
 
 def hit_rate_at(n: int, qi: IntArray, pos: IntArray, k: int | None) -> FloatArray:
@@ -408,7 +408,7 @@ def average_precision_at(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray,
     qi, pos = qi[sel], pos[sel]
     first = np.searchsorted(qi, np.arange(n))
     hits = (np.arange(len(qi)) - first[qi] + 1).astype(np.float64)
-    return _safe_div(_row_sums(n, qi, hits / (pos + 1.0)), n_rel)
+    return safe_div(_row_sums(n, qi, hits / (pos + 1.0)), n_rel)
 
 
 def r_precision_sparse(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray) -> FloatArray:
@@ -419,7 +419,7 @@ def r_precision_sparse(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray) -> 
     [0.5]
     """
     top = (pos < n_rel[qi]).astype(np.float64)
-    return _safe_div(_row_sums(n, qi, top), n_rel)
+    return safe_div(_row_sums(n, qi, top), n_rel)
 
 
 def dcg_at(n: int, qi: IntArray, pos: IntArray, g: FloatArray, k: int | None) -> FloatArray:
@@ -446,7 +446,7 @@ def ndcg_at(n: int, qi: IntArray, pos: IntArray, g: FloatArray, iqi: IntArray,
     ...         np.array([0, 0]), np.array([0, 1]), np.array([1.0, 1.0]), 5).round(3)
     array([0.651])
     """
-    return _safe_div(dcg_at(n, qi, pos, g, k), dcg_at(n, iqi, ipos, ig, k))
+    return safe_div(dcg_at(n, qi, pos, g, k), dcg_at(n, iqi, ipos, ig, k))
 
 
 # ---- gains ------------------------------------------------------------------------------------
@@ -525,7 +525,7 @@ def set_precision(n_rel_ret: FloatArray, n_ret: IntArray) -> FloatArray:
     >>> set_precision(np.array([2.0, 0.0]), np.array([5, 0])).tolist()
     [0.4, 0.0]
     """
-    return _safe_div(np.asarray(n_rel_ret, dtype=np.float64), n_ret)
+    return safe_div(np.asarray(n_rel_ret, dtype=np.float64), n_ret)
 
 
 def set_recall(n_rel_ret: FloatArray, n_rel: IntArray) -> FloatArray:
@@ -535,7 +535,7 @@ def set_recall(n_rel_ret: FloatArray, n_rel: IntArray) -> FloatArray:
     >>> set_recall(np.array([2.0]), np.array([3])).round(4).tolist()
     [0.6667]
     """
-    return _safe_div(np.asarray(n_rel_ret, dtype=np.float64), n_rel)
+    return safe_div(np.asarray(n_rel_ret, dtype=np.float64), n_rel)
 
 
 def set_f(n_rel_ret: FloatArray, n_ret: IntArray, n_rel: IntArray) -> FloatArray:
@@ -551,7 +551,7 @@ def set_f(n_rel_ret: FloatArray, n_ret: IntArray, n_rel: IntArray) -> FloatArray
     """
     p = set_precision(n_rel_ret, n_ret)
     r = set_recall(n_rel_ret, n_rel)
-    return _safe_div(2.0 * p * r, p + r)
+    return safe_div(2.0 * p * r, p + r)
 
 
 def judged_at_k(judged: BoolArray, n_ret: IntArray, k_max: int) -> FloatArray:
@@ -572,7 +572,7 @@ def judged_at_k(judged: BoolArray, n_ret: IntArray, k_max: int) -> FloatArray:
     >>> judged_at_k(np.array([[True, False, True]]), np.array([3]), 4).round(4).tolist()
     [[1.0, 0.5, 0.6667, 0.6667]]
     """
-    return _safe_div(_hits(judged, k_max), np.minimum(_ranks(k_max), n_ret[:, None]))
+    return safe_div(_hits(judged, k_max), np.minimum(_ranks(k_max), n_ret[:, None]))
 
 
 def judged_at(n: int, qi: IntArray, pos: IntArray, n_ret: IntArray,
@@ -586,7 +586,7 @@ def judged_at(n: int, qi: IntArray, pos: IntArray, n_ret: IntArray,
     [0.6667, 0.0]
     """
     den = n_ret if k is None else np.minimum(n_ret, k)
-    return _safe_div(hits_at(n, qi, pos, k), den)
+    return safe_div(hits_at(n, qi, pos, k), den)
 
 
 def bpref(grades: FloatArray, offsets: IntArray, n_rel: IntArray, n_nonrel: IntArray,
@@ -631,9 +631,9 @@ def bpref(grades: FloatArray, offsets: IntArray, n_rel: IntArray, n_nonrel: IntA
     qi = (np.searchsorted(offsets, rel_rows, side="right") - 1).astype(np.int64)
     above = before[rel_rows] - before[offsets[:-1]][qi]
     r = n_rel[qi]
-    frac = _safe_div(np.minimum(above, r).astype(np.float64), np.minimum(n_nonrel[qi], r))
+    frac = safe_div(np.minimum(above, r).astype(np.float64), np.minimum(n_nonrel[qi], r))
     contrib = np.where(above > 0, 1.0 - frac, 1.0)
-    return _safe_div(_row_sums(n, qi, contrib), n_rel)
+    return safe_div(_row_sums(n, qi, contrib), n_rel)
 
 
 def _lround(x: FloatArray) -> FloatArray:
@@ -854,7 +854,7 @@ def capped_recall_at_k(rel: BoolArray, n_rel: IntArray, k_max: int) -> FloatArra
     >>> capped_recall_at_k(np.array([[True, False, True]]), np.array([3]), 4).round(4).tolist()
     [[1.0, 0.5, 0.6667, 0.6667]]
     """
-    return _safe_div(_hits(rel, k_max), np.minimum(_ranks(k_max), n_rel[:, None]))
+    return safe_div(_hits(rel, k_max), np.minimum(_ranks(k_max), n_rel[:, None]))
 
 
 def capped_recall_at(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray,
@@ -865,4 +865,4 @@ def capped_recall_at(n: int, qi: IntArray, pos: IntArray, n_rel: IntArray,
     >>> capped_recall_at(1, np.array([0, 0]), np.array([0, 2]), np.array([3]), 2).tolist()
     [0.5]
     """
-    return _safe_div(hits_at(n, qi, pos, k), np.minimum(n_rel, k))
+    return safe_div(hits_at(n, qi, pos, k), np.minimum(n_rel, k))

@@ -303,7 +303,7 @@ def to_table(result: EvaluationResult | Sequence[EvaluationResult], *,
                             "run": (run_sha256 or {}).get(r.run_name)}) for r in results]
     if len(parts) == 1:
         return _with_meta(*parts[0])
-    merged = _merge_meta([p[1] for p in parts], [f"run {r.run_name!r}" for r in results])
+    merged = merge_meta([p[1] for p in parts], [f"run {r.run_name!r}" for r in results])
     return _with_meta(pa.concat_tables([p[0] for p in parts]), merged)
 
 
@@ -336,7 +336,7 @@ def write(results: EvaluationResult | Sequence[EvaluationResult], path: str | os
 
 
 # ---- reading and merging ------------------------------------------------------------------
-def _meta(table: pa.Table, source: str) -> dict[str, Any]:
+def table_meta(table: pa.Table, source: str) -> dict[str, Any]:
     raw = table.schema.metadata or {}
     got: dict[str, Any] = {}
     for k, v in raw.items():
@@ -419,7 +419,7 @@ def _curve_columns(columns: Sequence[Any]) -> list[Any]:
                                        and d["measure"].get("cutoff") is not None)]
 
 
-def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
+def merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
     """One metadata for shards that agree; a one-line InputError naming two that do not."""
     first = metas[0]
     # the first shard stating each kind of qrels fingerprint: every shard is compared with
@@ -525,7 +525,7 @@ def _merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict
 
 
 def _sorted_ids(ids: Sequence[str], id_order: str) -> list[str]:
-    """``ids`` in the order an evaluation lists queries (as :func:`ragreport.align._id_rank`
+    """``ids`` in the order an evaluation lists queries (as :func:`ragreport.align.id_rank`
     sorts them): numerically (ties by the string) or in byte order."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -891,8 +891,8 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
                                                        for i in range(len(tables))]
     if len(names) != len(tables):
         raise RagReportError("sources must name every table")
-    metas = [_meta(t, s) for t, s in zip(tables, names, strict=True)]
-    meta = _merge_meta(metas, names)
+    metas = [table_meta(t, s) for t, s in zip(tables, names, strict=True)]
+    meta = merge_meta(metas, names)
     shared = _conventions(meta["conventions"], names[0])
     measures = tuple(_measure_from(d, names[0]) for d in meta["measures"])
     columns: list[tuple[str, str, Measure]] = []

@@ -324,7 +324,7 @@ def evaluate_stream(
 
     from .align import check_qrels
     from .data import Run
-    from .engine import _NO_REL, _check_choice, _check_int, evaluate
+    from .engine import NO_RELEVANT, check_choice, check_int, evaluate
     from .io import load_qrels
 
     if isinstance(block_bytes, bool) or not isinstance(block_bytes, int) or block_bytes < 1:
@@ -334,8 +334,8 @@ def evaluate_stream(
                              "needs each query's whole chunk ranking); use evaluate")
     # the blocks are evaluated with no_relevant='zero'; skipping and refusing are decided
     # here, over the whole run, as evaluate() decides them over all its queries
-    no_relevant = _check_choice("no_relevant", options.pop("no_relevant", "zero"), _NO_REL)
-    rel_level = _check_int("rel_level", options.get("rel_level", 1), 0)
+    no_relevant = check_choice("no_relevant", options.pop("no_relevant", "zero"), NO_RELEVANT)
+    rel_level = check_int("rel_level", options.get("rel_level", 1), 0)
     src: str | Source = run_path if isinstance(run_path, Source) else os.fspath(run_path)
     path = source_name(src)
     if isinstance(src, str) and src != "-":

@@ -96,7 +96,7 @@ from .measures import Measure, parse_measure
 from .metrics import BoolArray, FloatArray, IntArray
 
 if TYPE_CHECKING:
-    from .engine import _Context
+    from .engine import Context
     from .result import EvaluationResult
     from .targets import Target, TargetCheck
 
@@ -397,27 +397,27 @@ def _scored(result: EvaluationResult) -> tuple[bool, BoolArray | None]:
 
 
 def measure_values(ranking: Ranking, measure: Measure, rel_level: float,
-                   context: _Context | None = None) -> FloatArray:
+                   context: Context | None = None) -> FloatArray:
     """(queries,) values of one measure on a ranking, by the engine's own functions.
 
     A measure with a cutoff uses the engine's sparse form at that cutoff (any K), else its
     dense curve at width K; one without a cutoff the engine's whole-ranking form.
-    ``context`` (an ``engine._Context`` of this ranking) shares its caches between measures.
+    ``context`` (an ``engine.Context`` of this ranking) shares its caches between measures.
     """
     from . import engine
 
-    ctx = context if context is not None else engine._Context(ranking, float(rel_level))
+    ctx = context if context is not None else engine.Context(ranking, float(rel_level))
     name = measure.name
     if measure.cutoff is not None:
-        at: dict[str, Any] = engine._AT
+        at: dict[str, Any] = engine.AT_K
         if name in at:
             return cast(FloatArray, at[name](ctx, measure, measure.cutoff))
-        curves: dict[str, Any] = engine._CURVES
+        curves: dict[str, Any] = engine.CURVES
         if name in curves:
-            wide = engine._Context(ranking, ctx.rel_level, measure.cutoff)
+            wide = engine.Context(ranking, ctx.rel_level, measure.cutoff)
             return cast(FloatArray, curves[name](wide, measure, measure.cutoff)[:, -1])
     else:
-        scalars: dict[str, Any] = engine._SCALARS
+        scalars: dict[str, Any] = engine.SCALARS
         if name in scalars:
             return cast(FloatArray, scalars[name](ctx, measure))
     raise MeasureError(f"no way to compute {measure} on a reordered ranking")
@@ -484,7 +484,7 @@ def _mean(v: FloatArray) -> float:
 
 def exposure(result: EvaluationResult, measure: str | Measure,
              _orders: dict[str, tuple[IntArray, Ranking, Ranking]] | None = None,
-             _contexts: dict[tuple[str, int], _Context] | None = None) -> TieExposure:
+             _contexts: dict[tuple[str, int], Context] | None = None) -> TieExposure:
     """The interval over all tie orders of one measure of an evaluated run.
 
     Nothing depends on ties under ``order="given"`` or without scores.
@@ -524,7 +524,7 @@ def exposure(result: EvaluationResult, measure: str | Measure,
     lo, hi = value.copy(), value.copy()  # the other queries: the same in every tie order
     for i, (ranking, end) in enumerate(zip(sub, (lo, hi), strict=True)):
         if (key, i) not in contexts:
-            contexts[(key, i)] = engine._Context(ranking, level)
+            contexts[(key, i)] = engine.Context(ranking, level)
         if len(queries):
             end[queries] = measure_values(ranking, m, level, contexts[(key, i)])
     dependent = lo != hi if unresolved is None else (lo != hi) & ~unresolved
@@ -646,7 +646,7 @@ def tie_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
     out = []
     for r in results:
         orders: dict[str, tuple[IntArray, Ranking, Ranking]] = {}
-        contexts: dict[tuple[str, int], _Context] = {}
+        contexts: dict[tuple[str, int], Context] = {}
         done: dict[Measure, TieExposure] = {}
         for t in targets:
             e = done.get(t.measure)
@@ -712,10 +712,10 @@ def _rows(ranking: Ranking, w: FloatArray) -> _Sparse:
     return _Sparse(gr.qi[keep], gr.pos[keep], w[keep])
 
 
-def _deep(ctx: _Context) -> _Context:
+def _deep(ctx: Context) -> Context:
     """The context to average on: that of the uncut ranking when ``ctx``'s was cut at
     ``max_depth`` (its contributions are then kept above the depth only), else ``ctx``."""
-    from .engine import _Context as Ctx
+    from .engine import Context as Ctx
 
     cache: dict[Any, Any] = ctx.ranking.__dict__.get("_tie_cache", {})
     got = cache.get("uncut")
@@ -724,10 +724,10 @@ def _deep(ctx: _Context) -> _Context:
     key = ("deep", ctx.rel_level, ctx.width)
     if key not in cache:
         cache[key] = Ctx(got[0], ctx.rel_level, ctx.width)
-    return cast("_Context", cache[key])
+    return cast("Context", cache[key])
 
 
-def _n_ret(ctx: _Context) -> IntArray:
+def _n_ret(ctx: Context) -> IntArray:
     """Documents retrieved per query, after the depth cut."""
     depth = _depth(ctx.ranking)
     n = ctx.ranking.n_ret
@@ -745,14 +745,14 @@ def _group_mean(ranking: Ranking, x: FloatArray) -> FloatArray:
     return (total / gr.size)[gr.gid]
 
 
-def _cached(ctx: _Context, key: tuple[Any, ...], make: Any) -> Any:
+def _cached(ctx: Context, key: tuple[Any, ...], make: Any) -> Any:
     cache: dict[tuple[Any, ...], Any] = ctx.ranking.__dict__.setdefault("_tie_cache", {})
     if key not in cache:
         cache[key] = make()
     return cache[key]
 
 
-def _mean_rel(ctx: _Context, m: Measure) -> _Sparse:
+def _mean_rel(ctx: Context, m: Measure) -> _Sparse:
     """Each rank's relevance replaced by its tied group's mean (P, R, F1, Hits, Rprec)."""
     lv = ctx.level(m)
     rk = ctx.ranking
@@ -760,13 +760,13 @@ def _mean_rel(ctx: _Context, m: Measure) -> _Sparse:
                                  lambda: _rows(rk, _group_mean(rk, _relevant(rk, lv)))))
 
 
-def _mean_judged(ctx: _Context) -> _Sparse:
+def _mean_judged(ctx: Context) -> _Sparse:
     rk = ctx.ranking
     return cast(_Sparse, _cached(ctx, ("judged",), lambda: _rows(
         rk, _group_mean(rk, (~np.isnan(rk.ret_grades)).astype(np.float64)))))
 
 
-def _mean_gain(ctx: _Context, m: Measure) -> _Sparse:
+def _mean_gain(ctx: Context, m: Measure) -> _Sparse:
     rk = ctx.ranking
 
     def make() -> _Sparse:
@@ -804,7 +804,7 @@ class _First:
         return np.where(ok, np.exp(lf[free] - lf[free - mm] - lf[n] + lf[n - mm]), 0.0)
 
 
-def _first_relevant(ctx: _Context, m: Measure) -> _First:
+def _first_relevant(ctx: Context, m: Measure) -> _First:
     """The first tied group holding a relevant document, per query (HitRate and RR): what
     precedes it is fixed in every order; within it, the first relevant document is at offset
     j with probability C(n - 1 - j, r - 1) / C(n, r) = none_in(j) - none_in(j + 1)."""
@@ -835,7 +835,7 @@ def _first_relevant(ctx: _Context, m: Measure) -> _First:
     return cast(_First, _cached(ctx, ("first", lv), make))
 
 
-def _hit_rate(ctx: _Context, m: Measure, ks: IntArray | None) -> FloatArray:
+def _hit_rate(ctx: Context, m: Measure, ks: IntArray | None) -> FloatArray:
     """E[HitRate@K] = 1 - P(none of the first group's ranks before K is relevant), (queries,
     len(ks)) (``ks`` None: the whole ranking, (queries, 1))."""
     f = _first_relevant(ctx, m)
@@ -851,7 +851,7 @@ def _hit_rate(ctx: _Context, m: Measure, ks: IntArray | None) -> FloatArray:
     return out
 
 
-def _ap_terms(ctx: _Context, m: Measure) -> _Sparse:
+def _ap_terms(ctx: Context, m: Measure) -> _Sparse:
     """E[rel_t · relevant in the top t] / t for each rank t (AP's sum, before / R)."""
     lv = ctx.level(m)
     rk = ctx.ranking
@@ -873,17 +873,17 @@ def _ap_terms(ctx: _Context, m: Measure) -> _Sparse:
     return cast(_Sparse, _cached(ctx, ("ap", lv), make))
 
 
-def _rbp_terms(ctx: _Context, m: Measure) -> _Sparse:
+def _rbp_terms(ctx: Context, m: Measure) -> _Sparse:
     """(1 - p) p^(rank - 1) times each rank's mean relevance (RBP(rel=r), binary) or mean
     gain (RBP without rel, graded), as the engine."""
-    from .engine import _p
+    from .engine import rbp_persistence
 
     s = _mean_rel(ctx, m) if m.rel is not None else _mean_gain(ctx, m)
-    p = _p(m)
+    p = rbp_persistence(m)
     return _Sparse(s.qi, s.pos, (1.0 - p) * np.power(p, s.pos.astype(np.float64)) * s.w)
 
 
-def _sums(ctx: _Context, s: _Sparse, k: int | IntArray | None) -> FloatArray:
+def _sums(ctx: Context, s: _Sparse, k: int | IntArray | None) -> FloatArray:
     """Per-query sums of the contributions at ranks < k (k: one cutoff, per query, None)."""
     if k is None:
         sel: Any = slice(None)
@@ -894,7 +894,7 @@ def _sums(ctx: _Context, s: _Sparse, k: int | IntArray | None) -> FloatArray:
     return np.bincount(s.qi[sel], weights=s.w[sel], minlength=ctx.n).astype(np.float64)
 
 
-def _dense_sums(ctx: _Context, s: _Sparse, width: int) -> FloatArray:
+def _dense_sums(ctx: Context, s: _Sparse, width: int) -> FloatArray:
     """(queries, width) cumulative sums of the contributions at ranks 1..K."""
     out = np.zeros((ctx.n, width))
     keep = s.pos < width
@@ -902,14 +902,14 @@ def _dense_sums(ctx: _Context, s: _Sparse, width: int) -> FloatArray:
     return np.cumsum(out, axis=1)
 
 
-def _dense(ctx: _Context, s: _Sparse, width: int) -> FloatArray:
+def _dense(ctx: Context, s: _Sparse, width: int) -> FloatArray:
     out = np.zeros((ctx.n, width))
     keep = s.pos < width
     out[s.qi[keep], s.pos[keep]] = s.w[keep]
     return out
 
 
-def average_curve(ctx: _Context, m: Measure, width: int) -> FloatArray:
+def average_curve(ctx: Context, m: Measure, width: int) -> FloatArray:
     """(queries, width) expected value over all tie orders of a family at K = 1..width."""
     from . import metrics
 
@@ -934,20 +934,20 @@ def average_curve(ctx: _Context, m: Measure, width: int) -> FloatArray:
     if name == "RR":
         return _dense_sums(ctx, _first_relevant(ctx, m).rr, width)
     if name == "AP":
-        return metrics._safe_div(_dense_sums(ctx, _ap_terms(ctx, m), width),
+        return metrics.safe_div(_dense_sums(ctx, _ap_terms(ctx, m), width),
                                  ctx.n_rel(m)[:, None])
     if name == "R_cap":
         hits = _dense_sums(ctx, _mean_rel(ctx, m), width)
-        return metrics._safe_div(hits, np.minimum(ks[None, :], ctx.n_rel(m)[:, None]))
+        return metrics.safe_div(hits, np.minimum(ks[None, :], ctx.n_rel(m)[:, None]))
     if name == "Judged":  # judged in the top K / min(K, retrieved)
-        return metrics._safe_div(_dense_sums(ctx, _mean_judged(ctx), width),
+        return metrics.safe_div(_dense_sums(ctx, _mean_judged(ctx), width),
                                  np.minimum(ks[None, :], _n_ret(ctx)[:, None]))
     if name == "RBP":
         return _dense_sums(ctx, _rbp_terms(ctx, m), width)
     raise MeasureError(f"{m} has no metric-vs-K curve under ties='average'")
 
 
-def average_values(ctx: _Context, m: Measure, k: int | None) -> FloatArray:
+def average_values(ctx: Context, m: Measure, k: int | None) -> FloatArray:
     """(queries,) expected value over all tie orders of a measure at cutoff ``k`` (any K;
     ``None``: the whole ranking)."""
     from . import metrics
@@ -961,7 +961,7 @@ def average_values(ctx: _Context, m: Measure, k: int | None) -> FloatArray:
                               cut_ctx)
     if whole:  # cut at max_depth: which documents are kept depends on the tie order
         if name == "Judged":
-            return metrics._safe_div(_sums(ctx, _mean_judged(ctx), None), _n_ret(ctx))
+            return metrics.safe_div(_sums(ctx, _mean_judged(ctx), None), _n_ret(ctx))
         h = _sums(ctx, _mean_rel(ctx, m), None)  # expected relevant retrieved above the depth
         if name in ("Hits", "NumRelRet"):
             return h
@@ -981,13 +981,13 @@ def average_values(ctx: _Context, m: Measure, k: int | None) -> FloatArray:
         if name == "P":
             return h / kk
         if name == "R":
-            return metrics._safe_div(h, n_rel)
+            return metrics.safe_div(h, n_rel)
         if name == "R_cap":
-            return metrics._safe_div(h, np.minimum(kk, n_rel))
-        p, r = h / kk, metrics._safe_div(h, n_rel)
-        return metrics._safe_div(2.0 * p * r, p + r)
+            return metrics.safe_div(h, np.minimum(kk, n_rel))
+        p, r = h / kk, metrics.safe_div(h, n_rel)
+        return metrics.safe_div(2.0 * p * r, p + r)
     if name == "Rprec":
-        return metrics._safe_div(_sums(ctx, _mean_rel(ctx, m), ctx.n_rel(m)), ctx.n_rel(m))
+        return metrics.safe_div(_sums(ctx, _mean_rel(ctx, m), ctx.n_rel(m)), ctx.n_rel(m))
     if name == "nDCG":
         s = _mean_gain(ctx, m)
         return metrics.ndcg_at(ctx.n, s.qi, s.pos, s.w, *ctx.ideal_ranks(m), k)
@@ -997,9 +997,9 @@ def average_values(ctx: _Context, m: Measure, k: int | None) -> FloatArray:
     if name == "RR":
         return _sums(ctx, _first_relevant(ctx, m).rr, k)
     if name == "AP":
-        return metrics._safe_div(_sums(ctx, _ap_terms(ctx, m), k), ctx.n_rel(m))
+        return metrics.safe_div(_sums(ctx, _ap_terms(ctx, m), k), ctx.n_rel(m))
     if name == "Judged":
-        return metrics._safe_div(_sums(ctx, _mean_judged(ctx), k),
+        return metrics.safe_div(_sums(ctx, _mean_judged(ctx), k),
                                  np.minimum(_n_ret(ctx), cast(int, k)))
     if name == "RBP":
         return _sums(ctx, _rbp_terms(ctx, m), k)

@@ -163,7 +163,7 @@ def evaluate_part(qt: Any, rt: Any, spec: PartSpec, probe_meta: Mapping[str, Any
     from ..align import check_qrels
     from ..engine import evaluate
     from ..io.tabular import qrels_table, run_table
-    from ..perquery import _meta, to_table
+    from ..perquery import table_meta, to_table
 
     opts = dict(spec.options)
     complete = spec.complete
@@ -208,7 +208,7 @@ def evaluate_part(qt: Any, rt: Any, spec: PartSpec, probe_meta: Mapping[str, Any
                 "qrels_only": len(qids) - common}, [], [],
                 _id_order(qids, *([rids] if rids is not None else [])))
         out = to_table(result)
-        return out.replace_schema_metadata(None), _meta(out, "partition")
+        return out.replace_schema_metadata(None), table_meta(out, "partition")
     # nothing evaluated here: the rows are still checked as evaluate() checks them
     dropped = 0
     if qrels is not None:
@@ -280,9 +280,9 @@ def merge(metas: Sequence[Mapping[str, Any]], evaluation: str) -> dict[str, Any]
     """The metadata of one evaluation from its partitions' (counts summed), stamped with an
     ``evaluation`` id: files written from one frame carry it, so reading several of them
     counts the evaluation once."""
-    from ..perquery import _merge_meta
+    from ..perquery import merge_meta
 
-    merged = _merge_meta([dict(m) for m in metas],
+    merged = merge_meta([dict(m) for m in metas],
                          [f"partition {i + 1}" for i in range(len(metas))])
     merged["evaluation"] = evaluation
     return merged

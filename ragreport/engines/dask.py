@@ -36,11 +36,11 @@ def _normalise(pdf: Any, kind: str, cols: tuple[str, str, str]) -> Any:
     with the table readers' messages)."""
     import pandas as pd
 
-    from ..io.tabular import _pandas, ids_column
+    from ..io.tabular import ids_column, pandas_input
 
     q, d, v = cols
     src = f"{kind} ({_ENGINE})"
-    table = _pandas(pdf[[q, d]], src)
+    table = pandas_input(pdf[[q, d]], src)
     try:
         qids = ids_column(table.get(q), "query id", q, src)
         docs = ids_column(table.get(d), "document id", d, src)
@@ -116,10 +116,10 @@ def evaluate(qrels_df: Any, run_df: Any, measures: Any = None, k_max: int | None
     import pyarrow as pa
 
     from ._shard import check_options
-    from .spark import _probe_meta, _small
+    from .spark import arrow_32bit, read_probe_meta
 
     spec, probe = check_options(measures, k_max, name, options, _ENGINE)
-    probe_meta = _probe_meta(probe)
+    probe_meta = read_probe_meta(probe)
     parts = []
     for df, kind in ((qrels_df, "qrels"), (run_df, "run")):
         if not isinstance(df, dd.DataFrame):
@@ -138,7 +138,7 @@ def evaluate(qrels_df: Any, run_df: Any, measures: Any = None, k_max: int | None
     both = dd.concat(parts)
     n = partitions or max(qrels_df.npartitions, run_df.npartitions)
     both = both.shuffle(on="query_id", npartitions=n)
-    out_schema = pa.schema([*(pa.field(f.name, _small(f.type))
+    out_schema = pa.schema([*(pa.field(f.name, arrow_32bit(f.type))
                               for f in probe.schema.remove_metadata()),
                             pa.field(META_COLUMN, pa.string())])
     names = [f.name for f in out_schema]

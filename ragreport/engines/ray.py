@@ -120,10 +120,10 @@ def evaluate(qrels_ds: Any, run_ds: Any, measures: Any = None, k_max: int | None
     import pyarrow as pa
 
     from ._shard import check_options
-    from .spark import _probe_meta
+    from .spark import read_probe_meta
 
     spec, probe = check_options(measures, k_max, name, options, _ENGINE)
-    probe_meta = _probe_meta(probe)
+    probe_meta = read_probe_meta(probe)
     buckets = int(partitions or 16)
     if buckets < 1:
         raise RagReportError(f"partitions must be at least 1, got {partitions!r}")
@@ -148,9 +148,9 @@ def evaluate(qrels_ds: Any, run_ds: Any, measures: Any = None, k_max: int | None
         parts.append(ds.map_batches(_normalise, batch_format="pyarrow", fn_args=(
             kind, columns_for(kind, columns), other, buckets)))
     both = parts[0].union(parts[1])
-    from .spark import _small
+    from .spark import arrow_32bit
 
-    out_schema = pa.schema([*(pa.field(f.name, _small(f.type))
+    out_schema = pa.schema([*(pa.field(f.name, arrow_32bit(f.type))
                               for f in probe.schema.remove_metadata()),
                             pa.field(META_COLUMN, pa.string())])
     rows_schema = pa.schema([f for f in out_schema if f.name != META_COLUMN])

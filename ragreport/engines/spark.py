@@ -146,7 +146,7 @@ def evaluate(qrels_df: Any, run_df: Any, measures: Any = None, k_max: int | None
     from ._shard import check_options
 
     spec, probe = check_options(measures, k_max, name, options, "Spark DataFrame")
-    probe_meta = _probe_meta(probe)
+    probe_meta = read_probe_meta(probe)
     qc, rc = columns_for("qrels", columns), columns_for("run", columns)
     for df, kind, cols in ((qrels_df, "qrels", qc), (run_df, "run", rc)):
         if hasattr(df, "columns") and cols[2] not in df.columns:
@@ -161,7 +161,7 @@ def evaluate(qrels_df: Any, run_df: Any, measures: Any = None, k_max: int | None
         both.repartition("query_id")
     import pyarrow as pa
 
-    out_schema = pa.schema([*(pa.field(f.name, _small(f.type))
+    out_schema = pa.schema([*(pa.field(f.name, arrow_32bit(f.type))
                               for f in probe.schema.remove_metadata()),
                             pa.field(META_COLUMN, pa.string())])
     mapped = both.mapInArrow(_partition_fn(spec, probe_meta, out_schema),
@@ -180,21 +180,21 @@ def evaluate(qrels_df: Any, run_df: Any, measures: Any = None, k_max: int | None
     return out
 
 
-def _small(t: Any) -> Any:
+def arrow_32bit(t: Any) -> Any:
     """The type with 32-bit offsets (Spark's Arrow types have no large lists or strings)."""
     import pyarrow as pa
 
     if pa.types.is_large_list(t) or pa.types.is_list(t):
-        return pa.list_(_small(t.value_type))
+        return pa.list_(arrow_32bit(t.value_type))
     if pa.types.is_large_string(t):
         return pa.string()
     return t
 
 
-def _probe_meta(probe: Any) -> dict[str, Any]:
-    from ..perquery import _meta
+def read_probe_meta(probe: Any) -> dict[str, Any]:
+    from ..perquery import table_meta
 
-    return _meta(probe, "probe")
+    return table_meta(probe, "probe")
 
 
 def results(df: Any) -> list[Any]:

@@ -355,10 +355,10 @@ class ExplorerState:
 
         r = self.results[run]
         level = float(r.conventions.rel_level)
-        at = engine._AT.get(m.name)
+        at = engine.AT_K.get(m.name)
         if r.conventions.ties != "trec_eval" or at is None or m.cutoff is None:
             return cutoff_values(r.ranking, m, level, ties=r.conventions.ties)
-        ctx = self._memo(("engine-context", run), lambda: engine._Context(r.ranking, level))
+        ctx = self._memo(("engine-context", run), lambda: engine.Context(r.ranking, level))
         return np.asarray(at(ctx, m, m.cutoff), dtype=np.float64)
 
     def _kinds_parts(self, i: int) -> tuple[npt.NDArray[np.int8], IntArray]:

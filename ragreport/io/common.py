@@ -190,7 +190,7 @@ def read_bytes(path: PathLike | Source) -> bytes:
 # ---- numbers -------------------------------------------------------------------------------
 
 #: A plain decimal number, optionally with an exponent (ASCII digits only).
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 #: The same without an exponent (what a grade may be when read as trec_eval reads it).
 _PLAIN = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)")
 #: The plain pattern for pyarrow's (RE2) vectorised check of grades.
@@ -219,7 +219,7 @@ def decimal_value(text: str, grade: bool = False, fractional: bool = False) -> f
     ...
     ragreport.io.common.NumberError: is not a plain decimal number
     """
-    if _DECIMAL.fullmatch(text) is None:
+    if DECIMAL.fullmatch(text) is None:
         try:
             special = float(text)
         except ValueError:

@@ -74,7 +74,7 @@ def _loads(text: str, literal_floats: bool = False) -> Any:
                       parse_float=_Num if literal_floats else None, parse_int=_json_int)
 
 
-def _show(value: Any) -> str:
+def show_value(value: Any) -> str:
     """``repr`` of a value for a message, shortened (a huge integer has no usable repr)."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
         return f"(an integer of {len(str(value)) if value.bit_length() < 14000 else 'over 4000'}" \
@@ -136,25 +136,25 @@ def _number(value: Any, what: str, source: str, line: int | None, qid: str, doc:
     try:
         return read_number(value, what, fractional)
     except ValueError as exc:
-        raise InputError(f"{what} {_show(value)} of document {doc!r} (query {qid!r}) {exc}",
+        raise InputError(f"{what} {show_value(value)} of document {doc!r} (query {qid!r}) {exc}",
                          source, line) from None
 
 
-def _ident(value: Any, what: str, source: str, line: int | None) -> str:
+def ident_text(value: Any, what: str, source: str, line: int | None) -> str:
     if isinstance(value, _Num):
         if _INTEGER.fullmatch(value) is None:
-            raise InputError(f"{what} must be a string or an integer, got {_show(value)}",
+            raise InputError(f"{what} must be a string or an integer, got {show_value(value)}",
                              source, line)
         return str(value)
     if isinstance(value, (_Pairs, bool, np.bool_)) or \
             not isinstance(value, (str, int, np.integer)):
-        raise InputError(f"{what} must be a string or an integer, got {_show(value)}", source,
+        raise InputError(f"{what} must be a string or an integer, got {show_value(value)}", source,
                          line)
     try:
         text = str(value)
     except ValueError:  # an integer past Python's 4300-digit limit
         raise InputError(f"{what} must be a string or an integer of at most 4300 digits, got "
-                         f"{_show(value)}", source, line) from None
+                         f"{show_value(value)}", source, line) from None
     if not text.strip():
         raise InputError(f"{what} is empty", source, line)
     return text
@@ -195,7 +195,7 @@ def add_entries(cols: Columns, qid: str, entries: Any, kind: str, source: str,
         fast = _fast_ids(keys)
         values = _fast_values(vals, what, fractional) if fast is not None else None
         if fast is None or values is None:  # one by one, to name what is wrong
-            fast = [_ident(k, "document id", source, line) for k in keys]
+            fast = [ident_text(k, "document id", source, line) for k in keys]
             values = [_number(v, what, source, line, qid, d, fractional)
                       for d, v in zip(fast, vals, strict=True)]
         _extend(cols, qid, fast, values, line)
@@ -239,7 +239,7 @@ def _add_items(cols: Columns, qid: str, items: list[Any], kind: str, what: str, 
             raise InputError(f"a document entry of query {qid!r} has the field "
                              f"{_repeated(item)!r} twice", source, line)
         if isinstance(item, Mapping):
-            d = _ident(item.get("doc_id", item.get("id", item.get("_id"))), "document id",
+            d = ident_text(item.get("doc_id", item.get("id", item.get("_id"))), "document id",
                        source, line)
             value = item.get("score" if kind == "run" else "grade", item.get("relevance"))
             if value is None:
@@ -248,7 +248,7 @@ def _add_items(cols: Columns, qid: str, items: list[Any], kind: str, what: str, 
                     cols.has_scores = False
             cols.values.append(_number(value, what, source, line, qid, d, fractional))
         else:
-            d = _ident(item, "document id", source, line)
+            d = ident_text(item, "document id", source, line)
             if kind == "run":
                 cols.has_scores = False
             cols.values.append(float(len(items) - pos) if kind == "run" else 1.0)
@@ -311,7 +311,7 @@ def add_record(cols: Columns, record: Any, index: int, kind: str, source: str,
         raise InputError(f"expected an object with 'retrieved' and/or 'relevant', got "
                          f"{type(record).__name__}", source, line)
     raw_qid = next((record[k] for k in _RECORD_QID if k in record), None)
-    qid = _ident(raw_qid, "query_id", source, line) if raw_qid is not None else str(index + 1)
+    qid = ident_text(raw_qid, "query_id", source, line) if raw_qid is not None else str(index + 1)
     text = record.get("query", record.get("text"))
     if isinstance(text, str):
         cols.texts[qid] = text
@@ -342,10 +342,10 @@ def read_latency(value: Any, qid: str, source: str, line: int | None) -> float:
     try:
         ms = read_number(value, "latency_ms")
     except ValueError as exc:
-        raise InputError(f"latency_ms {_show(value)} of query {qid!r} {exc}", source,
+        raise InputError(f"latency_ms {show_value(value)} of query {qid!r} {exc}", source,
                          line) from None
     if ms < 0:
-        raise InputError(f"latency_ms {_show(value)} of query {qid!r} is negative", source,
+        raise InputError(f"latency_ms {show_value(value)} of query {qid!r} is negative", source,
                          line)
     return ms
 
@@ -367,8 +367,8 @@ def from_object(obj: Any, kind: str, source: str, *, fractional: bool = False,
     if isinstance(obj, (Mapping, _Pairs)):
         pairs = obj.items() if isinstance(obj, Mapping) else obj
         for i, (raw_qid, entries) in enumerate(pairs):
-            place, line = at(i, f"key {_show(raw_qid)}", False)
-            qid = _ident(raw_qid, "query id", source, line)
+            place, line = at(i, f"key {show_value(raw_qid)}", False)
+            qid = ident_text(raw_qid, "query id", source, line)
             add_entries(cols, qid, entries, kind, source, line, place, fractional)
     elif isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)):
         for i, record in enumerate(obj):
@@ -501,7 +501,7 @@ def _records_of_lines(values: Iterable[tuple[int, Any]], kind: str, source: str,
             # a {qid: {doc: value}} map on one line
             pairs = record.items() if isinstance(record, Mapping) else record
             for raw_qid, entries in pairs:
-                add_entries(cols, _ident(raw_qid, "query id", source, no), entries, kind,
+                add_entries(cols, ident_text(raw_qid, "query id", source, no), entries, kind,
                             source, no, f"line {no}", fractional)
             continue
         add_record(cols, record, index, kind, source, no, f"line {no}", fractional)

@@ -28,8 +28,8 @@ import numpy as np
 
 from ..data import Qrels, Run, TableRows
 from ..errors import InputError
-from .common import _DECIMAL, GRADE_LIMIT, PLAIN_RE2, Source, source_name
-from .objects import _ident, _show, read_number
+from .common import DECIMAL, GRADE_LIMIT, PLAIN_RE2, Source, source_name
+from .objects import ident_text, read_number, show_value
 
 __all__ = ["IRDS_PREFIX", "LAYOUTS", "TableInput", "is_parquet", "is_table_like",
            "parquet_columns", "parse_columns", "qrels_table", "run_table", "table_input",
@@ -43,7 +43,7 @@ LAYOUTS = ("TREC (qid, docid, score or relevance), MTEB/BEIR (query-id, corpus-i
 #: An ir_datasets id is given as ``irds:<id>``.
 IRDS_PREFIX = "irds:"
 
-_DECIMAL_RE2 = "^" + _DECIMAL.pattern + "$"
+_DECIMAL_RE2 = "^" + DECIMAL.pattern + "$"
 
 # Column names by role, normalised (lower case, '-' and ' ' as '_'). Two names of one tuple in
 # one table make it ambiguous; a "weak" name counts only when no strong one is there.
@@ -193,12 +193,12 @@ def _named_tuples(items: Iterable[Any], source: str) -> TableInput:
     for i, row in enumerate(rows):
         if not _is_named_tuple(row) or row._fields != fields:
             raise InputError(f"every item must be a named tuple with the fields "
-                             f"{', '.join(fields)}, got {_show(row)}", source, row=i + 1)
+                             f"{', '.join(fields)}, got {show_value(row)}", source, row=i + 1)
     columns = dict(zip(fields, (list(c) for c in zip(*rows, strict=True)), strict=True))
     return TableInput(list(fields), columns.__getitem__, source, "the named tuples")
 
 
-def _pandas(df: Any, source: str) -> TableInput:
+def pandas_input(df: Any, source: str) -> TableInput:
     import pyarrow as pa
 
     by_name = {str(c): c for c in df.columns}
@@ -289,7 +289,7 @@ def table_input(obj: Any, kind: str, source: str | None = None) -> TableInput:
     if module == "pandas":
         if name != "DataFrame":
             raise InputError(f"cannot read {kind} from a pandas {name}; give a DataFrame", shown)
-        return _pandas(obj, shown)
+        return pandas_input(obj, shown)
     if module == "datasets":
         if name in ("DatasetDict", "IterableDatasetDict"):
             splits = ", ".join(map(str, obj))
@@ -312,7 +312,7 @@ def _iterable_input(items: Any, source: str, kind: str) -> TableInput:
         what = {"run": "retrieved documents", "qrels": "judgments"}.get(kind, "texts")
         raise InputError(f"no {what} found", source)
     if not _is_named_tuple(first):
-        raise InputError(f"expected named tuples (query_id, doc_id, ...), got {_show(first)}",
+        raise InputError(f"expected named tuples (query_id, doc_id, ...), got {show_value(first)}",
                          source, row=1)
     return _named_tuples(chain([first], it), source)
 
@@ -483,7 +483,7 @@ def _ids_one_by_one(values: list[Any], what: str, source: str) -> Any:
         if v is None:
             raise InputError(f"{what} is null", source, row=i + 1)
         try:
-            out.append(_ident(v, what, source, None))
+            out.append(ident_text(v, what, source, None))
         except InputError as exc:
             raise InputError(exc.reason, source, row=i + 1) from None
     return pa.array(out, pa.string())
@@ -501,7 +501,7 @@ def _bad_value(value: Any, what: str, row: int, qids: Any, docs: Any, source: st
             reason = "is not a number ragreport reads"
         except ValueError as exc:
             reason = str(exc)
-    return InputError(f"{what} {_show(value)} of document {doc!r} (query {qid!r}) {reason}",
+    return InputError(f"{what} {show_value(value)} of document {doc!r} (query {qid!r}) {reason}",
                       source, row=row + 1)
 
 
@@ -727,7 +727,7 @@ def _as_arrow(col: Any, source: str) -> Any:
     if isinstance(col, list):
         if any(v is not None and not isinstance(v, str) for v in col):
             bad = next(i for i, v in enumerate(col) if v is not None and not isinstance(v, str))
-            raise InputError(f"text must be a string, got {_show(col[bad])}", source,
+            raise InputError(f"text must be a string, got {show_value(col[bad])}", source,
                              row=bad + 1)
         return pa.array(col, pa.large_string())
     return col

@@ -53,9 +53,9 @@ from .model import (
     SliceReport,
     SummaryCell,
     SummaryRow,
-    _direction,
-    _drop_checks,
-    _total_text,
+    direction_mark,
+    drop_checks,
+    total_text,
 )
 
 if TYPE_CHECKING:
@@ -461,7 +461,7 @@ def with_stored_baseline(report: Report, results: Sequence[EvaluationResult],
             cells.append(SummaryCell(
                 label, bv, shown(bv), None, "", "", lo, hi,
                 f"[{shown(lo)}, {shown(hi)}]" if lo is not None and hi is not None else "",
-                total=total, total_text=_total_text(total)))
+                total=total, total_text=total_text(total)))
         for c in row.cells:
             if bv is None:
                 cells.append(replace(c, delta=None, delta_text="", direction="",
@@ -469,7 +469,7 @@ def with_stored_baseline(report: Report, results: Sequence[EvaluationResult],
                 continue
             d = c.value - bv
             p, tp = tests.get((c.run, m), (None, None))
-            cells.append(replace(c, delta=d, delta_text=signed(d), direction=_direction(d),
+            cells.append(replace(c, delta=d, delta_text=signed(d), direction=direction_mark(d),
                                  p_value=p, t_p_value=tp,
                                  significant=p is not None and info is not None
                                  and p < info.alpha))
@@ -488,7 +488,7 @@ def with_stored_baseline(report: Report, results: Sequence[EvaluationResult],
         comparisons += [Comparison(r.run_name, label, str(m), int(w), int(lo_), int(t))
                         for m, w, lo_, t in zip(bounded, wins, losses, ties, strict=True)]
 
-    drops = _drop_checks([base, *results], base, targets, info, max_drop) \
+    drops = drop_checks([base, *results], base, targets, info, max_drop) \
         if max_drop is not None else []
 
     k_max = min([report.k_max, *(len(v) for f, v in stored.curves.items()
@@ -567,7 +567,7 @@ def _stored_slices(report: SliceReport, results: Sequence[EvaluationResult],
                 else:
                     cells.append(replace(
                         plain, delta=got.delta, delta_text=signed(got.delta),
-                        direction=_direction(got.delta), p_value=got.p_value,
+                        direction=direction_mark(got.delta), p_value=got.p_value,
                         t_p_value=got.t_p_value, significant=got.significant, wins=got.wins,
                         losses=got.losses, ties=got.ties, compared=got.n))
             rows.append(replace(row, cells=cells))

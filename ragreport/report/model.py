@@ -574,7 +574,7 @@ def generated_at_from_env(when: str | _dt.datetime | None = None) -> str:
     return _utc_text(_dt.datetime.now(_dt.timezone.utc), "the clock", "now")
 
 
-def _direction(delta: float) -> str:
+def direction_mark(delta: float) -> str:
     s = shown(abs(delta))
     if s == shown(0.0):
         return "same"
@@ -749,14 +749,14 @@ def build_report(
             total = _total(r, m)
             if r is base:
                 scells.append(SummaryCell(r.run_name, v, shown(v), None, "", "", lo, hi,
-                                          ci_text, total=total, total_text=_total_text(total)))
+                                          ci_text, total=total, total_text=total_text(total)))
             else:
                 d = v - means[base_name][m]
                 p, tp = tests.get((r.run_name, m), (None, None))
                 scells.append(SummaryCell(r.run_name, v, shown(v), d, signed(d),
-                                          _direction(d), lo, hi, ci_text, p, tp,
+                                          direction_mark(d), lo, hi, ci_text, p, tp,
                                           p is not None and p < alpha, total,
-                                          _total_text(total)))
+                                          total_text(total)))
         summary.append(SummaryRow(str(m), m.family.title, scells))
 
     chunk_targets = doc_results is None or target_level == "chunk"
@@ -803,7 +803,7 @@ def build_report(
     drop_on, drop_base = results, base
     if target_level == "document" and doc_results is not None:
         drop_on, drop_base = doc_results, doc_results[names.index(base_name)]
-    drops = _drop_checks(drop_on, drop_base, targets, info, max_drop) \
+    drops = drop_checks(drop_on, drop_base, targets, info, max_drop) \
         if max_drop is not None else []
 
     pq: dict[str, dict[str, dict[str, float]]] = {}
@@ -884,7 +884,7 @@ def _check_options(*, ci_level: float, resamples: int, curve_resamples: int, see
         raise RagReportError(f"max_drop must be a number >= 0 and < 1, got {max_drop!r}")
 
 
-def _drop_checks(results: Sequence[EvaluationResult], base: EvaluationResult,
+def drop_checks(results: Sequence[EvaluationResult], base: EvaluationResult,
                  targets: Sequence[Target], info: StatsInfo | None, max_drop: float
                  ) -> list[DropCheck]:
     """Target measures on which a run is worse than the baseline by more than ``max_drop``."""
@@ -977,10 +977,10 @@ def _total(r: EvaluationResult, m: Measure) -> float | None:
     return float(np.sum(r.values(m)))
 
 
-def _total_text(total: float | None) -> str:
+def total_text(total: float | None) -> str:
     """``"2050"`` (a whole number as digits), ``""`` without a total.
 
-    >>> _total_text(2050.0), _total_text(None), _total_text(2.5)
+    >>> total_text(2050.0), total_text(None), total_text(2.5)
     ('2050', '', '2.5000')
     """
     if total is None:
@@ -1408,7 +1408,7 @@ def _slice_report(results: Sequence[EvaluationResult], base: EvaluationResult, s
                                             wins=0, losses=0, ties=0))
                 else:
                     cells_.append(SliceCell(r.run_name, sr.n, value, text, lo, hi, ci_text,
-                                            c.delta, signed(c.delta), _direction(c.delta),
+                                            c.delta, signed(c.delta), direction_mark(c.delta),
                                             c.p_value, c.t_p_value, c.significant, c.wins,
                                             c.losses, c.ties, c.n))
             target = next((t for t in trows if t.measure == str(m)), None)

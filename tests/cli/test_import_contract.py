@@ -62,3 +62,53 @@ def test_a_back_edge_breaks_the_build(tmp_path: Path, module: str, line: str,
     done = _lint(tmp_path, module, line)
     assert done.returncode == 1, done.stdout + done.stderr
     assert message in " ".join(done.stdout.split()), done.stdout
+
+
+def _private_uses(path: Path, package: Path) -> list[str]:
+    """Another module's private names used in ``path``: imported (``from .engine import
+    _Context``) or read from an imported module (``engine._CURVES``)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    here = path.relative_to(package.parent).with_suffix("").parts
+    modules: set[str] = set()  # names bound to one of the package's modules
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            base = list(here[:len(here) - node.level]) if node.level else []
+            target = [*base, *(node.module or "").split(".")] if node.module else base
+            if node.level == 0 and target[:1] != [package.name]:
+                continue  # another package's names are its own business
+            for alias in node.names:
+                sub = package.parent.joinpath(*target, alias.name)
+                if sub.with_suffix(".py").is_file() or (sub / "__init__.py").is_file():
+                    modules.add(alias.asname or alias.name)
+                elif alias.name.startswith("_") and not alias.name.startswith("__"):
+                    out.append(f"{path.name}:{node.lineno}: from {'.' * node.level}"
+                               f"{node.module or ''} import {alias.name}")
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in modules and node.attr.startswith("_")
+                and not node.attr.startswith("__")):
+            out.append(f"{path.name}:{node.lineno}: {node.value.id}.{node.attr}")
+    return out
+
+
+def test_no_module_uses_another_modules_private_names() -> None:
+    """A name with a leading underscore is its module's own: no other module imports it or
+    reads it from the module (what two modules share is public, named without it)."""
+    package = ROOT / "ragreport"
+    found = [use for path in sorted(package.rglob("*.py")) for use in _private_uses(path, package)]
+    assert found == [], "\n".join(found)
+
+
+def test_the_private_names_check_finds_both_forms(tmp_path: Path) -> None:
+    package = tmp_path / "ragreport"
+    (package / "sub").mkdir(parents=True)
+    for name in ("__init__.py", "engine.py", "sub/__init__.py"):
+        (package / name).write_text("")
+    bad = package / "sub" / "user.py"
+    bad.write_text("from ..engine import _Context, evaluate\nfrom .. import engine\n"
+                   "x = engine._CURVES\ny = engine.CURVES\n")
+    assert _private_uses(bad, package) == ["user.py:1: from ..engine import _Context",
+                                           "user.py:3: engine._CURVES"]

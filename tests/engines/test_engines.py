@@ -299,7 +299,7 @@ def test_shards_of_one_partition_function_merge_to_the_whole(options: dict[str, 
 
     from ragreport.engines._shard import check_options, evaluate_part
     from ragreport.engines.common import finish
-    from ragreport.perquery import _meta
+    from ragreport.perquery import table_meta
 
     options = dict(options)
     k_max = options.pop("k_max", K_MAX)  # 100: deeper than any ranking (40); the curves of
@@ -315,7 +315,7 @@ def test_shards_of_one_partition_function_merge_to_the_whole(options: dict[str, 
         r = run[run["query_id"].map(lambda s: hash(s) % 5) == part]
         out, meta = evaluate_part(pa.Table.from_pandas(q, preserve_index=False),
                                   pa.Table.from_pandas(r, preserve_index=False), spec,
-                                  _meta(probe, "probe"))
+                                  table_meta(probe, "probe"))
         metas.append(meta)
         if out is not None:
             tables.append(out)
