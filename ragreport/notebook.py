@@ -126,6 +126,7 @@ def targets_table(results: EvaluationResult | Sequence[EvaluationResult],
     Each cell shows the value compared and the verdict (default targets: the typical ones)."""
     from .analysis.curves import run_intervals
     from .analysis.targets import run_checks
+    from .present import target_rule
     from .targets import default_targets
 
     rs = _as_list(results)
@@ -139,7 +140,7 @@ def targets_table(results: EvaluationResult | Sequence[EvaluationResult],
         cells = [f"{c.shown} {'✔ pass' if c.passed else '✘ fail'}"
                  for c in checks[i * len(rs):(i + 1) * len(rs)]]
         on = " on the interval's lower bound" if t.on == "ci_lower" else ""
-        rows.append([str(t.measure), f"{t.op} {t.threshold:g}{on}", *cells])
+        rows.append([str(t.measure), f"{target_rule(t.op, t.threshold)}{on}", *cells])
     return Table(["measure", "target", *(r.run_name for r in rs)], rows, "Targets")
 
 
@@ -151,7 +152,7 @@ def curves_figure(results: EvaluationResult | Sequence[EvaluationResult],
 
     from .analysis.curves import mean_curve
     from .palette import SURFACES, run_color
-    from .present import measure_title
+    from .present import measure_title, target_rule
     from .targets import default_targets
 
     rs = _as_list(results)
@@ -180,7 +181,7 @@ def curves_figure(results: EvaluationResult | Sequence[EvaluationResult],
                 if t.measure.cutoff is not None and t.measure.cutoff <= width:
                     ax.plot([t.measure.cutoff], [t.threshold], marker="x", color=SURFACES["fg"][0],
                             markersize=8, linestyle="none")
-                    ax.annotate(f"target {t.op} {t.threshold:g}",
+                    ax.annotate(f"target {target_rule(t.op, t.threshold)}",
                                 (t.measure.cutoff, t.threshold), fontsize=8,
                                 textcoords="offset points", xytext=(4, 4), parse_math=False)
                 else:

@@ -40,6 +40,24 @@ DISPLAY_DIGITS = 4
 SNIPPET_CHARS = 240
 
 
+def threshold_text(threshold: float) -> str:
+    """A target's threshold as every view writes it: as given, shortest form.
+
+    >>> threshold_text(0.85), threshold_text(1.0), threshold_text(3)
+    ('0.85', '1', '3')
+    """
+    return f"{threshold:g}"
+
+
+def target_rule(op: str, threshold: float) -> str:
+    """A target's rule as every view writes it (``"> 0.85"``).
+
+    >>> target_rule(">=", 0.5)
+    '>= 0.5'
+    """
+    return f"{op} {threshold_text(threshold)}"
+
+
 def shown(value: float, digits: int = DISPLAY_DIGITS) -> str:
     """The value as every output prints it (fixed, ``digits`` decimals).
 

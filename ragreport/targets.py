@@ -19,7 +19,7 @@ from typing import Any
 
 from .errors import ConfigError, MeasureError
 from .measures import Measure, parse_measure
-from .present import DISPLAY_DIGITS, shown
+from .present import DISPLAY_DIGITS, shown, target_rule, threshold_text
 
 __all__ = [
     "DEFAULT_TARGETS",
@@ -75,7 +75,7 @@ class Target:
 
     def __str__(self) -> str:
         where = " (CI lower bound)" if self.on == "ci_lower" else ""
-        return f"{self.measure} {self.op} {self.threshold:g}{where}"
+        return f"{self.measure} {target_rule(self.op, self.threshold)}{where}"
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ def _parse_one(key: str, value: Any, source: str) -> Target:
                           f"'> 0.85', got {type(value).__name__}")
     if measure.bounded and not 0.0 <= threshold <= 1.0:
         raise ConfigError(f"{source}: target {key!r}: threshold must be between 0 and 1, got "
-                          f"{threshold:g}")
+                          f"{threshold_text(threshold)}")
     if on == "ci_lower" and not measure.bounded:
         raise ConfigError(f"{source}: target {key!r}: on = \"ci_lower\" needs a confidence "
                           f"interval, which is computed for measures between 0 and 1 only, not "

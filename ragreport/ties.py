@@ -641,6 +641,7 @@ def tie_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
     target on the confidence interval's lower bound (``on = "ci_lower"``) gets its interval
     of the mean but no verdict (its decision is not on the mean).
     """
+    from .present import threshold_text
     from .targets import shown
 
     out = []
@@ -668,7 +669,7 @@ def tie_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
             out.append(TieCheck(r.run_name, str(t.measure), e.cut, r.n_queries, e.straddling,
                                 e.n_dependent, e.low, e.high, e.value, shown(e.low),
                                 shown(e.high), e.exact, t.op, t.threshold,
-                                f"{t.threshold:g}", t.on, passed, note, ids,
+                                threshold_text(t.threshold), t.on, passed, note, ids,
                                 e.n_unresolved))
     return out
 

@@ -44,7 +44,7 @@ from ..errors import RagReportError
 from ..io.slices import QuerySlices
 from ..measures import Measure, parse_measure
 from ..parallel import Mapper, map_with
-from ..present import measure_label, measure_title, shown, snippet
+from ..present import measure_label, measure_title, shown, snippet, target_rule
 from ..result import EvaluationResult
 from ..stats import bootstrap_ci
 from ..targets import Target, default_targets, load_targets, parse_targets, passes
@@ -196,7 +196,7 @@ def _coerce_texts(texts: Any, what: str) -> dict[str, str]:
 
 
 def _target_label(t: Target) -> str:
-    return f"{t.measure} {t.op} {t.threshold:g}"
+    return f"{t.measure} {target_rule(t.op, t.threshold)}"
 
 
 class ExplorerState:
@@ -927,7 +927,8 @@ class ExplorerState:
                         )[0])
                     passed = check.passed
                 targets.append({"label": _target_label(t), "run": r.run_name,
-                                "title": f"{measure_title(t.measure)} {t.op} {t.threshold:g}"
+                                "title": f"{measure_title(t.measure)} "
+                                         f"{target_rule(t.op, t.threshold)}"
                                          + (" (on the lower bound of the interval)"
                                             if on_lower else ""),
                                 "on": t.on, "value": value,

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..palette import LIGHT_RUNS, ROLES
-from ..present import shown
+from ..present import shown, threshold_text
 from .model import Curve, Report
 
 __all__ = ["MAX_POINTS", "ChartLine", "chart_legend", "headline_curve", "mermaid_chart",
@@ -137,7 +137,8 @@ def _lines(report: Report, curve: Curve) -> list[ChartLine]:
     for k, threshold, label in curve.targets:
         family = curve.family
         at = f"{family}@{k}" if k is not None else family
-        out.append(ChartLine("target", f"{at} {label}" if label else f"{at} {threshold:g}",
+        text = f"{at} {label}" if label else f"{at} {threshold_text(threshold)}"
+        out.append(ChartLine("target", text,
                              _TARGET_COLOR, "⬛", "grey"))
     return out
 

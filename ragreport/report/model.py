@@ -39,6 +39,8 @@ from ..present import (
     shown,
     signed,
     snippet,
+    target_rule,
+    threshold_text,
 )
 from ..result import EvaluationResult
 from ..targets import Target
@@ -736,7 +738,7 @@ def build_report(
         cells = [TargetCell(c.run, c.value, c.shown, c.passed, c.margin, signed(c.margin),
                             t.on, c.mean)
                  for c in checks if c.target is t]
-        target_rows.append(TargetRow(str(t.measure), t.op, t.threshold, f"{t.threshold:g}",
+        target_rows.append(TargetRow(str(t.measure), t.op, t.threshold, threshold_text(t.threshold),
                                      t.source, cells))
 
     summary = []
@@ -764,7 +766,7 @@ def build_report(
     for fam in families:
         series = {r.run_name: [float(x) for x in r.mean_curve(fam)[:k_max]] for r in results}
         # the target marks go on the curves of the level the targets are checked at
-        marks = [(t.measure.cutoff, t.threshold, f"{t.op} {t.threshold:g}") for t in targets
+        marks = [(t.measure.cutoff, t.threshold, target_rule(t.op, t.threshold)) for t in targets
                  if t.measure.curve_key == fam] if chunk_targets else []
         bands = {run: fams[fam] for run, fams in all_bands.items()}
         curves.append(Curve(str(fam), _curve_title(fam),
@@ -1001,7 +1003,7 @@ def _pr_curve(results: Sequence[EvaluationResult], targets: Sequence[Target] = (
         series[r.run_name] = [float(np.ascontiguousarray(per_query[:, j]).mean())
                               if len(per_query) else 0.0 for j in range(len(PR_LEVELS))]
     rel = int(results[0].conventions.rel_level)
-    marks = [(float(t.measure.recall), t.threshold, f"{t.op} {t.threshold:g}")
+    marks = [(float(t.measure.recall), t.threshold, target_rule(t.op, t.threshold))
              for t in targets if t.measure.name == "IPrec" and t.measure.recall is not None
              and t.measure.rel in (None, rel)]
     note = ""
@@ -1138,7 +1140,7 @@ def _document_report(results: Sequence[EvaluationResult], doc_results: list[Eval
         if not all(fam in d.curves for d in doc_results):
             continue
         series = {d.run_name: [float(x) for x in d.mean_curve(fam)[:k_doc]] for d in doc_results}
-        marks = [(t.measure.cutoff, t.threshold, f"{t.op} {t.threshold:g}") for t in targets
+        marks = [(t.measure.cutoff, t.threshold, target_rule(t.op, t.threshold)) for t in targets
                  if t.measure.curve_key == fam]  # targets checked at document level
         curves.append(Curve(str(fam), _curve_title(fam, documents=True),
                             list(range(1, k_doc + 1)), series, marks))
@@ -1386,8 +1388,8 @@ def _slice_report(results: Sequence[EvaluationResult], base: EvaluationResult, s
                     signed(ch.margin) if ok else "–", t.on,
                     ch.mean if math.isfinite(ch.mean) else None, sc.reason,
                     ch.margin if ok else None))
-            trows.append(SliceTargetRow(str(t.measure), t.op, t.threshold, f"{t.threshold:g}",
-                                        t.source, cells))
+            trows.append(SliceTargetRow(str(t.measure), t.op, t.threshold,
+                                        threshold_text(t.threshold), t.source, cells))
         rows = []
         for m in wanted:
             cells_: list[SliceCell] = []
@@ -1419,7 +1421,7 @@ def _slice_report(results: Sequence[EvaluationResult], base: EvaluationResult, s
                       if per[r.run_name].curves.get(fam)}
             if not series:
                 continue
-            marks = [(t.measure.cutoff, t.threshold, f"{t.op} {t.threshold:g}")
+            marks = [(t.measure.cutoff, t.threshold, target_rule(t.op, t.threshold))
                      for t in slice_targets.get(name, ()) if t.measure.curve_key == fam]
             bands = {r.run_name: per[r.run_name].bands[fam] for r in results
                      if fam in per[r.run_name].bands}
