@@ -16,15 +16,23 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from .analysis.drift import judgments_sha256
     from .collect import collect_run, write_run
     from .data import Qrels, Run
+    from .docmap import load_doc_map
     from .engine import evaluate
     from .errors import ConfigError, InputError, MeasureError, RagReportError
+    from .examples import example_files
     from .explorer import Explorer
     from .io import load_docs, load_qrels, load_queries, load_run, load_texts
+    from .io.slices import load_slices
     from .measures import Measure, parse_measure, parse_measures
+    from .report import InputFile, Report, build_report
+    from .report.baseline import drift_checks, load_baseline_report, with_stored_baseline
     from .result import EvaluationResult
     from .seed import RetrievalEvaluator, evaluate_multiple_queries
+    from .stream import evaluate_stream
+    from .targets import load_slice_targets, load_targets
 
 _EXPORTS: dict[str, str] = {
     "evaluate": "engine",
@@ -48,13 +56,30 @@ _EXPORTS: dict[str, str] = {
     "MeasureError": "errors",
     "ConfigError": "errors",
     "Explorer": "explorer",
+    # reports, targets and the stored baseline (the README's Python examples)
+    "build_report": "report",
+    "Report": "report",
+    "InputFile": "report",
+    "load_targets": "targets",
+    "load_slice_targets": "targets",
+    "load_slices": "io.slices",
+    "load_doc_map": "docmap",
+    "load_baseline_report": "report.baseline",
+    "drift_checks": "report.baseline",
+    "with_stored_baseline": "report.baseline",
+    "judgments_sha256": "analysis.drift",
+    "evaluate_stream": "stream",
+    "example_files": "examples",
 }
 
 __all__ = [
-    "ConfigError", "EvaluationResult", "Explorer", "InputError", "Measure", "MeasureError", "Qrels",
-    "RagReportError", "RetrievalEvaluator", "Run", "__version__", "collect_run", "evaluate",
-    "evaluate_multiple_queries", "load_docs", "load_qrels", "load_queries", "load_run",
-    "load_texts", "parse_measure", "parse_measures", "write_run",
+    "ConfigError", "EvaluationResult", "Explorer", "InputError", "InputFile", "Measure",
+    "MeasureError", "Qrels", "RagReportError", "Report", "RetrievalEvaluator", "Run",
+    "__version__", "build_report", "collect_run", "drift_checks", "evaluate",
+    "evaluate_multiple_queries", "evaluate_stream", "example_files", "judgments_sha256",
+    "load_baseline_report", "load_doc_map", "load_docs", "load_qrels", "load_queries",
+    "load_run", "load_slice_targets", "load_slices", "load_targets", "load_texts",
+    "parse_measure", "parse_measures", "with_stored_baseline", "write_run",
 ]
 
 
