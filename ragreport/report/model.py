@@ -24,7 +24,7 @@ from ..analysis.compare import baseline_tests, common_queries, outcomes, paired_
 from ..analysis.curves import curve_families, run_intervals
 from ..analysis.drift import DriftCheck
 from ..analysis.failures import FAILURE_KINDS, judged_at, unjudged_in_top, worst_queries
-from ..analysis.targets import run_checks
+from ..analysis.targets import drop_beyond, drop_fails, run_checks
 from ..errors import RagReportError
 from ..io.common import Source
 from ..measures import Measure, parse_measure
@@ -916,15 +916,15 @@ def drop_checks(results: Sequence[EvaluationResult], base: EvaluationResult,
     out = []
     for (run, m, d, lo, hi, _, n), p in zip(rows, adj.tolist(), strict=True):
         significant = p < info.alpha
-        too_big = float(shown(-d)) > max_drop
-        failed = too_big and significant and d < 0
+        too_big = drop_beyond(d, max_drop)
+        failed = drop_fails(d, max_drop, significant)
         where = f"{shown(-d)} below" if d < 0 else f"{shown(d)} above"
         msg = (f"{m}: run {run!r} is {where} baseline {base.run_name!r} "
                f"({pct(info.level)} CI of the delta [{shown(lo)}, {shown(hi)}], "
                f"{p_clause(p)} {info.test}, Holm-corrected, {n} queries); allowed drop "
                f"{max_drop:g}"
                + ("; beyond it but not significant, so no failure"
-                  if too_big and d < 0 and not significant else ""))
+                  if too_big and not significant else ""))
         out.append(DropCheck(run, base.run_name, str(m), d, lo, hi, float(p), max_drop,
                              significant, failed, msg))
     return out
