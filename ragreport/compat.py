@@ -37,6 +37,7 @@ see the peer's number); per-query values and curves are never rounded.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -324,8 +325,6 @@ def peer_mean(compat: str | None, measure: Measure, values: Any) -> float:
         return float(v.mean()) if n else 0.0
     if n == 0:
         return 0.0
-    import math
-
     digits = p.round_digits
     approx = float(v.mean())  # within a few ulps of the exact mean
     scaled = approx * 10.0 ** digits

@@ -7,7 +7,7 @@ numbers as numpy arrays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -137,8 +137,7 @@ class Run(_Rows):
 
     def renamed(self, name: str) -> Run:
         """A copy of this run under another name."""
-        return Run(self.query_ids, self.doc_ids, self.source, self.lines, self.scores, name,
-                   self.has_scores, self.query_texts, self.empty_queries, self.latency_ms)
+        return replace(self, name=name)
 
     def at_precision(self, precision: str) -> Run:
         """This run with its scores as ``precision`` keeps them: ``"float32"`` rounds each
@@ -155,9 +154,7 @@ class Run(_Rows):
         """
         if precision == "float64" or not self.has_scores:
             return self
-        scores = self.scores.astype(np.float32).astype(np.float64)
-        return Run(self.query_ids, self.doc_ids, self.source, self.lines, scores, self.name,
-                   self.has_scores, self.query_texts, self.empty_queries, self.latency_ms)
+        return replace(self, scores=self.scores.astype(np.float32).astype(np.float64))
 
 
 def distinct_names(runs: list[Run], names: list[str] | None = None) -> list[Run]:

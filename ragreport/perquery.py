@@ -71,7 +71,7 @@ from __future__ import annotations
 import glob as _glob
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,7 +86,7 @@ from .result import Conventions, EvaluationResult
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from .metrics import FloatArray
+    from .metrics import BoolArray, FloatArray
 
 __all__ = ["SCHEMA_NAME", "SCHEMA_VERSION", "PerQueryResult", "from_tables", "has_rankings",
            "is_per_query", "read", "shard_files", "stated_qrels", "to_table", "unjudged_in_top",
@@ -758,16 +758,18 @@ def _check_values(values: FloatArray, m: Measure, name: str, whole: bool,
     if values.size == 0:
         return
     v = values.reshape(len(values), -1)
-    problems = (
-        (~np.isfinite(v), "is not a finite number"),
-        (v < 0, "is negative"),
-        ((v > 1 + _BOUND_SLACK) if m.bounded else np.zeros_like(v, dtype=bool),
-         f"is above 1, outside {m.name}'s range [0, 1]"),
-        ((v != np.floor(v)) if whole and m.name in _COUNT_FAMILIES
-         else np.zeros_like(v, dtype=bool), f"is not a whole number ({m.name} counts)"),
-    )
+    checks: list[tuple[Callable[[FloatArray], BoolArray], str]] = [
+        (lambda x: ~np.isfinite(x), "is not a finite number"),
+        (lambda x: x < 0, "is negative"),
+    ]
+    if m.bounded:
+        checks.append((lambda x: x > 1 + _BOUND_SLACK,
+                       f"is above 1, outside {m.name}'s range [0, 1]"))
+    if whole and m.name in _COUNT_FAMILIES:
+        checks.append((lambda x: x != np.floor(x), f"is not a whole number ({m.name} counts)"))
     with np.errstate(invalid="ignore"):
-        for bad, what in problems:
+        for test, what in checks:
+            bad = test(v)
             if not bad.any():
                 continue
             i, j = np.unravel_index(int(np.flatnonzero(bad)[0]), bad.shape)

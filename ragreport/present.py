@@ -341,8 +341,10 @@ def _escape_char(m: re.Match[str]) -> str:
     return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
 
 
-_UNSAFE_BUT_WHITESPACE = re.compile(_UNSAFE.pattern.replace("\x00-\x1f",
-                                                           "\x00-\x08\x0b\x0c\x0e-\x1f"))
+#: The same but tab, line feed and carriage return (a page shows them as spaces).
+_UNSAFE_BUT_WHITESPACE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f"
+                                    "\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
+                                    "\ud800-\udfff]")
 
 
 def escape_controls(text: str, *, whitespace: bool = True) -> str:

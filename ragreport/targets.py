@@ -400,7 +400,7 @@ def load_settings(path: str | os.PathLike[str] | None = None,
     or ``score_precision`` is a ConfigError naming the file. When a setting is
     found, ``"source"`` names the file.
     """
-    from .compat import check_compat
+    from .compat import SCORE_PRECISIONS, check_compat
     from .errors import RagReportError
 
     source, tables = _settings_tables(path, cwd)
@@ -436,7 +436,7 @@ def load_settings(path: str | os.PathLike[str] | None = None,
         out["ties"] = value
     if "score_precision" in found:  # ragreport.compat: "float64" or "float32"
         value = found["score_precision"][0]
-        if value not in ("float64", "float32"):
+        if value not in SCORE_PRECISIONS:
             raise ConfigError(f"{source}: score_precision must be \"float64\" or \"float32\", "
                               f"got {_short(repr(value))}")
         out["score_precision"] = value

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,6 +37,7 @@ from ..analysis.drift import (
     query_check,
 )
 from ..analysis.failures import judged_at
+from ..compat import PRESETS
 from ..errors import InputError, MeasureError, RagReportError
 from ..measures import Measure, parse_measure
 from ..present import shown, signed
@@ -275,13 +275,20 @@ def _check_means(source: str, run: str, means: Mapping[str, float],
     """Each stored mean is the mean of the run's stored per-query values (to the decimals a
     ``compat`` preset rounds it to): the summary's deltas (from the means) and the drop checks
     and tests (from the values) then compare the same numbers. An InputError names the first
-    mean that is not (a report edited by hand)."""
-    rounded = re.search(r"rounded to (\d+) decimals", conventions.get("compat", ""))
-    slack = 0.5 * 10.0 ** -int(rounded.group(1)) if rounded else 0.0
+    mean that is not (a report edited by hand). The preset is the one the report's
+    conventions name (``"beir: ..."``)."""
+    preset = PRESETS.get(conventions.get("compat", "").split(":", 1)[0])  # "beir: BEIR ..."
     for m, v in values.items():
         got = means.get(m)
         if got is None or not v:
             continue
+        slack = 0.0
+        if preset is not None and preset.round_digits is not None:
+            try:
+                if preset.rounds(parse_measure(m)):
+                    slack = 0.5 * 10.0 ** -preset.round_digits
+            except MeasureError:
+                pass  # a name this version does not read: compared unrounded
         actual = float(np.mean(np.asarray(v, dtype=np.float64)))
         if abs(got - actual) > slack + 1e-9 * max(1.0, abs(actual)):
             raise _bad(source, f"means.{run}.{m} is {got!r} but its per-query values average "
