@@ -3,29 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from . import metrics
 from .align import Ranking, align
+from .context import CURVE_CELLS, DEFAULT_K_MAX, Context
 from .errors import MeasureError, RagReportError
+from .kernel import (
+    ALWAYS_SCALAR,
+    CURVE_FAMILIES,
+    check_average,
+    expected_curve,
+    expected_values,
+    kernel_of,
+)
 from .measures import Measure, normalize_measures
-from .metrics import BoolArray, FloatArray, IntArray
+from .metrics import FloatArray
 from .result import Conventions, EvaluationResult
+from .tiegroups import attach_uncut, has_ties
 
-__all__ = ["CURVE_FAMILIES", "LazyCurves", "curve_width", "cutoff_values", "evaluate",
-           "pr_curve"]
-
-#: Families computed for every K = 1..k_max in every evaluation (at default parameters).
-CURVE_FAMILIES: tuple[str, ...] = ("P", "R", "F1", "HitRate", "RR", "nDCG", "AP")
-_ALWAYS_SCALAR: tuple[str, ...] = ("RR", "AP", "Rprec")
-DEFAULT_K_MAX = 20
-
-
-#: Curves may always be this wide (cells = queries x width, at most about 8 MB each).
-CURVE_CELLS = 1 << 20
+__all__ = ["LazyCurves", "curve_width", "cutoff_values", "evaluate", "pr_curve"]
 
 
 def curve_width(k_max: int, ranking: Ranking) -> int:
@@ -47,144 +46,6 @@ def curve_width(k_max: int, ranking: Ranking) -> int:
     budget = max(CURVE_CELLS, len(ranking.run_rows) + len(ranking.qrels_rows))
     per_query = budget // max(ranking.n_queries, 1)
     return min(k_max, max(DEFAULT_K_MAX, min(ranking.depth, per_query)))
-
-
-Ranks = tuple[IntArray, IntArray]
-GainRanks = tuple[IntArray, IntArray, FloatArray]
-
-
-@dataclass
-class Context:
-    """Caches the arrays measures share: sparse relevant ranks and gains (whole rankings,
-    any cutoff) and their dense (queries, width) forms for the curves."""
-
-    ranking: Ranking
-    rel_level: float
-    width: int = DEFAULT_K_MAX
-    _ranks: dict[float, Ranks] = field(default_factory=dict)
-    _rel: dict[float, BoolArray] = field(default_factory=dict)
-    _nrel: dict[float, IntArray] = field(default_factory=dict)
-    _gain_ranks: dict[str, GainRanks] = field(default_factory=dict)
-    _ideal_ranks: dict[str, GainRanks] = field(default_factory=dict)
-    _gains: dict[str, FloatArray] = field(default_factory=dict)
-    _ideal: dict[tuple[str, int | None], FloatArray] = field(default_factory=dict)
-    _nnonrel: dict[float, IntArray] = field(default_factory=dict)
-    _judged: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        return self.ranking.n_queries
-
-    def n_rel_ret(self, m: Measure) -> FloatArray:
-        """Relevant documents retrieved per query (the whole ranking)."""
-        return metrics.hits_at(self.n, *self.ranks(m), None)
-
-    def n_nonrel(self, m: Measure) -> IntArray:
-        """Judged non-relevant documents per query: 0 <= grade < the relevance level
-        (trec_eval's count for bpref; negative grades are in neither count)."""
-        lv = self.level(m)
-        if lv not in self._nnonrel:
-            rk = self.ranking
-            qidx = np.repeat(np.arange(self.n), np.diff(rk.qrels_offsets))
-            w = (rk.qrels_grades >= 0) & (rk.qrels_grades < lv)
-            self._nnonrel[lv] = np.bincount(qidx, weights=w.astype(np.float64),
-                                            minlength=self.n).astype(np.int64)
-        return self._nnonrel[lv]
-
-    def judged_ranks(self) -> Ranks:
-        """(query, 0-based rank) of every retrieved document that has a judgment (any
-        grade, negative ones too), by query then rank."""
-        if "ranks" not in self._judged:
-            rk = self.ranking
-            rows = np.flatnonzero(~np.isnan(rk.ret_grades))
-            qi = (np.searchsorted(rk.ret_offsets, rows, side="right") - 1).astype(np.int64)
-            self._judged["ranks"] = (qi, rows - rk.ret_offsets[qi])
-        ranks: Ranks = self._judged["ranks"]
-        return ranks
-
-    def judged(self) -> BoolArray:
-        """(queries, width) bool: does the document at each rank have a judgment."""
-        if "dense" not in self._judged:
-            qi, pos = self.judged_ranks()
-            out = np.zeros((self.n, max(self.width, 1)), dtype=bool)
-            keep = pos < out.shape[1]
-            out[qi[keep], pos[keep]] = True
-            self._judged["dense"] = out
-        dense: BoolArray = self._judged["dense"]
-        return dense
-
-    def check_err(self) -> None:
-        """ERR is gdeval's: refuse a judged grade above 4, as gdeval does (its stopping
-        probability (2^g - 1) / 2^4 would exceed 1)."""
-        grades = self.ranking.qrels_grades
-        with np.errstate(invalid="ignore"):
-            over = np.flatnonzero(grades > metrics.ERR_MAX_GRADE)
-        if len(over):
-            q = int(np.searchsorted(self.ranking.qrels_offsets, over[0], side="right") - 1)
-            qid = self.ranking.query_ids[q]
-            shown = qid if len(qid) <= 40 else qid[:39] + "…"
-            raise MeasureError(
-                f"ERR is computed as gdeval computes it (ir_measures' ERR): stopping "
-                f"probability (2^grade - 1) / 2^{metrics.ERR_MAX_GRADE}, for grades up to "
-                f"{metrics.ERR_MAX_GRADE}; query {shown!r} has a judgment of grade "
-                f"{float(grades[over[0]]):g} ({len(over)} judgments above "
-                f"{metrics.ERR_MAX_GRADE})")
-
-    def err_terms(self) -> GainRanks:
-        """(query, 0-based rank, ERR term) of every retrieved document of positive grade."""
-        if "err" not in self._judged:
-            self.check_err()
-            qi, pos, g = self.gain_ranks(Measure("ERR"))  # linear gains: the grades
-            self._judged["err"] = (qi, pos, metrics.err_terms(self.n, qi, pos, g))
-        terms: GainRanks = self._judged["err"]
-        return terms
-
-    def err_grades(self) -> FloatArray:
-        """(queries, width) positive grades by rank (0 elsewhere), for the ERR curve."""
-        self.check_err()
-        return self.gains(Measure("ERR"))
-
-    def level(self, m: Measure) -> float:
-        return float(m.rel) if m.rel is not None else self.rel_level
-
-    def ranks(self, m: Measure) -> Ranks:
-        lv = self.level(m)
-        if lv not in self._ranks:
-            self._ranks[lv] = self.ranking.relevant_ranks(lv)
-        return self._ranks[lv]
-
-    def rel(self, m: Measure) -> BoolArray:
-        lv = self.level(m)
-        if lv not in self._rel:
-            self._rel[lv] = self.ranking.relevance(lv, self.width)
-        return self._rel[lv]
-
-    def n_rel(self, m: Measure) -> IntArray:
-        lv = self.level(m)
-        if lv not in self._nrel:
-            self._nrel[lv] = self.ranking.n_relevant(lv)
-        return self._nrel[lv]
-
-    def gain_ranks(self, m: Measure) -> GainRanks:
-        if m.gain not in self._gain_ranks:
-            self._gain_ranks[m.gain] = self.ranking.gain_ranks(m.gain)
-        return self._gain_ranks[m.gain]
-
-    def ideal_ranks(self, m: Measure) -> GainRanks:
-        if m.gain not in self._ideal_ranks:
-            self._ideal_ranks[m.gain] = self.ranking.ideal_ranks(m.gain)
-        return self._ideal_ranks[m.gain]
-
-    def gains(self, m: Measure) -> FloatArray:
-        if m.gain not in self._gains:
-            self._gains[m.gain] = self.ranking.gains(m.gain, self.width)
-        return self._gains[m.gain]
-
-    def ideal(self, m: Measure, k: int | None) -> FloatArray:
-        key = (m.gain, k)
-        if key not in self._ideal:
-            self._ideal[key] = self.ranking.ideal(m.gain, k)
-        return self._ideal[key]
 
 
 class LazyCurves(Mapping[Measure, FloatArray]):
@@ -222,84 +83,6 @@ class LazyCurves(Mapping[Measure, FloatArray]):
         # pickled (or deep-copied) as a plain dict of every curve: the compute function is
         # a closure over the evaluation and does not travel
         return (dict, (dict(self.items()),))
-
-
-CurveFn = Callable[[Context, Measure, int], FloatArray]
-ScalarFn = Callable[[Context, Measure], FloatArray]
-
-CURVES: dict[str, CurveFn] = {
-    "P": lambda c, m, k: metrics.precision_at_k(c.rel(m), k),
-    "R": lambda c, m, k: metrics.recall_at_k(c.rel(m), c.n_rel(m), k),
-    "F1": lambda c, m, k: metrics.f1_at_k(c.rel(m), c.n_rel(m), k),
-    "HitRate": lambda c, m, k: metrics.hit_rate_at_k(c.rel(m), k),
-    "Hits": lambda c, m, k: metrics.hits_at_k(c.rel(m), k),
-    "RR": lambda c, m, k: metrics.reciprocal_rank_at_k(c.rel(m), k),
-    "nDCG": lambda c, m, k: metrics.ndcg_at_k(c.gains(m), c.ideal(m, k), k),
-    "AP": lambda c, m, k: metrics.average_precision_at_k(c.rel(m), c.n_rel(m), k),
-    "Judged": lambda c, m, k: metrics.judged_at_k(c.judged(), c.ranking.n_ret, k),
-    "ERR": lambda c, m, k: metrics.err_at_k(c.err_grades(), k),
-    "RBP": lambda c, m, k: metrics.rbp_at_k(c.rel(m) if m.rel is not None else c.gains(m),
-                                            rbp_persistence(m), k),
-    "R_cap": lambda c, m, k: metrics.capped_recall_at_k(c.rel(m), c.n_rel(m), k),
-}
-
-
-def rbp_persistence(m: Measure) -> float:
-    return 0.8 if m.p is None else m.p
-
-
-def _rbp(c: Context, m: Measure, k: int | None) -> FloatArray:
-    """RBP binary at ``m.rel`` (ir_measures' ``RBP(rel=r)``), or graded without ``rel``
-    (ir_measures' ``RBP``: each positive grade is the gain, as trectools)."""
-    if m.rel is not None:
-        return metrics.rbp_at(c.n, *c.ranks(m), rbp_persistence(m), k)
-    qi, pos, g = c.gain_ranks(m)  # RBP's gain is "linear": the positive grades
-    return metrics.rbp_at(c.n, qi, pos, rbp_persistence(m), k, g)
-
-
-def _iprec(c: Context, m: Measure) -> FloatArray:
-    level = 0.0 if m.recall is None else m.recall
-    return metrics.interpolated_precision(c.n, *c.ranks(m), c.n_rel(m), (level,))[:, 0]
-
-
-SCALARS: dict[str, ScalarFn] = {
-    "RR": lambda c, m: metrics.reciprocal_rank_at(c.n, *c.ranks(m), None),
-    "nDCG": lambda c, m: metrics.ndcg_at(c.n, *c.gain_ranks(m), *c.ideal_ranks(m), None),
-    "AP": lambda c, m: metrics.average_precision_at(c.n, *c.ranks(m), c.n_rel(m), None),
-    "Rprec": lambda c, m: metrics.r_precision_sparse(c.n, *c.ranks(m), c.n_rel(m)),
-    "NumRet": lambda c, m: c.ranking.n_ret.astype(np.float64),
-    "NumRel": lambda c, m: c.n_rel(m).astype(np.float64),
-    "NumRelRet": lambda c, m: metrics.hits_at(c.n, *c.ranks(m), None),
-    "Hits": lambda c, m: metrics.hits_at(c.n, *c.ranks(m), None),  # the whole ranking
-    "NumQ": lambda c, m: np.ones(c.n),
-    "SetP": lambda c, m: metrics.set_precision(c.n_rel_ret(m), c.ranking.n_ret),
-    "SetR": lambda c, m: metrics.set_recall(c.n_rel_ret(m), c.n_rel(m)),
-    "SetF": lambda c, m: metrics.set_f(c.n_rel_ret(m), c.ranking.n_ret, c.n_rel(m)),
-    "Judged": lambda c, m: metrics.judged_at(c.n, *c.judged_ranks(), c.ranking.n_ret, None),
-    "Bpref": lambda c, m: metrics.bpref(c.ranking.ret_grades, c.ranking.ret_offsets,
-                                        c.n_rel(m), c.n_nonrel(m), c.level(m)),
-    "IPrec": _iprec,
-    "ERR": lambda c, m: metrics.err_at(c.n, *c.err_terms(), None),
-    "RBP": lambda c, m: _rbp(c, m, None),
-}
-
-AtFn = Callable[[Context, Measure, int], FloatArray]
-
-#: Values at one cutoff K from the sparse forms (any K; bit-identical to the curves' columns).
-AT_K: dict[str, AtFn] = {
-    "P": lambda c, m, k: metrics.precision_at(c.n, *c.ranks(m), k),
-    "R": lambda c, m, k: metrics.recall_at(c.n, *c.ranks(m), c.n_rel(m), k),
-    "F1": lambda c, m, k: metrics.f1_at(c.n, *c.ranks(m), c.n_rel(m), k),
-    "HitRate": lambda c, m, k: metrics.hit_rate_at(c.n, *c.ranks(m), k),
-    "Hits": lambda c, m, k: metrics.hits_at(c.n, *c.ranks(m), k),
-    "RR": lambda c, m, k: metrics.reciprocal_rank_at(c.n, *c.ranks(m), k),
-    "nDCG": lambda c, m, k: metrics.ndcg_at(c.n, *c.gain_ranks(m), *c.ideal_ranks(m), k),
-    "AP": lambda c, m, k: metrics.average_precision_at(c.n, *c.ranks(m), c.n_rel(m), k),
-    "Judged": lambda c, m, k: metrics.judged_at(c.n, *c.judged_ranks(), c.ranking.n_ret, k),
-    "ERR": lambda c, m, k: metrics.err_at(c.n, *c.err_terms(), k),
-    "RBP": _rbp,
-    "R_cap": lambda c, m, k: metrics.capped_recall_at(c.n, *c.ranks(m), c.n_rel(m), k),
-}
 
 
 def pr_curve(result: EvaluationResult, rel: int | None = None,
@@ -343,15 +126,27 @@ def cutoff_values(ranking: Ranking, measure: Measure, rel_level: float, *,
     >>> cutoff_values(rk, parse_measure("nDCG@1000000000000"), 1).round(4).tolist()
     [0.6131]
     """
-    if ties == "average":  # the expected value over all orders of tied scores (ties.py)
-        from .ties import average_values
-
-        if measure.cutoff is None:
-            raise MeasureError(f"{measure} has no cutoff")
-        return average_values(Context(ranking, float(rel_level)), measure, measure.cutoff)
-    if measure.cutoff is None or measure.name not in AT_K:
+    kern = kernel_of(measure)
+    if measure.cutoff is None or kern.at is None:
         raise MeasureError(f"{measure} has no cutoff")
-    return AT_K[measure.name](Context(ranking, float(rel_level)), measure, measure.cutoff)
+    ctx = Context(ranking, float(rel_level))
+    if ties == "average":  # the expected value over all orders of tied scores
+        return expected_values(ctx, measure, measure.cutoff)
+    return kern.at(ctx, measure, measure.cutoff)
+
+
+def _curve(ctx: Context, m: Measure, width: int) -> FloatArray:
+    form = kernel_of(m).curve
+    if form is None:
+        raise MeasureError(f"{m} has no metric-vs-K curve")
+    return form(ctx, m, width)
+
+
+def _scalar(ctx: Context, m: Measure) -> FloatArray:
+    form = kernel_of(m).scalar
+    if form is None:
+        raise MeasureError(f"{m} needs a cutoff")
+    return form(ctx, m)
 
 
 _ORDERS = ("score", "given")
@@ -362,17 +157,9 @@ _TIES = ("trec_eval", "average")
 
 def _average_needed(ranking: Ranking) -> bool:
     """ties='average' differs from trec_eval's order only where scores tie (in the ranking
-    before its ``max_depth`` cut, when it was cut: :func:`ragreport.ties.attach_uncut`)."""
-    from .ties import has_ties
-
+    before its ``max_depth`` cut, when it was cut: :func:`ragreport.tiegroups.attach_uncut`)."""
     full = ranking.__dict__.get("_tie_cache", {}).get("uncut")
     return has_ties(ranking if full is None else full[0])
-
-
-def _average_scalar(ctx: Context, m: Measure) -> FloatArray:
-    from .ties import average_values
-
-    return average_values(ctx, m, None)
 
 
 def check_int(name: str, value: Any, minimum: int) -> int:
@@ -520,8 +307,6 @@ def evaluate(
         max_depth = check_int("max_depth", max_depth, 1)
     wanted = normalize_measures(default_measures(cfg.compat) if measures is None else measures)
     if ties == "average":
-        from .ties import check_average
-
         for m in wanted:
             check_average(m)
     cutoffs = [m.cutoff for m in wanted if m.cutoff is not None]
@@ -551,8 +336,6 @@ def evaluate(
                     ignore_identical_ids=cfg.ignore_identical_ids)
     if ties == "average" and max_depth is not None and int(ranking.n_ret.max(initial=0)) \
             >= max_depth:  # tie groups are the uncut ranking's; the depth cuts after them
-        from .ties import attach_uncut
-
         attach_uncut(ranking, align(q, r, order=order, complete=bool(complete),
                                     rel_level=rel_level, no_relevant=no_relevant,
                                     duplicates=duplicates,
@@ -560,26 +343,24 @@ def evaluate(
     width = _curve_width if _curve_width is not None else curve_width(k_max, ranking)
     width = min(width, k_max)
     ctx = Context(ranking, float(rel_level), width)
-    if any(m.name == "ERR" for m in wanted):
-        ctx.check_err()  # refused now, not when the curve is first read
+    for check in dict.fromkeys(kernel_of(m).check for m in wanted):
+        if check is not None:
+            check(ctx)  # refused now, not when the curve is first read
 
     curve_keys: list[Measure] = [Measure(f) for f in CURVE_FAMILIES]
     for m in wanted:
         if m.has_curve and m.curve_key not in curve_keys:
             curve_keys.append(m.curve_key)
-    curves = LazyCurves(curve_keys, lambda key: CURVES[key.name](ctx, key, width))
     average = ties == "average" and _average_needed(ranking)
-    if average:  # expected values over all tie orders (ragreport.ties)
-        from .ties import average_curve
+    curves = LazyCurves(curve_keys, (lambda key: expected_curve(ctx, key, width)) if average
+                        else (lambda key: _curve(ctx, key, width)))
 
-        curves = LazyCurves(curve_keys, lambda key: average_curve(ctx, key, width))
-
-    scalar_keys: list[Measure] = [Measure(f) for f in _ALWAYS_SCALAR]
+    scalar_keys: list[Measure] = [Measure(f) for f in ALWAYS_SCALAR]
     for m in wanted:
         if m.cutoff is None and m not in scalar_keys:
             scalar_keys.append(m)
-    scalars = {key: SCALARS[key.name](ctx, key) if not average
-               else _average_scalar(ctx, key) for key in scalar_keys}
+    scalars = {key: _scalar(ctx, key) if not average else expected_values(ctx, key, None)
+               for key in scalar_keys}
 
     conventions = Conventions(order=order, rel_level=rel_level, complete=bool(complete),
                               max_depth=max_depth, no_relevant=no_relevant,

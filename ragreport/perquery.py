@@ -1044,7 +1044,7 @@ def _whole_width(k_max: int, n_ret: Any, judged: Any) -> int:
     """The curves' width one evaluation of these queries has
     (:func:`ragreport.engine.curve_width`, from the per-query counts: the ranked rows are
     the retrieved documents, the qrels rows the judged ones)."""
-    from .engine import CURVE_CELLS, DEFAULT_K_MAX
+    from .context import CURVE_CELLS, DEFAULT_K_MAX
 
     n = len(n_ret)
     depth = max(int(n_ret.max()) if n else 0, 1)

@@ -472,7 +472,7 @@ def evaluate_stream(
     counts["run_queries"] = len(done)
     counts["qrels_queries"] = len(judged_list)
     if complete and missing:
-        from .engine import CURVE_FAMILIES
+        from .kernel import CURVE_FAMILIES
 
         no_rel_set = set(no_rel_ids.to_pylist())
         added = missing

@@ -351,14 +351,15 @@ class ExplorerState:
         :func:`ragreport.engine.cutoff_values` computes, keeping the engine's per-ranking
         context (the relevant ranks, gains and ideal gains do not depend on K), so moving K
         costs one pass over the relevant ranks instead of re-deriving them from the ranking."""
-        from .. import engine
+        from ..context import Context
+        from ..kernel import kernel_of
 
         r = self.results[run]
         level = float(r.conventions.rel_level)
-        at = engine.AT_K.get(m.name)
+        at = kernel_of(m).at
         if r.conventions.ties != "trec_eval" or at is None or m.cutoff is None:
             return cutoff_values(r.ranking, m, level, ties=r.conventions.ties)
-        ctx = self._memo(("engine-context", run), lambda: engine.Context(r.ranking, level))
+        ctx = self._memo(("engine-context", run), lambda: Context(r.ranking, level))
         return np.asarray(at(ctx, m, m.cutoff), dtype=np.float64)
 
     def _kinds_parts(self, i: int) -> tuple[npt.NDArray[np.int8], IntArray]:

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ragreport
-from ragreport import ties
+from ragreport import kernel, tiegroups, ties
 from ragreport.align import Ranking
 from ragreport.errors import MeasureError, RagReportError
 from ragreport.measures import parse_measure
@@ -36,7 +36,7 @@ NOT_AVERAGED = ["ERR@3", "Bpref", "IPrec@0.5"]
 
 def _group_bounds(rk: Ranking, q: int) -> list[tuple[int, int]]:
     """(start, end) flat rows of each tied group of query q with at least 2 rows."""
-    tied = ties.tied_with_previous(rk)
+    tied = tiegroups.tied_with_previous(rk)
     lo, hi = int(rk.ret_offsets[q]), int(rk.ret_offsets[q + 1])
     out, start = [], lo
     for i in range(lo + 1, hi + 1):
@@ -66,7 +66,7 @@ def _brute(result: ragreport.EvaluationResult, measure: str) -> tuple[np.ndarray
     m = parse_measure(measure)
     lo, hi, mean = (np.zeros(rk.n_queries) for _ in range(3))
     for q in range(rk.n_queries):
-        vals = [ties.measure_values(o, m, 1.0)[q] for o in _orders(rk, q)]
+        vals = [kernel.measure_values(o, m, 1.0)[q] for o in _orders(rk, q)]
         lo[q], hi[q], mean[q] = min(vals), max(vals), sum(vals) / len(vals)
     return lo, hi, mean
 
@@ -159,7 +159,8 @@ def _brute_depth(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, floa
     m = parse_measure(measure)
     lo, hi, mean = (np.zeros(rk.n_queries) for _ in range(3))
     for q in range(rk.n_queries):
-        vals = [ties.measure_values(ties.cut_at(o, depth), m, 1.0)[q] for o in _orders(rk, q)]
+        vals = [kernel.measure_values(tiegroups.cut_at(o, depth), m, 1.0)[q]
+                for o in _orders(rk, q)]
         lo[q], hi[q], mean[q] = min(vals), max(vals), sum(vals) / len(vals)
     return lo, hi, mean
 
@@ -360,14 +361,14 @@ def test_straddles() -> None:
                            {"q": {"a": 3.0, "b": 2.0, "c": 2.0, "d": 2.0, "e": 1.0},
                             "p": {"a": 1.0, "b": 0.5}})
     rk = r.ranking
-    assert [ties.straddles(rk, k).tolist() for k in (1, 2, 3, 4, 5, 10**15)] == [
+    assert [tiegroups.straddles(rk, k).tolist() for k in (1, 2, 3, 4, 5, 10**15)] == [
         [False, False], [False, True], [False, True], [False, False], [False, False],
         [False, False]]
-    assert ties.straddles(rk, np.array([1, 2])).tolist() == [False, True]
+    assert tiegroups.straddles(rk, np.array([1, 2])).tolist() == [False, True]
     assert ties.exposure(r, "P@2").straddling == 1
-    every_k = ties.straddles_at_k(rk, 6)
+    every_k = tiegroups.straddles_at_k(rk, 6)
     assert [every_k[:, k - 1].tolist() for k in range(1, 7)] == [
-        ties.straddles(rk, k).tolist() for k in range(1, 7)]
+        tiegroups.straddles(rk, k).tolist() for k in range(1, 7)]
     assert ties.exposure(r, "P@4").straddling == 0
 
 
@@ -378,17 +379,17 @@ def test_no_ties_under_given_order_or_without_scores() -> None:
     e = ties.exposure(given_order, "RR")
     assert e.low == e.high == e.value and not e.dependent.any()
     listed = ragreport.evaluate(qrels, {"q": ["b", "a"]}, ["RR"])
-    assert not ties.has_ties(listed.ranking)
+    assert not tiegroups.has_ties(listed.ranking)
     assert ties.exposure(listed, "RR").n_dependent == 0
 
 
 def test_judged_uses_its_own_orders() -> None:
     r = ragreport.evaluate({"q": {"a": 0, "z": 1}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}},
                            ["P@1"])
-    lo, hi = ties.tie_orders(r.ranking, "judged")
+    lo, hi = tiegroups.tie_orders(r.ranking, "judged")
     assert np.isnan(lo.ret_grades[0]) and not np.isnan(hi.ret_grades[0])
     # grade order: a (grade 0) ties with unjudged b, c (grade 0 for ordering): nothing moves
-    g_lo, g_hi = ties.tie_orders(r.ranking)
+    g_lo, g_hi = tiegroups.tie_orders(r.ranking)
     assert g_lo is r.ranking and g_hi is r.ranking
 
 
@@ -396,7 +397,7 @@ def test_orders_keep_trec_order_among_equal_keys() -> None:
     r = ragreport.evaluate({"q": {"b": 1, "d": 1}},
                            {"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0}}, ["P@1"])
     docs = r.ranking.run.doc_ids
-    lo, hi = ties.tie_orders(r.ranking)
+    lo, hi = tiegroups.tie_orders(r.ranking)
     assert docs.take(lo.run_rows).to_pylist() == ["c", "a", "d", "b"]
     assert docs.take(hi.run_rows).to_pylist() == ["d", "b", "c", "a"]
 
