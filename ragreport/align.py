@@ -131,6 +131,13 @@ class Ranking:
         qi = (np.searchsorted(self.ret_offsets, rows, side="right") - 1).astype(np.int64)
         return qi, rows - self.ret_offsets[qi]
 
+    def judged_ranks(self) -> tuple[IntArray, IntArray]:
+        """(query, 0-based rank) of every retrieved document that has a judgment (any grade,
+        negative ones too), by query then rank."""
+        rows = np.flatnonzero(~np.isnan(self.ret_grades))
+        qi = (np.searchsorted(self.ret_offsets, rows, side="right") - 1).astype(np.int64)
+        return qi, rows - self.ret_offsets[qi]
+
     def relevance(self, rel_level: float, width: int | None = None) -> BoolArray:
         """(queries, width) bool: is the document at each rank relevant (default width: the
         deepest ranking)."""

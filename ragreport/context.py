@@ -78,10 +78,7 @@ class Context:
         """(query, 0-based rank) of every retrieved document that has a judgment (any
         grade, negative ones too), by query then rank."""
         if "ranks" not in self._judged:
-            rk = self.ranking
-            rows = np.flatnonzero(~np.isnan(rk.ret_grades))
-            qi = (np.searchsorted(rk.ret_offsets, rows, side="right") - 1).astype(np.int64)
-            self._judged["ranks"] = (qi, rows - rk.ret_offsets[qi])
+            self._judged["ranks"] = self.ranking.judged_ranks()
         ranks: Ranks = self._judged["ranks"]
         return ranks
 

@@ -82,6 +82,15 @@ class Family:
         What follows ``@``: ``"cutoff"`` (K, every family but one) or ``"recall"`` (a recall
         level in [0, 1]: ``IPrec@0.5``, stored in :attr:`Measure.recall`; ``trec_name`` then
         holds ``{r}``).
+    counts : bool
+        Every per-query value is a whole number (a count of documents or queries), except as
+        an expected value over tie orders.
+    health : bool
+        Describes the judgments rather than the retriever (Judged): a health check, not a
+        quality curve to explore.
+    trec_per_query : bool
+        trec_eval prints it on each query's lines too (``-q``); False for ``num_q``, which
+        it prints in the ``all`` block only.
     """
 
     name: str
@@ -94,6 +103,9 @@ class Family:
     definition: str
     aggregate: str = "mean"
     at: str = "cutoff"
+    counts: bool = False
+    health: bool = False
+    trec_per_query: bool = True
 
 
 FAMILIES: dict[str, Family] = {
@@ -109,7 +121,7 @@ FAMILIES: dict[str, Family] = {
                "1 if any relevant document is in the top K, else 0"),
         Family("Hits", "Hits", "optional", ("rel",), "hits_{k}", "hits", False,
                "number of relevant documents in the top K (whole ranking without K); "
-               "averaged over queries, as ranx does"),
+               "averaged over queries, as ranx does", counts=True),
         Family("RR", "Reciprocal rank", "optional", ("rel",), "recip_rank_{k}", "recip_rank", True,
                "1 / rank of the first relevant document (0 if none, or none in top K)"),
         Family("nDCG", "nDCG", "optional", ("gain",), "ndcg_cut_{k}", "ndcg", True,
@@ -119,13 +131,15 @@ FAMILIES: dict[str, Family] = {
         Family("Rprec", "R-precision", "none", ("rel",), "Rprec", "Rprec", True,
                "relevant in top R / R, R = relevant judged for the query"),
         Family("NumRet", "Retrieved", "none", (), "num_ret", "num_ret", False,
-               "number of documents retrieved (after max_depth)", "sum"),
+               "number of documents retrieved (after max_depth)", "sum", counts=True),
         Family("NumRel", "Relevant", "none", ("rel",), "num_rel", "num_rel", False,
-               "number of relevant documents judged", "sum"),
+               "number of relevant documents judged", "sum", counts=True),
         Family("NumRelRet", "Relevant retrieved", "none", ("rel",), "num_rel_ret",
-               "num_rel_ret", False, "number of relevant documents retrieved", "sum"),
+               "num_rel_ret", False, "number of relevant documents retrieved", "sum",
+               counts=True),
         Family("NumQ", "Queries", "none", (), "num_q", "num_q", False,
-               "1 per evaluated query (summed over queries: their number)", "sum"),
+               "1 per evaluated query (summed over queries: their number)", "sum",
+               counts=True, trec_per_query=False),
         Family("SetP", "Set precision", "none", ("rel",), "set_P", "set_P", True,
                "relevant retrieved / retrieved (the whole ranking after max_depth; 0 when "
                "nothing was retrieved)"),
@@ -135,7 +149,8 @@ FAMILIES: dict[str, Family] = {
                "2·SetP·SetR / (SetP + SetR) (beta = 1), 0 when both are 0"),
         Family("Judged", "Judged", "optional", (), "judged_{k}", "judged", True,
                "documents with a judgment (any grade) in the top K / min(K, retrieved), as "
-               "ir_measures divides (whole ranking without K); 0 for an empty ranking"),
+               "ir_measures divides (whole ranking without K); 0 for an empty ranking",
+               health=True),
         Family("Bpref", "Bpref", "none", ("rel",), "bpref", "bpref", True,
                "1/R · sum over relevant retrieved d of 1 - min(n_d, R) / min(N, R), n_d = "
                "judged non-relevant ranked above d, N = judged non-relevant; unjudged and "

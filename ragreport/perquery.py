@@ -79,7 +79,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .align import Counts
+from .context import Context
 from .errors import InputError, MeasureError, RagReportError
+from .kernel import kernel_of
 from .measures import Measure
 from .result import Conventions, EvaluationResult
 
@@ -182,7 +184,7 @@ def _one_table(result: EvaluationResult,
         "relevant": pa.array(np.asarray(rk.n_relevant(level), dtype=np.int64)),
         "judged": pa.array(np.asarray(_judged_counts(rk), dtype=np.int64)),
         "relevant_ranks": _ragged(*rk.relevant_ranks(level), n),
-        "judged_ranks": _ragged(*_judged_ranks(rk), n),
+        "judged_ranks": _ragged(*rk.judged_ranks(), n),
     }
     described: list[dict[str, Any]] = []
     asked = {m.curve_key for m in result.measures if m.has_curve}
@@ -241,15 +243,6 @@ def _ragged(qi: Any, pos: Any, n: int) -> pa.Array:
                                                           minlength=n)))).astype(np.int64)
     return pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()),
                                          pa.array(np.asarray(pos, dtype=np.int64)))
-
-
-def _judged_ranks(rk: Any) -> tuple[Any, Any]:
-    """(query, 0-based rank) of every retrieved document that has a judgment."""
-    if isinstance(rk, _NoRanking):
-        return rk.judged_ranks()
-    rows = np.flatnonzero(~np.isnan(rk.ret_grades))
-    qi = (np.searchsorted(rk.ret_offsets, rows, side="right") - 1).astype(np.int64)
-    return qi, rows - rk.ret_offsets[qi]
 
 
 def _judged_counts(rk: Any) -> Any:
@@ -631,11 +624,11 @@ class PerQueryResult(EvaluationResult):
                 and m.cutoff <= wide[m.curve_key].shape[1]:  # stored beyond the cut
             cache[m] = np.ascontiguousarray(wide[m.curve_key][:, m.cutoff - 1])
             return cache[m]
-        if m.name == "Judged" and m.cutoff is not None and self.conventions.ties != "average":
-            from .metrics import judged_at
-
-            rk = self.ranking
-            cache[m] = judged_at(self.n_queries, *_judged_ranks(rk), rk.n_ret, m.cutoff)
+        at = kernel_of(m).at
+        if m.family.health and at is not None and m.cutoff is not None \
+                and self.conventions.ties != "average":  # from the stored judged ranks
+            level = float(self.conventions.rel_level)
+            cache[m] = at(Context(self.ranking, level), m, m.cutoff)
             return cache[m]
         raise RagReportError(f"{m} is not in the per-query results (the curves stop at K = "
                              f"{self.k_max}); evaluate with it among the measures")
@@ -743,9 +736,6 @@ def _curve(arr: Any, name: str, k_max: int, take: Any, source: str, rows: Any,
     return np.ascontiguousarray(flat, dtype=np.float64).reshape(n, k_max)
 
 
-#: Families whose per-query values count documents or queries: whole numbers (except as
-#: expected values over tie orders, ``ties="average"``).
-_COUNT_FAMILIES = frozenset({"Hits", "NumRet", "NumRel", "NumRelRet", "NumQ"})
 #: Slack for a bounded measure's value computed in floating point (never above 1 by more).
 _BOUND_SLACK = 1e-9
 
@@ -765,7 +755,7 @@ def _check_values(values: FloatArray, m: Measure, name: str, whole: bool,
     if m.bounded:
         checks.append((lambda x: x > 1 + _BOUND_SLACK,
                        f"is above 1, outside {m.name}'s range [0, 1]"))
-    if whole and m.name in _COUNT_FAMILIES:
+    if whole and m.family.counts:
         checks.append((lambda x: x != np.floor(x), f"is not a whole number ({m.name} counts)"))
     with np.errstate(invalid="ignore"):
         for test, what in checks:
@@ -840,7 +830,7 @@ def unjudged_in_top(result: EvaluationResult, i: int, k: int) -> tuple[int, int]
     >>> unjudged_in_top(back, 0, 3), unjudged_in_top(back, 0, 10)
     ((3, 1), (4, 2))
     """
-    qi, pos = _judged_ranks(result.ranking)
+    qi, pos = result.ranking.judged_ranks()
     top = min(int(k), int(result.ranking.n_ret[i]))
     return top, top - int(np.count_nonzero((qi == i) & (pos < top)))
 

@@ -98,13 +98,13 @@ def format_trec(result: PerQueryValues, per_query: bool = False) -> str:
         for i in order:
             q = terminal_safe(result.query_ids[i])
             for m in measures:
-                if m.name == "NumQ":  # trec_eval prints num_q in the all block only
+                if not m.family.trec_per_query:  # num_q: in the all block only
                     continue
                 lines.append(f"{m.trec_name:<22}\t{q}\t{_trec_value(m, float(cols[m][i]))}")
     lines.append(f"{'runid':<22}\tall\t{terminal_safe(result.run_name)}")
     lines.append(f"{'num_q':<22}\tall\t{result.n_queries}")
     for m in measures:
-        if m.name == "NumQ":  # the num_q line above
+        if not m.family.trec_per_query:  # the num_q line above
             continue
         v = (float(result.values(m).sum()) if m.family.aggregate == "sum"
              else result.mean(m))

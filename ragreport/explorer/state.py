@@ -121,6 +121,8 @@ _CACHE_MAX = 64
 QUERY_RESULTS = 8
 
 _FAMILY_ORDER = ("nDCG", "R", "P", "F1", "HitRate", "RR", "AP")
+#: The curve the explorer opens on when no target names one (if the runs have it).
+_OPENING_FAMILY = Measure("nDCG")
 
 
 #: Cached arrays that do not depend on the view (kept; see ``ExplorerState._memo``).
@@ -256,7 +258,7 @@ class ExplorerState:
         self.k_max: int = max(max(r.ranking.depth for r in runs), 1)
 
         keys = [f for f in runs[0].curves if all(f in r.curves for r in runs)
-                and f.name != "Judged"]
+                and not f.family.health]
         fams = [f for name in _FAMILY_ORDER for f in keys if f.name == name]
         fams += [f for f in keys if f not in fams]
         if not fams:
@@ -283,7 +285,7 @@ class ExplorerState:
         first = next((t.measure for t in self.targets if t.measure.has_curve
                       and t.measure.curve_key in fams), None)
         self.family: Measure = first.curve_key if first is not None else next(
-            (f for f in fams if f.name == "nDCG"), fams[0])
+            (f for f in fams if f == _OPENING_FAMILY), fams[0])
         cut = first.cutoff if first is not None and first.cutoff else 10
         self.k = max(1, min(self.k_max, cut))
         self.sort = "worst"

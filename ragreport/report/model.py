@@ -1004,7 +1004,7 @@ def _pr_curve(results: Sequence[EvaluationResult], targets: Sequence[Target] = (
                               if len(per_query) else 0.0 for j in range(len(PR_LEVELS))]
     rel = int(results[0].conventions.rel_level)
     marks = [(float(t.measure.recall), t.threshold, target_rule(t.op, t.threshold))
-             for t in targets if t.measure.name == "IPrec" and t.measure.recall is not None
+             for t in targets if t.measure.family.at == "recall" and t.measure.recall is not None
              and t.measure.rel in (None, rel)]
     note = ""
     if any(r.conventions.ties == "average" for r in results):

@@ -56,7 +56,11 @@ def test_the_package_keeps_its_contracts(tmp_path: Path) -> None:
     # what the options ask to read reaching up to the report built from it
     ("clioptions.py", "from .clireport import report_for",
      "ragreport.clioptions is not allowed to import ragreport.clireport"),
-], ids=["model-renderer", "result-explorer", "plots-html", "stats-facade", "options-report"])
+    # the measure registry reaching up to the engine that dispatches through it
+    ("kernel.py", "from .engine import evaluate",
+     "ragreport.kernel is not allowed to import ragreport.engine"),
+], ids=["model-renderer", "result-explorer", "plots-html", "stats-facade", "options-report",
+        "kernel-engine"])
 def test_a_back_edge_breaks_the_build(tmp_path: Path, module: str, line: str,
                                       message: str) -> None:
     done = _lint(tmp_path, module, line)
@@ -112,3 +116,41 @@ def test_the_private_names_check_finds_both_forms(tmp_path: Path) -> None:
                    "x = engine._CURVES\ny = engine.CURVES\n")
     assert _private_uses(bad, package) == ["user.py:1: from ..engine import _Context",
                                            "user.py:3: engine._CURVES"]
+
+
+def _family_branches(path: Path, families: set[str]) -> list[str]:
+    """Comparisons of a family's name with a literal (``m.name == "Judged"``, ``name in
+    ("P", "R")``): what a measure does belongs to its registry entry, not to a branch."""
+    import ast
+
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Compare):
+            continue
+        literals: set[object] = set()
+        for side in (node.left, *node.comparators):
+            if isinstance(side, ast.Constant):
+                literals.add(side.value)
+            elif isinstance(side, (ast.Tuple, ast.List, ast.Set)):
+                literals |= {e.value for e in side.elts if isinstance(e, ast.Constant)}
+        if literals & families:
+            out.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    return out
+
+
+def test_no_branch_on_a_family_name_outside_the_name_parser() -> None:
+    """Only ``measures.py`` (the names) compares a family's name with a literal; everything
+    that computes or shows a measure asks its registry entry (``kernel_of(m)``, ``m.family``)."""
+    from ragreport.measures import FAMILIES
+
+    package = ROOT / "ragreport"
+    found = [hit for path in sorted(package.rglob("*.py")) if path.name != "measures.py"
+             for hit in _family_branches(path, set(FAMILIES))]
+    assert found == [], "\n".join(found)
+
+
+def test_the_family_branch_check_finds_them(tmp_path: Path) -> None:
+    bad = tmp_path / "user.py"
+    bad.write_text('if m.name == "Judged" or name in ("P", "x") or k == "other":\n    pass\n')
+    assert [h.split(": ", 1)[0] for h in _family_branches(bad, {"Judged", "P"})] == [
+        "user.py:1", "user.py:1"]

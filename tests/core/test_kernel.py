@@ -9,8 +9,15 @@ from ragreport.align import align
 from ragreport.context import Context
 from ragreport.errors import MeasureError
 from ragreport.io import load_qrels, load_run
-from ragreport.kernel import (AVERAGE_EXACT, KERNELS, check_average, expected_curve,
-                              expected_values, kernel_of, measure_values)
+from ragreport.kernel import (
+    AVERAGE_EXACT,
+    KERNELS,
+    check_average,
+    expected_curve,
+    expected_values,
+    kernel_of,
+    measure_values,
+)
 from ragreport.measures import FAMILIES, Measure, parse_measure
 
 WIDTH = 12
