@@ -24,7 +24,7 @@ Every shortcut gives exactly the general path's result (``tests/core/test_fastpa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -96,6 +96,10 @@ class Ranking:
     qrels: Qrels
     run_only_ids: list[str]
     qrels_only_ids: list[str]
+    #: Arrays derived from this ranking once and kept (the query index, its tied groups,
+    #: the same ranking before its ``max_depth`` cut: :mod:`ragreport.tiegroups`). Not
+    #: copied by ``dataclasses.replace``: a new ranking derives its own.
+    memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def n_queries(self) -> int:
@@ -208,10 +212,9 @@ class Ranking:
 
     @property
     def _index(self) -> dict[str, int]:
-        cache: dict[str, int] | None = self.__dict__.get("_index_cache")
+        cache: dict[str, int] | None = self.memo.get("index")
         if cache is None:
-            cache = {q: i for i, q in enumerate(self.query_ids)}
-            object.__setattr__(self, "_index_cache", cache)
+            cache = self.memo["index"] = {q: i for i, q in enumerate(self.query_ids)}
         return cache
 
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -82,6 +82,8 @@ class DocMap:
     source: str
     lines: IntArray | None = None
     unmapped: str = "error"
+    #: The document codes, computed once (:meth:`codes`); not copied by ``replace``.
+    memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
@@ -93,14 +95,14 @@ class DocMap:
 
     def codes(self) -> tuple[IntArray, Any]:
         """(document code of each entry, the distinct document ids): computed once."""
-        cached: tuple[IntArray, Any] | None = self.__dict__.get("_codes")
+        cached: tuple[IntArray, Any] | None = self.memo.get("codes")
         if cached is None:
             import pyarrow.compute as pc
 
             enc = pc.dictionary_encode(self.doc_ids)
             cached = (np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64),
                       enc.dictionary)
-            self.__dict__["_codes"] = cached
+            self.memo["codes"] = cached
         return cached
 
     def restricted(self, ids: Any) -> DocMap:
@@ -636,35 +638,3 @@ def redundancy(ranking: Any, repeated: BoolArray, width: int) -> IntArray:
     dense = ranking._dense(repeated.astype(np.int64), max(int(width), 1), 0)
     out: IntArray = np.cumsum(dense, axis=1)
     return out
-
-
-
-def add_document_level(result: Any, dm: DocMap, level: str, n_neither: int, qrels: Qrels,
-                       options: Mapping[str, Any]) -> None:
-    """Evaluate ``result`` (chunk level, from :func:`ragreport.evaluate`) at document level
-    too, and attach it: ``result.document`` (an EvaluationResult on the collapsed run and
-    the document-level qrels, with the same queries and measures), ``result.redundancy``
-    ((queries, k_max) counts) and ``result.doc_map_info`` (:class:`DocMapInfo`); the
-    conventions of both state the map.
-
-    ``qrels`` are the judgments as given (at ``level``); ``options`` the keywords of the
-    chunk-level evaluation that apply at document level too.
-    """
-    from dataclasses import replace
-
-    from .engine import evaluate
-
-    lv = document_level(result.ranking, dm)
-    doc = evaluate(document_qrels(qrels, dm, level), lv.run, list(result.measures),
-                   options["k_max"], **{k: v for k, v in options.items() if k != "k_max"},
-                   order="given", max_depth=None, duplicates="error", name=result.run_name)
-    info = DocMapInfo(dm.source, len(dm), dm.n_documents, level, dm.unmapped,
-                      lv.unmapped_retrieved, n_neither, int(lv.repeated.sum()))
-    text = info.describe()
-    result.conventions = replace(result.conventions, doc_map=text)
-    doc.conventions = replace(doc.conventions, doc_map=text)
-    doc.__dict__["_chunk_level"] = result  # its order is the chunks' (ragreport.ties)
-    result.document = doc
-    result.redundancy = redundancy(result.ranking, lv.repeated, result.k_max)
-    result.doc_map_info = info
-    result.doc_map = dm

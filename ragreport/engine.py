@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,10 +22,14 @@ from .kernel import (
 )
 from .measures import Measure, normalize_measures
 from .metrics import FloatArray
-from .result import Conventions, EvaluationResult
+from .result import ChunkLevel, Conventions, EvaluationResult
 from .tiegroups import attach_uncut, has_ties
 
-__all__ = ["LazyCurves", "curve_width", "cutoff_values", "evaluate", "pr_curve"]
+if TYPE_CHECKING:
+    from .data import Qrels
+    from .docmap import DocMap
+
+__all__ = ["LazyCurves", "curve_width", "evaluate", "pr_curve"]
 
 
 def curve_width(k_max: int, ranking: Ranking) -> int:
@@ -108,33 +113,6 @@ def pr_curve(result: EvaluationResult, rel: int | None = None,
                                           metrics.PR_LEVELS, rounding)
 
 
-def cutoff_values(ranking: Ranking, measure: Measure, rel_level: float, *,
-                  ties: str = "trec_eval") -> FloatArray:
-    """(queries,) values of a measure with a cutoff K, from the sparse forms of the ranking.
-
-    Any K (up to 2**53) in memory proportional to the input; equal, bit for bit, to column
-    ``K - 1`` of the measure's curve had it been computed that wide. Formulas and the
-    degenerate cases are those of :mod:`ragreport.metrics` (a query without a relevant
-    document, or with an empty ranking, scores 0).
-
-    >>> from ragreport.align import align
-    >>> from ragreport.io import load_qrels, load_run
-    >>> from ragreport.measures import parse_measure
-    >>> rk = align(load_qrels({"q": {"a": 1, "c": 1}}), load_run({"q": ["a", "b"]}))
-    >>> cutoff_values(rk, parse_measure("P@1000000000000"), 1).tolist()
-    [1e-12]
-    >>> cutoff_values(rk, parse_measure("nDCG@1000000000000"), 1).round(4).tolist()
-    [0.6131]
-    """
-    kern = kernel_of(measure)
-    if measure.cutoff is None or kern.at is None:
-        raise MeasureError(f"{measure} has no cutoff")
-    ctx = Context(ranking, float(rel_level))
-    if ties == "average":  # the expected value over all orders of tied scores
-        return expected_values(ctx, measure, measure.cutoff)
-    return kern.at(ctx, measure, measure.cutoff)
-
-
 def _curve(ctx: Context, m: Measure, width: int) -> FloatArray:
     form = kernel_of(m).curve
     if form is None:
@@ -142,11 +120,12 @@ def _curve(ctx: Context, m: Measure, width: int) -> FloatArray:
     return form(ctx, m, width)
 
 
-def _scalar(ctx: Context, m: Measure) -> FloatArray:
+def _scalar(ctx: Context, m: Measure, average: bool) -> FloatArray:
+    """The whole-ranking value (its expected value over tie orders when ``average``)."""
     form = kernel_of(m).scalar
     if form is None:
         raise MeasureError(f"{m} needs a cutoff")
-    return form(ctx, m)
+    return expected_values(ctx, m, None) if average else form(ctx, m)
 
 
 _ORDERS = ("score", "given")
@@ -158,7 +137,7 @@ _TIES = ("trec_eval", "average")
 def _average_needed(ranking: Ranking) -> bool:
     """ties='average' differs from trec_eval's order only where scores tie (in the ranking
     before its ``max_depth`` cut, when it was cut: :func:`ragreport.tiegroups.attach_uncut`)."""
-    full = ranking.__dict__.get("_tie_cache", {}).get("uncut")
+    full = ranking.memo.get("uncut")
     return has_ties(ranking if full is None else full[0])
 
 
@@ -359,8 +338,7 @@ def evaluate(
     for m in wanted:
         if m.cutoff is None and m not in scalar_keys:
             scalar_keys.append(m)
-    scalars = {key: _scalar(ctx, key) if not average else expected_values(ctx, key, None)
-               for key in scalar_keys}
+    scalars = {key: _scalar(ctx, key, average) for key in scalar_keys}
 
     conventions = Conventions(order=order, rel_level=rel_level, complete=bool(complete),
                               max_depth=max_depth, no_relevant=no_relevant,
@@ -370,26 +348,44 @@ def evaluate(
                               compat_exceptions=cfg.exceptions,
                               ignore_identical_ids=cfg.ignore_identical_ids,
                               score_precision=cfg.score_precision)
-    texts = dict(r.query_texts)
-    result = EvaluationResult(
-        run_name=r.name,
-        query_ids=ranking.query_ids,
-        measures=tuple(wanted),
-        k_max=width,
-        curves=curves,
-        scalars=scalars,
-        counts=ranking.counts,
-        conventions=conventions,
-        ranking=ranking,
-        query_texts=texts,
-        latency_ms=r.latency_ms,
-    )
-    if doc_map is not None:
-        from .docmap import add_document_level
-
-        add_document_level(result, dm, dm_level, dm_neither, given_qrels, {
+    level: dict[str, Any] = {}
+    if doc_map is not None:  # the same run at document level, and the chunks' redundancy
+        level = _document_level(ranking, conventions, width, wanted, r.name, dm, dm_level,
+                                dm_neither, given_qrels, {
             "k_max": k_max, "rel_level": rel_level, "complete": bool(complete),
             "no_relevant": no_relevant, "fractional_grades": bool(fractional_grades),
             "compat": cfg.compat, "ignore_identical_ids": cfg.ignore_identical_ids,
             "score_precision": cfg.score_precision})
-    return result
+    fields: dict[str, Any] = {
+        "run_name": r.name, "query_ids": ranking.query_ids, "measures": tuple(wanted),
+        "k_max": width, "curves": curves, "scalars": scalars, "counts": ranking.counts,
+        "conventions": conventions, "ranking": ranking, "query_texts": dict(r.query_texts),
+        "latency_ms": r.latency_ms}
+    return EvaluationResult(**(fields | level))
+
+
+def _document_level(ranking: Ranking, conventions: Conventions, width: int,
+                    wanted: list[Measure], run_name: str, dm: DocMap, level: str,
+                    n_neither: int, qrels: Qrels, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields a chunk-level result evaluated with a doc map adds: ``document`` (the run
+    collapsed to documents, evaluated on the document-level qrels, with the same queries and
+    measures), ``redundancy`` ((queries, width) counts), ``doc_map_info``, ``doc_map``, and
+    ``conventions`` stating the map (the document level's state it too).
+
+    ``qrels`` are the judgments as given (at ``level``); ``options`` the keywords of the
+    chunk-level evaluation that apply at document level too.
+    """
+    from .docmap import DocMapInfo, document_level, document_qrels, redundancy
+
+    lv = document_level(ranking, dm)
+    doc = evaluate(document_qrels(qrels, dm, level), lv.run, list(wanted), options["k_max"],
+                   **{k: v for k, v in options.items() if k != "k_max"},
+                   order="given", max_depth=None, duplicates="error", name=run_name)
+    info = DocMapInfo(dm.source, len(dm), dm.n_documents, level, dm.unmapped,
+                      lv.unmapped_retrieved, n_neither, int(lv.repeated.sum()))
+    text = info.describe()
+    chunks = replace(conventions, doc_map=text)
+    doc = doc.replace(conventions=replace(doc.conventions, doc_map=text),
+                      chunk_level=ChunkLevel(ranking, chunks, ranking.query_ids))
+    return {"conventions": chunks, "document": doc, "doc_map_info": info, "doc_map": dm,
+            "redundancy": redundancy(ranking, lv.repeated, width)}

@@ -70,7 +70,7 @@ def _rows(ranking: Ranking, w: FloatArray) -> _Sparse:
 def deep(ctx: Context) -> Context:
     """The context to average on: that of the uncut ranking when ``ctx``'s was cut at
     ``max_depth`` (its contributions are then kept above the depth only), else ``ctx``."""
-    cache: dict[Any, Any] = ctx.ranking.__dict__.get("_tie_cache", {})
+    cache: dict[Any, Any] = ctx.ranking.memo
     got = cache.get("uncut")
     if got is None:
         return ctx
@@ -99,7 +99,7 @@ def _group_mean(ranking: Ranking, x: FloatArray) -> FloatArray:
 
 
 def _cached(ctx: Context, key: tuple[Any, ...], make: Any) -> Any:
-    cache: dict[tuple[Any, ...], Any] = ctx.ranking.__dict__.setdefault("_tie_cache", {})
+    cache: dict[tuple[Any, ...], Any] = ctx.ranking.memo
     if key not in cache:
         cache[key] = make()
     return cache[key]

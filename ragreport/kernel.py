@@ -9,7 +9,9 @@ change of order:
   for bit column K - 1 of the curve);
 * ``scalar(ctx, m)``: the (queries,) values of the whole ranking (no cutoff);
 * ``expected_curve`` / ``expected_at``: the expected values over all orders of tied scores
-  (``ties="average"``, :mod:`ragreport.expected`; None: no exact expectation, refused);
+  (``ties="average"``, :mod:`ragreport.expected`); a family with neither, unless it is
+  order-free (then its plain value is the expectation), has no exact expectation and
+  ``ties="average"`` refuses it;
 * flags: monotone in its tie orders (the interval over tie orders is exact), order-free,
   and the rest below.
 
@@ -45,8 +47,8 @@ from .measures import Measure
 from .metrics import FloatArray
 
 __all__ = ["ALWAYS_SCALAR", "AVERAGE_EXACT", "CURVE_FAMILIES", "KERNELS", "MONOTONE",
-           "ORDER_FREE", "Kernel", "check_average", "expected_curve", "expected_values",
-           "kernel_of", "measure_values"]
+           "ORDER_FREE", "Kernel", "check_average", "cutoff_values", "expected_curve",
+           "expected_values", "kernel_of", "measure_values"]
 
 CurveFn = Callable[[Context, Measure, int], FloatArray]
 AtFn = Callable[[Context, Measure, int], FloatArray]
@@ -68,7 +70,8 @@ class Kernel:
     expected_curve, expected_at : callable or None
         Its expected value over all tie orders at K = 1..width, and at one K (``None``: the
         whole ranking, asked for only when ``max_depth`` cuts through a tied group); None
-        when there is no exact expectation (``ties="average"`` refuses the family).
+        when there is none: an order-free family is then its plain value, any other is
+        refused by ``ties="average"``.
     monotone : bool
         Never decreases when a document moves ahead of an adjacent one lower in its tie
         orders (by grade; by judged-ness for ``tie_key="judged"``): the interval over tie
@@ -297,3 +300,30 @@ def expected_values(ctx: Context, m: Measure, k: int | None) -> FloatArray:
     if kern.expected_at is None:
         raise MeasureError(f"no expected value for {m} under ties='average'")
     return kern.expected_at(deep, m, k)
+
+
+def cutoff_values(ranking: Ranking, measure: Measure, rel_level: float, *,
+                  ties: str = "trec_eval") -> FloatArray:
+    """(queries,) values of a measure with a cutoff K, from the sparse forms of the ranking.
+
+    Any K (up to 2**53) in memory proportional to the input; equal, bit for bit, to column
+    ``K - 1`` of the measure's curve had it been computed that wide. Formulas and the
+    degenerate cases are those of :mod:`ragreport.metrics` (a query without a relevant
+    document, or with an empty ranking, scores 0).
+
+    >>> from ragreport.align import align
+    >>> from ragreport.io import load_qrels, load_run
+    >>> from ragreport.measures import parse_measure
+    >>> rk = align(load_qrels({"q": {"a": 1, "c": 1}}), load_run({"q": ["a", "b"]}))
+    >>> cutoff_values(rk, parse_measure("P@1000000000000"), 1).tolist()
+    [1e-12]
+    >>> cutoff_values(rk, parse_measure("nDCG@1000000000000"), 1).round(4).tolist()
+    [0.6131]
+    """
+    kern = kernel_of(measure)
+    if measure.cutoff is None or kern.at is None:
+        raise MeasureError(f"{measure} has no cutoff")
+    ctx = Context(ranking, float(rel_level))
+    if ties == "average":  # the expected value over all orders of tied scores
+        return expected_values(ctx, measure, measure.cutoff)
+    return kern.at(ctx, measure, measure.cutoff)

@@ -148,7 +148,7 @@ def _numeric(q: str) -> bool:
 def _judged_curve(result: EvaluationResult) -> FloatArray:
     if _JUDGED in result.curves:
         return np.asarray(result.curves[_JUDGED], dtype=np.float64)
-    from .engine import cutoff_values
+    from .kernel import cutoff_values
 
     if result.n_queries == 0 or result.k_max == 0:
         return np.zeros((result.n_queries, result.k_max))
@@ -601,11 +601,21 @@ class PerQueryResult(EvaluationResult):
     count of the evaluation, without the rankings (:attr:`has_rankings` is False)."""
 
     has_rankings = False
-    #: The qrels' fingerprint every shard of this run states (``evaluate --per-query-out``
-    #: writes the qrels file's SHA-256); None when a shard states none (the engines).
-    qrels_sha256: str | None = None
-    #: The same for the judgments' fingerprint (:func:`~ragreport.analysis.drift.judgments_sha256`).
-    qrels_judgments_sha256: str | None = None
+
+    def __init__(self, *, wide_curves: Mapping[Measure, FloatArray] | None = None,
+                 qrels_sha256: str | None = None, qrels_judgments_sha256: str | None = None,
+                 **fields: Any) -> None:
+        super().__init__(**fields)
+        #: Curves stored wider than one evaluation of these queries has (an engine's
+        #: partitions), for values past the cut.
+        self.wide_curves: dict[Measure, FloatArray] = dict(wide_curves or {})
+        #: The qrels' fingerprint every shard of this run states (``evaluate
+        #: --per-query-out`` writes the qrels file's SHA-256); None when a shard states none
+        #: (the engines).
+        self.qrels_sha256 = qrels_sha256
+        #: The same for the judgments' fingerprint
+        #: (:func:`~ragreport.analysis.drift.judgments_sha256`).
+        self.qrels_judgments_sha256 = qrels_judgments_sha256
 
     def values(self, measure: str | Measure) -> FloatArray:
         m = self._measure(measure)
@@ -616,10 +626,10 @@ class PerQueryResult(EvaluationResult):
         return super().values(m)
 
     def _beyond(self, m: Measure) -> FloatArray:
-        cache: dict[Measure, FloatArray] = self.__dict__.setdefault("_beyond_cache", {})
+        cache = self._beyond_values
         if m in cache:
             return cache[m]
-        wide: dict[Measure, FloatArray] = self.__dict__.get("_wide_curves") or {}
+        wide = self.wide_curves
         if m.cutoff is not None and m.curve_key in wide \
                 and m.cutoff <= wide[m.curve_key].shape[1]:  # stored beyond the cut
             cache[m] = np.ascontiguousarray(wide[m.curve_key][:, m.cutoff - 1])
@@ -1016,17 +1026,13 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
         latency = {qid_col[j]: float(latency_col[j]) for j in take.tolist()
                    if latency_col[j] is not None}
         latency.update({str(q): float(t) for q, t in (rm.get("latency_other") or {}).items()})
-        res = PerQueryResult(run_name=run, query_ids=order, measures=measures, k_max=k_max,
-                             curves=curves, scalars=scalars, counts=counts, conventions=conv,
-                             ranking=ranking,  # type: ignore[arg-type]
-                             query_texts={}, latency_ms=latency)
-        for attr, key in (("qrels_sha256", "qrels"), ("qrels_judgments_sha256",
-                                                        "qrels_judgments")):
-            setattr(res, attr, _common(m["fingerprints"].get(key) for m in metas
-                                       if run in m["runs"]))
-        res.__dict__["_beyond_cache"] = beyond
-        res.__dict__["_wide_curves"] = wide
-        out.append(res)
+        prints = {attr: _common(m["fingerprints"].get(key) for m in metas if run in m["runs"])
+                  for attr, key in (("qrels_sha256", "qrels"),
+                                    ("qrels_judgments_sha256", "qrels_judgments"))}
+        out.append(PerQueryResult(
+            run_name=run, query_ids=order, measures=measures, k_max=k_max, curves=curves,
+            scalars=scalars, counts=counts, conventions=conv, ranking=ranking,
+            query_texts={}, latency_ms=latency, beyond=beyond, wide_curves=wide, **prints))
     return out
 
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .align import Counts, Ranking
     from .docmap import DocMap, DocMapInfo
 
-__all__ = ["Conventions", "EvaluationResult", "RankedDoc"]
+__all__ = ["ChunkLevel", "Conventions", "EvaluationResult", "RankedDoc"]
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Conventions:
     fractional_grades: bool = False
     curve_width: int | None = None
     doc_map: str | None = None  # the chunk -> document map's statement (ragreport.docmap)
-    ties: str = "trec_eval"  # or "average": expected value over all tie orders (ties.py)
+    ties: str = "trec_eval"  # or "average": expected value over all tie orders (expected.py)
     compat: str | None = None  # a peer's conventions in one word (ragreport.compat)
     compat_exceptions: tuple[str, ...] = ()  # options given explicitly against the preset
     ignore_identical_ids: bool = False  # a document whose id is its query's id is dropped
@@ -105,20 +105,25 @@ class RankedDoc:
     relevant: bool
 
 
+@dataclass(frozen=True)
+class ChunkLevel:
+    """The chunk evaluation a document-level result was collapsed from: its ranking gives
+    the document level's order (ties straddling its ``max_depth`` cut decide which documents
+    are listed, :mod:`ragreport.ties`)."""
+
+    ranking: Ranking
+    conventions: Conventions
+    query_ids: list[str]
+
+
 class EvaluationResult:
     """The outcome of :func:`ragreport.evaluate` for one run.
 
     Per-query values are arrays: :meth:`curve` gives (queries, k_max) for a family,
     :meth:`values` gives (queries,) for one measure; means, curves of means, tables and reports
-    all derive from them.
+    all derive from them. A result is complete when constructed; :meth:`replace` gives a
+    copy with some fields changed.
     """
-
-    #: Evaluated with a doc map (``doc_map=``): the same run at document level, the
-    #: (queries, k_max) redundancy counts and how the inputs met the map; else None.
-    document: EvaluationResult | None = None
-    redundancy: npt.NDArray[np.int64] | None = None
-    doc_map_info: DocMapInfo | None = None
-    doc_map: DocMap | None = None
 
     def __init__(
         self,
@@ -134,6 +139,12 @@ class EvaluationResult:
         ranking: Ranking,
         query_texts: dict[str, str],
         latency_ms: dict[str, float] | None = None,
+        document: EvaluationResult | None = None,
+        redundancy: npt.NDArray[np.int64] | None = None,
+        doc_map_info: DocMapInfo | None = None,
+        doc_map: DocMap | None = None,
+        chunk_level: ChunkLevel | None = None,
+        beyond: Mapping[Measure, FloatArray] | None = None,
     ) -> None:
         self.run_name = run_name
         self.query_ids = list(query_ids)
@@ -149,6 +160,28 @@ class EvaluationResult:
         #: carried it (:func:`ragreport.collect.collect_run`, JSONL ``latency_ms``); every
         #: timed query, evaluated or not. Empty when unknown.
         self.latency_ms: dict[str, float] = dict(latency_ms or {})
+        #: Evaluated with a doc map (``doc_map=``): the same run at document level, the
+        #: (queries, k_max) redundancy counts, how the inputs met the map and the map; else
+        #: None.
+        self.document = document
+        self.redundancy = redundancy
+        self.doc_map_info = doc_map_info
+        self.doc_map = doc_map
+        #: A document-level result: the chunk evaluation it was collapsed from (else None).
+        self.chunk_level = chunk_level
+        #: Values of measures past the curves' width, computed when first asked for (or
+        #: given: read from per-query files).
+        self._beyond_values: dict[Measure, FloatArray] = dict(beyond or {})
+
+    def replace(self, **changes: Any) -> EvaluationResult:
+        """A new result with the given constructor fields changed (``conventions=``,
+        ``chunk_level=`` ...), the others shared with this one."""
+        fields = {k: getattr(self, k) for k in (
+            "run_name", "query_ids", "measures", "k_max", "curves", "scalars", "counts",
+            "conventions", "ranking", "query_texts", "latency_ms", "document", "redundancy",
+            "doc_map_info", "doc_map", "chunk_level")}
+        fields["beyond"] = self._beyond_values
+        return EvaluationResult(**(fields | changes))
 
     # ---- values ---------------------------------------------------------------------------
     @property
@@ -208,9 +241,9 @@ class EvaluationResult:
         return self.scalars[m]
 
     def _beyond(self, m: Measure) -> FloatArray:
-        cache: dict[Measure, FloatArray] = self.__dict__.setdefault("_beyond_cache", {})
+        cache = self._beyond_values
         if m not in cache:
-            from .engine import cutoff_values
+            from .kernel import cutoff_values
 
             cache[m] = cutoff_values(self.ranking, m, float(self.conventions.rel_level),
                                      ties=self.conventions.ties)

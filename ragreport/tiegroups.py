@@ -37,7 +37,7 @@ def tied_with_previous(ranking: Ranking) -> BoolArray:
     >>> tied_with_previous(rk).tolist()        # p: a; q: a, c, b
     [False, False, False, True]
     """
-    cache: dict[str, Any] = ranking.__dict__.setdefault("_tie_cache", {})
+    cache: dict[str, Any] = ranking.memo
     got = cache.get("tied")
     if got is None:
         n = len(ranking.run_rows)
@@ -67,7 +67,7 @@ class Groups:
 
 
 def groups(ranking: Ranking) -> Groups:
-    cache: dict[str, Any] = ranking.__dict__.setdefault("_tie_cache", {})
+    cache: dict[str, Any] = ranking.memo
     got = cache.get("groups")
     if got is None:
         tied = tied_with_previous(ranking)
@@ -201,7 +201,7 @@ def tie_orders(ranking: Ranking, key: str = "grade") -> tuple[Ranking, Ranking]:
         run_rows = ranking.run_rows.copy()
         run_rows[rows] = ranking.run_rows[src]
         out = replace(ranking, ret_grades=grades, run_rows=run_rows)
-        out.__dict__["_tie_cache"] = {"tied": tied}  # same scores, same groups
+        out.memo["tied"] = tied  # same scores, same groups
         return out
 
     return (permuted(np.lexsort((rows, kr, gid))), permuted(np.lexsort((rows, -kr, gid))))
@@ -210,13 +210,13 @@ def tie_orders(ranking: Ranking, key: str = "grade") -> tuple[Ranking, Ranking]:
 def attach_uncut(cut: Ranking, full: Ranking, depth: int) -> None:
     """Remember, on a ranking cut at ``max_depth``, the same ranking uncut (its tie groups
     are the uncut ranking's; :func:`uncut`)."""
-    full.__dict__.setdefault("_tie_cache", {})["depth"] = int(depth)
-    cut.__dict__.setdefault("_tie_cache", {})["uncut"] = (full, int(depth))
+    full.memo["depth"] = int(depth)
+    cut.memo["uncut"] = (full, int(depth))
 
 
 def depth_to_cut(ranking: Ranking) -> int | None:
     """The ``max_depth`` cut still to be made on an uncut ranking (:func:`attach_uncut`)."""
-    got = ranking.__dict__.get("_tie_cache", {}).get("depth")
+    got = ranking.memo.get("depth")
     return None if got is None else int(got)
 
 
@@ -229,5 +229,5 @@ def cut_at(ranking: Ranking, depth: int) -> Ranking:
     out = replace(ranking, ret_grades=ranking.ret_grades[rows], n_ret=sizes,
                   run_rows=ranking.run_rows[rows],
                   ret_offsets=np.concatenate(([0], np.cumsum(sizes))).astype(np.int64))
-    out.__dict__["_tie_cache"] = {"tied": tied}
+    out.memo["tied"] = tied
     return out

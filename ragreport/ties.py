@@ -22,7 +22,8 @@ Interval over all tie orders
     the optimistic one the largest, for every measure that never decreases when a document
     moves ahead of an adjacent one of lower grade: P, R, F1, HitRate, Hits, RR, nDCG (linear
     or exponential gain: rearrangement inequality), AP, Rprec, R_cap, ERR, RBP, Bpref and
-    IPrec (``Kernel.monotone``, :data:`ragreport.kernel.MONOTONE`). For them the interval is
+    IPrec (``Kernel.monotone``, :data:`ragreport.kernel.MONOTONE`, which also holds Judged,
+    monotone in its own orders below). For them the interval is
     exact (both ends are reached). Measures of the retrieved set (SetP, SetR, SetF, NumRet,
     NumRel, NumRelRet, NumQ) do not depend on the order (``Kernel.order_free``).
     ``Judged@K`` is about judged vs unjudged documents, not grades: its interval uses its
@@ -101,7 +102,7 @@ from .metrics import BoolArray, FloatArray, IntArray
 from .tiegroups import attach_uncut, cut_at, has_ties, mixed_rows, straddles, subset, tie_orders
 
 if TYPE_CHECKING:
-    from .result import EvaluationResult
+    from .result import ChunkLevel, EvaluationResult
     from .targets import Target, TargetCheck
 
 __all__ = [
@@ -126,7 +127,7 @@ def _sub_orders(ranking: Ranking, key: str) -> tuple[IntArray, Ranking, Ranking]
     return (queries.astype(np.int64), *tie_orders(sub, key))
 
 
-def uncut(result: EvaluationResult) -> tuple[Ranking, int | None]:
+def uncut(result: EvaluationResult | ChunkLevel) -> tuple[Ranking, int | None]:
     """(the ranking before the ``max_depth`` cut, the depth), or (the ranking, None) when
     nothing was cut. The uncut ranking is aligned again with the result's conventions (once;
     it is remembered on the result's ranking)."""
@@ -134,7 +135,7 @@ def uncut(result: EvaluationResult) -> tuple[Ranking, int | None]:
 
     rk = result.ranking
     c = result.conventions
-    cache: dict[str, Any] = rk.__dict__.setdefault("_tie_cache", {})
+    cache: dict[str, Any] = rk.memo
     got = cache.get("uncut")
     if got is not None:
         return cast(tuple[Ranking, int], got)
@@ -155,7 +156,7 @@ def _scored(result: EvaluationResult) -> tuple[bool, BoolArray | None]:
     listed in its chunk ranking's order, which is a score order when the chunk level's is;
     a query whose chunk ranking has a tie across the chunk level's depth cut is not
     analysed: which documents are listed depends on the tie order."""
-    chunk = result.__dict__.get("_chunk_level")
+    chunk = result.chunk_level
     if chunk is None:
         return result.conventions.order == "score", None
     if chunk.conventions.order != "score":

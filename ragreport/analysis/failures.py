@@ -203,7 +203,7 @@ def judged_at(result: EvaluationResult, k: int) -> FloatArray:
     m = Measure("Judged", int(k))
     if m.curve_key in result.curves:
         return np.asarray(result.values(m), dtype=np.float64)
-    from ..engine import cutoff_values
+    from ..kernel import cutoff_values
 
     return cutoff_values(result.ranking, m, float(result.conventions.rel_level),
                          ties=result.conventions.ties)

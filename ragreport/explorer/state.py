@@ -39,9 +39,9 @@ from ..analysis.failures import (
     worst_order,
 )
 from ..analysis.targets import passes_array, run_checks, target_values
-from ..engine import cutoff_values
 from ..errors import RagReportError
 from ..io.slices import QuerySlices
+from ..kernel import cutoff_values
 from ..measures import Measure, parse_measure
 from ..parallel import Mapper, map_with
 from ..present import measure_label, measure_title, shown, snippet, target_rule
@@ -350,7 +350,7 @@ class ExplorerState:
 
     def _cutoff(self, run: int, m: Measure) -> FloatArray:
         """(queries,) values of ``m`` (with a cutoff past the evaluated curves): what
-        :func:`ragreport.engine.cutoff_values` computes, keeping the engine's per-ranking
+        :func:`ragreport.kernel.cutoff_values` computes, keeping the engine's per-ranking
         context (the relevant ranks, gains and ideal gains do not depend on K), so moving K
         costs one pass over the relevant ranks instead of re-deriving them from the ranking."""
         from ..context import Context

@@ -59,8 +59,14 @@ def test_the_package_keeps_its_contracts(tmp_path: Path) -> None:
     # the measure registry reaching up to the engine that dispatches through it
     ("kernel.py", "from .engine import evaluate",
      "ragreport.kernel is not allowed to import ragreport.engine"),
+    # the core's old cycle: a result computing through the engine, the doc map evaluating
+    ("result.py", "from .engine import evaluate",
+     "ragreport.result is not allowed to import ragreport.engine"),
+    ("docmap.py", "from .engine import evaluate",
+     "ragreport.docmap is not allowed to import ragreport.engine"),
 ], ids=["model-renderer", "result-explorer", "plots-html", "stats-facade", "options-report",
-        "kernel-engine"])
+        "kernel-engine", "result-engine", "docmap-engine"])
+
 def test_a_back_edge_breaks_the_build(tmp_path: Path, module: str, line: str,
                                       message: str) -> None:
     done = _lint(tmp_path, module, line)
@@ -154,3 +160,14 @@ def test_the_family_branch_check_finds_them(tmp_path: Path) -> None:
     bad.write_text('if m.name == "Judged" or name in ("P", "x") or k == "other":\n    pass\n')
     assert [h.split(": ", 1)[0] for h in _family_branches(bad, {"Judged", "P"})] == [
         "user.py:1", "user.py:1"]
+
+
+def test_no_layer_allows_a_cycle() -> None:
+    """Every layer of every contract lists independent siblings (``a | b``), never modules
+    allowed to import each other (``a : b``, which would let a cycle in)."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    layers = [layer for c in config["tool"]["importlinter"]["contracts"]
+              for layer in c.get("layers", [])]
+    assert layers and [x for x in layers if ":" in x] == []

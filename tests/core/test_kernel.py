@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import ragreport
 from ragreport.align import align
 from ragreport.context import Context
 from ragreport.errors import MeasureError
 from ragreport.io import load_qrels, load_run
 from ragreport.kernel import (
-    AVERAGE_EXACT,
     KERNELS,
+    MONOTONE,
     check_average,
     expected_curve,
     expected_values,
@@ -76,21 +77,40 @@ def test_curve_columns_are_the_values_at_k(name: str) -> None:
     assert curve.any()  # not vacuous
 
 
-@pytest.mark.parametrize("name", sorted(AVERAGE_EXACT))
-def test_expected_values_equal_plain_values_without_ties(name: str) -> None:
-    """Without a tie every order is trec_eval's: the expectation is the plain value."""
+@pytest.mark.parametrize("name", [n for n, k in KERNELS.items() if k.expected_at is not None])
+def test_expected_forms_equal_plain_values_without_ties(name: str) -> None:
+    """Without a tie every order is trec_eval's: each expected form (called directly, not
+    through the order-free shortcut) gives the plain value."""
     rk = _ranking()
     m = _sample(name)
     ctx = Context(rk, 1.0, WIDTH)
     kern = KERNELS[name]
+    assert kern.expected_at is not None
     if kern.expected_curve is not None:
-        np.testing.assert_allclose(expected_curve(ctx, m, WIDTH),
-                                   kern.curve(ctx, m, WIDTH) if kern.curve else None,
-                                   rtol=1e-12, atol=1e-12)
-    k = 5 if FAMILIES[name].cutoff == "required" else None
-    np.testing.assert_allclose(expected_values(ctx, m, k),
-                               measure_values(rk, m if k is None else m.at(k), 1.0),
-                               rtol=1e-12, atol=1e-12)
+        assert kern.curve is not None
+        np.testing.assert_allclose(kern.expected_curve(ctx, m, WIDTH),
+                                   kern.curve(ctx, m, WIDTH), rtol=1e-12, atol=1e-12)
+    ks = [5] if FAMILIES[name].cutoff == "required" else [None] if kern.at is None else [5, None]
+    for k in ks:
+        plain = measure_values(rk, m if k is None else m.at(k), 1.0)
+        np.testing.assert_allclose(kern.expected_at(ctx, m, k), plain, rtol=1e-12, atol=1e-12)
+        assert plain.any()  # not vacuous
+
+
+def test_order_free_families_are_their_plain_value() -> None:
+    rk = _ranking(3, ties=True)
+    ctx = Context(rk, 1.0, WIDTH)
+    for name in ("NumRet", "NumRel", "NumQ", "SetP", "Hits"):
+        m = _sample(name)
+        np.testing.assert_array_equal(expected_values(ctx, m, None),
+                                      measure_values(rk, m, 1.0))
+
+
+def test_a_family_without_a_cutoff_is_refused_with_or_without_ties() -> None:
+    q, r = {"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0}}
+    for ties in ("trec_eval", "average"):
+        with pytest.raises(MeasureError, match="P needs a cutoff"):
+            ragreport.evaluate(q, r, [Measure("P")], ties=ties)
 
 
 @pytest.mark.parametrize("name", [n for n, k in KERNELS.items()
@@ -116,6 +136,10 @@ def test_flags_drive_the_tie_analysis() -> None:
     assert kernel_of(parse_measure("Rprec")).cut_at_r
     free = [n for n, k in KERNELS.items() if k.order_free]
     assert set(free) == {"SetP", "SetR", "SetF", "NumRet", "NumRel", "NumRelRet", "NumQ"}
+    assert {n for n, k in KERNELS.items() if k.run_free} == {"NumQ", "NumRel"}
+    assert {n for n, k in KERNELS.items() if k.depth_free} == {"NumRet", "NumRel", "NumQ"}
+    # the families whose interval over tie orders is exact: every one but the set measures
+    assert set(KERNELS) - set(free) == MONOTONE
     assert kernel_of(parse_measure("Hits")).order_free_at(None)
     assert not kernel_of(parse_measure("Hits@3")).order_free_at(3)
 

@@ -21,11 +21,11 @@ import ragreport
 from ragreport.analysis.compare import paired
 from ragreport.analysis.failures import FAILURE_KINDS, failure_kinds, worst_order
 from ragreport.analysis.targets import passes_array, target_values
-from ragreport.engine import cutoff_values
 from ragreport.examples import example_files
 from ragreport.explorer import state as state_mod
 from ragreport.explorer.state import HEAD_ROWS, ROWS_MAX, ROWS_WINDOW, ExplorerState
 from ragreport.explorer.widget import Explorer
+from ragreport.kernel import cutoff_values
 from ragreport.measures import Measure, parse_measure
 from ragreport.targets import default_targets, parse_targets
 

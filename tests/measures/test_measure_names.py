@@ -690,17 +690,19 @@ def test_ranx_level_suffix_refusal_under_compat_ranx_says_what_to_do(seed: int) 
 
 def test_every_parameter_of_the_table_is_read_and_listed() -> None:
     """The parameter table (measures.names.PARAMS) is what the parser reads and what its
-    message lists: one row per key, each reachable from a name."""
+    message lists: one row per key, each read into the measure."""
     from ragreport.measures.names import PARAMS
 
-    written = {"rel": "P(rel=2)@5", "gain": "nDCG(gain=exp)@5", "p": "RBP(p=0.5)",
-               "dcg": "nDCG(dcg=exp-log2)@5", "cutoff": "P(cutoff=5)",
-               "recall": "IPrec(recall=0.5)", "judged_only": "P(judged_only=False)@5",
-               "beta": "SetF(beta=1)", "relative": "SetP(relative=False)"}
+    written = {"rel": ("P(rel=2)@5", "rel", 2), "gain": ("nDCG(gain=exp)@5", "gain", "exp"),
+               "p": ("RBP(p=0.5)", "p", 0.5), "dcg": ("nDCG(dcg=exp-log2)@5", "gain", "exp"),
+               "cutoff": ("P(cutoff=7)", "cutoff", 7),
+               "recall": ("IPrec(recall=0.5)", "recall", 0.5),
+               "judged_only": ("P(judged_only=False)@5", "cutoff", 5),
+               "beta": ("SetF(beta=1)", "name", "SetF"),
+               "relative": ("SetP(relative=False)", "name", "SetP")}
     assert set(written) == set(PARAMS)
-    for key, text in written.items():
-        parse_measure(text)  # read, not refused
-        with pytest.raises(MeasureError) as err:
-            parse_measure("P(bogus=1)@5")
-        assert PARAMS[key].shown in str(err.value)
-    assert parse_measure("P(cutoff=5)") == parse_measure("P@5")
+    for text, attr, want in written.values():
+        assert getattr(parse_measure(text), attr) == want, text
+    with pytest.raises(MeasureError) as err:
+        parse_measure("P(bogus=1)@5")
+    assert all(PARAMS[key].shown in str(err.value) for key in PARAMS)

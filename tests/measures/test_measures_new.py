@@ -32,8 +32,9 @@ import pytest
 from paths import ROOT
 
 from ragreport import evaluate, metrics
-from ragreport.engine import cutoff_values, pr_curve
+from ragreport.engine import pr_curve
 from ragreport.errors import MeasureError
+from ragreport.kernel import cutoff_values
 from ragreport.measures import FAMILIES, Measure, parse_measure
 from ragreport.stream import evaluate_stream
 from ragreport.textout import format_trec
