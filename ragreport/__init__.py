@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .report.baseline import drift_checks, load_baseline_report, with_stored_baseline
     from .result import EvaluationResult
     from .seed import RetrievalEvaluator, evaluate_multiple_queries
+    from .settings import StatsSettings
     from .stream import evaluate_stream
     from .targets import load_slice_targets, load_targets
 
@@ -70,11 +71,13 @@ _EXPORTS: dict[str, str] = {
     "judgments_sha256": "analysis.drift",
     "evaluate_stream": "stream",
     "example_files": "examples",
+    "StatsSettings": "settings",
 }
 
 __all__ = [
     "ConfigError", "EvaluationResult", "Explorer", "InputError", "InputFile", "Measure",
     "MeasureError", "Qrels", "RagReportError", "Report", "RetrievalEvaluator", "Run",
+    "StatsSettings",
     "__version__", "build_report", "collect_run", "drift_checks", "evaluate",
     "evaluate_multiple_queries", "evaluate_stream", "example_files", "judgments_sha256",
     "load_baseline_report", "load_doc_map", "load_docs", "load_qrels", "load_queries",

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._version import __version__
+from .settings import MAX_RESAMPLES
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TARGET_FAILED",
            "EXIT_TERMINATED", "MAX_RESAMPLES", "build_parser", "escape_undecodable", "one_line"]
@@ -31,7 +32,6 @@ EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
 #: Upper bounds of the numeric options (so memory and time stay bounded by the input).
-MAX_RESAMPLES = 1_000_000
 MAX_INT = 2**31 - 1
 MAX_SEED = 2**63 - 1
 MAX_GRADE = 2**53

@@ -80,6 +80,7 @@ def _build(args: argparse.Namespace, results: Any, targets: Any, *, queries: Any
     import shlex
 
     from .report import build_report
+    from .settings import StatsSettings
 
     stored = args.stored_baseline
     checks = (_drift_checks(args, results, targets, qrels_sha256, judgments_sha256)
@@ -91,8 +92,8 @@ def _build(args: argparse.Namespace, results: Any, targets: Any, *, queries: Any
         title=args.title, generated_at=args.generated_at,
         command=escape_undecodable("ragreport " + shlex.join(argv)), inputs=inputs,
         worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
-        stats=not args.no_stats, ci_level=args.ci_level, resamples=args.resamples,
-        seed=args.seed, alpha=args.alpha,
+        stats=not args.no_stats, settings=StatsSettings(
+            level=args.ci_level, resamples=args.resamples, seed=args.seed, alpha=args.alpha),
         max_drop=None if stored is not None else args.max_drop, workers=workers,
         target_level=args.target_level, slices=slices, slice_targets=slice_targets,
     )

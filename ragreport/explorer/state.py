@@ -46,6 +46,7 @@ from ..measures import Measure, parse_measure
 from ..parallel import Mapper, map_with
 from ..present import measure_label, measure_title, shown, snippet, target_rule
 from ..result import EvaluationResult
+from ..settings import StatsSettings
 from ..stats import bootstrap_ci
 from ..targets import Target, default_targets, load_targets, parse_targets, passes
 from ._data import contains, floats, haystack, number
@@ -94,16 +95,6 @@ LIST_TEXT_CHARS = 120
 PASSAGE_CHARS = 300
 #: The ranking sent for a query stops here (the rest is counted in ``truncated``).
 RANKING_MAX = 10_000
-#: Confidence level, significance level and seed of the intervals and tests.
-CI_LEVEL = 0.95
-ALPHA = 0.05
-SEED = 0
-#: Bootstrap resamples of the intervals: the report's default (``build_report``'s
-#: ``resamples``), so the summary's intervals and the targets checked on an interval's lower
-#: bound are the report's own numbers (same function, level, resamples and seed).
-CI_RESAMPLES = 10_000
-#: Randomization-test resamples; 1,000 above 20,000 common queries.
-TEST_RESAMPLES = 10_000
 #: Up to this many queries the intervals and tests are computed on every change; above, the
 #: widget computes them in the background (:meth:`ExplorerState.compute_stats`): the report's
 #: 10,000 resamples take about 0.2 s a run at 500 queries.
@@ -140,32 +131,14 @@ def _evict(store: dict[Any, Any], bound: int) -> None:
             continue
 
 
-def paired_resamples(n: int) -> int:
-    """Randomization-test (and delta-interval) resamples for ``n`` common queries.
-
-    >>> paired_resamples(500), paired_resamples(100_000)
-    (10000, 1000)
-    """
-    return TEST_RESAMPLES if n <= INLINE_STATS_QUERIES else 1000
-
-
-def ci_resamples(n: int) -> int:
-    """Bootstrap resamples of the intervals for ``n`` queries: the report's, whatever ``n``.
-
-    >>> ci_resamples(5000), ci_resamples(100_000)
-    (10000, 10000)
-    """
-    return CI_RESAMPLES
-
-
-def _paired_view(task: tuple[FloatArray, FloatArray, int]) -> dict[str, Any]:
+def _paired_view(task: tuple[FloatArray, FloatArray, StatsSettings]) -> dict[str, Any]:
     """The paired comparison of B against A as the view shows it, with ``resamples``
     randomizations (a picklable task: it runs in the widget's worker process)."""
-    va, vb, resamples = task
-    c = paired(va, vb, resamples=resamples, seed=SEED, level=CI_LEVEL)
+    va, vb, settings = task
+    c = paired(va, vb, resamples=settings.resamples, seed=settings.seed, level=settings.level)
     lo, hi, p_t, p_rand = floats([c.lo, c.hi, c.p_t, c.p_rand])
     return {"lo": lo, "hi": hi, "p_t": p_t, "p_rand": p_rand, "wins": c.wins,
-            "losses": c.losses, "ties": c.ties, "significant": c.significant(ALPHA)}
+            "losses": c.losses, "ties": c.ties, "significant": c.significant(settings.alpha)}
 
 
 def _coerce_targets(targets: Any) -> list[Target]:
@@ -220,12 +193,16 @@ class ExplorerState:
     slices : mapping, path or QuerySlices, optional
         Query id -> slice names (:func:`ragreport.io.slices.load_slices`): the list can show
         one slice (:meth:`set_slice`), and the report button's report has the slices.
+    settings : StatsSettings, optional
+        Level, resamples, seed and alpha of the intervals and the paired test
+        (:class:`ragreport.settings.StatsSettings`; default: the report's defaults), so a
+        comparison shows the interval and p-value the report built with them shows.
     """
 
     def __init__(self, results: EvaluationResult | Sequence[EvaluationResult],
                  targets: Any = None, queries: Any = None, docs: Any = None, *,
                  measure: str | None = None, k: int | None = None,
-                 slices: Any = None) -> None:
+                 slices: Any = None, settings: StatsSettings | None = None) -> None:
         if isinstance(results, EvaluationResult):
             runs = [results]
         elif isinstance(results, (str, bytes)) or not isinstance(results, Sequence):
@@ -243,6 +220,12 @@ class ExplorerState:
             raise RagReportError(f"run names must be distinct, got {names}; evaluate with name=")
         self.results: list[EvaluationResult] = runs
         self.run_names: list[str] = names
+        #: Level, resamples, seed and alpha of every interval and test: the report's
+        #: (:class:`ragreport.settings.StatsSettings`), whatever the number of queries.
+        if settings is not None and not isinstance(settings, StatsSettings):
+            raise RagReportError(f"settings must be a StatsSettings, got "
+                                 f"{type(settings).__name__}")
+        self.settings: StatsSettings = settings if settings is not None else StatsSettings()
         self.targets: list[Target] = _coerce_targets(targets)
         self.queries: dict[str, str] = {}
         for r in runs:
@@ -937,7 +920,7 @@ class ExplorerState:
                                 "on": t.on, "value": value,
                                 "pass": passed})
         return {"label": measure_label(self.family, self.k), "title": measure_title(self.family),
-                "level": CI_LEVEL, "resamples": ci_resamples(self.result_a.n_queries),
+                "level": self.settings.level, "resamples": self.settings.resamples,
                 "pending": pending, "runs": runs, "targets": targets}
 
     def _target_lower(self, run: int, t: Target, force: bool) -> float | None:
@@ -963,10 +946,12 @@ class ExplorerState:
         same resampled query sets (:func:`ragreport.stats.bootstrap_ci`)."""
         r = self.results[run]
         try:
-            return run_intervals(r, [m], level=CI_LEVEL, resamples=CI_RESAMPLES,
-                                 seed=SEED, workers=self.workers).measures[m]
+            s = self.settings
+            return run_intervals(r, [m], level=s.level, resamples=s.resamples, seed=s.seed,
+                                 workers=self.workers).measures[m]
         except RagReportError:
-            ci = bootstrap_ci(values(), level=CI_LEVEL, resamples=CI_RESAMPLES, seed=SEED,
+            s = self.settings
+            ci = bootstrap_ci(values(), level=s.level, resamples=s.resamples, seed=s.seed,
                               workers=self.workers)
             return float(ci.lower), float(ci.upper)
 
@@ -1224,9 +1209,10 @@ class ExplorerState:
             "mean_a": number(va.mean()) if n else None,
             "mean_b": number(vb.mean()) if n else None,
             "delta": number(d.mean()) if n else None,
-            "wins": None, "losses": None, "ties": None, "level": CI_LEVEL, "alpha": ALPHA,
+            "wins": None, "losses": None, "ties": None, "level": self.settings.level,
+            "alpha": self.settings.alpha,
             "lo": None, "hi": None, "p_t": None, "p_rand": None, "significant": None,
-            "resamples": paired_resamples(n), "pending": False,
+            "resamples": self.settings.resamples, "pending": False,
         }
         if n == 0:
             return out
@@ -1250,7 +1236,7 @@ class ExplorerState:
 
     def _paired(self, va: FloatArray, vb: FloatArray) -> dict[str, Any]:
         """The paired test of the view, computed by :attr:`workers` (or here)."""
-        task = (va, vb, paired_resamples(len(va)))
+        task = (va, vb, self.settings)
         got: dict[str, Any] = map_with(self.workers, _paired_view, [task])[0]
         return got
 
@@ -1307,7 +1293,7 @@ class ExplorerState:
         from ..report import build_report
 
         rep = build_report(self.results, self.targets, queries=self.queries or None,
-                           docs=self.docs or None, slices=self.slices)
+                           docs=self.docs or None, slices=self.slices, settings=self.settings)
         written = rep.save(html=path)
         return Path(written[0])
 

@@ -25,6 +25,7 @@ import traitlets as t
 from ..errors import RagReportError
 from ..parallel import Workers
 from ..result import EvaluationResult
+from ..settings import StatsSettings
 from .state import ROWS_MAX, ExplorerState
 
 __all__ = ["DEFAULT_REPORT", "Explorer"]
@@ -97,9 +98,9 @@ class Explorer(anywidget.AnyWidget):
     def __init__(self, results: EvaluationResult | Sequence[EvaluationResult],
                  targets: Any = None, queries: Any = None, docs: Any = None, *,
                  measure: str | None = None, k: int | None = None,
-                 slices: Any = None) -> None:
+                 slices: Any = None, settings: StatsSettings | None = None) -> None:
         state = ExplorerState(results, targets=targets, queries=queries, docs=docs,
-                              measure=measure, k=k, slices=slices)
+                              measure=measure, k=k, slices=slices, settings=settings)
         super().__init__()
         self._state = state
         self._syncing = False

@@ -43,6 +43,7 @@ from ..present import (
     threshold_text,
 )
 from ..result import EvaluationResult
+from ..settings import StatsSettings
 from ..targets import Target
 from ..ties import TieCheck, tie_checks
 
@@ -609,6 +610,7 @@ def build_report(
     curve_resamples: int = 1_000,
     seed: int = 0,
     alpha: float = 0.05,
+    settings: StatsSettings | None = None,
     max_drop: float | None = None,
     workers: Mapper | None = None,
     target_level: str = "chunk",
@@ -642,6 +644,10 @@ def build_report(
         bands, and the seed (same seed, same numbers).
     alpha : float
         Significance level for the Holm-corrected paired tests.
+    settings : StatsSettings, optional
+        All of the above in one object (:class:`ragreport.analysis.settings.StatsSettings`,
+        what the CLI and the explorer use), instead of ``ci_level``, ``resamples``,
+        ``curve_resamples``, ``seed`` and ``alpha``.
     max_drop : float, optional
         Fail (``Report.all_passed`` False) when a run's mean on a target measure is below the
         baseline's by more than this *and* the drop is significant.
@@ -664,8 +670,15 @@ def build_report(
     """
     if not results:
         raise RagReportError("no run to report on")
-    _check_options(ci_level=ci_level, resamples=resamples, curve_resamples=curve_resamples,
-                   seed=seed, alpha=alpha, max_drop=max_drop)
+    given = StatsSettings(ci_level, resamples, curve_resamples, seed, alpha)
+    if settings is not None and given != StatsSettings():
+        raise RagReportError("give the statistics settings either as settings= or as "
+                             "ci_level=, resamples=, curve_resamples=, seed=, alpha=, not both")
+    settings = given if settings is None else settings
+    ci_level, resamples, curve_resamples = (settings.level, settings.resamples,
+                                            settings.curve_resamples)
+    seed, alpha = settings.seed, settings.alpha
+    _check_max_drop(max_drop)
     names = [r.run_name for r in results]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -854,35 +867,11 @@ def build_report(
     )
 
 
-#: The most bootstrap resamples (and randomization-test samples) a report may ask for: the
-#: intervals are kept per resample and measure, so memory grows with this number.
-MAX_RESAMPLES = 1_000_000
-
-
-def _is_int(x: object) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
-def _is_number(x: object) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(
-        x, (bool, np.bool_)) and bool(np.isfinite(float(x)))
-
-
-def _check_options(*, ci_level: float, resamples: int, curve_resamples: int, seed: int,
-                   alpha: float, max_drop: float | None) -> None:
-    """The statistics options of :func:`build_report`; a value that would switch a check off
-    silently (``alpha`` -1, ``max_drop`` NaN) is an error, with what was received."""
-    if not _is_number(ci_level) or not 0 < float(ci_level) < 1:
-        raise RagReportError(f"ci_level must be a number > 0 and < 1, got {ci_level!r}")
-    if not _is_number(alpha) or not 0 < float(alpha) < 1:
-        raise RagReportError(f"alpha must be a number > 0 and < 1, got {alpha!r}")
-    for name, n in (("resamples", resamples), ("curve_resamples", curve_resamples)):
-        if not _is_int(n) or not 1 <= int(n) <= MAX_RESAMPLES:
-            raise RagReportError(f"{name} must be an integer from 1 to {MAX_RESAMPLES}, "
-                                 f"got {n!r}")
-    if not _is_int(seed) or not 0 <= int(seed) < 2**63:
-        raise RagReportError(f"seed must be an integer from 0 to 2**63 - 1, got {seed!r}")
-    if max_drop is not None and (not _is_number(max_drop) or not 0 <= float(max_drop) < 1):
+def _check_max_drop(max_drop: float | None) -> None:
+    """A ``max_drop`` that would switch the check off silently (NaN) is an error."""
+    if max_drop is not None and (isinstance(max_drop, (bool, np.bool_)) or not isinstance(
+            max_drop, (int, float, np.integer, np.floating)) or not np.isfinite(float(max_drop))
+            or not 0 <= float(max_drop) < 1):
         raise RagReportError(f"max_drop must be a number >= 0 and < 1, got {max_drop!r}")
 
 

@@ -119,10 +119,13 @@ def test_build_report_refuses_options_that_switch_checks_off(option: str, value:
 
 
 def test_cli_and_api_resample_bounds_agree() -> None:
-    from ragreport import cliargs
-    from ragreport.report import model
+    from ragreport import cliargs, settings
+    from ragreport.errors import RagReportError
 
-    assert cliargs.MAX_RESAMPLES == model.MAX_RESAMPLES
+    assert cliargs.MAX_RESAMPLES is settings.MAX_RESAMPLES  # one definition
+    settings.StatsSettings(resamples=settings.MAX_RESAMPLES)
+    with pytest.raises(RagReportError, match="resamples must be an integer from 1 to"):
+        settings.StatsSettings(resamples=settings.MAX_RESAMPLES + 1)
 
 
 def test_a_drop_beyond_the_allowed_one_but_not_significant_says_why_it_passes() -> None:

@@ -671,11 +671,11 @@ def test_background_stats_match_inline(results: list[ragreport.EvaluationResult]
     assert big.state.stats_inline is False
     big.wait_stats(30)
     assert big.summary["pending"] is False and big.compare["pending"] is False
-    # fewer resamples above the inline limit (1,000): same p-value rule, other resamples
-    assert big.compare["resamples"] == 1000
+    # the same resamples in the background as inline (the report's): the same p-value
+    assert big.compare["resamples"] == inline.compare["resamples"] == 10_000
     want = paired(_value(results[0], "P", 25), _value(results[1], "P", 25),
-                  resamples=1000, seed=0)
-    assert big.compare["p_rand"] == pytest.approx(want.p_rand)
+                  resamples=10_000, seed=0)
+    assert big.compare["p_rand"] == want.p_rand == inline.compare["p_rand"]
     assert big.summary["runs"][0]["mean"] == inline.summary["runs"][0]["mean"]
     assert big.summary["runs"][0]["lo"] is not None
     # the mean curve past the evaluated Ks: computed at a few Ks (and K), None elsewhere
@@ -915,11 +915,14 @@ def test_summary_intervals_and_targets_are_the_reports() -> None:
     import inspect
 
     from ragreport.report import build_report
+    from ragreport.settings import StatsSettings
 
     defaults = inspect.signature(build_report).parameters
-    assert defaults["resamples"].default == state_mod.CI_RESAMPLES
-    assert defaults["ci_level"].default == state_mod.CI_LEVEL
-    assert defaults["seed"].default == state_mod.SEED
+    s = StatsSettings()
+    assert (defaults["ci_level"].default, defaults["resamples"].default,
+            defaults["curve_resamples"].default, defaults["seed"].default,
+            defaults["alpha"].default) == (s.level, s.resamples, s.curve_resamples, s.seed,
+                                           s.alpha)
     f = example_files()
     res = [ragreport.evaluate(f.qrels, p, ["nDCG@10", "R@5"]) for p in f.runs]
     targets = parse_targets({"R@5": {"min": 0.307, "on": "ci_lower"},
@@ -1078,3 +1081,53 @@ def test_control_characters_are_escaped_in_the_snapshot() -> None:
     raw = re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", page)
     assert raw is None, raw
     assert "t\\x1b[31mred" in page and "q\\x1b[2J" in page and "q\\u202e2" in page
+
+
+def _synthetic(n: int, seed: int) -> list[ragreport.EvaluationResult]:
+    rng = np.random.default_rng(seed)
+    qrels = {f"q{i}": {f"d{j}": 1 for j in rng.choice(30, 3, replace=False)} for i in range(n)}
+    out = []
+    for name, skill in (("A", 0.0), ("B", 0.4)):
+        run = {f"q{i}": {f"d{j}": float(rng.random() + skill * (f"d{j}" in qrels[f"q{i}"]))
+                         for j in range(30)} for i in range(n)}
+        out.append(ragreport.evaluate(qrels, run, ["nDCG@10"], name=name))
+    return out
+
+
+@pytest.mark.parametrize(("n", "settings"), [
+    (600, None),  # past 500 queries the explorer drew 1,000 sign patterns, the report 10,000
+    (120, {"level": 0.9, "resamples": 2_000, "seed": 7, "alpha": 0.1}),
+])
+def test_a_comparison_shows_the_reports_interval_and_p_value(n: int, settings: Any) -> None:
+    """The explorer's paired comparison of B against A and the report's (its --max-drop
+    check: the delta's interval and the p-value, Holm over one test) are one computation
+    with one set of statistics settings, whatever the number of queries."""
+    from ragreport.report import build_report
+    from ragreport.settings import StatsSettings
+
+    res = _synthetic(n, n)
+    s = StatsSettings(**settings) if settings else StatsSettings()
+    rep = build_report(res, parse_targets({"nDCG@10": {"min": 0.0}}), max_drop=0.5,
+                       generated_at="2020-01-01T00:00:00", settings=s)
+    [drop] = rep.drops
+    state = ExplorerState(res, targets=[], measure="nDCG", k=10,
+                          settings=None if settings is None else s)
+    state.b = 1
+    got = state.compare(force=True)
+    assert (got["lo"], got["hi"], got["p_rand"]) == (
+        drop.delta_lower, drop.delta_upper, drop.p_value)
+    assert (got["level"], got["alpha"], got["resamples"]) == (s.level, s.alpha, s.resamples)
+    summary = state.summary(force=True)
+    assert summary["level"] == s.level and summary["resamples"] == s.resamples
+
+
+def test_the_report_refuses_two_sets_of_statistics_settings() -> None:
+    from ragreport.errors import RagReportError
+    from ragreport.report import build_report
+    from ragreport.settings import StatsSettings
+
+    res = _synthetic(5, 1)
+    with pytest.raises(RagReportError, match="either as settings= or as"):
+        build_report(res, [], settings=StatsSettings(), resamples=100)
+    with pytest.raises(RagReportError, match="settings must be a StatsSettings"):
+        ExplorerState(res, settings={"resamples": 100})  # type: ignore[arg-type]
