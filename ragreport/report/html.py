@@ -305,13 +305,8 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
                  Markup(svgs[len(report.curves) + len(report.distributions) + i]))
         for i, c in enumerate(doc_curves)])
 
-    checks = [c for t in report.targets for c in t.cells]
-    failed = sum(1 for c in checks if not c.passed)
-    slices = _slices_view(report, runs, workers)  # --slices; its checks count in the banner
-    if slices is not None:
-        slice_checks = [c for s in slices.report.slices for t in s.targets for c in t.cells]
-        checks = [*checks, *slice_checks]  # type: ignore[list-item]
-        failed += sum(1 for c in slice_checks if not c.passed)
+    verdict = report.verdict  # the slices' checks count in the banner too
+    slices = _slices_view(report, runs, workers)
     evaluated = {h.run: h.evaluated for h in report.health}
     return {
         "report": report,
@@ -337,10 +332,10 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
         "any_sig": any_sig,
         "targets_on_ci": on_ci,
         "drops": drops,
-        "drops_failed": sum(1 for d in report.drops if d.failed),
-        "max_drop": f"{report.drops[0].max_drop:g}" if report.drops else "",
-        "n_checks": len(checks),
-        "n_failed": failed,
+        "drops_failed": verdict.drops_failed,
+        "max_drop": f"{verdict.max_drop:g}" if verdict.max_drop is not None else "",
+        "n_checks": verdict.checks + verdict.slice_checks,
+        "n_failed": verdict.failed + verdict.slice_failed,
         "curves": curves,
         "distributions": dists,
         "worst": worst,

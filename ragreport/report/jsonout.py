@@ -104,7 +104,7 @@ def report_json(report: Report) -> dict[str, Any]:
             "results": [{"run": c.run, "value": c.value, "shown": c.shown, "passed": c.passed,
                          "margin": c.margin, "mean": c.mean} for c in t.cells],
         } for t in report.targets],
-        "all_targets_passed": all(t.passed for t in report.targets),
+        "all_targets_passed": report.verdict.failed == 0,
         "drops": [{"run": d.run, "baseline": d.baseline, "measure": d.measure,
                    "delta": d.delta, "delta_lower": d.delta_lower, "delta_upper": d.delta_upper,
                    "p_value": _maybe(d.p_value), "max_drop": d.max_drop,
@@ -259,7 +259,7 @@ def _slices_json(s: SliceReport) -> dict[str, Any]:
         "untagged": dict(s.untagged),
         "duplicates": s.duplicates,
         "all_passed": s.passed,
-        "failing": [sl.name for sl in s.slices if not sl.passed],
+        "failing": s.failing,
         "slices": [{
             "name": sl.name,
             "queries": dict(sl.queries),

@@ -216,37 +216,32 @@ def _health_text(h: RunHealth) -> str:
 
 
 def _status(report: Report) -> str:
-    checks = [c for t in report.targets for c in t.cells]
-    failed = sum(1 for c in checks if not c.passed)
-    drops = [d for d in report.drops if d.failed]
-    sliced = ([(sl, c) for sl in report.slices.slices for t in sl.targets for c in t.cells]
-              if report.slices is not None else [])  # --slices: the slices' own targets
-    slice_failed = [(sl, c) for sl, c in sliced if not c.passed]
-    if not checks and not report.drops and not sliced:
+    v = report.verdict
+    if v.nothing_checked:
         return "ℹ️ **No targets set** (give them with `--targets` or `[tool.ragreport.targets]`)"
-    if failed == 0 and not drops and not slice_failed:
+    if v.passed:
         parts = []
-        if checks:
-            parts.append(f"{len(checks)} target {_plural(len(checks), 'check')}")
-        if sliced:
-            parts.append(f"{len(sliced)} slice target {_plural(len(sliced), 'check')}")
-        if report.drops:
-            parts.append(f"no significant drop beyond {report.drops[0].max_drop:g}")
+        if v.checks:
+            parts.append(f"{v.checks} target {_plural(v.checks, 'check')}")
+        if v.slice_checks:
+            parts.append(f"{v.slice_checks} slice target {_plural(v.slice_checks, 'check')}")
+        if v.drops:
+            parts.append(f"no significant drop beyond {v.max_drop:g}")
         return f"✅ **All checks pass** ({', '.join(parts)})"
     bad = []
-    if failed:
-        verb = "fails" if len(checks) == 1 else "fail"
-        bad.append(f"**{failed} of {len(checks)} target {_plural(len(checks), 'check')} {verb}**")
-    if drops:
-        bad.append(f"**{len(drops)} significant {_plural(len(drops), 'drop')} beyond "
-                   f"{drops[0].max_drop:g}**")
-    if slice_failed:
-        names = list(dict.fromkeys(sl.name for sl, _ in slice_failed))
+    if v.failed:
+        verb = "fails" if v.checks == 1 else "fail"
+        bad.append(f"**{v.failed} of {v.checks} target {_plural(v.checks, 'check')} {verb}**")
+    if v.drops_failed:
+        bad.append(f"**{v.drops_failed} significant {_plural(v.drops_failed, 'drop')} beyond "
+                   f"{v.max_drop:g}**")
+    if v.slice_failed:
+        names = v.failing_slices
         listed = ", ".join(escape_md(n, SHORT_NAME_CHARS) for n in names[:3]) + (
             f" and {len(names) - 3} more" if len(names) > 3 else "")
-        verb = "fails" if len(sliced) == 1 else "fail"
-        bad.append(f"**{len(slice_failed)} of {len(sliced)} slice target "
-                   f"{_plural(len(sliced), 'check')} {verb}** "
+        verb = "fails" if v.slice_checks == 1 else "fail"
+        bad.append(f"**{v.slice_failed} of {v.slice_checks} slice target "
+                   f"{_plural(v.slice_checks, 'check')} {verb}** "
                    f"({_plural(len(names), 'slice')} {listed})")
     return "❌ " + " · ".join(bad)
 

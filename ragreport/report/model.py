@@ -66,6 +66,7 @@ __all__ = [
     "SummaryRow",
     "TargetCell",
     "TargetRow",
+    "Verdict",
     "WorstQueries",
     "build_report",
     "generated_at_from_env",
@@ -330,6 +331,33 @@ class StatsInfo:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """The counts behind the report's decision (:attr:`Report.verdict`).
+
+    ``checks`` / ``failed``: target checks on the whole runs (one per run and target) and
+    those that fail; ``slice_checks`` / ``slice_failed`` the same for the slices' targets,
+    ``failing_slices`` the slices with a failing one (in input order); ``drops`` /
+    ``drops_failed`` the ``--max-drop`` checks, ``max_drop`` the allowed drop; ``passed``:
+    nothing failed (:attr:`Report.all_passed`, exit 0).
+    """
+
+    checks: int
+    failed: int
+    slice_checks: int
+    slice_failed: int
+    failing_slices: list[str]
+    drops: int
+    drops_failed: int
+    max_drop: float | None
+    passed: bool
+
+    @property
+    def nothing_checked(self) -> bool:
+        """No target, slice target or drop check at all."""
+        return not (self.checks or self.slice_checks or self.drops)
+
+
+@dataclass(frozen=True)
 class DropCheck:
     """``--max-drop``: is a run worse than the baseline by more than allowed, significantly?"""
 
@@ -422,6 +450,21 @@ class Report:
     def all_passed(self) -> bool:
         return (all(t.passed for t in self.targets) and not any(d.failed for d in self.drops)
                 and (self.slices is None or self.slices.passed))
+
+    @property
+    def verdict(self) -> Verdict:
+        """What the report decides, counted once (every view shows these numbers)."""
+        slice_cells = ([(s, c) for s in self.slices.slices for t in s.targets for c in t.cells]
+                       if self.slices is not None else [])
+        return Verdict(
+            checks=sum(len(t.cells) for t in self.targets),
+            failed=sum(1 for t in self.targets for c in t.cells if not c.passed),
+            slice_checks=len(slice_cells),
+            slice_failed=sum(1 for _, c in slice_cells if not c.passed),
+            failing_slices=self.slices.failing if self.slices is not None else [],
+            drops=len(self.drops), drops_failed=sum(1 for d in self.drops if d.failed),
+            max_drop=self.drops[0].max_drop if self.drops else None,
+            passed=self.all_passed)
 
     @property
     def failed_checks(self) -> list[tuple[TargetRow, TargetCell]]:
@@ -1312,6 +1355,11 @@ class SliceReport:
     @property
     def passed(self) -> bool:
         return all(s.passed for s in self.slices)
+
+    @property
+    def failing(self) -> list[str]:
+        """The slices with a failing target, in input order."""
+        return [s.name for s in self.slices if not s.passed]
 
     @property
     def ordered(self) -> list[Slice]:

@@ -155,7 +155,7 @@ def _slice_lines(report: Report) -> list[str]:
                 cells.append("-" if c is None else f"{c.shown}{' *' if c.significant else ''}")
         verdict = "-" if not s.targets else ("pass" if s.passed else "FAIL")
         rows.append([s.name, f"{s.n}{' (few)' if s.few else ''}", *cells, verdict])
-    failing = sum(1 for s in sl.slices if not s.passed)
+    failing = len(report.verdict.failing_slices)
     head = (f"Slices ({plural(len(sl.slices), 'slice')} from {sl.source}"
             + (f"; {failing} failing" if failing else "") + ")")
     notes = []
