@@ -320,7 +320,7 @@ def _refuse_per_query_positional(args: argparse.Namespace) -> None:
 
 def _check_options(args: argparse.Namespace) -> None:
     """Everything about the options that can be checked before any input is read."""
-    from .report.model import generated_at_from_env
+    from .report.build import generated_at_from_env
 
     if getattr(args, "per_query_in", None):  # per-query results (ragreport.perquery)
         _check_per_query_in(args)

@@ -18,6 +18,8 @@ __all__ = [
     "BREAK",
     "DISPLAY_DIGITS",
     "SNIPPET_CHARS",
+    "curve_title",
+    "direction_mark",
     "html_escape",
     "md_escape",
     "md_html_escape",
@@ -31,6 +33,7 @@ __all__ = [
     "shown",
     "signed",
     "snippet",
+    "total_text",
 ]
 
 #: Decimals every output shows; the target decision uses the same rounded value.
@@ -540,3 +543,39 @@ def md_html_escape(text: str, limit: int | None = None) -> str:
     '@<!-- -->org/team GH-<!-- -->7'
     """
     return _inert(_clip(text, limit), _HTML_TABLE)
+
+
+def direction_mark(delta: float) -> str:
+    """``"up"``, ``"down"`` or ``"same"``: the direction of a delta as shown (a delta that
+    rounds to 0 is the same).
+
+    >>> direction_mark(0.01), direction_mark(-0.00004), direction_mark(-0.2)
+    ('up', 'same', 'down')
+    """
+    s = shown(abs(delta))
+    if s == shown(0.0):
+        return "same"
+    return "up" if delta > 0 else "down"
+
+
+def curve_title(family: Measure, documents: bool = False) -> str:
+    """``"nDCG@K (normalised discounted cumulative gain)"``: the label once, the full name
+    after it.
+
+    >>> from ragreport.measures import Measure
+    >>> curve_title(Measure("nDCG")), curve_title(Measure("P"), documents=True)
+    ('nDCG@K (normalised discounted cumulative gain)', 'P@K (precision), documents')
+    """
+    return (f"{measure_label(family)}@K ({measure_title(family)})"
+            + (", documents" if documents else ""))
+
+
+def total_text(total: float | None) -> str:
+    """``"2050"`` (a whole number as digits), ``""`` without a total.
+
+    >>> total_text(2050.0), total_text(None), total_text(2.5)
+    ('2050', '', '2.5000')
+    """
+    if total is None:
+        return ""
+    return str(int(total)) if float(total).is_integer() else shown(total)

@@ -1,4 +1,5 @@
-"""Reports: build the data (:mod:`.model`), then render it (one module per format).
+"""Reports: the data (:mod:`.model`), built by :mod:`.build` (with :mod:`.documents`,
+:mod:`.slicing` and :mod:`.baseline`), then rendered (one module per format).
 
 Importing this package installs the renderers and the writer (:mod:`.output`) behind
 :class:`Report`'s ``to_html``, ``to_markdown``, ``to_json`` and ``save``: the data itself
@@ -15,7 +16,8 @@ never imports them.
 from __future__ import annotations
 
 from . import output
-from .model import InputFile, Report, build_report, generated_at_from_env, install_output
+from .build import build_report, generated_at_from_env
+from .model import InputFile, Report, install_output
 
 install_output(output)
 

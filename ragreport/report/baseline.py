@@ -40,8 +40,9 @@ from ..analysis.failures import judged_at
 from ..compat import PRESETS
 from ..errors import InputError, MeasureError, RagReportError
 from ..measures import Measure, parse_measure
-from ..present import shown, signed
+from ..present import direction_mark, shown, signed, total_text
 from ..result import EvaluationResult
+from .build import drop_checks
 from .model import (
     BaselineDrift,
     Comparison,
@@ -53,9 +54,6 @@ from .model import (
     SliceReport,
     SummaryCell,
     SummaryRow,
-    direction_mark,
-    drop_checks,
-    total_text,
 )
 
 if TYPE_CHECKING:

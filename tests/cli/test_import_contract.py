@@ -64,8 +64,11 @@ def test_the_package_keeps_its_contracts(tmp_path: Path) -> None:
      "ragreport.result is not allowed to import ragreport.engine"),
     ("docmap.py", "from .engine import evaluate",
      "ragreport.docmap is not allowed to import ragreport.engine"),
+    # the report data building itself
+    ("report/model.py", "from .build import build_report",
+     "ragreport.report.model is not allowed to import ragreport.report.build"),
 ], ids=["model-renderer", "result-explorer", "plots-html", "stats-facade", "options-report",
-        "kernel-engine", "result-engine", "docmap-engine"])
+        "kernel-engine", "result-engine", "docmap-engine", "model-builder"])
 
 def test_a_back_edge_breaks_the_build(tmp_path: Path, module: str, line: str,
                                       message: str) -> None:

@@ -1,0 +1,140 @@
+"""The report's numbers per query slice (``slices=``, ``--slices``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..analysis.curves import curve_families
+from ..errors import RagReportError
+from ..measures import Measure
+from ..present import (
+    shown,
+    signed,
+    target_rule,
+    threshold_text,
+)
+from ..result import EvaluationResult
+from ..targets import Target
+
+if TYPE_CHECKING:
+    from ..parallel import Mapper
+
+__all__ = ["MAX_SLICE_FAMILIES", "MAX_SLICE_MEASURES", "slice_report"]
+
+from ..present import curve_title, direction_mark
+from .model import (
+    Curve,
+    Slice,
+    SliceCell,
+    SliceReport,
+    SliceRow,
+    SliceTargetCell,
+    SliceTargetRow,
+    StatsInfo,
+)
+
+# ---- query slices (slices=, --slices: ragreport.analysis.slices) ---------------------------
+
+#: The most measures a slice table shows (the JSON output holds every bounded measure).
+MAX_SLICE_MEASURES = 6
+#: Families with a per-slice metric-vs-K curve (the first ones of the report's order, the
+#: measures of the targets first): each is a plot per slice in the HTML report.
+MAX_SLICE_FAMILIES = 2
+
+
+def slice_report(results: Sequence[EvaluationResult], base: EvaluationResult, slices: Any,
+                  slice_targets: Mapping[str, Sequence[Target]], measures: list[Measure],
+                  targets: Sequence[Target], k_max: int, info: StatsInfo | None,
+                  min_queries: int | None, workers: Mapper | None) -> SliceReport:
+    """The report's view of :func:`ragreport.analysis.slices.analyse_slices`."""
+    from ..analysis.slices import MIN_QUERIES, analyse_slices, describe_rule, none_evaluated
+    from ..io.slices import load_slices
+
+    if slices is None:
+        raise RagReportError("slice targets need slices (slices=, --slices)")
+    qs = load_slices(slices)
+    evaluated = set().union(*(r.query_ids for r in results))
+    if not any(q in evaluated for q in qs.tags):  # say which file (analyse_slices cannot)
+        raise RagReportError(f"{qs.source}: {none_evaluated(len(qs.tags))}")
+    if info is None and any(t.on == "ci_lower" for ts in slice_targets.values() for t in ts):
+        raise RagReportError("a slice target is on the confidence interval; do not disable "
+                             "stats")
+    minimum = MIN_QUERIES if min_queries is None else min_queries
+    wanted = [m for m in measures if m.bounded]
+    for ts in slice_targets.values():
+        wanted += [t.measure for t in ts if t.measure not in wanted]
+    head = list(dict.fromkeys([*(t.measure for ts in slice_targets.values() for t in ts),
+                               *(t.measure for t in targets if t.measure in wanted)]))
+    if not head:
+        head = wanted[:3]
+    head = head[:MAX_SLICE_MEASURES]
+    families = curve_families(results, head)[:MAX_SLICE_FAMILIES]
+    got = analyse_slices(
+        results, qs.tags, wanted, base=base if len(results) > 1 else None, families=families,
+        k_max=k_max, targets=slice_targets, stats=info is not None,
+        level=info.level if info else 0.95, resamples=info.resamples if info else 1,
+        curve_resamples=info.curve_resamples if info else 1, seed=info.seed if info else 0,
+        alpha=info.alpha if info else 0.05, min_queries=minimum, workers=workers)
+    comp = {(c.slice, c.run, c.measure): c for c in got.comparisons}
+    out = []
+    for name in got.names:
+        per = got.runs[name]
+        trows = []
+        for t in slice_targets.get(name, ()):
+            cells = []
+            for sc in (x for x in got.checks if x.slice == name and x.check.target is t):
+                ch = sc.check
+                ok = math.isfinite(ch.value)
+                cells.append(SliceTargetCell(
+                    ch.run, ch.value if ok else None, ch.shown, ch.passed,
+                    signed(ch.margin) if ok else "–", t.on,
+                    ch.mean if math.isfinite(ch.mean) else None, sc.reason,
+                    ch.margin if ok else None))
+            trows.append(SliceTargetRow(str(t.measure), t.op, t.threshold,
+                                        threshold_text(t.threshold), t.source, cells))
+        rows = []
+        for m in wanted:
+            cells_: list[SliceCell] = []
+            for r in results:
+                sr = per[r.run_name]
+                v = sr.means[m]
+                has = math.isfinite(v)
+                lo, hi = sr.intervals.get(m, (None, None))
+                ci_text = (f"[{shown(lo)}, {shown(hi)}]" if lo is not None and hi is not None
+                           else "")
+                value = v if has else None
+                text = shown(v) if has else "–"
+                c = comp.get((name, r.run_name, m))
+                if c is None:  # the baseline itself (or a single run)
+                    cells_.append(SliceCell(r.run_name, sr.n, value, text, lo, hi, ci_text))
+                elif c.n == 0:
+                    cells_.append(SliceCell(r.run_name, sr.n, value, text, lo, hi, ci_text,
+                                            wins=0, losses=0, ties=0))
+                else:
+                    cells_.append(SliceCell(r.run_name, sr.n, value, text, lo, hi, ci_text,
+                                            c.delta, signed(c.delta), direction_mark(c.delta),
+                                            c.p_value, c.t_p_value, c.significant, c.wins,
+                                            c.losses, c.ties, c.n))
+            target = next((t for t in trows if t.measure == str(m)), None)
+            rows.append(SliceRow(str(m), m.family.title, cells_, target))
+        curves = []
+        for fam in families:
+            series = {r.run_name: per[r.run_name].curves[fam] for r in results
+                      if per[r.run_name].curves.get(fam)}
+            if not series:
+                continue
+            marks = [(t.measure.cutoff, t.threshold, target_rule(t.op, t.threshold))
+                     for t in slice_targets.get(name, ()) if t.measure.curve_key == fam]
+            bands = {r.run_name: per[r.run_name].bands[fam] for r in results
+                     if fam in per[r.run_name].bands}
+            width = len(next(iter(series.values())))
+            curves.append(Curve(str(fam), curve_title(fam), list(range(1, width + 1)),
+                                series, marks, bands))
+        out.append(Slice(name, {r: sr.n for r, sr in per.items()}, got.few(name), rows, trows,
+                         curves))
+    return SliceReport(qs.source, minimum, describe_rule(minimum), out,
+                       [str(m) for m in head], len(got.unknown), got.unknown[:10],
+                       dict(got.untagged), qs.duplicates)
