@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .analysis.drift import judgments_sha256
     from .collect import collect_run, write_run
     from .data import Qrels, Run
-    from .docmap import load_doc_map
+    from .io.docmap import load_doc_map
     from .engine import evaluate
     from .errors import ConfigError, InputError, MeasureError, RagReportError
     from .examples import example_files
@@ -64,7 +64,7 @@ _EXPORTS: dict[str, str] = {
     "load_targets": "targets",
     "load_slice_targets": "targets",
     "load_slices": "io.slices",
-    "load_doc_map": "docmap",
+    "load_doc_map": "io.docmap",
     "load_baseline_report": "report.baseline",
     "drift_checks": "report.baseline",
     "with_stored_baseline": "report.baseline",

@@ -13,7 +13,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Qrels", "RowLines", "Run", "TableRows", "distinct_names"]
+from .errors import RagReportError
+
+__all__ = ["UNMAPPED", "DocMap", "Qrels", "RowLines", "Run", "TableRows", "check_unmapped",
+           "distinct_names", "flag"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -186,3 +189,90 @@ def distinct_names(runs: list[Run], names: list[str] | None = None) -> list[Run]
     if len(set(final)) != len(final):
         raise RagReportError(f"run names must be distinct, got {final}; give names (--name)")
     return out
+
+
+#: What an id missing from a doc map is: an error, or a document of its own.
+UNMAPPED = ("error", "own")
+
+
+def check_unmapped(unmapped: Any) -> str:
+    """``unmapped`` if it is one of :data:`UNMAPPED`, else a RagReportError saying so."""
+    if unmapped not in UNMAPPED:
+        raise RagReportError(f"unmapped must be one of {', '.join(map(repr, UNMAPPED))}, "
+                             f"got {unmapped!r}")
+    return str(unmapped)
+
+
+def flag(mask: Any) -> npt.NDArray[np.bool_]:
+    return np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+@dataclass(frozen=True, eq=False)
+class DocMap:
+    """Chunk id -> document id, columnar (pyarrow string arrays, each chunk once).
+
+    ``lines`` gives the source line of each entry (None for a Python mapping). ``unmapped``
+    says what an id missing from the map is: ``"error"`` (the default: an error naming its
+    file and line) or ``"own"`` (a document of its own).
+
+    >>> from ragreport.docmap import load_doc_map
+    >>> dm = load_doc_map({"c1": "d1", "c2": "d1", "c3": "d2"})
+    >>> len(dm), dm.n_documents, dm.document_of(["c2", "c3"])
+    (3, 2, ['d1', 'd2'])
+    """
+
+    chunk_ids: Any  # pyarrow string array, distinct
+    doc_ids: Any  # pyarrow string array, same length
+    source: str
+    lines: npt.NDArray[np.int64] | None = None
+    unmapped: str = "error"
+    #: The document codes, computed once (:meth:`codes`); not copied by ``replace``.
+    memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.chunk_ids)
+
+    @property
+    def n_documents(self) -> int:
+        """Number of distinct document ids."""
+        return len(self.codes()[1])
+
+    def codes(self) -> tuple[npt.NDArray[np.int64], Any]:
+        """(document code of each entry, the distinct document ids): computed once."""
+        cached: tuple[npt.NDArray[np.int64], Any] | None = self.memo.get("codes")
+        if cached is None:
+            import pyarrow.compute as pc
+
+            enc = pc.dictionary_encode(self.doc_ids)
+            cached = (np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64),
+                      enc.dictionary)
+            self.memo["codes"] = cached
+        return cached
+
+    def restricted(self, ids: Any) -> DocMap:
+        """The entries whose chunk id is one of ``ids`` (few, e.g. the judged ids): the
+        large map is probed against a small set, never hashed itself."""
+        import pyarrow.compute as pc
+
+        keep = pc.is_in(self.chunk_ids, value_set=pc.unique(ids))
+        out = DocMap(self.chunk_ids.filter(keep), self.doc_ids.filter(keep), self.source,
+                     None if self.lines is None else self.lines[flag(keep)], self.unmapped)
+        return out
+
+    def with_unmapped(self, unmapped: str) -> DocMap:
+        """This map with another policy for ids it does not list (``"error"`` or ``"own"``)."""
+        return DocMap(self.chunk_ids, self.doc_ids, self.source, self.lines,
+                      check_unmapped(unmapped))
+
+    def where(self, i: int) -> str:
+        """``file:line`` of entry ``i`` (the file alone for a Python mapping)."""
+        return self.source if self.lines is None else f"{self.source}:{int(self.lines[i])}"
+
+    def document_of(self, chunk_ids: list[str]) -> list[str | None]:
+        """The document of each chunk id (None when it is not in the map)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        idx = pc.index_in(pa.array(chunk_ids, pa.string()), value_set=self.chunk_ids)
+        out: list[str | None] = self.doc_ids.take(idx).to_pylist()
+        return out

@@ -27,111 +27,28 @@ Redundancy: for each query and each K, how many of the top K chunks belong to a 
 already shown above them (:attr:`DocMapInfo` is per map; the per-query counts are
 ``result.redundancy``, shape (queries, k_max)).
 
-Files: TSV (``chunk_id<TAB>doc_id``, two fields per line, split on white space when a line
-has no tab; an optional header line such as ``chunk_id<TAB>doc_id``; ``#`` lines and blank
-lines skipped) or JSONL (one object per line with the chunk id under ``chunk_id`` (or
-``_id``, ``id``) and the document id under ``doc_id`` (or ``document_id``, ``docid``,
-``parent_id``); ids are strings or integers). Gzip is read, a UTF-8 byte order mark
-dropped; ``-`` is standard input. A chunk listed twice with the same document is read
-once; with two documents it is an error naming both lines.
+The map (:class:`~ragreport.data.DocMap`) and its files are read by
+:func:`ragreport.io.docmap.load_doc_map` (also ``ragreport.load_doc_map`` and
+``ragreport.docmap.load_doc_map``); this module holds the pure transforms.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .data import Qrels, Run
-from .errors import InputError, RagReportError
+from .data import DocMap, Qrels, Run, flag
+from .errors import InputError
+from .io.docmap import OWN_HINT, load_doc_map
 
 __all__ = ["DocMap", "DocMapInfo", "DocumentLevel", "document_level", "judgment_level",
            "load_doc_map"]
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
-
-_UNMAPPED = ("error", "own")
-_CHUNK_HEADERS = ("chunk_id", "chunk-id", "chunkid", "chunk", "passage_id", "passage-id",
-                  "pid", "_id", "id")
-_DOC_HEADERS = ("doc_id", "doc-id", "docid", "document_id", "document-id", "document", "doc",
-                "corpus-id", "corpus_id", "parent_id", "parent-id")
-_CHUNK_KEYS = ("chunk_id", "_id", "id")
-_DOC_KEYS = ("doc_id", "document_id", "docid", "parent_id")
-
-
-@dataclass(frozen=True, eq=False)
-class DocMap:
-    """Chunk id -> document id, columnar (pyarrow string arrays, each chunk once).
-
-    ``lines`` gives the source line of each entry (None for a Python mapping). ``unmapped``
-    says what an id missing from the map is: ``"error"`` (the default: an error naming its
-    file and line) or ``"own"`` (a document of its own).
-
-    >>> dm = load_doc_map({"c1": "d1", "c2": "d1", "c3": "d2"})
-    >>> len(dm), dm.n_documents, dm.document_of(["c2", "c3"])
-    (3, 2, ['d1', 'd2'])
-    """
-
-    chunk_ids: Any  # pyarrow string array, distinct
-    doc_ids: Any  # pyarrow string array, same length
-    source: str
-    lines: IntArray | None = None
-    unmapped: str = "error"
-    #: The document codes, computed once (:meth:`codes`); not copied by ``replace``.
-    memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    def __len__(self) -> int:
-        return len(self.chunk_ids)
-
-    @property
-    def n_documents(self) -> int:
-        """Number of distinct document ids."""
-        return len(self.codes()[1])
-
-    def codes(self) -> tuple[IntArray, Any]:
-        """(document code of each entry, the distinct document ids): computed once."""
-        cached: tuple[IntArray, Any] | None = self.memo.get("codes")
-        if cached is None:
-            import pyarrow.compute as pc
-
-            enc = pc.dictionary_encode(self.doc_ids)
-            cached = (np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64),
-                      enc.dictionary)
-            self.memo["codes"] = cached
-        return cached
-
-    def restricted(self, ids: Any) -> DocMap:
-        """The entries whose chunk id is one of ``ids`` (few, e.g. the judged ids): the
-        large map is probed against a small set, never hashed itself."""
-        import pyarrow.compute as pc
-
-        keep = pc.is_in(self.chunk_ids, value_set=pc.unique(ids))
-        out = DocMap(self.chunk_ids.filter(keep), self.doc_ids.filter(keep), self.source,
-                     None if self.lines is None else self.lines[_flag(keep)], self.unmapped)
-        return out
-
-    def with_unmapped(self, unmapped: str) -> DocMap:
-        """This map with another policy for ids it does not list (``"error"`` or ``"own"``)."""
-        return DocMap(self.chunk_ids, self.doc_ids, self.source, self.lines,
-                      _check_unmapped(unmapped))
-
-    def where(self, i: int) -> str:
-        """``file:line`` of entry ``i`` (the file alone for a Python mapping)."""
-        return self.source if self.lines is None else f"{self.source}:{int(self.lines[i])}"
-
-    def document_of(self, chunk_ids: list[str]) -> list[str | None]:
-        """The document of each chunk id (None when it is not in the map)."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        idx = pc.index_in(pa.array(chunk_ids, pa.string()), value_set=self.chunk_ids)
-        out: list[str | None] = self.doc_ids.take(idx).to_pylist()
-        return out
 
 
 @dataclass(frozen=True)
@@ -162,272 +79,6 @@ class DocMapInfo:
                 f"chunks dropped; {judged}; {own}")
 
 
-#: How to make an id missing from the map a document of its own, in the CLI and the API
-#: (``evaluate`` takes the map loaded with ``unmapped="own"`` as its ``doc_map``).
-OWN_HINT = ("pass --doc-map-unmapped own (Python: doc_map=ragreport.docmap.load_doc_map("
-            "the_map, unmapped='own')) to count it as a document of its own")
-
-
-def _check_unmapped(unmapped: Any) -> str:
-    if unmapped not in _UNMAPPED:
-        raise RagReportError(f"unmapped must be one of {', '.join(map(repr, _UNMAPPED))}, "
-                             f"got {unmapped!r}")
-    return str(unmapped)
-
-
-# ---- reading ---------------------------------------------------------------------------------
-
-def load_doc_map(doc_map: Any, *, unmapped: str | None = None) -> DocMap:
-    """Read a chunk -> document map from a file (TSV or JSONL), a mapping, or a DocMap.
-
-    Parameters
-    ----------
-    doc_map : path, Source, Mapping[str, str] or DocMap
-        See the module docstring for the file formats. ``-`` is standard input.
-    unmapped : {"error", "own"}, optional
-        What an id missing from the map is when evaluating (see :class:`DocMap`); default
-        a given DocMap's own, else ``"error"``.
-
-    Raises
-    ------
-    InputError
-        Naming the file and the line: a line without two fields, an empty id, invalid JSON
-        or UTF-8, a chunk mapped to two documents, an empty map.
-
-    Examples
-    --------
-    >>> load_doc_map({"c1": "d1"}).doc_ids.to_pylist()
-    ['d1']
-    >>> load_doc_map({"c1": ""})
-    Traceback (most recent call last):
-    ...
-    ragreport.errors.InputError: doc map (dict): document id of chunk 'c1' is empty
-    """
-    if isinstance(doc_map, DocMap):
-        return doc_map if unmapped is None else doc_map.with_unmapped(unmapped)
-    unmapped = _check_unmapped("error" if unmapped is None else unmapped)
-    from .io.common import is_input
-
-    if is_input(doc_map):
-        return _from_file(doc_map, unmapped)
-    if isinstance(doc_map, Mapping):
-        return _from_mapping(doc_map, unmapped)
-    raise InputError("doc_map must be a path, a mapping of chunk id to document id or a "
-                     f"DocMap, got {type(doc_map).__name__}")
-
-
-def _ident(value: Any, what: str, source: str, line: int | None) -> str:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (str, int, np.integer)):
-        shown = repr(value)
-        shown = shown if len(shown) <= 40 else shown[:30] + "..."
-        raise InputError(f"{what} must be a string or an integer, got {shown}", source, line)
-    text = str(value)
-    if not text.strip():
-        raise InputError(f"{what} is empty", source, line)
-    return text
-
-
-def _from_mapping(mapping: Mapping[Any, Any], unmapped: str) -> DocMap:
-    import pyarrow as pa
-
-    source = f"doc map ({type(mapping).__name__})"
-    chunks: list[str] = []
-    docs: list[str] = []
-    for key, value in mapping.items():
-        c = _ident(key, "chunk id", source, None)
-        chunks.append(c)
-        docs.append(_ident(value, f"document id of chunk {c!r}", source, None))
-    if not chunks:
-        raise InputError("the doc map is empty", source)
-    return _finish(pa.array(chunks, pa.string()), pa.array(docs, pa.string()), source, None,
-                   unmapped)
-
-
-def _from_file(path: Any, unmapped: str) -> DocMap:
-    from .io.common import read_bytes, read_once
-
-    src = read_once(path)
-    source = str(src)
-    data = read_bytes(src)
-    if data.lstrip()[:1] == b"{":
-        return _from_jsonl(data, source, unmapped)
-    fast = _fast_tsv(data, source, unmapped)
-    return fast if fast is not None else _from_tsv(data, source, unmapped)
-
-
-def _decode(data: bytes, source: str) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 text ({exc.reason})", source,
-                         data.count(b"\n", 0, exc.start) + 1) from None
-
-
-def _is_header(fields: list[str]) -> bool:
-    return (len(fields) == 2 and fields[0].strip().lower() in _CHUNK_HEADERS
-            and fields[1].strip().lower() in _DOC_HEADERS)
-
-
-def _fast_tsv(data: bytes, source: str, unmapped: str) -> DocMap | None:
-    """pyarrow's CSV reader for a plain two-column TSV; None for anything else (the exact
-    reader then names the line)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    from pyarrow import csv
-
-    if data.startswith(b"#") or b"\n#" in data or any(
-            b in data for b in (b" ", b"\r", b"\x0b", b"\x0c")) or b"\t" not in data:
-        return None
-    try:
-        table = csv.read_csv(
-            pa.py_buffer(data),
-            read_options=csv.ReadOptions(column_names=["c", "d"], use_threads=False),
-            parse_options=csv.ParseOptions(delimiter="\t", quote_char=False,
-                                           escape_char=False, newlines_in_values=False),
-            convert_options=csv.ConvertOptions(column_types={"c": pa.string(),
-                                                             "d": pa.string()},
-                                               strings_can_be_null=False,
-                                               quoted_strings_can_be_null=False))
-    except (pa.ArrowInvalid, pa.ArrowException):
-        return None
-    chunks = table.column("c").combine_chunks()
-    docs = table.column("d").combine_chunks()
-    if len(chunks) and _is_header([chunks[0].as_py(), docs[0].as_py()]):
-        lines = _lines(data)[1:]
-        chunks, docs = chunks.slice(1), docs.slice(1)
-    else:
-        lines = _lines(data)
-    if len(lines) != len(chunks):
-        return None
-    empty = np.asarray(pc.or_(pc.equal(chunks, ""), pc.equal(docs, ""))
-                       .to_numpy(zero_copy_only=False), dtype=bool)
-    if empty.any():
-        return None  # the exact reader says which id is empty
-    if not len(chunks):
-        raise InputError("the doc map is empty (no chunk_id<TAB>doc_id line)", source)
-    return _finish(chunks, docs, source, lines, unmapped)
-
-
-def _lines(data: bytes) -> IntArray:
-    """The line of each data line (blank lines skipped; no comment line here)."""
-    if not data.startswith(b"\n") and b"\n\n" not in data:  # every line is a row
-        n = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        return np.arange(1, n + 1, dtype=np.int64)
-    from .io.common import data_line_numbers
-
-    return data_line_numbers(data)
-
-
-def _from_tsv(data: bytes, source: str, unmapped: str) -> DocMap:
-    import pyarrow as pa
-
-    text = _decode(data, source)
-    chunks: list[str] = []
-    docs: list[str] = []
-    lines: list[int] = []
-    first = True
-    for no, raw in enumerate(text.split("\n"), start=1):
-        line = raw.rstrip("\r")
-        if not line.strip() or line.startswith("#"):
-            continue
-        fields = line.split("\t") if "\t" in line else line.split()
-        if first:
-            first = False
-            if _is_header(fields):
-                continue
-        if len(fields) != 2:
-            raise InputError(f"expected 2 fields, chunk_id<TAB>doc_id, got {len(fields)}",
-                             source, no)
-        c, d = fields[0].strip(), fields[1].strip()
-        if not c:
-            raise InputError("empty chunk id", source, no)
-        if not d:
-            raise InputError(f"empty document id for chunk {c!r}", source, no)
-        chunks.append(c)
-        docs.append(d)
-        lines.append(no)
-    if not chunks:
-        raise InputError("the doc map is empty (no chunk_id<TAB>doc_id line)", source)
-    return _finish(pa.array(chunks, pa.string()), pa.array(docs, pa.string()), source,
-                   np.asarray(lines, dtype=np.int64), unmapped)
-
-
-def _from_jsonl(data: bytes, source: str, unmapped: str) -> DocMap:
-    import pyarrow as pa
-
-    from .io.common import json_failure
-
-    text = _decode(data, source)
-    chunks: list[str] = []
-    docs: list[str] = []
-    lines: list[int] = []
-    for no, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except (ValueError, RecursionError) as exc:
-            raise InputError(f"invalid JSON: {json_failure(exc)}", source, no) from None
-        if not isinstance(rec, dict):
-            raise InputError(f"expected a JSON object, got {type(rec).__name__}", source, no)
-        ck = next((k for k in _CHUNK_KEYS if k in rec), None)
-        dk = next((k for k in _DOC_KEYS if k in rec), None)
-        if ck is None or dk is None:
-            raise InputError("a record needs a chunk id (chunk_id, _id or id) and a document "
-                             "id (doc_id, document_id, docid or parent_id)", source, no)
-        c = _ident(rec[ck], "chunk id", source, no)
-        chunks.append(c)
-        docs.append(_ident(rec[dk], f"document id of chunk {c!r}", source, no))
-        lines.append(no)
-    if not chunks:
-        raise InputError("the doc map is empty", source)
-    return _finish(pa.array(chunks, pa.string()), pa.array(docs, pa.string()), source,
-                   np.asarray(lines, dtype=np.int64), unmapped)
-
-
-def _finish(chunks: Any, docs: Any, source: str, lines: IntArray | None,
-            unmapped: str) -> DocMap:
-    """Each chunk once: a chunk listed again with the same document is dropped, with another
-    document it is an error naming both places."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    n = len(chunks)
-    if n > 1 and pc.count_distinct(chunks).as_py() < n:
-        order = pc.sort_indices(pa.table({"c": chunks, "i": np.arange(n)}),
-                                sort_keys=[("c", "ascending"), ("i", "ascending")]).to_numpy()
-        c_s = chunks.take(pa.array(order))
-        d_s = docs.take(pa.array(order))
-        same_c = np.asarray(pc.equal(c_s.slice(1), c_s.slice(0, n - 1))
-                            .to_numpy(zero_copy_only=False), dtype=bool)
-        same_d = np.asarray(pc.equal(d_s.slice(1), d_s.slice(0, n - 1))
-                            .to_numpy(zero_copy_only=False), dtype=bool)
-        conflict = np.flatnonzero(same_c & ~same_d)
-        if len(conflict):
-            j = int(conflict[0]) + 1
-            # the first entry of this chunk (its run of equal ids starts at or before j - 1)
-            start = j - 1
-            while start > 0 and same_c[start - 1]:
-                start -= 1
-            a, b = int(order[start]), int(order[j])
-            first = f" at line {int(lines[a])}" if lines is not None else ""
-            raise InputError(f"chunk {chunks[b].as_py()!r} is mapped to two documents: "
-                             f"{docs[a].as_py()!r}{first} and {docs[b].as_py()!r}", source,
-                             int(lines[b]) if lines is not None else None)
-        keep = np.ones(n, dtype=bool)
-        keep[order[1:][same_c]] = False
-        idx = pa.array(np.flatnonzero(keep))
-        chunks, docs = chunks.take(idx), docs.take(idx)
-        lines = lines[keep] if lines is not None else None
-    return DocMap(chunks, docs, source, lines, unmapped)
-
-
-# ---- evaluation ------------------------------------------------------------------------------
-
-def _flag(mask: Any) -> BoolArray:
-    return np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
-
-
 def judgment_level(qrels: Qrels, dm: DocMap) -> tuple[str, int]:
     """``("chunk" | "document", judgments in neither column)`` of qrels against a map.
 
@@ -447,8 +98,8 @@ def judgment_level(qrels: Qrels, dm: DocMap) -> tuple[str, int]:
     judged = pc.unique(ids)
     docs = dm.codes()[1]
     # the (large) map is probed against the (few) judged ids, never hashed itself
-    in_c = _flag(pc.is_in(ids, value_set=dm.restricted(judged).chunk_ids))
-    in_d = _flag(pc.is_in(ids, value_set=docs.filter(pc.is_in(docs, value_set=judged))))
+    in_c = flag(pc.is_in(ids, value_set=dm.restricted(judged).chunk_ids))
+    in_d = flag(pc.is_in(ids, value_set=docs.filter(pc.is_in(docs, value_set=judged))))
     chunk_only = np.flatnonzero(in_c & ~in_d)
     doc_only = np.flatnonzero(in_d & ~in_c)
     neither = np.flatnonzero(~in_c & ~in_d)
@@ -495,7 +146,7 @@ def chunk_qrels(qrels: Qrels, dm: DocMap, level: str) -> Qrels:
     check_qrels(qrels)  # a document judged twice is named as such, not as its chunks
     codes, docs = dm.codes()
     # only the chunks of judged documents matter: found by their codes, the map not hashed
-    judged = np.flatnonzero(_flag(pc.is_in(docs, value_set=pc.unique(qrels.doc_ids))))
+    judged = np.flatnonzero(flag(pc.is_in(docs, value_set=pc.unique(qrels.doc_ids))))
     keep = pa.array(np.isin(codes, judged))
     dm = DocMap(dm.chunk_ids.filter(keep), dm.doc_ids.filter(keep), dm.source, None,
                 dm.unmapped)

@@ -236,7 +236,7 @@ def test_repeated_chunk(tmp_path: Path) -> None:
 
 
 def test_fast_and_exact_readers_agree(tmp_path: Path) -> None:
-    from ragreport import docmap
+    from ragreport.io import docmap
 
     rng = np.random.default_rng(3)
     rows = [(f"c{i}", f"d{rng.integers(0, 50)}") for i in range(500)]
