@@ -1,0 +1,116 @@
+"""Small modules and functions (issue 24): none over 600 lines / 80 lines of code, a ratchet.
+
+The modules and functions still over the limits are listed with their size today: they may
+shrink, never grow, and one that comes under the limit must leave the list (so the list
+only gets shorter). Anything not listed must stay under the limits. A function's size is
+its lines without its docstring.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from paths import ROOT
+
+PACKAGE = ROOT / "ragreport"
+MODULE_LINES = 600
+FUNCTION_LINES = 80
+
+#: Modules over MODULE_LINES today (path under ragreport/ -> lines): to be split.
+BIG_MODULES = {
+    "align.py": 727,
+    "cli.py": 650,
+    "collect.py": 818,
+    "explorer/state.py": 1308,
+    "explorer/static/explorer.js": 1749,
+    "io/tabular.py": 733,
+    "metrics.py": 868,
+    "notebook.py": 641,
+    "perquery.py": 1163,
+    "report/markdown.py": 773,
+    "report/model.py": 766,
+    "report/tracking.py": 855,
+}
+
+#: Functions over FUNCTION_LINES lines of code today ("module:function" -> lines); the
+#: report's JSON, HTML context and tracking payload are declarative tables.
+BIG_FUNCTIONS = {
+    "align.py:align": 193,
+    "cliargs.py:_add_report_options": 87,
+    "clireport.py:_report_from": 92,
+    "engine.py:evaluate": 122,
+    "explorer/state.py:__init__": 85,
+    "measures/names.py:_parse": 91,
+    "perquery.py:merge_meta": 102,
+    "perquery.py:from_tables": 151,
+    "report/baseline.py:load_baseline_report": 133,
+    "report/baseline.py:with_stored_baseline": 98,
+    "report/build.py:build_report": 225,
+    "report/documents.py:document_report": 81,
+    "report/html.py:_context": 114,
+    "report/jsonout.py:report_json": 118,
+    "report/markdown.py:_render": 121,
+    "report/slicing.py:slice_report": 92,
+    "report/tracking.py:tracking_payload": 125,
+    "stream.py:evaluate_stream": 210,
+}
+
+
+def _name(path: Path) -> str:
+    return path.relative_to(PACKAGE).as_posix()
+
+
+def module_sizes() -> dict[str, int]:
+    files = [*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.js")]
+    return {_name(p): p.read_text(encoding="utf-8").count("\n") for p in sorted(files)}
+
+
+def _code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    first = node.body[0]
+    doc = (first.end_lineno - first.lineno + 1  # type: ignore[operator]
+           if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+           and isinstance(first.value.value, str) else 0)
+    return node.end_lineno - node.lineno + 1 - doc  # type: ignore[operator]
+
+
+def function_sizes(path: Path) -> dict[str, int]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {f"{_name(path)}:{node.name}": _code_lines(node) for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _ratchet(sizes: dict[str, int], allowed: dict[str, int], limit: int) -> list[str]:
+    problems = []
+    for name, n in sizes.items():
+        ceiling = allowed.get(name, limit)
+        if n > ceiling:
+            problems.append(f"{name}: {n} lines, more than {ceiling}")
+    for name, ceiling in allowed.items():
+        n = sizes.get(name, 0)
+        if n <= limit:
+            problems.append(f"{name}: {n} lines, under {limit} now: take it off the list")
+        elif n < ceiling:
+            problems.append(f"{name}: {n} lines: lower its ceiling from {ceiling} to {n}")
+    return problems
+
+
+def test_no_module_grows_past_600_lines() -> None:
+    assert _ratchet(module_sizes(), BIG_MODULES, MODULE_LINES) == []
+
+
+def test_no_function_grows_past_80_lines_of_code() -> None:
+    sizes: dict[str, int] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        sizes.update(function_sizes(path))
+    assert _ratchet(sizes, BIG_FUNCTIONS, FUNCTION_LINES) == []
+
+
+def test_the_ratchet_catches_growth_and_stale_entries() -> None:
+    assert _ratchet({"a.py": 700, "b.py": 500}, {"a.py": 650}, 600) == [
+        "a.py: 700 lines, more than 650"]
+    assert _ratchet({"a.py": 590}, {"a.py": 650}, 600) == [
+        "a.py: 590 lines, under 600 now: take it off the list"]
+    assert _ratchet({"a.py": 620}, {"a.py": 650}, 600) == [
+        "a.py: 620 lines: lower its ceiling from 650 to 620"]
+    assert _ratchet({"new.py": 601}, {}, 600) == ["new.py: 601 lines, more than 600"]
