@@ -19,12 +19,12 @@ if TYPE_CHECKING:
     from .analysis.drift import judgments_sha256
     from .collect import collect_run, write_run
     from .data import Qrels, Run
-    from .io.docmap import load_doc_map
     from .engine import evaluate
     from .errors import ConfigError, InputError, MeasureError, RagReportError
     from .examples import example_files
     from .explorer import Explorer
     from .io import load_docs, load_qrels, load_queries, load_run, load_texts
+    from .io.docmap import load_doc_map
     from .io.slices import load_slices
     from .measures import Measure, parse_measure, parse_measures
     from .report import InputFile, Report, build_report

@@ -24,7 +24,6 @@ Every shortcut gives exactly the general path's result (``tests/core/test_fastpa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -32,190 +31,14 @@ import numpy.typing as npt
 
 from ._keys import common_prefix, order_keys, string_fingerprints
 from .data import Qrels, Run
-from .errors import InputError, RagReportError
+from .errors import InputError
+from .ranking import Counts, Ranking
 
-__all__ = ["Ranking", "align"]
+__all__ = ["align", "check_qrels", "id_rank"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
-
-
-@dataclass(frozen=True)
-class Counts:
-    """How the inputs met: which queries were evaluated and what was dropped."""
-
-    evaluated: int
-    run_only: int
-    qrels_only: int
-    no_relevant: int
-    empty_retrievals: int
-    duplicates_dropped: int
-    skipped_no_relevant: int
-    run_queries: int
-    qrels_queries: int
-    identical_ids_dropped: int = 0
-    """Retrieved documents of evaluated queries whose id equals their query's id, dropped
-    before ranking (``ignore_identical_ids=True``, BEIR/MTEB); 0 when the option is off."""
-
-
-@dataclass(frozen=True, eq=False)
-class Ranking:
-    """A run ordered per query and joined to the qrels, kept in sparse (ragged) form.
-
-    ``ret_grades[ret_offsets[q] + i]`` is the grade of the document at rank ``i + 1`` of query
-    ``q`` (NaN when it is unjudged); query ``q`` retrieved ``n_ret[q]`` documents. Memory is
-    proportional to the input: nothing is sized by the deepest ranking times the number of
-    queries unless asked for with a width (:meth:`relevance`, :meth:`gains`). The sparse
-    accessors give (query, 0-based rank) pairs in ranking order (ties were broken before:
-    score descending, then document id descending); an empty ranking contributes no pair.
-
-    >>> from ragreport.io import load_qrels, load_run
-    >>> rk = align(load_qrels({"a": {"x": 2, "z": 1}, "b": {"x": 1}}),
-    ...            load_run({"a": ["y", "x"], "b": ["x"]}))
-    >>> rk.ret_grades.tolist(), rk.n_ret.tolist()
-    ([nan, 2.0, 1.0], [2, 1])
-    >>> [p.tolist() for p in rk.relevant_ranks(2)]
-    [[0], [1]]
-    >>> [p.tolist() for p in rk.ideal_ranks("exp")]
-    [[0, 0, 1], [0, 1, 0], [3.0, 1.0, 1.0]]
-    >>> rk.relevance(1, width=3).astype(int).tolist()
-    [[0, 1, 0], [1, 0, 0]]
-    """
-
-    query_ids: list[str]
-    ret_grades: FloatArray
-    n_ret: IntArray
-    run_rows: IntArray
-    ret_offsets: IntArray
-    qrels_rows: IntArray
-    qrels_offsets: IntArray
-    qrels_grades: FloatArray
-    counts: Counts
-    run: Run
-    qrels: Qrels
-    run_only_ids: list[str]
-    qrels_only_ids: list[str]
-    #: Arrays derived from this ranking once and kept (the query index, its tied groups,
-    #: the same ranking before its ``max_depth`` cut: :mod:`ragreport.tiegroups`). Not
-    #: copied by ``dataclasses.replace``: a new ranking derives its own.
-    memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    @property
-    def n_queries(self) -> int:
-        return len(self.query_ids)
-
-    @property
-    def depth(self) -> int:
-        """Length of the deepest ranking (at least 1)."""
-        return max(int(self.n_ret.max()) if len(self.n_ret) else 0, 1)
-
-    def _positions(self) -> tuple[IntArray, IntArray]:
-        """(query, 0-based rank) of every ranked row, in ranking order."""
-        qi = np.repeat(np.arange(self.n_queries), self.n_ret)
-        return qi, np.arange(len(qi)) - self.ret_offsets[:-1][qi]
-
-    def _dense(self, flat: npt.NDArray[Any], width: int, fill: Any) -> npt.NDArray[Any]:
-        out = np.full((self.n_queries, width), fill, dtype=flat.dtype)
-        qi, pos = self._positions()
-        keep = pos < width
-        out[qi[keep], pos[keep]] = flat[keep]
-        return out
-
-    def n_relevant(self, rel_level: float) -> IntArray:
-        """Relevant documents judged per query (grade >= rel_level)."""
-        qidx = np.repeat(np.arange(self.n_queries), np.diff(self.qrels_offsets))
-        w = (self.qrels_grades >= rel_level).astype(np.float64)
-        return np.bincount(qidx, weights=w, minlength=self.n_queries).astype(np.int64)
-
-    def relevant_ranks(self, rel_level: float) -> tuple[IntArray, IntArray]:
-        """(query, 0-based rank) of every relevant retrieved document, by query then rank."""
-        with np.errstate(invalid="ignore"):
-            rows = np.flatnonzero(self.ret_grades >= rel_level)
-        qi = (np.searchsorted(self.ret_offsets, rows, side="right") - 1).astype(np.int64)
-        return qi, rows - self.ret_offsets[qi]
-
-    def judged_ranks(self) -> tuple[IntArray, IntArray]:
-        """(query, 0-based rank) of every retrieved document that has a judgment (any grade,
-        negative ones too), by query then rank."""
-        rows = np.flatnonzero(~np.isnan(self.ret_grades))
-        qi = (np.searchsorted(self.ret_offsets, rows, side="right") - 1).astype(np.int64)
-        return qi, rows - self.ret_offsets[qi]
-
-    def relevance(self, rel_level: float, width: int | None = None) -> BoolArray:
-        """(queries, width) bool: is the document at each rank relevant (default width: the
-        deepest ranking)."""
-        qi, pos = self.relevant_ranks(rel_level)
-        w = self.depth if width is None else max(int(width), 1)
-        out = np.zeros((self.n_queries, w), dtype=bool)
-        keep = pos < w
-        out[qi[keep], pos[keep]] = True
-        return out
-
-    def gain_shift(self, gain: str) -> FloatArray:
-        """Per-query power-of-two scale of the gains (see :func:`ragreport.metrics.gain_of`)."""
-        from .metrics import gain_shift
-
-        return gain_shift(self.qrels_grades, self.qrels_offsets, gain)
-
-    def gain_ranks(self, gain: str) -> tuple[IntArray, IntArray, FloatArray]:
-        """(query, 0-based rank, gain) of every retrieved document with a non-zero gain."""
-        from .metrics import gain_of
-
-        with np.errstate(invalid="ignore"):
-            rows = np.flatnonzero(self.ret_grades > 0)
-        qi = (np.searchsorted(self.ret_offsets, rows, side="right") - 1).astype(np.int64)
-        g = gain_of(self.ret_grades[rows], self.gain_shift(gain)[qi], gain)
-        return qi, rows - self.ret_offsets[qi], g
-
-    def gains(self, gain: str, width: int | None = None) -> FloatArray:
-        """(queries, width) gains by rank: the positive grades (linear) or 2^grade - 1 (exp)
-        scaled per query as :meth:`gain_shift` says, else 0 (default width: the deepest
-        ranking)."""
-        qi, pos, g = self.gain_ranks(gain)
-        w = self.depth if width is None else max(int(width), 1)
-        out = np.zeros((self.n_queries, w))
-        keep = pos < w
-        out[qi[keep], pos[keep]] = g[keep]
-        return out
-
-    def ideal_ranks(self, gain: str) -> tuple[IntArray, IntArray, FloatArray]:
-        """(query, 0-based ideal rank, gain) of every judged document with a positive grade:
-        each query's judged gains best first."""
-        sizes = np.diff(self.qrels_offsets)
-        qidx = np.repeat(np.arange(self.n_queries), sizes)
-        pos = np.arange(len(self.qrels_grades)) - np.repeat(self.qrels_offsets[:-1], sizes)
-        keep = np.flatnonzero(self.qrels_grades > 0)
-        qi = qidx[keep].astype(np.int64)
-        from .metrics import gain_of
-
-        g = gain_of(self.qrels_grades[keep], self.gain_shift(gain)[qi], gain)
-        return qi, pos[keep].astype(np.int64), g
-
-    def ideal(self, gain: str, k: int | None = None) -> FloatArray:
-        """(queries, k) judged gains best first, zero-padded (all of them when k is None)."""
-        sizes = np.diff(self.qrels_offsets)
-        width = int(sizes.max()) if len(sizes) and k is None else (k or 0)
-        width = max(width, 1)
-        out = np.zeros((self.n_queries, width))
-        qi, pos, g = self.ideal_ranks(gain)
-        keep = pos < width
-        out[qi[keep], pos[keep]] = g[keep]
-        return out
-
-    def query_index(self, qid: str) -> int:
-        """Position of a query id among the evaluated queries."""
-        try:
-            return self._index[qid]
-        except KeyError:
-            raise RagReportError(f"query {qid!r} was not evaluated") from None
-
-    @property
-    def _index(self) -> dict[str, int]:
-        cache: dict[str, int] | None = self.memo.get("index")
-        if cache is None:
-            cache = self.memo["index"] = {q: i for i, q in enumerate(self.query_ids)}
-        return cache
 
 
 def id_rank(ids: Any) -> IntArray:

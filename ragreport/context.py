@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from . import metrics
-from .align import Ranking
 from .errors import MeasureError
 from .measures import Measure
 from .metrics import BoolArray, FloatArray, IntArray
+from .ranking import Ranking
 
 __all__ = ["CURVE_CELLS", "DEFAULT_K_MAX", "Context", "GainRanks", "Ranks", "rbp_persistence"]
 

@@ -240,7 +240,7 @@ def _run_codes(run: Run, dm: DocMap) -> tuple[IntArray, Any]:
 
 
 def document_level(ranking: Any, dm: DocMap) -> DocumentLevel:
-    """Collapse an aligned chunk ranking (:class:`ragreport.align.Ranking`) to documents.
+    """Collapse an aligned chunk ranking (:class:`ragreport.ranking.Ranking`) to documents.
 
     Vectorised over rows (one integer sort); raises :class:`InputError` naming the run's file
     and line for a chunk missing from the map when ``dm.unmapped`` is ``"error"``.

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import metrics
-from .align import Ranking, align
+from .align import align
 from .context import CURVE_CELLS, DEFAULT_K_MAX, Context
 from .errors import MeasureError, RagReportError
 from .kernel import (
@@ -22,6 +22,7 @@ from .kernel import (
 )
 from .measures import Measure, normalize_measures
 from .metrics import FloatArray
+from .ranking import Ranking
 from .result import ChunkLevel, Conventions, EvaluationResult
 from .tiegroups import attach_uncut, has_ties
 

@@ -31,10 +31,10 @@ from typing import Any, cast
 import numpy as np
 
 from . import metrics
-from .align import Ranking
 from .context import Context, rbp_persistence
 from .measures import Measure
 from .metrics import BoolArray, FloatArray, IntArray
+from .ranking import Ranking
 from .tiegroups import depth_to_cut, groups
 
 __all__ = [

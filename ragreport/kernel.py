@@ -40,11 +40,11 @@ import numpy as np
 
 from . import expected as ex
 from . import metrics
-from .align import Ranking
 from .context import Context, rbp_persistence
 from .errors import MeasureError
 from .measures import Measure
 from .metrics import FloatArray
+from .ranking import Ranking
 
 __all__ = ["ALWAYS_SCALAR", "AVERAGE_EXACT", "CURVE_FAMILIES", "KERNELS", "MONOTONE",
            "ORDER_FREE", "Kernel", "check_average", "cutoff_values", "expected_curve",

@@ -43,7 +43,7 @@ exact measure), ``ragreport.id_order`` (``"numeric"`` or ``"bytes"``: how the qu
 listed), ``ragreport.fingerprints`` (``{"qrels": sha256 or null, "runs": {run: sha256}}``,
 and ``"qrels_judgments"``, the judgments' own fingerprint, when known)
 and ``ragreport.runs`` (per run: its ``curve_width``, the dataset counts of
-:class:`~ragreport.align.Counts`, the first 10 run-only and qrels-only query ids, and the
+:class:`~ragreport.ranking.Counts`, the first 10 run-only and qrels-only query ids, and the
 latency of timed queries that were not evaluated). Merging sums the counts (but shards of a
 run that state the same qrels fingerprint were each evaluated against the whole qrels: its
 queries count once, and the qrels-only ones are those no shard evaluated); shards must agree
@@ -78,11 +78,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .align import Counts
 from .context import Context
 from .errors import InputError, MeasureError, RagReportError
 from .kernel import kernel_of
 from .measures import Measure
+from .ranking import Counts
 from .result import Conventions, EvaluationResult
 
 if TYPE_CHECKING:
@@ -118,31 +118,6 @@ def _measure_from(d: Any, source: str) -> Measure:
         return Measure(**d)
     except (TypeError, ValueError) as e:
         raise InputError(f"ragreport.columns: bad measure {d!r} ({e})", source) from None
-
-
-def _id_order(result: EvaluationResult) -> str:
-    """How the evaluation listed its queries: numerically when every query id of its run and
-    qrels is a number of at most 18 digits (as :func:`ragreport.align.align` lists them),
-    else in byte order."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    rk = result.ranking
-    if isinstance(rk, _NoRanking):
-        return rk.id_order
-    ids = [*result.query_ids, *rk.run_only_ids, *rk.qrels_only_ids]
-    if not all(_numeric(q) for q in ids):
-        return "bytes"
-    for arr in (rk.qrels.query_ids, rk.run.query_ids,
-                pa.array(list(rk.run.empty_queries), pa.string())):
-        if len(arr) and not pc.all(pc.match_substring_regex(
-                pc.unique(arr), r"^[0-9]{1,18}$")).as_py():
-            return "bytes"
-    return "numeric"
-
-
-def _numeric(q: str) -> bool:
-    return 1 <= len(q) <= 18 and q.isascii() and q.isdigit()
 
 
 def _judged_curve(result: EvaluationResult) -> FloatArray:
@@ -182,7 +157,7 @@ def _one_table(result: EvaluationResult,
         "query_id": pa.array(result.query_ids, pa.string()),
         "retrieved": pa.array(np.asarray(rk.n_ret, dtype=np.int64)),
         "relevant": pa.array(np.asarray(rk.n_relevant(level), dtype=np.int64)),
-        "judged": pa.array(np.asarray(_judged_counts(rk), dtype=np.int64)),
+        "judged": pa.array(np.asarray(rk.judged_counts(), dtype=np.int64)),
         "relevant_ranks": _ragged(*rk.relevant_ranks(level), n),
         "judged_ranks": _ragged(*rk.judged_ranks(), n),
     }
@@ -225,7 +200,7 @@ def _one_table(result: EvaluationResult,
         "conventions": asdict(replace(result.conventions, curve_width=None)),
         "measures": [_measure_dict(m) for m in result.measures],
         "columns": described,
-        "id_order": _id_order(result),
+        "id_order": result.ranking.id_order,
         "fingerprints": {"qrels": fp.get("qrels"),
                          "runs": {result.run_name: fp["run"]} if fp.get("run") else {},
                          **({"qrels_judgments": fp["qrels_judgments"]}
@@ -243,12 +218,6 @@ def _ragged(qi: Any, pos: Any, n: int) -> pa.Array:
                                                           minlength=n)))).astype(np.int64)
     return pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()),
                                          pa.array(np.asarray(pos, dtype=np.int64)))
-
-
-def _judged_counts(rk: Any) -> Any:
-    if isinstance(rk, _NoRanking):
-        return rk.judged
-    return np.diff(rk.qrels_offsets)
 
 
 def _with_meta(table: pa.Table, meta: Mapping[str, Any]) -> pa.Table:
@@ -588,6 +557,10 @@ class _NoRanking:
     def judged_ranks(self) -> tuple[Any, Any]:
         """(query, 0-based rank) of every judged retrieved document (stored)."""
         return self._judged_ranks
+
+    def judged_counts(self) -> Any:
+        """Judgments per query (stored)."""
+        return self.judged
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):

@@ -16,8 +16,8 @@ from .metrics import FloatArray
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from .align import Counts, Ranking
     from .docmap import DocMap, DocMapInfo
+    from .ranking import Counts, Ranking
 
 __all__ = ["ChunkLevel", "Conventions", "EvaluationResult", "RankedDoc"]
 

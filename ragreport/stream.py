@@ -311,7 +311,7 @@ def evaluate_stream(
     fields after the tag, a byte order mark, a bad score: same message, same line).
     ``complete`` and ``no_relevant`` are decided over the whole run, as ``evaluate`` decides
     them: the same queries are evaluated, skipped or refused, with the same counts (every
-    key of :class:`ragreport.align.Counts`) and the same errors.
+    key of :class:`ragreport.ranking.Counts`) and the same errors.
 
     Raises
     ------

@@ -13,9 +13,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from .align import Ranking
 from .errors import RagReportError
 from .metrics import BoolArray, FloatArray, IntArray
+from .ranking import Ranking
 
 __all__ = ["Groups", "attach_uncut", "cut_at", "depth_to_cut", "groups", "has_ties",
            "mixed_rows", "spans", "straddles", "straddles_at_k", "subset", "tie_orders",

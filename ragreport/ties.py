@@ -93,12 +93,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from .align import Ranking
 from .context import Context
 from .errors import RagReportError
 from .kernel import kernel_of, measure_values
 from .measures import Measure, parse_measure
 from .metrics import BoolArray, FloatArray, IntArray
+from .ranking import Ranking
 from .tiegroups import attach_uncut, cut_at, has_ties, mixed_rows, straddles, subset, tie_orders
 
 if TYPE_CHECKING:

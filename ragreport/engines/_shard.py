@@ -130,7 +130,7 @@ def _run_duplicates(run: Any, duplicates: str) -> int:
 def empty_meta(probe_meta: Mapping[str, Any], name: str, counts: Mapping[str, int],
                run_only: list[str], qrels_only: list[str], id_order: str) -> dict[str, Any]:
     """The metadata of a partition that evaluates no query (its counts still count)."""
-    from ..align import Counts
+    from ..ranking import Counts
 
     meta: dict[str, Any] = json.loads(json.dumps(probe_meta))
     full = {f.name: int(counts.get(f.name, 0)) for f in dataclasses.fields(Counts)}

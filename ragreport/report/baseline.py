@@ -57,7 +57,7 @@ from .model import (
 )
 
 if TYPE_CHECKING:
-    from ..align import Ranking
+    from ..ranking import Ranking
     from ..targets import Target
 
 __all__ = ["StoredBaseline", "drift_checks", "load_baseline_report", "with_stored_baseline"]

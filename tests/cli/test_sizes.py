@@ -19,7 +19,6 @@ FUNCTION_LINES = 80
 
 #: Modules over MODULE_LINES today (path under ragreport/ -> lines): to be split.
 BIG_MODULES = {
-    "align.py": 727,
     "cli.py": 650,
     "collect.py": 818,
     "explorer/state.py": 1308,
@@ -27,7 +26,7 @@ BIG_MODULES = {
     "io/tabular.py": 733,
     "metrics.py": 868,
     "notebook.py": 641,
-    "perquery.py": 1163,
+    "perquery.py": 1136,
     "report/markdown.py": 773,
     "report/model.py": 766,
     "report/tracking.py": 855,

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 import ragreport
 from ragreport import kernel, tiegroups, ties
-from ragreport.align import Ranking
 from ragreport.errors import MeasureError, RagReportError
 from ragreport.measures import parse_measure
+from ragreport.ranking import Ranking
 from ragreport.report import Report
 
 MEASURES = ["P@1", "P@3", "R@2", "F1@3", "HitRate@1", "HitRate@3", "Hits@2", "RR", "RR@2",
