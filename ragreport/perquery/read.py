@@ -1,0 +1,566 @@
+"""Reading per-query tables back into results (every value and count, no rankings)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..context import Context
+from ..errors import InputError, MeasureError, RagReportError
+from ..kernel import kernel_of
+from ..measures import Measure
+from ..ranking import Counts
+from ..result import Conventions, EvaluationResult
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..metrics import BoolArray, FloatArray
+from .meta import common_value, merge_meta, sorted_ids, table_meta
+from .schema import EXAMPLES, FIXED, KEY, measure_from
+
+__all__ = ["PerQueryResult", "from_tables", "has_rankings", "unjudged_in_top"]
+
+
+class _NoRanking:
+    """What the analysis and report read of a ranking, for a result read from per-query
+    tables: the query index, per-query counts and the run-only / qrels-only examples. Any
+    other use (documents, scores, grades) is an error saying the rankings are not there."""
+
+    def __init__(self, query_ids: list[str], n_ret: Any, n_rel: Any, judged: Any,
+                 level: float, counts: Counts, run_only_ids: list[str],
+                 qrels_only_ids: list[str], id_order: str, rel_ranks: tuple[Any, Any],
+                 judged_ranks: tuple[Any, Any]) -> None:
+        self.query_ids = query_ids
+        self._rel_ranks = rel_ranks
+        self._judged_ranks = judged_ranks
+        self._index = {q: i for i, q in enumerate(query_ids)}
+        self.n_ret = n_ret
+        self._n_rel = n_rel
+        self.judged = judged
+        self._level = level
+        self.counts = counts
+        self.run_only_ids = run_only_ids
+        self.qrels_only_ids = qrels_only_ids
+        self.id_order = id_order
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def depth(self) -> int:
+        return max(int(self.n_ret.max()) if len(self.n_ret) else 0, 1)
+
+    def query_index(self, qid: str) -> int:
+        try:
+            return self._index[qid]
+        except KeyError:
+            raise RagReportError(f"query {qid!r} was not evaluated") from None
+
+    def _at_level(self, rel_level: float) -> None:
+        if float(rel_level) != self._level:
+            raise RagReportError("per-query results hold the relevant documents at the "
+                                 f"evaluation's level {self._level:g} only")
+
+    def n_relevant(self, rel_level: float) -> Any:
+        self._at_level(rel_level)
+        return self._n_rel
+
+    def relevant_ranks(self, rel_level: float) -> tuple[Any, Any]:
+        """(query, 0-based rank) of every relevant retrieved document (stored)."""
+        self._at_level(rel_level)
+        return self._rel_ranks
+
+    def judged_ranks(self) -> tuple[Any, Any]:
+        """(query, 0-based rank) of every judged retrieved document (stored)."""
+        return self._judged_ranks
+
+    def judged_counts(self) -> Any:
+        """Judgments per query (stored)."""
+        return self.judged
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise RagReportError(f"per-query results hold no rankings ({name} is not stored); "
+                             "use the qrels and run files for this")
+
+
+class PerQueryResult(EvaluationResult):
+    """An :class:`EvaluationResult` read back from per-query tables: every value, curve and
+    count of the evaluation, without the rankings (:attr:`has_rankings` is False)."""
+
+    has_rankings = False
+
+    def __init__(self, *, wide_curves: Mapping[Measure, FloatArray] | None = None,
+                 qrels_sha256: str | None = None, qrels_judgments_sha256: str | None = None,
+                 **fields: Any) -> None:
+        super().__init__(**fields)
+        #: Curves stored wider than one evaluation of these queries has (an engine's
+        #: partitions), for values past the cut.
+        self.wide_curves: dict[Measure, FloatArray] = dict(wide_curves or {})
+        #: The qrels' fingerprint every shard of this run states (``evaluate
+        #: --per-query-out`` writes the qrels file's SHA-256); None when a shard states none
+        #: (the engines).
+        self.qrels_sha256 = qrels_sha256
+        #: The same for the judgments' fingerprint
+        #: (:func:`~ragreport.analysis.drift.judgments_sha256`).
+        self.qrels_judgments_sha256 = qrels_judgments_sha256
+
+    def values(self, measure: str | Measure) -> FloatArray:
+        m = self._measure(measure)
+        if m.cutoff is None and m not in self.scalars:  # said as for a curve beyond the files
+            raise MeasureError(f"{m} is not in the per-query results (stored: "
+                               f"{', '.join(map(str, self.scalars)) or 'none'}); evaluate "
+                               "with it among the measures")
+        return super().values(m)
+
+    def _beyond(self, m: Measure) -> FloatArray:
+        cache = self._beyond_values
+        if m in cache:
+            return cache[m]
+        wide = self.wide_curves
+        if m.cutoff is not None and m.curve_key in wide \
+                and m.cutoff <= wide[m.curve_key].shape[1]:  # stored beyond the cut
+            cache[m] = np.ascontiguousarray(wide[m.curve_key][:, m.cutoff - 1])
+            return cache[m]
+        at = kernel_of(m).at
+        if m.family.health and at is not None and m.cutoff is not None \
+                and self.conventions.ties != "average":  # from the stored judged ranks
+            level = float(self.conventions.rel_level)
+            cache[m] = at(Context(self.ranking, level), m, m.cutoff)
+            return cache[m]
+        raise RagReportError(f"{m} is not in the per-query results (the curves stop at K = "
+                             f"{self.k_max}); evaluate with it among the measures")
+
+    def ranked_list(self, query_id: str, limit: int | None = None) -> Any:
+        raise RagReportError("per-query results hold no rankings; use the qrels and run files")
+
+    def judged(self, query_id: str) -> list[tuple[str, float]]:
+        raise RagReportError("per-query results hold no rankings; use the qrels and run files")
+
+
+def has_rankings(result: EvaluationResult) -> bool:
+    """Whether ``result`` carries its rankings (False when read from per-query tables)."""
+    return bool(getattr(result, "has_rankings", True))
+
+
+def _column(table: pa.Table, name: str, source: str) -> Any:
+    if name not in table.column_names:
+        raise InputError(f"column {name!r} is missing", source)
+    return table.column(name)
+
+
+def _nulls(arr: Any, name: str, take: Any, source: str, rows: Any, what: str = "") -> None:
+    """An error at the first selected row where ``arr`` is null."""
+    if not arr.null_count:
+        return
+    mask = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)[take]
+    if mask.any():
+        raise InputError(f"column {name!r} is null{what}", source,
+                         row=int(rows[int(np.flatnonzero(mask)[0])]) + 1)
+
+
+def _numbers(arr: Any, name: str, source: str, integer: bool) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ok = pa.types.is_integer(arr.type) or (not integer and pa.types.is_floating(arr.type))
+    if not ok:
+        kind = "integers" if integer else "numbers"
+        raise InputError(f"column {name!r} must hold {kind}, not {arr.type}", source)
+    target = pa.int64() if integer else pa.float64()
+    if arr.type != target:
+        arr = pc.cast(arr, target)
+    if arr.null_count:
+        arr = arr.fill_null(0)  # the nulls were refused where selected
+    return np.asarray(arr.to_numpy(zero_copy_only=False),
+                      dtype=np.int64 if integer else np.float64)
+
+
+def _ints(arr: Any, name: str, take: Any, source: str, rows: Any) -> Any:
+    _nulls(arr, name, take, source, rows)
+    a = _numbers(arr, name, source, True)[take]
+    if len(a) and int(a.min()) < 0:
+        raise InputError(f"column {name!r} is negative", source,
+                         row=int(rows[int(np.argmin(a))]) + 1)
+    return a
+
+
+def _floats(arr: Any, name: str, take: Any, source: str, rows: Any) -> FloatArray:
+    _nulls(arr, name, take, source, rows)
+    return np.asarray(_numbers(arr, name, source, False)[take], dtype=np.float64)
+
+
+def _lists(arr: Any, name: str, take: Any, source: str, rows: Any, integer: bool
+           ) -> tuple[Any, Any, Any]:
+    """(start, length) of each selected row's list in ``values``, and ``values`` (numpy)."""
+    import pyarrow as pa
+
+    t = arr.type
+    if not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)):
+        kind = "integers" if integer else "numbers"
+        raise InputError(f"column {name!r} must be a list of {kind}, not {t}", source)
+    _nulls(arr, name, take, source, rows)
+    if pa.types.is_fixed_size_list(t):
+        values = arr.flatten()
+        offsets = np.arange(len(arr) + 1, dtype=np.int64) * t.list_size
+    else:
+        values = arr.values
+        offsets = np.asarray(arr.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+    if values.null_count:
+        raise InputError(f"column {name!r} holds a null value", source)
+    starts = offsets[take]
+    return starts, offsets[take + 1] - starts, _numbers(values, name, source, integer)
+
+
+def _curve(arr: Any, name: str, k_max: int, take: Any, source: str, rows: Any,
+           longer: bool = False) -> FloatArray:
+    """The selected rows' curves, ``k_max`` values each (the first ``k_max`` of longer lists
+    when ``longer``: shards of wider curves merged with narrower ones)."""
+    starts, lengths, values = _lists(arr, name, take, source, rows, False)
+    n = len(take)
+    short = (lengths < k_max) if longer else (lengths != k_max)
+    if n and short.any():
+        i = int(np.flatnonzero(short)[0])
+        raise InputError(f"column {name!r} holds {int(lengths[i])} values, not k_max = "
+                         f"{k_max}", source, row=int(rows[i]) + 1)
+    if n == 0 or k_max == 0:
+        return np.zeros((n, k_max))
+    step = np.arange(n, dtype=np.int64) * k_max
+    if np.array_equal(starts - int(starts[0]), step):  # every row in order: one slice
+        lo = int(starts[0])
+        flat = values[lo:lo + n * k_max]
+    else:
+        flat = values[(starts[:, None] + np.arange(k_max, dtype=np.int64)).reshape(-1)]
+    return np.ascontiguousarray(flat, dtype=np.float64).reshape(n, k_max)
+
+
+#: Slack for a bounded measure's value computed in floating point (never above 1 by more).
+_BOUND_SLACK = 1e-9
+
+
+def _check_values(values: FloatArray, m: Measure, name: str, whole: bool,
+                  where: Any) -> None:
+    """An InputError at the first value a measure cannot take: NaN or infinite, outside
+    [0, 1] for a bounded measure, negative, or a count that is not a whole number (when
+    ``whole``). ``where(i)`` gives the (shard, row) of the ``i``-th selected query."""
+    if values.size == 0:
+        return
+    v = values.reshape(len(values), -1)
+    checks: list[tuple[Callable[[FloatArray], BoolArray], str]] = [
+        (lambda x: ~np.isfinite(x), "is not a finite number"),
+        (lambda x: x < 0, "is negative"),
+    ]
+    if m.bounded:
+        checks.append((lambda x: x > 1 + _BOUND_SLACK,
+                       f"is above 1, outside {m.name}'s range [0, 1]"))
+    if whole and m.family.counts:
+        checks.append((lambda x: x != np.floor(x), f"is not a whole number ({m.name} counts)"))
+    with np.errstate(invalid="ignore"):
+        for test, what in checks:
+            bad = test(v)
+            if not bad.any():
+                continue
+            i, j = np.unravel_index(int(np.flatnonzero(bad)[0]), bad.shape)
+            at = f" (K = {int(j) + 1})" if values.ndim > 1 else ""
+            source, row = where(int(i))
+            raise InputError(f"column {name!r}{at}: value {float(v[i, j])!r} {what}", source,
+                             row=row)
+
+
+def _ranks(arr: Any, name: str, n_ret: Any, take: Any, source: str, rows: Any
+           ) -> tuple[Any, Any]:
+    """A list<int64> column of 0-based ranks back to (query, rank) pairs, checked: each
+    query's ranks increase and stay below its ``retrieved``."""
+    starts, lengths, values = _lists(arr, name, take, source, rows, True)
+    n = len(take)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    qi = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    first = np.cumsum(lengths) - lengths
+    pos = values[np.repeat(starts, lengths) + np.arange(len(qi), dtype=np.int64)
+                 - np.repeat(first, lengths)]
+    bad = (pos < 0) | (pos >= np.asarray(n_ret)[qi])
+    if len(pos) > 1:
+        bad[1:] |= (qi[1:] == qi[:-1]) & (pos[1:] <= pos[:-1])
+    if bad.any():
+        raise InputError(f"column {name!r}: ranks must increase, from 0 to retrieved - 1",
+                         source, row=int(rows[int(qi[np.flatnonzero(bad)[0]])]) + 1)
+    return qi, np.asarray(pos, dtype=np.int64)
+
+
+def _with_points(table: pa.Table, source: str, columns: Sequence[tuple[str, str, Measure]],
+                 curve_of: Mapping[Measure, str]) -> pa.Table:
+    """``table`` with each scalar column of a measure with a cutoff that it lacks, taken
+    from its curve (a shard whose curves reach the cutoff stores it as a curve point)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for name, kind, m in columns:
+        if kind != "scalar" or name in table.column_names:
+            continue
+        curve = curve_of.get(m.curve_key) if m.cutoff is not None else None
+        k = int(m.cutoff or 0)
+        arr = table.column(curve) if curve is not None and curve in table.column_names \
+            else None
+        if arr is None or not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)
+                               or pa.types.is_fixed_size_list(arr.type)):
+            raise InputError(f"column {name!r} is missing", source)
+        lengths = np.asarray(pc.fill_null(pc.list_value_length(arr), 0)
+                             .to_numpy(zero_copy_only=False), dtype=np.int64)
+        if len(lengths) and int(lengths.min()) < k:
+            raise InputError(f"column {name!r} is missing and the curve {curve!r} stops "
+                             f"before K = {k}", source,
+                             row=int(np.argmin(lengths >= k)) + 1)
+        point = pc.list_element(arr, k - 1) if len(lengths) else pa.array([], pa.float64())
+        table = table.append_column(name, pa.chunked_array(point.chunks, pa.float64())
+                                    if isinstance(point, pa.ChunkedArray) else point)
+    return table
+
+
+def unjudged_in_top(result: EvaluationResult, i: int, k: int) -> tuple[int, int]:
+    """(documents in the top ``k`` of the query at index ``i``, how many are unjudged), as
+    :func:`ragreport.analysis.failures.unjudged_in_top`, for a result with or without its
+    rankings.
+
+    >>> from ragreport import evaluate
+    >>> from ragreport.perquery import to_table
+    >>> r = evaluate({"q": {"a": 1, "b": 0}}, {"q": ["x", "a", "b", "y"]}, ["P@1"])
+    >>> [back] = from_tables([to_table(r)])
+    >>> unjudged_in_top(back, 0, 3), unjudged_in_top(back, 0, 10)
+    ((3, 1), (4, 2))
+    """
+    qi, pos = result.ranking.judged_ranks()
+    top = min(int(k), int(result.ranking.n_ret[i]))
+    return top, top - int(np.count_nonzero((qi == i) & (pos < top)))
+
+
+def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
+                ) -> list[EvaluationResult]:
+    """Merge per-query tables (shards) into one :class:`EvaluationResult` per run.
+
+    The shards must come from one evaluation: the same conventions, measures and qrels
+    fingerprint (when both state one), and no query of a run in two shards. The queries are
+    listed as one evaluation lists them, and the dataset counts are summed, so the result
+    equals (every value, curve and count) that of evaluating the whole input; the curves stop
+    where that evaluation's stop, or at the narrowest shard's width when that is less.
+
+    Parameters
+    ----------
+    tables : list of pyarrow.Table
+        Tables written by :func:`to_table` (or read from Parquet files it wrote).
+    sources : list of str, optional
+        A name for each table in error messages (default ``shard 1``, ``shard 2``...).
+
+    Returns
+    -------
+    list of EvaluationResult
+        One per run, in the order the runs first appear; without rankings
+        (:class:`PerQueryResult`).
+
+    Raises
+    ------
+    InputError
+        A table that is not a per-query table, a newer schema version, shards that disagree,
+        or a query of a run in two shards (one line naming the shards).
+
+    >>> from ragreport import evaluate
+    >>> qrels = {"1": {"a": 1}, "2": {"b": 1}, "10": {"c": 1}}
+    >>> run = {"1": ["a"], "2": ["x", "b"], "10": ["c"]}
+    >>> whole = evaluate(qrels, run, ["P@1"])
+    >>> a = evaluate({q: qrels[q] for q in ("1", "10")}, {q: run[q] for q in ("1", "10")},
+    ...              ["P@1"], k_max=20)
+    >>> b = evaluate({"2": qrels["2"]}, {"2": run["2"]}, ["P@1"], k_max=20)
+    >>> from ragreport.perquery import to_table
+    >>> [merged] = from_tables([to_table(b), to_table(a)])
+    >>> merged.query_ids, merged.values("P@1").tolist() == whole.values("P@1").tolist()
+    (['1', '2', '10'], True)
+    """
+    import pyarrow as pa
+
+    if not tables:
+        raise InputError("no per-query table to read")
+    names = list(sources) if sources is not None else [f"shard {i + 1}"
+                                                       for i in range(len(tables))]
+    if len(names) != len(tables):
+        raise RagReportError("sources must name every table")
+    metas = [table_meta(t, s) for t, s in zip(tables, names, strict=True)]
+    meta = merge_meta(metas, names)
+    shared = _conventions(meta["conventions"], names[0])
+    measures = tuple(measure_from(d, names[0]) for d in meta["measures"])
+    columns: list[tuple[str, str, Measure]] = []
+    for d in meta["columns"]:
+        name, kind = (d.get("column"), d.get("kind")) if isinstance(d, dict) else (None, None)
+        if not isinstance(name, str) or kind not in ("curve", "scalar", "judged"):
+            raise InputError(f"metadata {KEY}columns is malformed", names[0])
+        columns.append((name, str(kind), measure_from(d.get("measure"), names[0])))
+
+    # every row of every shard, with the shard it came from (for errors)
+    run_col: list[str] = []
+    qid_col: list[str] = []
+    shard_of: list[int] = []
+    row_of: list[int] = []
+    for i, (t, src) in enumerate(zip(tables, names, strict=True)):
+        for c in FIXED:
+            _column(t, c, src)
+        for c, kind, m in columns:
+            if kind != "scalar" or m.cutoff is None:  # else: read from the curve if missing
+                _column(t, str(c), src)
+        ids: dict[str, list[str]] = {}
+        for c in ("run", "query_id"):
+            col = t.column(c)
+            if pa.types.is_dictionary(col.type) and (
+                    pa.types.is_string(col.type.value_type)
+                    or pa.types.is_large_string(col.type.value_type)):
+                col = col.cast(col.type.value_type)  # categorical (pandas, Spark)
+            if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+                raise InputError(f"column {c!r} must hold strings, not {col.type}", src)
+            if col.null_count:
+                nulls = np.asarray(col.is_null().to_numpy(), dtype=bool)
+                raise InputError(f"column {c!r} is null", src,
+                                 row=int(np.flatnonzero(nulls)[0]) + 1)
+            ids[c] = col.to_pylist()
+        run_col += ids["run"]
+        qid_col += ids["query_id"]
+        shard_of += [i] * t.num_rows
+        row_of += range(t.num_rows)
+    unknown = sorted(set(run_col) - set(meta["runs"]))
+    if unknown:
+        raise InputError(f"run {unknown[0]!r} has rows but no counts in the metadata",
+                         names[shard_of[run_col.index(unknown[0])]])
+    wanted = [*FIXED[2:], *(str(c) for c, _, _ in columns)]  # run, query_id: read above
+    curve_of = {m: c for c, kind, m in columns if kind != "scalar"}
+    tables = [_with_points(t, src, columns, curve_of) for t, src in
+              zip(tables, names, strict=True)]
+    try:
+        full = pa.concat_tables([t.select(wanted) for t in tables],
+                                promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise InputError(f"the shards' columns do not match ({str(e).splitlines()[0]})",
+                         names[0]) from None
+    cols = {c: full.column(c).chunk(0) if full.column(c).num_chunks == 1
+            else full.column(c).combine_chunks() for c in wanted}
+    latency_col = [x for t in tables for x in (t.column("latency_ms").to_pylist()
+                                                if "latency_ms" in t.column_names
+                                                else [None] * t.num_rows)]
+
+    out: list[EvaluationResult] = []
+    for run in meta["runs"]:
+        idx = [j for j, r in enumerate(run_col) if r == run]
+        seen: dict[str, int] = {}
+        for j in idx:
+            q = qid_col[j]
+            if q in seen:
+                a, b = names[shard_of[seen[q]]], names[shard_of[j]]
+                where = f"{a} and {b}" if a != b else f"{a} (twice)"
+                hint = ""
+                if meta["runs"][run].get("shared_qrels") is True and shared.complete:
+                    hint = (" (with -c each shard evaluated every query of the whole qrels: "
+                            "such shards do not merge)")
+                raise InputError(f"query {q!r} of run {run!r} is in {where}; each query "
+                                 f"must be in one shard{hint}", b, row=row_of[j] + 1)
+            seen[q] = j
+        order = sorted_ids([qid_col[j] for j in idx], meta["id_order"])
+        take = np.array([seen[q] for q in order], dtype=np.int64)
+        where = names[0] if len(tables) == 1 else "per-query shards"
+        shown_rows = np.array([row_of[j] for j in take.tolist()], dtype=np.int64)
+
+        def place(i: int, take: Any = take) -> tuple[str, int]:
+            j = int(take[i])
+            return names[shard_of[j]], row_of[j] + 1
+        rm = meta["runs"][run]
+        k_max = rm.get("curve_width")
+        if isinstance(k_max, bool) or not isinstance(k_max, int) or k_max < 0:
+            raise InputError(f"metadata {KEY}runs: bad curve_width for run {run!r}", where)
+        conv = replace(shared, curve_width=k_max)
+        curves: dict[Measure, FloatArray] = {}
+        scalars: dict[Measure, FloatArray] = {}
+        beyond: dict[Measure, FloatArray] = {}
+        whole = shared.ties != "average"  # expected counts over tie orders are fractional
+        for (name, kind, m) in columns:
+            if kind in ("curve", "judged"):  # judged: Judged@K, kept for the health checks
+                curves[m] = _curve(cols[name], name, k_max, take, where, shown_rows,
+                                   rm.get("mixed_widths") is True)
+                _check_values(curves[m], m, name, whole, place)
+            else:
+                v = _floats(cols[name], name, take, where, shown_rows)
+                _check_values(v, m, name, whole, place)
+                if m.cutoff is not None:
+                    beyond[m] = v
+                else:
+                    scalars[m] = v
+        counts = _counts(rm.get("counts"), where)
+        if counts.evaluated != len(order):
+            raise InputError(f"run {run!r}: {len(order)} query rows but the counts say "
+                             f"{counts.evaluated} evaluated queries (a shard is missing or "
+                             "was filtered)", where)
+        n_ret = _ints(cols["retrieved"], "retrieved", take, where, shown_rows)
+        n_rel = _ints(cols["relevant"], "relevant", take, where, shown_rows)
+        judged = _ints(cols["judged"], "judged", take, where, shown_rows)
+        wide: dict[Measure, FloatArray] = {}
+        width = _whole_width(int(shared.k_max), n_ret, judged)
+        if width < k_max:  # e.g. an engine's partitions: curves k_max wide, cut as one
+            wide, k_max = curves, width  # evaluation of these queries cuts them
+            curves = {m: np.ascontiguousarray(c[:, :width]) for m, c in wide.items()}
+            conv = replace(shared, curve_width=k_max)
+        rel_ranks = _ranks(cols["relevant_ranks"], "relevant_ranks", n_ret, take, where,
+                           shown_rows)
+        judged_ranks = _ranks(cols["judged_ranks"], "judged_ranks", n_ret, take, where,
+                              shown_rows)
+        qrels_only_ids = [str(x) for x in rm.get("qrels_only_ids", [])]
+        if rm.get("shared_qrels") is True:  # a query of the whole qrels evaluated elsewhere
+            qrels_only_ids = [q for q in qrels_only_ids if q not in seen][:EXAMPLES]
+        ranking = _NoRanking(order, n_ret, n_rel, judged, float(conv.rel_level), counts,
+                             [str(x) for x in rm.get("run_only_ids", [])],
+                             qrels_only_ids,
+                             meta["id_order"], rel_ranks, judged_ranks)
+        latency = {qid_col[j]: float(latency_col[j]) for j in take.tolist()
+                   if latency_col[j] is not None}
+        latency.update({str(q): float(t) for q, t in (rm.get("latency_other") or {}).items()})
+        prints = {attr: common_value(m["fingerprints"].get(key) for m in metas if run in m["runs"])
+                  for attr, key in (("qrels_sha256", "qrels"),
+                                    ("qrels_judgments_sha256", "qrels_judgments"))}
+        out.append(PerQueryResult(
+            run_name=run, query_ids=order, measures=measures, k_max=k_max, curves=curves,
+            scalars=scalars, counts=counts, conventions=conv, ranking=ranking,
+            query_texts={}, latency_ms=latency, beyond=beyond, wide_curves=wide, **prints))
+    return out
+
+
+def _whole_width(k_max: int, n_ret: Any, judged: Any) -> int:
+    """The curves' width one evaluation of these queries has
+    (:func:`ragreport.engine.curve_width`, from the per-query counts: the ranked rows are
+    the retrieved documents, the qrels rows the judged ones)."""
+    from ..context import CURVE_CELLS, DEFAULT_K_MAX
+
+    n = len(n_ret)
+    depth = max(int(n_ret.max()) if n else 0, 1)
+    budget = max(CURVE_CELLS, int(np.sum(n_ret)) + int(np.sum(judged)))
+    return min(k_max, max(DEFAULT_K_MAX, min(depth, budget // max(n, 1))))
+
+
+def _conventions(d: Mapping[str, Any], source: str) -> Conventions:
+    names = {f.name for f in fields(Conventions)}
+    extra = sorted(set(d) - names)
+    if extra:
+        raise InputError(f"unknown convention {extra[0]!r} (written by a newer ragreport?)",
+                         source)
+    try:
+        args = dict(d)
+        if "compat_exceptions" in args:
+            args["compat_exceptions"] = tuple(args["compat_exceptions"])
+        return Conventions(**args)
+    except TypeError as e:
+        raise InputError(f"metadata {KEY}conventions is malformed ({e})", source) from None
+
+
+def _counts(d: Any, source: str) -> Counts:
+    names = [f.name for f in fields(Counts)]
+    if not isinstance(d, dict) or any(not isinstance(d.get(k, 0), int) for k in names):
+        raise InputError(f"metadata {KEY}runs: malformed counts", source)
+    return Counts(**{k: int(d.get(k, 0)) for k in names})
