@@ -16,7 +16,7 @@ import numpy.typing as npt
 from .data import Qrels, Run
 from .errors import RagReportError
 
-__all__ = ["Counts", "Ranking"]
+__all__ = ["Counts", "Ranking", "StoredRanks"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -227,3 +227,69 @@ class Ranking:
         if cache is None:
             cache = self.memo["index"] = {q: i for i, q in enumerate(self.query_ids)}
         return cache
+
+
+@dataclass(frozen=True, eq=False)
+class StoredRanks:
+    """What a result read from per-query tables keeps of its rankings: per query, the
+    documents retrieved, the relevant ones (at the evaluation's level) and the judged ones,
+    their ranks, and the counts and examples of the alignment; no documents, scores or
+    grades (:attr:`ragreport.result.EvaluationResult.has_rankings` is then False).
+
+    It answers the part of :class:`Ranking`'s interface that needs no document: the query
+    index, ``n_ret``, ``n_relevant`` and ``relevant_ranks`` (at ``level`` only),
+    ``judged_ranks``, ``judged_counts``, ``depth``, ``counts``, the run-only and
+    qrels-only ids and ``id_order``.
+    """
+
+    query_ids: list[str]
+    n_ret: IntArray
+    n_rel: IntArray
+    judged: IntArray
+    level: float
+    counts: Counts
+    run_only_ids: list[str]
+    qrels_only_ids: list[str]
+    id_order: str
+    rel_ranks: tuple[IntArray, IntArray]
+    stored_judged_ranks: tuple[IntArray, IntArray]
+    memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def depth(self) -> int:
+        return max(int(self.n_ret.max()) if len(self.n_ret) else 0, 1)
+
+    def query_index(self, qid: str) -> int:
+        index: dict[str, int] | None = self.memo.get("index")
+        if index is None:
+            index = self.memo["index"] = {q: i for i, q in enumerate(self.query_ids)}
+        try:
+            return index[qid]
+        except KeyError:
+            raise RagReportError(f"query {qid!r} was not evaluated") from None
+
+    def _at_level(self, rel_level: float) -> None:
+        if float(rel_level) != self.level:
+            raise RagReportError("per-query results hold the relevant documents at the "
+                                 f"evaluation's level {self.level:g} only")
+
+    def n_relevant(self, rel_level: float) -> IntArray:
+        self._at_level(rel_level)
+        return self.n_rel
+
+    def relevant_ranks(self, rel_level: float) -> tuple[IntArray, IntArray]:
+        """(query, 0-based rank) of every relevant retrieved document (stored)."""
+        self._at_level(rel_level)
+        return self.rel_ranks
+
+    def judged_ranks(self) -> tuple[IntArray, IntArray]:
+        """(query, 0-based rank) of every judged retrieved document (stored)."""
+        return self.stored_judged_ranks
+
+    def judged_counts(self) -> IntArray:
+        """Judgments per query (stored)."""
+        return self.judged

@@ -5,19 +5,20 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from .errors import MeasureError
+from .errors import MeasureError, RagReportError
 from .measures import Measure, parse_measure
 from .metrics import FloatArray
+from .ranking import Ranking, StoredRanks
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
     from .docmap import DocMap, DocMapInfo
-    from .ranking import Counts, Ranking
+    from .ranking import Counts
 
 __all__ = ["ChunkLevel", "Conventions", "EvaluationResult", "RankedDoc"]
 
@@ -136,7 +137,7 @@ class EvaluationResult:
         scalars: dict[Measure, FloatArray],
         counts: Counts,
         conventions: Conventions,
-        ranking: Ranking,
+        ranking: Ranking | StoredRanks,
         query_texts: dict[str, str],
         latency_ms: dict[str, float] | None = None,
         document: EvaluationResult | None = None,
@@ -145,6 +146,9 @@ class EvaluationResult:
         doc_map: DocMap | None = None,
         chunk_level: ChunkLevel | None = None,
         beyond: Mapping[Measure, FloatArray] | None = None,
+        wide_curves: Mapping[Measure, FloatArray] | None = None,
+        qrels_sha256: str | None = None,
+        qrels_judgments_sha256: str | None = None,
     ) -> None:
         self.run_name = run_name
         self.query_ids = list(query_ids)
@@ -172,6 +176,29 @@ class EvaluationResult:
         #: Values of measures past the curves' width, computed when first asked for (or
         #: given: read from per-query files).
         self._beyond_values: dict[Measure, FloatArray] = dict(beyond or {})
+        #: Read from per-query tables: curves stored wider than one evaluation of these
+        #: queries has (an engine's partitions), for values past the cut.
+        self.wide_curves: dict[Measure, FloatArray] = dict(wide_curves or {})
+        #: Read from per-query tables: the qrels' fingerprint every shard of the run states
+        #: (``evaluate --per-query-out`` writes the qrels file's SHA-256), and the
+        #: judgments' (:func:`~ragreport.analysis.drift.judgments_sha256`); None when a shard
+        #: states none (the engines) or for an evaluation.
+        self.qrels_sha256 = qrels_sha256
+        self.qrels_judgments_sha256 = qrels_judgments_sha256
+
+    @property
+    def has_rankings(self) -> bool:
+        """Whether the rankings are here (False for a result read from per-query tables,
+        whose :attr:`ranking` is a :class:`~ragreport.ranking.StoredRanks`: no ranked lists,
+        judgments or tie analysis)."""
+        return isinstance(self.ranking, Ranking)
+
+    def require_ranking(self) -> Ranking:
+        """The rankings; a RagReportError when the result holds none (per-query tables)."""
+        if not isinstance(self.ranking, Ranking):
+            raise RagReportError("per-query results hold no rankings; use the qrels and run "
+                                 "files")
+        return self.ranking
 
     def replace(self, **changes: Any) -> EvaluationResult:
         """A new result with the given constructor fields changed (``conventions=``,
@@ -179,7 +206,8 @@ class EvaluationResult:
         fields = {k: getattr(self, k) for k in (
             "run_name", "query_ids", "measures", "k_max", "curves", "scalars", "counts",
             "conventions", "ranking", "query_texts", "latency_ms", "document", "redundancy",
-            "doc_map_info", "doc_map", "chunk_level")}
+            "doc_map_info", "doc_map", "chunk_level", "wide_curves", "qrels_sha256",
+            "qrels_judgments_sha256")}
         fields["beyond"] = self._beyond_values
         return EvaluationResult(**(fields | changes))
 
@@ -235,6 +263,10 @@ class EvaluationResult:
                     self.curve(m)  # raises: the family was not evaluated
                 return self._beyond(m)
             return self.curve(m)[:, m.cutoff - 1]
+        if m not in self.scalars and not self.has_rankings:  # as for a curve past the files
+            raise MeasureError(f"{m} is not in the per-query results (stored: "
+                               f"{', '.join(map(str, self.scalars)) or 'none'}); evaluate "
+                               "with it among the measures")
         if m not in self.scalars:
             raise MeasureError(f"{m} was not computed; pass it in measures= "
                                f"(computed: {', '.join(map(str, self.scalars))})")
@@ -243,11 +275,30 @@ class EvaluationResult:
     def _beyond(self, m: Measure) -> FloatArray:
         cache = self._beyond_values
         if m not in cache:
-            from .kernel import cutoff_values
-
-            cache[m] = cutoff_values(self.ranking, m, float(self.conventions.rel_level),
-                                     ties=self.conventions.ties)
+            cache[m] = self._past_curves(m)
         return cache[m]
+
+    def _past_curves(self, m: Measure) -> FloatArray:
+        """A measure at a cutoff past the curves: from the rankings' sparse forms; read from
+        per-query tables, from the curves stored wider, or (a health measure, Judged@K) from
+        the stored judged ranks."""
+        from .context import Context
+        from .kernel import cutoff_values, kernel_of
+
+        level = float(self.conventions.rel_level)
+        if isinstance(self.ranking, Ranking):
+            return cutoff_values(self.ranking, m, level, ties=self.conventions.ties)
+        wide = self.wide_curves
+        if m.cutoff is not None and m.curve_key in wide \
+                and m.cutoff <= wide[m.curve_key].shape[1]:  # stored beyond the cut
+            return np.ascontiguousarray(wide[m.curve_key][:, m.cutoff - 1])
+        at = kernel_of(m).at
+        if m.family.health and at is not None and m.cutoff is not None \
+                and self.conventions.ties != "average":
+            # its at-K form reads the judged ranks and the retrieved counts only
+            return at(Context(cast("Ranking", self.ranking), level), m, m.cutoff)
+        raise RagReportError(f"{m} is not in the per-query results (the curves stop at K = "
+                             f"{self.k_max}); evaluate with it among the measures")
 
     def mean(self, measure: str | Measure) -> float:
         """Mean over the evaluated queries (rounded as the peer reports it under a ``compat``
@@ -281,7 +332,7 @@ class EvaluationResult:
     # ---- rankings, for display -------------------------------------------------------------
     def ranked_list(self, query_id: str, limit: int | None = None) -> list[RankedDoc]:
         """The query's ranking as evaluated (after ordering and ``max_depth``)."""
-        rk = self.ranking
+        rk = self.require_ranking()
         i = rk.query_index(query_id)
         lo, hi = int(rk.ret_offsets[i]), int(rk.ret_offsets[i + 1])
         if limit is not None:
@@ -300,7 +351,7 @@ class EvaluationResult:
 
     def judged(self, query_id: str) -> list[tuple[str, float]]:
         """(doc id, grade) of every judged document of the query, best grade first."""
-        rk = self.ranking
+        rk = self.require_ranking()
         i = rk.query_index(query_id)
         lo, hi = int(rk.qrels_offsets[i]), int(rk.qrels_offsets[i + 1])
         rows = rk.qrels_rows[lo:hi]

@@ -99,10 +99,11 @@ from .kernel import kernel_of, measure_values
 from .measures import Measure, parse_measure
 from .metrics import BoolArray, FloatArray, IntArray
 from .ranking import Ranking
+from .result import ChunkLevel
 from .tiegroups import attach_uncut, cut_at, has_ties, mixed_rows, straddles, subset, tie_orders
 
 if TYPE_CHECKING:
-    from .result import ChunkLevel, EvaluationResult
+    from .result import EvaluationResult
     from .targets import Target, TargetCheck
 
 __all__ = [
@@ -133,7 +134,7 @@ def uncut(result: EvaluationResult | ChunkLevel) -> tuple[Ranking, int | None]:
     it is remembered on the result's ranking)."""
     from .align import align
 
-    rk = result.ranking
+    rk = result.ranking if isinstance(result, ChunkLevel) else result.require_ranking()
     c = result.conventions
     cache: dict[str, Any] = rk.memo
     got = cache.get("uncut")
@@ -241,7 +242,7 @@ def exposure(result: EvaluationResult, measure: str | Measure,
     kern = kernel_of(m)
     scored, unresolved = _scored(result)
     whole = unresolved is None
-    rk, depth = uncut(result) if scored else (result.ranking, None)
+    rk, depth = uncut(result) if scored else (result.require_ranking(), None)
     value = result.values(m)
     n = len(value)
     level = float(result.conventions.rel_level)

@@ -205,7 +205,7 @@ def judged_at(result: EvaluationResult, k: int) -> FloatArray:
         return np.asarray(result.values(m), dtype=np.float64)
     from ..kernel import cutoff_values
 
-    return cutoff_values(result.ranking, m, float(result.conventions.rel_level),
+    return cutoff_values(result.require_ranking(), m, float(result.conventions.rel_level),
                          ties=result.conventions.ties)
 
 
@@ -234,7 +234,7 @@ def unjudged_in_top(result: EvaluationResult, i: int, k: int) -> tuple[int, int]
     >>> unjudged_in_top(r, 0, 3), unjudged_in_top(r, 0, 10)
     ((3, 1), (4, 2))
     """
-    rk = result.ranking
+    rk = result.require_ranking()
     lo = int(rk.ret_offsets[i])
     top = min(int(k), int(rk.n_ret[i]))
     return top, int(np.isnan(rk.ret_grades[lo:lo + top]).sum())

@@ -343,8 +343,8 @@ class ExplorerState:
         level = float(r.conventions.rel_level)
         at = kernel_of(m).at
         if r.conventions.ties != "trec_eval" or at is None or m.cutoff is None:
-            return cutoff_values(r.ranking, m, level, ties=r.conventions.ties)
-        ctx = self._memo(("engine-context", run), lambda: Context(r.ranking, level))
+            return cutoff_values(r.require_ranking(), m, level, ties=r.conventions.ties)
+        ctx = self._memo(("engine-context", run), lambda: Context(r.require_ranking(), level))
         return np.asarray(at(ctx, m, m.cutoff), dtype=np.float64)
 
     def _kinds_parts(self, i: int) -> tuple[npt.NDArray[np.int8], IntArray]:
@@ -957,7 +957,7 @@ class ExplorerState:
 
     def _ranked(self, run: int, qid: str) -> dict[str, Any]:
         r = self.results[run]
-        rk = r.ranking
+        rk = r.require_ranking()
         i = self.position(run, qid)
         lo, hi = int(rk.ret_offsets[i]), int(rk.ret_offsets[i + 1])
         n_ret = hi - lo
@@ -1095,7 +1095,7 @@ class ExplorerState:
         if r.doc_map is not None or c.doc_map is not None or c.order != "score" \
                 or c.ties != "trec_eval":
             return None
-        rk = r.ranking
+        rk = r.require_ranking()
         i = self.position(run, qid)
         lo, hi = int(rk.ret_offsets[i]), int(rk.ret_offsets[i + 1])
         docs = rk.run.doc_ids.take(rk.run_rows[lo:hi]).to_pylist()

@@ -51,7 +51,7 @@ on everything else (the fingerprints only when both state one); a run's curves s
 narrowest shard's width.
 
 What a table cannot hold: the rankings themselves (documents, scores, grades). A result read
-back has no rankings (:attr:`PerQueryResult.has_rankings` is False): the report built from it
+back has no rankings (:attr:`EvaluationResult.has_rankings` is False): the report built from it
 omits the worst queries' ranked lists and the tie exposure (which need the scores), and says
 so; every number it does show is the one the raw files give.
 
@@ -70,10 +70,9 @@ from __future__ import annotations
 
 from .files import is_per_query, read, shard_files
 from .meta import merge_meta, stated_qrels, table_meta
-from .read import PerQueryResult, from_tables, has_rankings, unjudged_in_top
+from .read import from_tables, unjudged_in_top
 from .schema import SCHEMA_NAME, SCHEMA_VERSION
 from .write import to_table, write
 
-__all__ = ["SCHEMA_NAME", "SCHEMA_VERSION", "PerQueryResult", "from_tables", "has_rankings",
-           "is_per_query", "merge_meta", "read", "shard_files", "stated_qrels", "table_meta",
-           "to_table", "unjudged_in_top", "write"]
+__all__ = ["SCHEMA_NAME", "SCHEMA_VERSION", "from_tables", "is_per_query", "merge_meta", "read",
+           "shard_files", "stated_qrels", "table_meta", "to_table", "unjudged_in_top", "write"]

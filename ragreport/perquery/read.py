@@ -8,11 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..context import Context
-from ..errors import InputError, MeasureError, RagReportError
-from ..kernel import kernel_of
+from ..errors import InputError, RagReportError
 from ..measures import Measure
-from ..ranking import Counts
+from ..ranking import Counts, StoredRanks
 from ..result import Conventions, EvaluationResult
 
 if TYPE_CHECKING:
@@ -22,131 +20,7 @@ if TYPE_CHECKING:
 from .meta import common_value, merge_meta, sorted_ids, table_meta
 from .schema import EXAMPLES, FIXED, KEY, measure_from
 
-__all__ = ["PerQueryResult", "from_tables", "has_rankings", "unjudged_in_top"]
-
-
-class _NoRanking:
-    """What the analysis and report read of a ranking, for a result read from per-query
-    tables: the query index, per-query counts and the run-only / qrels-only examples. Any
-    other use (documents, scores, grades) is an error saying the rankings are not there."""
-
-    def __init__(self, query_ids: list[str], n_ret: Any, n_rel: Any, judged: Any,
-                 level: float, counts: Counts, run_only_ids: list[str],
-                 qrels_only_ids: list[str], id_order: str, rel_ranks: tuple[Any, Any],
-                 judged_ranks: tuple[Any, Any]) -> None:
-        self.query_ids = query_ids
-        self._rel_ranks = rel_ranks
-        self._judged_ranks = judged_ranks
-        self._index = {q: i for i, q in enumerate(query_ids)}
-        self.n_ret = n_ret
-        self._n_rel = n_rel
-        self.judged = judged
-        self._level = level
-        self.counts = counts
-        self.run_only_ids = run_only_ids
-        self.qrels_only_ids = qrels_only_ids
-        self.id_order = id_order
-
-    @property
-    def n_queries(self) -> int:
-        return len(self.query_ids)
-
-    @property
-    def depth(self) -> int:
-        return max(int(self.n_ret.max()) if len(self.n_ret) else 0, 1)
-
-    def query_index(self, qid: str) -> int:
-        try:
-            return self._index[qid]
-        except KeyError:
-            raise RagReportError(f"query {qid!r} was not evaluated") from None
-
-    def _at_level(self, rel_level: float) -> None:
-        if float(rel_level) != self._level:
-            raise RagReportError("per-query results hold the relevant documents at the "
-                                 f"evaluation's level {self._level:g} only")
-
-    def n_relevant(self, rel_level: float) -> Any:
-        self._at_level(rel_level)
-        return self._n_rel
-
-    def relevant_ranks(self, rel_level: float) -> tuple[Any, Any]:
-        """(query, 0-based rank) of every relevant retrieved document (stored)."""
-        self._at_level(rel_level)
-        return self._rel_ranks
-
-    def judged_ranks(self) -> tuple[Any, Any]:
-        """(query, 0-based rank) of every judged retrieved document (stored)."""
-        return self._judged_ranks
-
-    def judged_counts(self) -> Any:
-        """Judgments per query (stored)."""
-        return self.judged
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        raise RagReportError(f"per-query results hold no rankings ({name} is not stored); "
-                             "use the qrels and run files for this")
-
-
-class PerQueryResult(EvaluationResult):
-    """An :class:`EvaluationResult` read back from per-query tables: every value, curve and
-    count of the evaluation, without the rankings (:attr:`has_rankings` is False)."""
-
-    has_rankings = False
-
-    def __init__(self, *, wide_curves: Mapping[Measure, FloatArray] | None = None,
-                 qrels_sha256: str | None = None, qrels_judgments_sha256: str | None = None,
-                 **fields: Any) -> None:
-        super().__init__(**fields)
-        #: Curves stored wider than one evaluation of these queries has (an engine's
-        #: partitions), for values past the cut.
-        self.wide_curves: dict[Measure, FloatArray] = dict(wide_curves or {})
-        #: The qrels' fingerprint every shard of this run states (``evaluate
-        #: --per-query-out`` writes the qrels file's SHA-256); None when a shard states none
-        #: (the engines).
-        self.qrels_sha256 = qrels_sha256
-        #: The same for the judgments' fingerprint
-        #: (:func:`~ragreport.analysis.drift.judgments_sha256`).
-        self.qrels_judgments_sha256 = qrels_judgments_sha256
-
-    def values(self, measure: str | Measure) -> FloatArray:
-        m = self._measure(measure)
-        if m.cutoff is None and m not in self.scalars:  # said as for a curve beyond the files
-            raise MeasureError(f"{m} is not in the per-query results (stored: "
-                               f"{', '.join(map(str, self.scalars)) or 'none'}); evaluate "
-                               "with it among the measures")
-        return super().values(m)
-
-    def _beyond(self, m: Measure) -> FloatArray:
-        cache = self._beyond_values
-        if m in cache:
-            return cache[m]
-        wide = self.wide_curves
-        if m.cutoff is not None and m.curve_key in wide \
-                and m.cutoff <= wide[m.curve_key].shape[1]:  # stored beyond the cut
-            cache[m] = np.ascontiguousarray(wide[m.curve_key][:, m.cutoff - 1])
-            return cache[m]
-        at = kernel_of(m).at
-        if m.family.health and at is not None and m.cutoff is not None \
-                and self.conventions.ties != "average":  # from the stored judged ranks
-            level = float(self.conventions.rel_level)
-            cache[m] = at(Context(self.ranking, level), m, m.cutoff)
-            return cache[m]
-        raise RagReportError(f"{m} is not in the per-query results (the curves stop at K = "
-                             f"{self.k_max}); evaluate with it among the measures")
-
-    def ranked_list(self, query_id: str, limit: int | None = None) -> Any:
-        raise RagReportError("per-query results hold no rankings; use the qrels and run files")
-
-    def judged(self, query_id: str) -> list[tuple[str, float]]:
-        raise RagReportError("per-query results hold no rankings; use the qrels and run files")
-
-
-def has_rankings(result: EvaluationResult) -> bool:
-    """Whether ``result`` carries its rankings (False when read from per-query tables)."""
-    return bool(getattr(result, "has_rankings", True))
+__all__ = ["from_tables", "unjudged_in_top"]
 
 
 def _column(table: pa.Table, name: str, source: str) -> Any:
@@ -361,7 +235,8 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
     -------
     list of EvaluationResult
         One per run, in the order the runs first appear; without rankings
-        (:class:`PerQueryResult`).
+        (an :class:`~ragreport.result.EvaluationResult` whose ranking is a
+        :class:`~ragreport.ranking.StoredRanks`).
 
     Raises
     ------
@@ -515,7 +390,7 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
         qrels_only_ids = [str(x) for x in rm.get("qrels_only_ids", [])]
         if rm.get("shared_qrels") is True:  # a query of the whole qrels evaluated elsewhere
             qrels_only_ids = [q for q in qrels_only_ids if q not in seen][:EXAMPLES]
-        ranking = _NoRanking(order, n_ret, n_rel, judged, float(conv.rel_level), counts,
+        ranking = StoredRanks(order, n_ret, n_rel, judged, float(conv.rel_level), counts,
                              [str(x) for x in rm.get("run_only_ids", [])],
                              qrels_only_ids,
                              meta["id_order"], rel_ranks, judged_ranks)
@@ -525,7 +400,7 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
         prints = {attr: common_value(m["fingerprints"].get(key) for m in metas if run in m["runs"])
                   for attr, key in (("qrels_sha256", "qrels"),
                                     ("qrels_judgments_sha256", "qrels_judgments"))}
-        out.append(PerQueryResult(
+        out.append(EvaluationResult(
             run_name=run, query_ids=order, measures=measures, k_max=k_max, curves=curves,
             scalars=scalars, counts=counts, conventions=conv, ranking=ranking,
             query_texts={}, latency_ms=latency, beyond=beyond, wide_curves=wide, **prints))

@@ -34,7 +34,7 @@ def _judged_curve(result: EvaluationResult) -> FloatArray:
     if result.n_queries == 0 or result.k_max == 0:
         return np.zeros((result.n_queries, result.k_max))
     level = float(result.conventions.rel_level)
-    cols = [cutoff_values(result.ranking, Measure("Judged", k), level,
+    cols = [cutoff_values(result.require_ranking(), Measure("Judged", k), level,
                           ties=result.conventions.ties) for k in range(1, result.k_max + 1)]
     return np.column_stack(cols)
 

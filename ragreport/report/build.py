@@ -20,7 +20,6 @@ from ..analysis.failures import FAILURE_KINDS, judged_at, unjudged_in_top, worst
 from ..analysis.targets import drop_beyond, drop_fails, run_checks
 from ..errors import RagReportError
 from ..measures import Measure, parse_measure
-from ..perquery import has_rankings
 from ..perquery import unjudged_in_top as stored_unjudged_in_top
 from ..present import (
     p_clause,
@@ -280,7 +279,7 @@ def build_report(
         t_lower = {run: {m: lo for m, (lo, _) in c.items()} for run, c in doc_cis.items()}
     checks = run_checks(t_results, targets, t_lower if info is not None else None)
     # tie exposure of the target measures, on the results the targets are checked on
-    ranked = all(has_rankings(r) for r in results)  # per-query results hold no rankings
+    ranked = all(r.has_rankings for r in results)  # per-query results hold no rankings
     tie_rows = tie_checks(doc_results if target_level == "document" and doc_results
                           is not None else results, targets, checks) if ranked else []
     target_rows = []
@@ -468,7 +467,7 @@ def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Map
     texts = {**r.query_texts, **queries}
     judged = judged_at(r, k) if len(sel.indices) else np.zeros(0)
     details = []
-    ranked = has_rankings(r)  # per-query results (ragreport.perquery): no ranked lists
+    ranked = r.has_rankings  # per-query results (ragreport.perquery): no ranked lists
     for i in sel.indices.tolist():
         q = r.query_ids[i]
         rows = [RankRow(d.rank, d.doc_id, "" if d.score is None else f"{d.score:g}",

@@ -22,7 +22,6 @@ from ragreport.perquery import (
     SCHEMA_NAME,
     SCHEMA_VERSION,
     from_tables,
-    has_rankings,
     is_per_query,
     read,
     to_table,
@@ -85,7 +84,7 @@ def test_round_trip_generated(options: dict[str, Any]) -> None:
     measures = [m for m in MEASURES if not (options.get("ties") == "average" and "ERR" in m)]
     r = evaluate(qrels, run, measures, **options)
     [back] = from_tables([to_table(r)])
-    assert not has_rankings(back) and has_rankings(r)
+    assert not back.has_rankings and r.has_rankings
     _same(r, back)
     # and through Parquet bytes, twice (a result read back writes the same table)
     buf = pa.BufferOutputStream()
