@@ -24,7 +24,6 @@ BIG_MODULES = {
     "explorer/state.py": 1308,
     "explorer/static/explorer.js": 1749,
     "io/tabular.py": 733,
-    "metrics.py": 868,
     "notebook.py": 641,
     "report/markdown.py": 773,
     "report/model.py": 766,

@@ -129,7 +129,9 @@ def test_iprec_by_hand() -> None:
 
 def test_lround_is_c_lround() -> None:
     x = np.array([0.49999999999999994, 0.5, 1.5, 2.5, 2.4999999999999996, 0.0])
-    assert metrics._lround(x).tolist() == [0.0, 1.0, 2.0, 3.0, 2.0, 0.0]
+    from ragreport.metrics import setwise
+
+    assert setwise._lround(x).tolist() == [0.0, 1.0, 2.0, 3.0, 2.0, 0.0]
 
 
 def test_err_by_hand() -> None:
