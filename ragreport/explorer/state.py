@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -41,7 +41,7 @@ from ..analysis.failures import (
 from ..analysis.targets import passes_array, run_checks, target_values
 from ..errors import RagReportError
 from ..io.slices import QuerySlices
-from ..kernel import cutoff_values
+from ..kernel import cutoff_values, kernel_of
 from ..measures import Measure, parse_measure
 from ..parallel import Mapper, map_with
 from ..present import measure_label, measure_title, shown, snippet, target_rule
@@ -332,20 +332,20 @@ class ExplorerState:
         return got
 
     def _cutoff(self, run: int, m: Measure) -> FloatArray:
-        """(queries,) values of ``m`` (with a cutoff past the evaluated curves): what
-        :func:`ragreport.kernel.cutoff_values` computes, keeping the engine's per-ranking
-        context (the relevant ranks, gains and ideal gains do not depend on K), so moving K
-        costs one pass over the relevant ranks instead of re-deriving them from the ranking."""
+        """(queries,) values of ``m`` past the curves (:func:`~ragreport.kernel.cutoff_values`),
+        one pass over the relevant ranks (stored ones too, read from per-query files) per K."""
         from ..context import Context
-        from ..kernel import kernel_of
 
         r = self.results[run]
-        level = float(r.conventions.rel_level)
-        at = kernel_of(m).at
+        level, at = float(r.conventions.rel_level), kernel_of(m).at
         if r.conventions.ties != "trec_eval" or at is None or m.cutoff is None:
             return cutoff_values(r.require_ranking(), m, level, ties=r.conventions.ties)
-        ctx = self._memo(("engine-context", run), lambda: Context(r.require_ranking(), level))
-        return np.asarray(at(ctx, m, m.cutoff), dtype=np.float64)
+        ctx = self._memo(("engine-context", run), lambda: Context(cast(Any, r.ranking), level))
+        try:
+            return np.asarray(at(ctx, m, m.cutoff), dtype=np.float64)
+        except AttributeError:  # gains or grades, which per-query files do not hold
+            raise RagReportError(f"per-query results hold no rankings ({m} needs the grades "
+                                 "of the documents); use the qrels and run files") from None
 
     def _kinds_parts(self, i: int) -> tuple[npt.NDArray[np.int8], IntArray]:
         """Run ``i``'s failure kinds at the deepest K and first relevant ranks (once)."""

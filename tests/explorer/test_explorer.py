@@ -1131,3 +1131,22 @@ def test_the_report_refuses_two_sets_of_statistics_settings() -> None:
         build_report(res, [], settings=StatsSettings(), resamples=100)
     with pytest.raises(RagReportError, match="settings must be a StatsSettings"):
         ExplorerState(res, settings={"resamples": 100})  # type: ignore[arg-type]
+
+
+def test_per_query_results_give_rank_measures_past_their_curves() -> None:
+    """Read from per-query files (no rankings), the explorer still moves K past the stored
+    curves for the measures of the ranks (P, R, RR, AP...), with the values of the full
+    result; a measure that needs the grades says the rankings are not there."""
+    from ragreport.errors import RagReportError
+    from ragreport.perquery import from_tables, to_table
+
+    qrels = {"a": {"x": 1, "z": 2}, "b": {"y": 1}, "c": {"w": 1}}
+    run = {"a": ["p", "x", "q", "r", "z"], "b": ["y", "s"], "c": ["t", "u", "v", "s", "w"]}
+    full = ragreport.evaluate(qrels, run, ["P@1", "nDCG@3"], k_max=3)
+    [back] = from_tables([to_table(full)])
+    state = ExplorerState([back], targets=[], measure="P", k=5)  # past the 3 stored
+    for fam in ("P", "R", "F1", "HitRate", "RR", "AP"):
+        assert state.values(0, Measure(fam), 5).tolist() == \
+            full.values(f"{fam}@5").tolist()
+    with pytest.raises(RagReportError, match="per-query results hold no rankings"):
+        state.values(0, Measure("nDCG"), 5)
