@@ -16,11 +16,39 @@ import numpy.typing as npt
 from .data import Qrels, Run
 from .errors import RagReportError
 
-__all__ = ["Counts", "Ranking", "StoredRanks"]
+__all__ = ["Counts", "QueryIndexed", "Ranking", "StoredRanks"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+
+
+class QueryIndexed:
+    """The per-query index both :class:`Ranking` and :class:`StoredRanks` answer from their
+    ``query_ids``, ``n_ret`` and ``memo``."""
+
+    query_ids: list[str]
+    n_ret: IntArray
+    memo: dict[Any, Any]
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def depth(self) -> int:
+        """Length of the deepest ranking (at least 1)."""
+        return max(int(self.n_ret.max()) if len(self.n_ret) else 0, 1)
+
+    def query_index(self, qid: str) -> int:
+        """Position of a query id among the evaluated queries."""
+        index: dict[str, int] | None = self.memo.get("index")
+        if index is None:
+            index = self.memo["index"] = {q: i for i, q in enumerate(self.query_ids)}
+        try:
+            return index[qid]
+        except KeyError:
+            raise RagReportError(f"query {qid!r} was not evaluated") from None
 
 
 @dataclass(frozen=True)
@@ -42,7 +70,7 @@ class Counts:
 
 
 @dataclass(frozen=True, eq=False)
-class Ranking:
+class Ranking(QueryIndexed):
     """A run ordered per query and joined to the qrels, kept in sparse (ragged) form.
 
     ``ret_grades[ret_offsets[q] + i]`` is the grade of the document at rank ``i + 1`` of query
@@ -83,15 +111,6 @@ class Ranking:
     #: the same ranking before its ``max_depth`` cut: :mod:`ragreport.tiegroups`). Not
     #: copied by ``dataclasses.replace``: a new ranking derives its own.
     memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    @property
-    def n_queries(self) -> int:
-        return len(self.query_ids)
-
-    @property
-    def depth(self) -> int:
-        """Length of the deepest ranking (at least 1)."""
-        return max(int(self.n_ret.max()) if len(self.n_ret) else 0, 1)
 
     def _positions(self) -> tuple[IntArray, IntArray]:
         """(query, 0-based rank) of every ranked row, in ranking order."""
@@ -214,23 +233,9 @@ class Ranking:
         out[qi[keep], pos[keep]] = g[keep]
         return out
 
-    def query_index(self, qid: str) -> int:
-        """Position of a query id among the evaluated queries."""
-        try:
-            return self._index[qid]
-        except KeyError:
-            raise RagReportError(f"query {qid!r} was not evaluated") from None
-
-    @property
-    def _index(self) -> dict[str, int]:
-        cache: dict[str, int] | None = self.memo.get("index")
-        if cache is None:
-            cache = self.memo["index"] = {q: i for i, q in enumerate(self.query_ids)}
-        return cache
-
 
 @dataclass(frozen=True, eq=False)
-class StoredRanks:
+class StoredRanks(QueryIndexed):
     """What a result read from per-query tables keeps of its rankings: per query, the
     documents retrieved, the relevant ones (at the evaluation's level) and the judged ones,
     their ranks, and the counts and examples of the alignment; no documents, scores or
@@ -254,23 +259,6 @@ class StoredRanks:
     rel_ranks: tuple[IntArray, IntArray]
     stored_judged_ranks: tuple[IntArray, IntArray]
     memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    @property
-    def n_queries(self) -> int:
-        return len(self.query_ids)
-
-    @property
-    def depth(self) -> int:
-        return max(int(self.n_ret.max()) if len(self.n_ret) else 0, 1)
-
-    def query_index(self, qid: str) -> int:
-        index: dict[str, int] | None = self.memo.get("index")
-        if index is None:
-            index = self.memo["index"] = {q: i for i, q in enumerate(self.query_ids)}
-        try:
-            return index[qid]
-        except KeyError:
-            raise RagReportError(f"query {qid!r} was not evaluated") from None
 
     def _at_level(self, rel_level: float) -> None:
         if float(rel_level) != self.level:

@@ -13,19 +13,19 @@ from dataclasses import dataclass
 
 from .errors import RagReportError
 
-__all__ = ["MAX_RESAMPLES", "StatsSettings"]
+__all__ = ["MAX_RESAMPLES", "StatsSettings", "is_int", "is_number"]
 
 #: The most bootstrap resamples (and randomization-test samples) a report may ask for: the
 #: intervals are kept per resample and measure, so memory grows with this number.
 MAX_RESAMPLES = 1_000_000
 
 
-def _is_int(x: object) -> bool:
+def is_int(x: object) -> bool:
     """An integer (numpy's too), not a bool."""
     return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 
-def _is_number(x: object) -> bool:
+def is_number(x: object) -> bool:
     """A finite real number (numpy's too), not a bool."""
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(float(x))
 
@@ -67,15 +67,15 @@ class StatsSettings:
     alpha: float = 0.05
 
     def __post_init__(self) -> None:
-        if not _is_number(self.level) or not 0 < float(self.level) < 1:
+        if not is_number(self.level) or not 0 < float(self.level) < 1:
             raise RagReportError(f"ci_level must be a number > 0 and < 1, got {self.level!r}")
-        if not _is_number(self.alpha) or not 0 < float(self.alpha) < 1:
+        if not is_number(self.alpha) or not 0 < float(self.alpha) < 1:
             raise RagReportError(f"alpha must be a number > 0 and < 1, got {self.alpha!r}")
         for name, n in (("resamples", self.resamples),
                         ("curve_resamples", self.curve_resamples)):
-            if not _is_int(n) or not 1 <= int(n) <= MAX_RESAMPLES:
+            if not is_int(n) or not 1 <= int(n) <= MAX_RESAMPLES:
                 raise RagReportError(f"{name} must be an integer from 1 to {MAX_RESAMPLES}, "
                                      f"got {n!r}")
-        if not _is_int(self.seed) or not 0 <= int(self.seed) < 2**63:
+        if not is_int(self.seed) or not 0 <= int(self.seed) < 2**63:
             raise RagReportError(f"seed must be an integer from 0 to 2**63 - 1, got "
                                  f"{self.seed!r}")

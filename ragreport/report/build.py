@@ -31,7 +31,7 @@ from ..present import (
     threshold_text,
 )
 from ..result import EvaluationResult
-from ..settings import StatsSettings
+from ..settings import StatsSettings, is_number
 from ..targets import Target
 from ..ties import TieCheck, tie_checks
 
@@ -405,9 +405,7 @@ def build_report(
 
 def _check_max_drop(max_drop: float | None) -> None:
     """A ``max_drop`` that would switch the check off silently (NaN) is an error."""
-    if max_drop is not None and (isinstance(max_drop, (bool, np.bool_)) or not isinstance(
-            max_drop, (int, float, np.integer, np.floating)) or not np.isfinite(float(max_drop))
-            or not 0 <= float(max_drop) < 1):
+    if max_drop is not None and (not is_number(max_drop) or not 0 <= float(max_drop) < 1):
         raise RagReportError(f"max_drop must be a number >= 0 and < 1, got {max_drop!r}")
 
 
