@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .io.slices import load_slices
     from .measures import Measure, parse_measure, parse_measures
     from .report import InputFile, Report, build_report
-    from .report.baseline import drift_checks, load_baseline_report, with_stored_baseline
+    from .report.baseline import StoredBaseline, drift_checks, load_baseline_report
     from .result import EvaluationResult
     from .seed import RetrievalEvaluator, evaluate_multiple_queries
     from .settings import StatsSettings
@@ -67,7 +67,7 @@ _EXPORTS: dict[str, str] = {
     "load_doc_map": "io.docmap",
     "load_baseline_report": "report.baseline",
     "drift_checks": "report.baseline",
-    "with_stored_baseline": "report.baseline",
+    "StoredBaseline": "report.baseline",
     "judgments_sha256": "analysis.drift",
     "evaluate_stream": "stream",
     "example_files": "examples",
@@ -77,12 +77,12 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "ConfigError", "EvaluationResult", "Explorer", "InputError", "InputFile", "Measure",
     "MeasureError", "Qrels", "RagReportError", "Report", "RetrievalEvaluator", "Run",
-    "StatsSettings",
+    "StatsSettings", "StoredBaseline",
     "__version__", "build_report", "collect_run", "drift_checks", "evaluate",
     "evaluate_multiple_queries", "evaluate_stream", "example_files", "judgments_sha256",
     "load_baseline_report", "load_doc_map", "load_docs", "load_qrels", "load_queries",
     "load_run", "load_slice_targets", "load_slices", "load_targets", "load_texts",
-    "parse_measure", "parse_measures", "with_stored_baseline", "write_run",
+    "parse_measure", "parse_measures", "write_run",
 ]
 
 

@@ -87,22 +87,17 @@ def _build(args: argparse.Namespace, results: Any, targets: Any, *, queries: Any
               if stored is not None else [])
     argv = getattr(args, "argv", None) or []
     report = build_report(
-        results, targets, baseline=None if stored is not None else args.baseline,
+        results, targets, baseline=stored if stored is not None else args.baseline,
         queries=queries, docs=docs,
         title=args.title, generated_at=args.generated_at,
         command=escape_undecodable("ragreport " + shlex.join(argv)), inputs=inputs,
         worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
         stats=not args.no_stats, settings=StatsSettings(
             level=args.ci_level, resamples=args.resamples, seed=args.seed, alpha=args.alpha),
-        max_drop=None if stored is not None else args.max_drop, workers=workers,
-        target_level=args.target_level, slices=slices, slice_targets=slice_targets,
+        max_drop=args.max_drop, workers=workers, target_level=args.target_level,
+        slices=slices, slice_targets=slice_targets, drift=checks,
+        allow_drift=args.allow_drift,
     )
-    if stored is not None:
-        from .report.baseline import with_stored_baseline
-
-        report = with_stored_baseline(report, results, stored, targets, checks=checks,
-                                      allow_drift=args.allow_drift, max_drop=args.max_drop,
-                                      slices=slices)
     if args.no_chart:
         from dataclasses import replace
 

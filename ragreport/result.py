@@ -324,6 +324,11 @@ class EvaluationResult:
         """query id -> value of one measure."""
         return dict(zip(self.query_ids, self.values(measure).tolist(), strict=True))
 
+    def query_index(self, query_id: str) -> int:
+        """Position of a query id in :attr:`query_ids` (a RagReportError when the query was
+        not evaluated)."""
+        return self.ranking.query_index(query_id)
+
     def query(self, query_id: str) -> dict[str, float]:
         """Every summary measure for one query."""
         i = self.ranking.query_index(query_id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +19,7 @@ from ..result import EvaluationResult
 
 __all__ = [
     "PairedComparison",
+    "PerQueryValues",
     "baseline_tests",
     "common_queries",
     "outcomes",
@@ -31,6 +33,23 @@ FloatArray = npt.NDArray[np.float64]
 #: Per-query differences are rounded to this many decimals before wins / losses / ties are
 #: counted (two values equal but for float noise are a tie).
 TIE_DECIMALS = 12
+
+
+class PerQueryValues(Protocol):
+    """What a comparison reads of a run: its name, its query ids, their positions and its
+    per-query values. An :class:`~ragreport.result.EvaluationResult` is one; so is a run read
+    back from a stored report (:class:`ragreport.report.baseline.StoredBaseline`), which has
+    nothing else."""
+
+    @property
+    def run_name(self) -> str: ...
+
+    @property
+    def query_ids(self) -> list[str]: ...
+
+    def query_index(self, qid: str) -> int: ...
+
+    def values(self, measure: str | Measure) -> FloatArray: ...
 
 
 @dataclass(frozen=True)
@@ -75,13 +94,13 @@ class PairedComparison:
         return bool(self.p_rand < alpha)
 
 
-def common_queries(a: EvaluationResult, b: EvaluationResult) -> tuple[IntArray, IntArray]:
+def common_queries(a: PerQueryValues, b: PerQueryValues) -> tuple[IntArray, IntArray]:
     """Index arrays ``(ia, ib)`` of the queries both results evaluated, sorted by query id:
     ``a.query_ids[ia[j]] == b.query_ids[ib[j]]``.
 
     Parameters
     ----------
-    a, b : EvaluationResult
+    a, b : EvaluationResult or PerQueryValues
         The two evaluated runs.
 
     Returns
@@ -97,8 +116,8 @@ def common_queries(a: EvaluationResult, b: EvaluationResult) -> tuple[IntArray, 
     [[1], [0]]
     """
     common = sorted(set(a.query_ids) & set(b.query_ids))
-    ia = np.array([a.ranking.query_index(q) for q in common], dtype=np.int64)
-    ib = np.array([b.ranking.query_index(q) for q in common], dtype=np.int64)
+    ia = np.array([a.query_index(q) for q in common], dtype=np.int64)
+    ib = np.array([b.query_index(q) for q in common], dtype=np.int64)
     return ia, ib
 
 
@@ -240,7 +259,7 @@ def paired(a_values: npt.ArrayLike, b_values: npt.ArrayLike, *, resamples: int =
                           level=level)[0]
 
 
-def baseline_tests(results: Sequence[EvaluationResult], base: EvaluationResult,
+def baseline_tests(results: Sequence[EvaluationResult], base: PerQueryValues,
                    measures: Sequence[Measure], *, resamples: int, seed: int
                    ) -> dict[tuple[str, Measure], tuple[float, float]]:
     """Holm-adjusted (randomization p, t-test p) of every other run against ``base`` for
@@ -251,8 +270,8 @@ def baseline_tests(results: Sequence[EvaluationResult], base: EvaluationResult,
     ----------
     results : sequence of EvaluationResult
         The runs compared with the baseline (the baseline itself is skipped).
-    base : EvaluationResult
-        The baseline run.
+    base : EvaluationResult or PerQueryValues
+        The baseline run (it need not be among ``results``).
     measures : sequence of Measure
         The measures tested.
     resamples : int

@@ -37,6 +37,7 @@ from .curves import RunIntervals, run_intervals
 
 if TYPE_CHECKING:
     from ..parallel import Mapper
+    from .compare import PerQueryValues
 
 __all__ = [
     "MIN_QUERIES",
@@ -154,7 +155,7 @@ def slice_indices(query_ids: Sequence[str], members: Sequence[str]) -> IntArray:
 
 
 def analyse_slices(results: Sequence[EvaluationResult], slices: Mapping[str, Sequence[str]],
-                   measures: Sequence[Measure], *, base: EvaluationResult | None = None,
+                   measures: Sequence[Measure], *, base: PerQueryValues | None = None,
                    families: Sequence[Measure] = (), k_max: int | None = None,
                    targets: Mapping[str, Sequence[Target]] | None = None,
                    stats: bool = True, level: float = 0.95, resamples: int = 10_000,
@@ -171,8 +172,9 @@ def analyse_slices(results: Sequence[EvaluationResult], slices: Mapping[str, Seq
         Query id -> slice names (:attr:`ragreport.io.slices.QuerySlices.tags`).
     measures : sequence of Measure
         The measures of the means (and of the comparisons, those bounded by 1).
-    base : EvaluationResult or None
-        The baseline (no comparison without it).
+    base : EvaluationResult, PerQueryValues or None
+        The baseline (no comparison without it); it need not be among ``results`` (a
+        stored report's run, :class:`ragreport.report.baseline.StoredBaseline`).
     families : sequence of Measure
         The families whose mean curve (and band) is computed per slice.
     k_max : int or None
@@ -250,7 +252,7 @@ def analyse_slices(results: Sequence[EvaluationResult], slices: Mapping[str, Seq
     return SliceAnalysis(names, per, comparisons, checks, min_queries, unknown, untagged)
 
 
-def slice_comparisons(results: Sequence[EvaluationResult], base: EvaluationResult,
+def slice_comparisons(results: Sequence[EvaluationResult], base: PerQueryValues,
                       slices: Mapping[str, Sequence[str]], measures: Sequence[Measure], *,
                       stats: bool = True, resamples: int = 10_000, seed: int = 0,
                       alpha: float = 0.05, min_queries: int = MIN_QUERIES
@@ -258,8 +260,8 @@ def slice_comparisons(results: Sequence[EvaluationResult], base: EvaluationResul
     """Only the comparisons of :func:`analyse_slices`: each run of ``results`` against
     ``base`` on each slice and bounded measure, on the queries both evaluated, Holm-corrected
     across runs, slices and measures. ``base`` need not be among ``results``: it may be any
-    object with ``run_name``, ``query_ids``, ``ranking.query_index`` and ``values`` (a stored
-    report's baseline run, :mod:`ragreport.report.baseline`).
+    :class:`~ragreport.analysis.compare.PerQueryValues` (a stored report's baseline run,
+    :class:`ragreport.report.baseline.StoredBaseline`).
 
     >>> from ragreport import evaluate
     >>> q = {"a": {"x": 1}, "b": {"x": 1}}
@@ -297,7 +299,7 @@ def _intervals(r: EvaluationResult, bounded: Sequence[Measure], families: Sequen
                          queries=idx)
 
 
-def _comparisons(results: Sequence[EvaluationResult], base: EvaluationResult,
+def _comparisons(results: Sequence[EvaluationResult], base: PerQueryValues,
                  names: list[str], index: dict[str, dict[str, IntArray]],
                  bounded: Sequence[Measure], stats: bool, resamples: int, seed: int,
                  alpha: float, min_queries: int) -> list[SliceComparison]:

@@ -5,8 +5,8 @@ fingerprints (``inputs``: the file's sha256 and, from the command line, the judg
 ``judgments_sha256``), its conventions and its mean Judged@K (``judged_at_k``).
 :func:`load_baseline_report` reads one run of it back as a :class:`StoredBaseline`;
 :func:`drift_checks` decides whether today's runs can still be compared with it
-(:mod:`ragreport.analysis.drift`); :func:`with_stored_baseline` makes it the baseline of a
-report built on today's runs: the summary's deltas and paired tests, the wins and losses and the
+(:mod:`ragreport.analysis.drift`). Given as ``build_report(..., baseline=stored)``, it is the
+report's baseline: the summary's deltas and paired tests, the wins and losses and the
 ``--max-drop`` checks are computed from the stored per-query values by the same functions as
 with the baseline's run file, so they are the same numbers.
 
@@ -22,11 +22,11 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
-from ..analysis.compare import baseline_tests, common_queries, outcomes
 from ..analysis.drift import (
     DEFAULT_MAX_QUERY_DRIFT,
     DEFAULT_MIN_JUDGED_RATIO,
@@ -40,27 +40,15 @@ from ..analysis.failures import judged_at
 from ..compat import PRESETS
 from ..errors import InputError, MeasureError, RagReportError
 from ..measures import Measure, parse_measure
-from ..present import direction_mark, shown, signed, total_text
-from ..result import EvaluationResult
-from .build import drop_checks
-from .model import (
-    BaselineDrift,
-    Comparison,
-    Distribution,
-    InputFile,
-    Report,
-    RunHealth,
-    SliceCell,
-    SliceReport,
-    SummaryCell,
-    SummaryRow,
-)
+from .model import BaselineDrift, InputFile, RunHealth
 
 if TYPE_CHECKING:
-    from ..ranking import Ranking
-    from ..targets import Target
+    from ..result import EvaluationResult
 
-__all__ = ["StoredBaseline", "drift_checks", "load_baseline_report", "with_stored_baseline"]
+__all__ = ["StoredBaseline", "baseline_for", "drift_checks", "load_baseline_report",
+           "stored_health"]
+
+FloatArray = npt.NDArray[np.float64]
 
 #: The schemas whose JSON this module reads.
 SCHEMAS = ("ragreport.report/1",)
@@ -76,8 +64,9 @@ class StoredBaseline:
     """The run's name in the stored report."""
     generated_at: str
     query_ids: list[str]
-    values: dict[str, list[float]]
-    """Measure -> per-query values, in :attr:`query_ids` order."""
+    per_query: dict[str, list[float]]
+    """Measure (as the stored report spells it) -> per-query values, in :attr:`query_ids`
+    order."""
     means: dict[str, float]
     intervals: dict[str, tuple[float, float]]
     totals: dict[str, float]
@@ -98,8 +87,51 @@ class StoredBaseline:
     """The fingerprint of the judgments (:func:`~ragreport.analysis.drift.judgments_sha256`);
     None in a report written without it (from Python, or by an older version)."""
 
+    memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """The query index and the parsed per-query values, built when first asked for."""
+
     def label(self) -> str:
         return self.shown_name or self.name
+
+    def drift(self, checks: Sequence[DriftCheck], allowed: bool) -> BaselineDrift:
+        """The report's record of this baseline and its drift checks."""
+        return BaselineDrift(self.source, self.label(), self.generated_at, list(checks),
+                             allowed)
+
+    # what a comparison reads of a run (ragreport.analysis.compare.PerQueryValues)
+    @property
+    def run_name(self) -> str:
+        """The name the report shows (:meth:`label`)."""
+        return self.label()
+
+    def query_index(self, qid: str) -> int:
+        """Position of a query id in :attr:`query_ids`."""
+        index: dict[str, int] | None = self.memo.get("index")
+        if index is None:
+            index = self.memo["index"] = {q: i for i, q in enumerate(self.query_ids)}
+        try:
+            return index[qid]
+        except KeyError:
+            raise RagReportError(f"query {qid!r} is not in the baseline report "
+                                 f"{self.source}") from None
+
+    def values(self, measure: str | Measure) -> FloatArray:
+        """(queries,) stored per-query values of one measure, in :attr:`query_ids` order; a
+        RagReportError naming the file when the stored report lacks it."""
+        parsed: dict[Measure, FloatArray] | None = self.memo.get("values")
+        if parsed is None:
+            parsed = {}
+            for name, v in self.per_query.items():
+                try:
+                    parsed[parse_measure(name)] = np.asarray(v, dtype=np.float64)
+                except MeasureError:
+                    continue
+            self.memo["values"] = parsed
+        m = parse_measure(measure)
+        if m not in parsed:
+            raise RagReportError(f"the baseline report {self.source} has no per-query "
+                                 f"values of {m}; write it with the same measures and targets")
+        return parsed[m]
 
 
 def _bad(source: str, message: str) -> InputError:
@@ -253,7 +285,7 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
         and isinstance(judged.get("means"), dict) else None
     return StoredBaseline(
         source=source, name=base, generated_at=str(doc.get("generated_at", "")),
-        query_ids=query_ids, values=values, means=means, intervals=intervals, totals=totals,
+        query_ids=query_ids, per_query=values, means=means, intervals=intervals, totals=totals,
         curves=curves, bands=bands, pr_curve=pr_series, counts=counts,
         conventions=conventions,
         # "" : a report from per-query results that state only the judgments' fingerprint
@@ -343,239 +375,33 @@ def drift_checks(results: Sequence[EvaluationResult], stored: StoredBaseline,
     return checks
 
 
-class _Index:
-    """What :func:`ragreport.analysis.compare.common_queries` needs of a ranking."""
+def baseline_for(stored: StoredBaseline, names: Sequence[str]) -> StoredBaseline:
+    """``stored`` as the baseline of today's runs ``names``: shown under its own name, unless
+    a run of today has it (``"bm25 (stored)"``, then ``"bm25 (stored 2)"``...: never a name of
+    today's runs).
 
-    def __init__(self, query_ids: list[str]) -> None:
-        self._index = {q: i for i, q in enumerate(query_ids)}
-
-    def query_index(self, qid: str) -> int:
-        return self._index[qid]
-
-
-class _StoredResult(EvaluationResult):
-    """The stored run, as the comparison functions see a baseline: its query ids, its
-    per-query values and means (nothing else of an EvaluationResult is available)."""
-
-    def __init__(self, stored: StoredBaseline) -> None:  # no ranking: no super().__init__
-        self.run_name = stored.label()
-        self.query_ids = list(stored.query_ids)
-        self.ranking = cast("Ranking", _Index(self.query_ids))
-        self._stored = stored
-        self._values: dict[Measure, np.ndarray[Any, np.dtype[np.float64]]] = {}
-        for m, v in stored.values.items():
-            try:
-                self._values[parse_measure(m)] = np.asarray(v, dtype=np.float64)
-            except MeasureError:
-                continue
-
-    def values(self, measure: str | Measure) -> np.ndarray[Any, np.dtype[np.float64]]:
-        m = parse_measure(measure)
-        if m not in self._values:
-            raise RagReportError(f"the baseline report {self._stored.source} has no per-query "
-                                 f"values of {m}; write it with the same measures and targets")
-        return self._values[m]
-
-    def mean(self, measure: str | Measure) -> float:
-        m = parse_measure(measure)
-        got = self._stored.means.get(str(m))
-        if got is None:
-            v = self.values(m)
-            return float(v.mean()) if len(v) else 0.0
-        return got
-
-
-def _unique_label(name: str, taken: Sequence[str]) -> str:
-    """The stored run's name as the report shows it: its own, unless a run of today has it
-    (``"bm25 (stored)"``, then ``"bm25 (stored 2)"``...: never a name of today's runs).
-
-    >>> _unique_label("bm25", ["dense"]), _unique_label("bm25", ["bm25", "bm25 (stored)"])
+    >>> s = StoredBaseline("main.json", "bm25", "", [], {}, {}, {}, {}, {}, {}, None, {}, {},
+    ...                    None, None, None)
+    >>> baseline_for(s, ["dense"]).run_name, baseline_for(s, ["bm25", "bm25 (stored)"]).run_name
     ('bm25', 'bm25 (stored 2)')
     """
-    label, n = name, 1
-    while label in taken:
-        label = f"{name} (stored)" if n == 1 else f"{name} (stored {n})"
+    label, n = stored.name, 1
+    while label in names:
+        label = f"{stored.name} (stored)" if n == 1 else f"{stored.name} (stored {n})"
         n += 1
-    return label
+    return replace(stored, shown_name=label)
 
 
-def _health(name: str, counts: Mapping[str, Any]) -> RunHealth | None:
+def stored_health(stored: StoredBaseline) -> RunHealth | None:
+    """The stored run's row of dataset health, when the stored report has its counts."""
+    counts = stored.counts
     keys = ("evaluated", "run_only", "qrels_only", "no_relevant", "empty_retrievals",
             "duplicates_dropped", "skipped_no_relevant")
     if not all(isinstance(counts.get(k), int) for k in keys):
         return None
     ident = counts.get("identical_ids_dropped")
     n = [int(counts[k]) for k in keys]
-    return RunHealth(name, n[0], n[1], n[2], n[3], n[4], n[5], n[6],
+    return RunHealth(stored.label(), n[0], n[1], n[2], n[3], n[4], n[5], n[6],
                      [str(x) for x in counts.get("run_only_examples") or []],
                      [str(x) for x in counts.get("qrels_only_examples") or []],
                      ident if isinstance(ident, int) else None)
-
-
-def with_stored_baseline(report: Report, results: Sequence[EvaluationResult],
-                         stored: StoredBaseline, targets: Sequence[Target] = (), *,
-                         checks: Sequence[DriftCheck] = (), allow_drift: bool = False,
-                         max_drop: float | None = None, slices: Any = None) -> Report:
-    """``report`` (built on today's ``results`` alone) with ``stored`` as its baseline.
-
-    The stored run comes first among the runs; each run of today gets its delta against the
-    stored mean, the Holm-corrected paired tests, wins / losses / ties and (with
-    ``max_drop``) the drop checks, all on the queries both have, from the stored per-query
-    values: exactly what :func:`~ragreport.report.build_report` computes with the baseline's
-    run among the results. With query slices (``report.slices``; ``slices`` is what
-    ``build_report`` was given), each slice gets the stored run's mean over its queries and
-    each run of today its comparison with the stored run on the slice, Holm-corrected across
-    runs, slices and measures (:func:`~ragreport.analysis.slices.slice_comparisons`).
-
-    Raises
-    ------
-    RagReportError
-        A drift check failed and ``allow_drift`` is off (the message lists each), the
-        report was built with a doc map, or the stored report lacks a measure compared.
-    """
-    from ..analysis.drift import refusal
-
-    message = refusal(checks, stored.source)
-    if message and not allow_drift:
-        raise RagReportError(message)
-    if report.document is not None:
-        raise RagReportError("--baseline-report does not work with --doc-map yet (a stored "
-                             "report keeps no document-level per-query values): give the "
-                             "baseline's run file and --baseline NAME instead")
-    names = [r.run_name for r in results]
-    label = _unique_label(stored.name, names)
-    stored = replace(stored, shown_name=label)
-    base = _StoredResult(stored)
-    measures = [parse_measure(m) for m in report.measures]
-    bounded = [m for m in measures if m.bounded]
-    for m in bounded:
-        base.values(m)  # a measure the stored report lacks: one clear error, before any work
-    info = report.stats
-    tests = baseline_tests([base, *results], base, bounded, resamples=info.resamples,
-                           seed=info.seed) if info is not None else {}
-
-    summary = []
-    for row in report.summary:
-        m = parse_measure(row.measure)
-        cells: list[SummaryCell] = []
-        bv = stored.means.get(row.measure)
-        if bv is not None:
-            lo, hi = stored.intervals.get(row.measure, (None, None)) if info is not None \
-                else (None, None)  # --no-stats: no interval for today's runs either
-            total = stored.totals.get(row.measure)
-            cells.append(SummaryCell(
-                label, bv, shown(bv), None, "", "", lo, hi,
-                f"[{shown(lo)}, {shown(hi)}]" if lo is not None and hi is not None else "",
-                total=total, total_text=total_text(total)))
-        for c in row.cells:
-            if bv is None:
-                cells.append(replace(c, delta=None, delta_text="", direction="",
-                                     p_value=None, t_p_value=None, significant=False))
-                continue
-            d = c.value - bv
-            p, tp = tests.get((c.run, m), (None, None))
-            cells.append(replace(c, delta=d, delta_text=signed(d), direction=direction_mark(d),
-                                 p_value=p, t_p_value=tp,
-                                 significant=p is not None and info is not None
-                                 and p < info.alpha))
-        summary.append(SummaryRow(row.measure, row.title, cells))
-
-    comparisons = []
-    for r in results:
-        if not bounded:
-            break
-        ia, ib = common_queries(r, base)
-        if len(ia) == 0:
-            continue
-        wins, losses, ties = outcomes(
-            np.column_stack([base.values(m)[ib] for m in bounded]),
-            np.column_stack([r.values(m)[ia] for m in bounded]))
-        comparisons += [Comparison(r.run_name, label, str(m), int(w), int(lo_), int(t))
-                        for m, w, lo_, t in zip(bounded, wins, losses, ties, strict=True)]
-
-    drops = drop_checks([base, *results], base, targets, info, max_drop) \
-        if max_drop is not None else []
-
-    k_max = min([report.k_max, *(len(v) for f, v in stored.curves.items()
-                                 if any(cv.family == f for cv in report.curves))])
-    curves = []
-    for cv in report.curves:
-        series = {label: stored.curves[cv.family][:k_max]} if cv.family in stored.curves \
-            else {}
-        series |= {r: v[:k_max] for r, v in cv.series.items()}
-        bands = {label: (stored.bands[cv.family][0][:k_max],
-                         stored.bands[cv.family][1][:k_max])
-                 } if cv.family in stored.bands and cv.bands else {}
-        bands |= {r: (lo[:k_max], hi[:k_max]) for r, (lo, hi) in cv.bands.items()}
-        curves.append(replace(cv, ks=cv.ks[:k_max], series=series, bands=bands))
-    distributions = [Distribution(d.measure, ({label: list(stored.values[d.measure])}
-                                              if d.measure in stored.values else {})
-                                  | d.values) for d in report.distributions]
-    health = report.health
-    h = _health(label, stored.counts)
-    if h is not None:
-        health = [h, *health]
-    pr = report.pr_curve
-    if pr is not None and stored.pr_curve is not None and len(stored.pr_curve) == len(pr.levels):
-        pr = replace(pr, series={label: list(stored.pr_curve)} | pr.series,
-                     queries={label: len(stored.query_ids)} | pr.queries)
-    sliced = _stored_slices(report.slices, results, base, stored, slices, info) \
-        if report.slices is not None else None
-    inputs = list(report.inputs) + ([stored.input_file] if stored.input_file else [])
-    drift = BaselineDrift(stored.source, label, stored.generated_at, list(checks), allow_drift)
-    return replace(report, runs=[label, *report.runs], baseline=label, summary=summary,
-                   comparisons=comparisons, drops=drops, curves=curves, k_max=k_max,
-                   distributions=distributions, health=health, pr_curve=pr, inputs=inputs,
-                   drift=drift, slices=sliced)
-
-
-def _stored_slices(report: SliceReport, results: Sequence[EvaluationResult],
-                   base: _StoredResult, stored: StoredBaseline, slices: Any,
-                   info: Any) -> SliceReport:
-    """``report``'s slices against the stored run: its mean per slice (no interval: the
-    stored report keeps none per slice) and today's comparisons with it."""
-    from ..analysis.slices import slice_comparisons, slice_indices
-    from ..io.slices import load_slices
-
-    if slices is None:
-        raise RagReportError("the report has query slices: give the same slices to compare "
-                             "them with the stored baseline")
-    tags = load_slices(slices).tags
-    measures = list(dict.fromkeys(parse_measure(r.measure) for s in report.slices
-                                  for r in s.rows))
-    for m in measures:
-        if m.bounded:
-            base.values(m)  # a measure the stored report lacks: one clear error
-    comps = {(c.slice, c.run, str(c.measure)): c for c in slice_comparisons(
-        results, base, tags, measures, stats=info is not None,
-        resamples=info.resamples if info is not None else 1,
-        seed=info.seed if info is not None else 0,
-        alpha=info.alpha if info is not None else 0.05, min_queries=report.min_queries)}
-    label = base.run_name
-    out = []
-    for sl in report.slices:
-        idx = slice_indices(base.query_ids, [q for q, t in tags.items() if sl.name in t])
-        rows = []
-        for row in sl.rows:
-            has = row.measure in stored.values and len(idx) > 0
-            v = float(base.values(row.measure)[idx].mean()) if has else None
-            cells = [SliceCell(label, len(idx), v, shown(v) if v is not None else "–")]
-            for c in row.cells:
-                got = comps.get((sl.name, c.run, row.measure))
-                plain = replace(c, delta=None, delta_text="", direction="", p_value=None,
-                                t_p_value=None, significant=False, wins=None, losses=None,
-                                ties=None, compared=0)
-                if got is None:
-                    cells.append(plain)
-                elif got.n == 0:
-                    cells.append(replace(plain, wins=0, losses=0, ties=0))
-                else:
-                    cells.append(replace(
-                        plain, delta=got.delta, delta_text=signed(got.delta),
-                        direction=direction_mark(got.delta), p_value=got.p_value,
-                        t_p_value=got.t_p_value, significant=got.significant, wins=got.wins,
-                        losses=got.losses, ties=got.ties, compared=got.n))
-            rows.append(replace(row, cells=cells))
-        out.append(replace(sl, queries={label: len(idx)} | sl.queries, rows=rows,
-                           few=sl.few or len(idx) < report.min_queries))
-    return replace(report, slices=out)

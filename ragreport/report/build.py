@@ -14,10 +14,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._version import __version__
-from ..analysis.compare import baseline_tests, common_queries, outcomes, paired_columns
-from ..analysis.curves import curve_families, run_intervals
+from ..analysis.compare import (
+    PerQueryValues,
+    baseline_tests,
+    common_queries,
+    paired_columns,
+)
+from ..analysis.curves import curve_families
 from ..analysis.failures import FAILURE_KINDS, judged_at, unjudged_in_top, worst_queries
-from ..analysis.targets import drop_beyond, drop_fails, run_checks
+from ..analysis.targets import drop_beyond, drop_fails
 from ..errors import RagReportError
 from ..measures import Measure, parse_measure
 from ..perquery import unjudged_in_top as stored_unjudged_in_top
@@ -25,41 +30,33 @@ from ..present import (
     p_clause,
     pct,
     shown,
-    signed,
     snippet,
     target_rule,
-    threshold_text,
 )
 from ..result import EvaluationResult
 from ..settings import StatsSettings, is_number
 from ..targets import Target
-from ..ties import TieCheck, tie_checks
+from ..ties import TieCheck
 
 if TYPE_CHECKING:
+    from ..analysis.drift import DriftCheck
     from ..parallel import Mapper
 
 __all__ = ["build_report", "drop_checks", "generated_at_from_env", "run_latencies"]
 
-from ..present import curve_title, direction_mark, total_text
+from . import sections
+from .baseline import StoredBaseline, baseline_for
 from .documents import document_cis, document_report, document_results
 from .model import (
     RANK_ROWS,
-    Comparison,
-    Curve,
-    Distribution,
     DropCheck,
     InputFile,
     PRCurve,
     QueryDetail,
     RankRow,
     Report,
-    RunHealth,
     RunLatency,
     StatsInfo,
-    SummaryCell,
-    SummaryRow,
-    TargetCell,
-    TargetRow,
     WorstQueries,
 )
 from .slicing import slice_report
@@ -127,32 +124,18 @@ def _grade_text(g: float | None) -> str:
 
 
 def build_report(
-    results: Sequence[EvaluationResult],
-    targets: Sequence[Target] = (),
-    *,
-    baseline: str | None = None,
-    queries: Mapping[str, str] | None = None,
-    docs: Mapping[str, str] | None = None,
-    title: str = "Retrieval evaluation",
-    generated_at: str | _dt.datetime | None = None,
-    command: str = "",
-    inputs: Sequence[InputFile] = (),
-    worst_measure: str | Measure | None = None,
-    worst_n: int = 20,
-    per_query: bool = False,
-    stats: bool = True,
-    ci_level: float = 0.95,
-    resamples: int = 10_000,
-    curve_resamples: int = 1_000,
-    seed: int = 0,
-    alpha: float = 0.05,
-    settings: StatsSettings | None = None,
-    max_drop: float | None = None,
-    workers: Mapper | None = None,
-    target_level: str = "chunk",
-    slices: Any = None,
+    results: Sequence[EvaluationResult], targets: Sequence[Target] = (), *,
+    baseline: str | StoredBaseline | None = None, queries: Mapping[str, str] | None = None,
+    docs: Mapping[str, str] | None = None, title: str = "Retrieval evaluation",
+    generated_at: str | _dt.datetime | None = None, command: str = "",
+    inputs: Sequence[InputFile] = (), worst_measure: str | Measure | None = None,
+    worst_n: int = 20, per_query: bool = False, stats: bool = True, ci_level: float = 0.95,
+    resamples: int = 10_000, curve_resamples: int = 1_000, seed: int = 0, alpha: float = 0.05,
+    settings: StatsSettings | None = None, max_drop: float | None = None,
+    workers: Mapper | None = None, target_level: str = "chunk", slices: Any = None,
     slice_targets: Mapping[str, Sequence[Target]] | None = None,
-    slice_min_queries: int | None = None,
+    slice_min_queries: int | None = None, drift: Sequence[DriftCheck] = (),
+    allow_drift: bool = False,
 ) -> Report:
     """Build the report data from one :class:`EvaluationResult` per run.
 
@@ -162,8 +145,13 @@ def build_report(
         One per run, with distinct run names; the first is the default baseline.
     targets : list of Target
         Checked against every run's mean (see :mod:`ragreport.targets`).
-    baseline : str, optional
-        Name of the run the others are compared with.
+    baseline : str or StoredBaseline, optional
+        Name of the run the others are compared with; or a run read back from a stored
+        JSON report (:func:`ragreport.load_baseline_report`), which then comes first among
+        the runs: every run of ``results`` is compared with its stored per-query values (by
+        the same tests, so with the same numbers as with its run file), and its means,
+        intervals, curves and dataset health are the stored ones (it has no rankings: no
+        worst queries, tie exposure or target checks).
     queries, docs : dict, optional
         Query and document texts, shown next to ids.
     worst_measure : str, optional
@@ -181,9 +169,9 @@ def build_report(
     alpha : float
         Significance level for the Holm-corrected paired tests.
     settings : StatsSettings, optional
-        All of the above in one object (:class:`ragreport.analysis.settings.StatsSettings`,
-        what the CLI and the explorer use), instead of ``ci_level``, ``resamples``,
-        ``curve_resamples``, ``seed`` and ``alpha``.
+        All of the above in one object (:class:`ragreport.StatsSettings`, what the CLI and
+        the explorer use), instead of ``ci_level``, ``resamples``, ``curve_resamples``,
+        ``seed`` and ``alpha``.
     max_drop : float, optional
         Fail (``Report.all_passed`` False) when a run's mean on a target measure is below the
         baseline's by more than this *and* the drop is significant.
@@ -203,27 +191,98 @@ def build_report(
     workers : Workers, optional
         Worker processes for the bootstrap (:mod:`ragreport.parallel`); the numbers do not
         depend on them.
+    drift, allow_drift : sequence of DriftCheck, bool
+        With a stored baseline: today's runs checked against it
+        (:func:`ragreport.report.baseline.drift_checks`); one that drifted refuses the
+        report (a RagReportError listing each) unless ``allow_drift``. The report shows them
+        (:attr:`Report.drift`).
     """
-    if not results:
-        raise RagReportError("no run to report on")
-    given = StatsSettings(ci_level, resamples, curve_resamples, seed, alpha)
+    settings = _settings(settings, StatsSettings(ci_level, resamples, curve_resamples, seed,
+                                                 alpha))
+    _check_arguments(results, max_drop, worst_n, target_level, slice_targets)
+    names = [r.run_name for r in results]
+    stored = _stored_base(baseline, results, drift, allow_drift) \
+        if isinstance(baseline, StoredBaseline) else None
+    # the baseline's name, the result whose conventions the report states, the baseline
+    base_name = stored.run_name if stored is not None else _base_name(baseline, names)
+    first = results[0] if stored is not None else results[names.index(base_name)]
+    base: PerQueryValues = stored if stored is not None else first
+    # the curves' width: every run's curves stop at its deepest ranking (at least 20) and at
+    # what its input holds; measures at larger cutoffs come from the whole rankings
+    k_max = min(r.k_max for r in results)
+    measures = _measures(results, targets)
+    bounded = [m for m in measures if m.bounded]
+    _check_measures(stored, bounded, targets, stats)
+    info = _stats_info(results, settings) if stats else None
+    families = curve_families(results, measures)
+    means = {r.run_name: {m: r.mean(m) for m in measures} for r in results}
+    cis, all_bands = sections.run_cis(results, bounded, families, k_max, info, workers)
+    tests = baseline_tests(results, base, bounded, resamples=info.resamples, seed=info.seed
+                           ) if info is not None else {}
+    doc_results = document_results(results, target_level)  # None without a doc map
+    doc_cis = document_cis(doc_results, bounded, info, workers)
+    target_rows, tie_rows = sections.target_rows(results, doc_results, targets,
+                                                 target_level, cis, doc_cis, info)
+    chunk_targets = doc_results is None or target_level == "chunk"
+    curves, k_shown = sections.curves(results, families, k_max,
+                                      targets if chunk_targets else (), all_bands, stored)
+    wm = parse_measure(worst_measure) if worst_measure is not None else next(
+        (t.measure for t in targets), next((m for m in measures if m.cutoff), measures[0]))
+    k_worst = wm.cutoff or k_max
+    worst = _worst(results, wm, k_worst, worst_n, queries or {}, docs or {}, tie_rows)
+    drop_on, drop_base = (doc_results, doc_results[names.index(base_name)]) \
+        if target_level == "document" and doc_results else (results, base)
+    return Report(
+        title=title, generated_at=generated_at_from_env(generated_at), version=__version__,
+        command=command,
+        inputs=list(inputs) + ([stored.input_file] if stored and stored.input_file else []),
+        runs=[base_name, *names] if stored is not None else names, baseline=base_name,
+        measures=[str(m) for m in measures], k_max=k_shown,
+        qrels_queries=first.counts.qrels_queries, targets=target_rows, curves=curves,
+        worst=worst, stats=info, ties=tie_rows, conventions=first.conventions.describe(),
+        summary=sections.summary_rows(results, measures, means, cis, tests, base, stored,
+                                      info),
+        distributions=sections.distributions(results, bounded, stored),
+        comparisons=sections.comparisons(results, base, bounded),
+        health=sections.health_rows(results, stored),
+        per_query=sections.per_query_values(results, measures) if per_query else {},
+        drops=drop_checks(drop_on, drop_base, targets, info, max_drop)
+        if max_drop is not None else [],
+        pr_curve=_pr_curve(results, targets if chunk_targets else (), stored),
+        judged_at_k=_judged_at_k(results, k_worst) if per_query else None,
+        latency=run_latencies(results),
+        rankings=all(r.has_rankings for r in results),
+        document=None if doc_results is None else document_report(
+            results, doc_results, measures, families, k_max, means, doc_cis, target_level,
+            worst, wm, per_query, () if chunk_targets else targets),
+        slices=None if slices is None and not slice_targets else slice_report(
+            results, base if stored is not None or len(results) > 1 else None, slices,
+            slice_targets or {}, measures, targets, k_max, info, slice_min_queries, workers,
+            stored),
+        drift=None if stored is None else stored.drift(drift, allow_drift),
+    )
+
+
+def _settings(settings: StatsSettings | None, given: StatsSettings) -> StatsSettings:
+    """``settings=``, or the separate keywords: never both."""
     if settings is not None and given != StatsSettings():
         raise RagReportError("give the statistics settings either as settings= or as "
                              "ci_level=, resamples=, curve_resamples=, seed=, alpha=, not both")
-    settings = given if settings is None else settings
-    ci_level, resamples, curve_resamples = (settings.level, settings.resamples,
-                                            settings.curve_resamples)
-    seed, alpha = settings.seed, settings.alpha
+    return given if settings is None else settings
+
+
+def _check_arguments(results: Sequence[EvaluationResult], max_drop: float | None,
+                     worst_n: int, target_level: str,
+                     slice_targets: Mapping[str, Sequence[Target]] | None) -> None:
+    """The arguments of :func:`build_report` that are wrong on their own."""
+    if not results:
+        raise RagReportError("no run to report on")
     _check_max_drop(max_drop)
     names = [r.run_name for r in results]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise RagReportError(f"run names must be distinct, {dupes[0]!r} is used twice; "
                              "name the runs with --name")
-    base_name = baseline if baseline is not None else names[0]
-    if base_name not in names:
-        raise RagReportError(f"baseline {base_name!r} is not one of the runs "
-                             f"({', '.join(map(repr, names))})")
     if isinstance(worst_n, bool) or not isinstance(worst_n, int) or worst_n < 0:
         raise RagReportError(f"worst_n must be an integer >= 0, got {worst_n!r}")
     if target_level == "document" and any(slice_targets.values() if slice_targets else ()):
@@ -233,174 +292,73 @@ def build_report(
                              "document level target_level='document' (--target-level "
                              "document) names; check the slices without it, or drop the "
                              "[targets.slices] tables")
-    base = results[names.index(base_name)]
-    # the curves' width: every run's curves stop at its deepest ranking (at least 20) and at
-    # what its input holds; measures at larger cutoffs come from the whole rankings
-    k_max = min(r.k_max for r in results)
 
-    # measures: the union of the summary measures, then the targets' measures
+
+def _base_name(baseline: str | StoredBaseline | None, names: list[str]) -> str:
+    base_name = baseline if isinstance(baseline, str) else names[0]
+    if base_name not in names:
+        raise RagReportError(f"baseline {base_name!r} is not one of the runs "
+                             f"({', '.join(map(repr, names))})")
+    return base_name
+
+
+def _stored_base(stored: StoredBaseline, results: Sequence[EvaluationResult],
+                 drift: Sequence[DriftCheck], allow_drift: bool) -> StoredBaseline:
+    """The stored baseline under the name the report shows it by, once today's runs may be
+    compared with it."""
+    from ..analysis.drift import refusal
+
+    message = refusal(drift, stored.source)
+    if message and not allow_drift:
+        raise RagReportError(message)
+    if any(r.document is not None for r in results):
+        raise RagReportError("--baseline-report does not work with --doc-map yet (a stored "
+                             "report keeps no document-level per-query values): give the "
+                             "baseline's run file and --baseline NAME instead")
+    return baseline_for(stored, [r.run_name for r in results])
+
+
+def _worst(results: Sequence[EvaluationResult], wm: Measure, k: int, n: int,
+           queries: Mapping[str, str], docs: Mapping[str, str], tie_rows: list[TieCheck]
+           ) -> list[WorstQueries]:
+    """Each run's worst queries, badged with the target measures that depend on their tie
+    order."""
+    return _tie_badges([_worst_queries(r, wm, k, n, dict(queries), docs) for r in results],
+                       tie_rows)
+
+
+def _judged_at_k(results: Sequence[EvaluationResult], k: int
+                 ) -> tuple[int, dict[str, float]]:
+    """Each run's mean Judged@K at the worst queries' K (what a stored baseline checks)."""
+    return k, {r.run_name: float(judged_at(r, k).mean()) if r.n_queries else 0.0
+               for r in results}
+
+
+def _check_measures(stored: StoredBaseline | None, bounded: list[Measure],
+                    targets: Sequence[Target], stats: bool) -> None:
+    """Before any work: a measure a stored baseline lacks, a target on an interval without
+    the intervals."""
+    for m in bounded:
+        if stored is not None:
+            stored.values(m)  # one clear error naming the stored report
+    if any(t.on == "ci_lower" for t in targets) and not stats:
+        raise RagReportError("a target is on the confidence interval; do not disable stats")
+
+
+def _measures(results: Sequence[EvaluationResult], targets: Sequence[Target]) -> list[Measure]:
+    """The union of the summary measures, then the targets' measures."""
     measures: list[Measure] = []
     for r in results:
         measures += [m for m in r.measures if m not in measures]
     measures += [t.measure for t in targets if t.measure not in measures]
-    means = {r.run_name: {m: r.mean(m) for m in measures} for r in results}
+    return measures
 
-    bounded = [m for m in measures if m.bounded]
+
+def _stats_info(results: Sequence[EvaluationResult], s: StatsSettings) -> StatsInfo:
     from ..stats import bootstrap_scheme  # the resampling the intervals used, as stated
 
     scheme = " / ".join(sorted({bootstrap_scheme(r.n_queries) for r in results}))
-    info = (StatsInfo(ci_level, resamples, curve_resamples, seed, alpha, interval=scheme)
-            if stats else None)
-    families = curve_families(results, measures)
-
-    # a run's summary intervals and its curves' bands share one sequence of resampled query
-    # sets (the bands use its first curve_resamples): every family and K of a run together
-    cis: dict[str, dict[Measure, tuple[float, float]]] = {}
-    all_bands: dict[str, dict[Measure, tuple[list[float], list[float]]]] = {}
-    if info is not None:
-        for r in results:
-            got = run_intervals(r, bounded, families, k_max, level=ci_level,
-                                resamples=resamples, curve_resamples=curve_resamples,
-                                seed=seed, workers=workers)
-            cis[r.run_name] = got.measures
-            if families:
-                all_bands[r.run_name] = got.bands
-    if any(t.on == "ci_lower" for t in targets) and info is None:
-        raise RagReportError("a target is on the confidence interval; do not disable stats")
-    lower = {run: {m: lo for m, (lo, _) in c.items()} for run, c in cis.items()}
-    tests = baseline_tests(results, base, bounded, resamples=info.resamples, seed=info.seed
-                           ) if info is not None else {}
-    doc_results = document_results(results, target_level)  # None without a doc map
-    doc_cis = document_cis(doc_results, bounded, info, workers)
-    t_results: Sequence[EvaluationResult] = results
-    t_lower = lower
-    if target_level == "document" and doc_results is not None:
-        t_results = doc_results
-        t_lower = {run: {m: lo for m, (lo, _) in c.items()} for run, c in doc_cis.items()}
-    checks = run_checks(t_results, targets, t_lower if info is not None else None)
-    # tie exposure of the target measures, on the results the targets are checked on
-    ranked = all(r.has_rankings for r in results)  # per-query results hold no rankings
-    tie_rows = tie_checks(doc_results if target_level == "document" and doc_results
-                          is not None else results, targets, checks) if ranked else []
-    target_rows = []
-    for t in targets:
-        cells = [TargetCell(c.run, c.value, c.shown, c.passed, c.margin, signed(c.margin),
-                            t.on, c.mean)
-                 for c in checks if c.target is t]
-        target_rows.append(TargetRow(str(t.measure), t.op, t.threshold, threshold_text(t.threshold),
-                                     t.source, cells))
-
-    summary = []
-    for m in measures:
-        scells: list[SummaryCell] = []
-        for r in results:
-            v = means[r.run_name][m]
-            lo, hi = cis.get(r.run_name, {}).get(m, (None, None))
-            ci_text = f"[{shown(lo)}, {shown(hi)}]" if lo is not None and hi is not None else ""
-            total = _total(r, m)
-            if r is base:
-                scells.append(SummaryCell(r.run_name, v, shown(v), None, "", "", lo, hi,
-                                          ci_text, total=total, total_text=total_text(total)))
-            else:
-                d = v - means[base_name][m]
-                p, tp = tests.get((r.run_name, m), (None, None))
-                scells.append(SummaryCell(r.run_name, v, shown(v), d, signed(d),
-                                          direction_mark(d), lo, hi, ci_text, p, tp,
-                                          p is not None and p < alpha, total,
-                                          total_text(total)))
-        summary.append(SummaryRow(str(m), m.family.title, scells))
-
-    chunk_targets = doc_results is None or target_level == "chunk"
-    curves = []
-    for fam in families:
-        series = {r.run_name: [float(x) for x in r.mean_curve(fam)[:k_max]] for r in results}
-        # the target marks go on the curves of the level the targets are checked at
-        marks = [(t.measure.cutoff, t.threshold, target_rule(t.op, t.threshold)) for t in targets
-                 if t.measure.curve_key == fam] if chunk_targets else []
-        bands = {run: fams[fam] for run, fams in all_bands.items()}
-        curves.append(Curve(str(fam), curve_title(fam),
-                            list(range(1, k_max + 1)), series, marks, bands))
-
-    distributions = [Distribution(str(m), {r.run_name: r.values(m).tolist() for r in results})
-                     for m in measures if m.bounded]
-
-    wm = parse_measure(worst_measure) if worst_measure is not None else next(
-        (t.measure for t in targets), next((m for m in measures if m.cutoff), measures[0]))
-    k_worst = wm.cutoff or k_max
-    texts = dict(queries or {})
-    worst = [_worst_queries(r, wm, k_worst, worst_n, texts, docs or {}) for r in results]
-    worst = _tie_badges(worst, tie_rows)
-
-    comparisons = []
-    for r in results:
-        if r is base or not bounded:
-            continue
-        ia, ib = common_queries(r, base)
-        wins, losses, ties = outcomes(
-            np.column_stack([base.values(m)[ib] for m in bounded]),
-            np.column_stack([r.values(m)[ia] for m in bounded]))
-        comparisons += [Comparison(r.run_name, base_name, str(m), int(w), int(lo), int(t))
-                        for m, w, lo, t in zip(bounded, wins, losses, ties, strict=True)]
-
-    health = []
-    for r in results:
-        c = r.counts
-        health.append(RunHealth(r.run_name, c.evaluated, c.run_only, c.qrels_only, c.no_relevant,
-                                c.empty_retrievals, c.duplicates_dropped, c.skipped_no_relevant,
-                                r.ranking.run_only_ids[:10], r.ranking.qrels_only_ids[:10],
-                                c.identical_ids_dropped if r.conventions.ignore_identical_ids
-                                else None))
-
-    drop_on, drop_base = results, base
-    if target_level == "document" and doc_results is not None:
-        drop_on, drop_base = doc_results, doc_results[names.index(base_name)]
-    drops = drop_checks(drop_on, drop_base, targets, info, max_drop) \
-        if max_drop is not None else []
-
-    pq: dict[str, dict[str, dict[str, float]]] = {}
-    judged_k: tuple[int, dict[str, float]] | None = None
-    if per_query:
-        for r in results:
-            cols = {str(m): r.values(m).tolist() for m in measures}
-            pq[r.run_name] = {q: {k: v[i] for k, v in cols.items()}
-                              for i, q in enumerate(r.query_ids)}
-        judged_k = (k_worst, {r.run_name: float(judged_at(r, k_worst).mean())
-                              if r.n_queries else 0.0 for r in results})
-
-    return Report(
-        title=title,
-        generated_at=generated_at_from_env(generated_at),
-        version=__version__,
-        command=command,
-        inputs=list(inputs),
-        runs=names,
-        baseline=base_name,
-        measures=[str(m) for m in measures],
-        k_max=k_max,
-        qrels_queries=base.counts.qrels_queries,
-        targets=target_rows,
-        summary=summary,
-        curves=curves,
-        distributions=distributions,
-        worst=worst,
-        comparisons=comparisons,
-        health=health,
-        conventions=base.conventions.describe(),
-        per_query=pq,
-        stats=info,
-        drops=drops,
-        ties=tie_rows,
-        pr_curve=_pr_curve(results, targets if chunk_targets else ()),
-        judged_at_k=judged_k,
-        latency=run_latencies(results),
-        rankings=ranked,
-        document=None if doc_results is None else document_report(
-            results, doc_results, measures, families, k_max, means, doc_cis, target_level,
-            worst, wm, per_query, () if chunk_targets else targets),
-        slices=None if slices is None and not slice_targets else slice_report(
-            results, base, slices, slice_targets or {}, measures, targets, k_max, info,
-            slice_min_queries, workers),
-    )
+    return StatsInfo(s.level, s.resamples, s.curve_resamples, s.seed, s.alpha, interval=scheme)
 
 
 def _check_max_drop(max_drop: float | None) -> None:
@@ -409,7 +367,7 @@ def _check_max_drop(max_drop: float | None) -> None:
         raise RagReportError(f"max_drop must be a number >= 0 and < 1, got {max_drop!r}")
 
 
-def drop_checks(results: Sequence[EvaluationResult], base: EvaluationResult,
+def drop_checks(results: Sequence[EvaluationResult], base: PerQueryValues,
                  targets: Sequence[Target], info: StatsInfo | None, max_drop: float
                  ) -> list[DropCheck]:
     """Target measures on which a run is worse than the baseline by more than ``max_drop``."""
@@ -483,17 +441,11 @@ def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Map
                         sel.no_judged_relevant)
 
 
-def _total(r: EvaluationResult, m: Measure) -> float | None:
-    """The sum over the queries of a count trec_eval sums (``Family.aggregate == "sum"``:
-    NumQ, NumRet, NumRel, NumRelRet), else None: the report shows it beside the mean."""
-    if m.family.aggregate != "sum":
-        return None
-    return float(np.sum(r.values(m)))
-
-
-def _pr_curve(results: Sequence[EvaluationResult], targets: Sequence[Target] = ()) -> PRCurve:
+def _pr_curve(results: Sequence[EvaluationResult], targets: Sequence[Target] = (),
+              stored: StoredBaseline | None = None) -> PRCurve:
     """Mean 11-point interpolated precision of each run (:func:`ragreport.engine.pr_curve`),
-    with the targets on ``IPrec@r`` (at the curve's relevance level) to mark on it."""
+    with the targets on ``IPrec@r`` (at the curve's relevance level) to mark on it; a stored
+    baseline's first, when its report has one."""
     from ..engine import pr_curve
     from ..metrics import PR_LEVELS
 
@@ -512,8 +464,12 @@ def _pr_curve(results: Sequence[EvaluationResult], targets: Sequence[Target] = (
         note = ("Computed in trec_eval's tie order (document id descending), not averaged "
                 "over tie orders: interpolated precision has no exact expected value over "
                 "them (IPrec is refused under ties='average').")
-    return PRCurve(list(PR_LEVELS), series, rel, {r.run_name: r.n_queries for r in results},
-                   marks, note)
+    queries = {r.run_name: r.n_queries for r in results}
+    if stored is not None and stored.pr_curve is not None \
+            and len(stored.pr_curve) == len(PR_LEVELS):
+        series = {stored.run_name: list(stored.pr_curve)} | series
+        queries = {stored.run_name: len(stored.query_ids)} | queries
+    return PRCurve(list(PR_LEVELS), series, rel, queries, marks, note)
 
 
 def _tie_badges(worst: list[WorstQueries], ties: list[TieCheck]) -> list[WorstQueries]:

@@ -20,11 +20,19 @@ from ..result import EvaluationResult
 from ..targets import Target
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..analysis.compare import PerQueryValues
+    from ..analysis.slices import SliceComparison, SliceRun
     from ..parallel import Mapper
+
+    IntArray = npt.NDArray[np.int64]
 
 __all__ = ["MAX_SLICE_FAMILIES", "MAX_SLICE_MEASURES", "slice_report"]
 
 from ..present import curve_title, direction_mark
+from .baseline import StoredBaseline
 from .model import (
     Curve,
     Slice,
@@ -45,12 +53,21 @@ MAX_SLICE_MEASURES = 6
 MAX_SLICE_FAMILIES = 2
 
 
-def slice_report(results: Sequence[EvaluationResult], base: EvaluationResult, slices: Any,
-                  slice_targets: Mapping[str, Sequence[Target]], measures: list[Measure],
-                  targets: Sequence[Target], k_max: int, info: StatsInfo | None,
-                  min_queries: int | None, workers: Mapper | None) -> SliceReport:
-    """The report's view of :func:`ragreport.analysis.slices.analyse_slices`."""
-    from ..analysis.slices import MIN_QUERIES, analyse_slices, describe_rule, none_evaluated
+def slice_report(results: Sequence[EvaluationResult], base: PerQueryValues | None,
+                 slices: Any, slice_targets: Mapping[str, Sequence[Target]],
+                 measures: list[Measure], targets: Sequence[Target], k_max: int,
+                 info: StatsInfo | None, min_queries: int | None, workers: Mapper | None,
+                 stored: StoredBaseline | None = None) -> SliceReport:
+    """The report's view of :func:`ragreport.analysis.slices.analyse_slices`, comparing with
+    ``base`` (None: no comparison). A stored baseline (``stored``, then also ``base``) comes
+    first with its mean per slice (no interval: its report keeps none per slice)."""
+    from ..analysis.slices import (
+        MIN_QUERIES,
+        analyse_slices,
+        describe_rule,
+        none_evaluated,
+        slice_indices,
+    )
     from ..io.slices import load_slices
 
     if slices is None:
@@ -73,7 +90,7 @@ def slice_report(results: Sequence[EvaluationResult], base: EvaluationResult, sl
     head = head[:MAX_SLICE_MEASURES]
     families = curve_families(results, head)[:MAX_SLICE_FAMILIES]
     got = analyse_slices(
-        results, qs.tags, wanted, base=base if len(results) > 1 else None, families=families,
+        results, qs.tags, wanted, base=base, families=families,
         k_max=k_max, targets=slice_targets, stats=info is not None,
         level=info.level if info else 0.95, resamples=info.resamples if info else 1,
         curve_resamples=info.curve_resamples if info else 1, seed=info.seed if info else 0,
@@ -95,29 +112,14 @@ def slice_report(results: Sequence[EvaluationResult], base: EvaluationResult, sl
                     ch.margin if ok else None))
             trows.append(SliceTargetRow(str(t.measure), t.op, t.threshold,
                                         threshold_text(t.threshold), t.source, cells))
+        idx = slice_indices(stored.query_ids, [q for q, t in qs.tags.items() if name in t]) \
+            if stored is not None else None
         rows = []
         for m in wanted:
-            cells_: list[SliceCell] = []
-            for r in results:
-                sr = per[r.run_name]
-                v = sr.means[m]
-                has = math.isfinite(v)
-                lo, hi = sr.intervals.get(m, (None, None))
-                ci_text = (f"[{shown(lo)}, {shown(hi)}]" if lo is not None and hi is not None
-                           else "")
-                value = v if has else None
-                text = shown(v) if has else "–"
-                c = comp.get((name, r.run_name, m))
-                if c is None:  # the baseline itself (or a single run)
-                    cells_.append(SliceCell(r.run_name, sr.n, value, text, lo, hi, ci_text))
-                elif c.n == 0:
-                    cells_.append(SliceCell(r.run_name, sr.n, value, text, lo, hi, ci_text,
-                                            wins=0, losses=0, ties=0))
-                else:
-                    cells_.append(SliceCell(r.run_name, sr.n, value, text, lo, hi, ci_text,
-                                            c.delta, signed(c.delta), direction_mark(c.delta),
-                                            c.p_value, c.t_p_value, c.significant, c.wins,
-                                            c.losses, c.ties, c.n))
+            cells_ = [_stored_cell(stored, m, idx)] \
+                if stored is not None and idx is not None else []
+            cells_ += [_cell(r.run_name, per[r.run_name], m, comp.get((name, r.run_name, m)))
+                       for r in results]
             target = next((t for t in trows if t.measure == str(m)), None)
             rows.append(SliceRow(str(m), m.family.title, cells_, target))
         curves = []
@@ -133,8 +135,37 @@ def slice_report(results: Sequence[EvaluationResult], base: EvaluationResult, sl
             width = len(next(iter(series.values())))
             curves.append(Curve(str(fam), curve_title(fam), list(range(1, width + 1)),
                                 series, marks, bands))
-        out.append(Slice(name, {r: sr.n for r, sr in per.items()}, got.few(name), rows, trows,
-                         curves))
+        queries = {r: sr.n for r, sr in per.items()}
+        few = got.few(name)
+        if stored is not None and idx is not None:
+            queries = {stored.run_name: len(idx)} | queries
+            few = few or len(idx) < minimum
+        out.append(Slice(name, queries, few, rows, trows, curves))
     return SliceReport(qs.source, minimum, describe_rule(minimum), out,
                        [str(m) for m in head], len(got.unknown), got.unknown[:10],
                        dict(got.untagged), qs.duplicates)
+
+
+def _cell(run: str, sr: SliceRun, m: Measure, c: SliceComparison | None) -> SliceCell:
+    """One run's cell of a slice row: its mean and interval, and its comparison with the
+    baseline (``c``; None for the baseline itself or a single run)."""
+    v = sr.means[m]
+    has = math.isfinite(v)
+    lo, hi = sr.intervals.get(m, (None, None))
+    ci_text = f"[{shown(lo)}, {shown(hi)}]" if lo is not None and hi is not None else ""
+    value = v if has else None
+    text = shown(v) if has else "–"
+    if c is None:
+        return SliceCell(run, sr.n, value, text, lo, hi, ci_text)
+    if c.n == 0:
+        return SliceCell(run, sr.n, value, text, lo, hi, ci_text, wins=0, losses=0, ties=0)
+    return SliceCell(run, sr.n, value, text, lo, hi, ci_text, c.delta, signed(c.delta),
+                     direction_mark(c.delta), c.p_value, c.t_p_value, c.significant, c.wins,
+                     c.losses, c.ties, c.n)
+
+
+def _stored_cell(stored: StoredBaseline, m: Measure, idx: IntArray) -> SliceCell:
+    """The stored baseline's mean of ``m`` over a slice's queries (``idx``), as stored."""
+    has = str(m) in stored.per_query and len(idx) > 0
+    v = float(stored.values(m)[idx].mean()) if has else None
+    return SliceCell(stored.run_name, len(idx), v, shown(v) if v is not None else "–")

@@ -31,7 +31,6 @@ from ragreport.report import InputFile, Report, build_report
 from ragreport.report.baseline import (
     drift_checks,
     load_baseline_report,
-    with_stored_baseline,
 )
 from ragreport.targets import default_targets
 
@@ -154,12 +153,10 @@ def _direct(results: list[ragreport.EvaluationResult]) -> Report:
 
 def _via_stored(results: list[ragreport.EvaluationResult], stored_path: Path,
                 allow_drift: bool = False) -> Report:
-    kw = {k: v for k, v in KW.items() if k != "max_drop"}
-    new = build_report(results[1:], default_targets(), inputs=_inputs()[::2], **kw)
     stored = load_baseline_report(stored_path)
     checks = drift_checks(results[1:], stored, _inputs()[0].sha256, 5)
-    return with_stored_baseline(new, results[1:], stored, default_targets(), checks=checks,
-                                allow_drift=allow_drift, max_drop=KW["max_drop"])
+    return build_report(results[1:], default_targets(), inputs=_inputs()[::2],
+                        baseline=stored, drift=checks, allow_drift=allow_drift, **KW)
 
 
 def test_same_comparison_numbers_both_ways(results: list[ragreport.EvaluationResult],
@@ -188,22 +185,21 @@ def test_same_comparison_numbers_both_ways(results: list[ragreport.EvaluationRes
 
 def test_a_run_of_today_named_like_the_stored_one(results: list[ragreport.EvaluationResult],
                                                  stored_path: Path) -> None:
-    new = build_report(results[:1], default_targets(), generated_at="2026-01-01T00:00:00Z",
-                       resamples=200)
-    got = with_stored_baseline(new, results[:1], load_baseline_report(stored_path))
+    got = build_report(results[:1], default_targets(), generated_at="2026-01-01T00:00:00Z",
+                       resamples=200, baseline=load_baseline_report(stored_path))
     assert got.runs == ["bm25 (stored)", "bm25"] and got.baseline == "bm25 (stored)"
     assert all(c.wins == 0 and c.losses == 0 for c in got.comparisons)  # the same run
 
 
 def test_drift_is_refused_unless_allowed(results: list[ragreport.EvaluationResult],
                                          stored_path: Path) -> None:
-    new = build_report(results[1:], default_targets(), generated_at="2026-01-01T00:00:00Z",
-                       resamples=200)
+    kw: dict[str, Any] = {"generated_at": "2026-01-01T00:00:00Z", "resamples": 200}
     stored = load_baseline_report(stored_path)
     checks = drift_checks(results[1:], stored, "0" * 64, 5)
     with pytest.raises(RagReportError, match="qrels: the qrels differ"):
-        with_stored_baseline(new, results[1:], stored, checks=checks)
-    got = with_stored_baseline(new, results[1:], stored, checks=checks, allow_drift=True)
+        build_report(results[1:], default_targets(), baseline=stored, drift=checks, **kw)
+    got = build_report(results[1:], default_targets(), baseline=stored, drift=checks,
+                       allow_drift=True, **kw)
     assert got.drift is not None and got.drift.drifted and got.drift.allowed
 
 
@@ -211,9 +207,9 @@ def test_stored_report_lacking_a_measure(results: list[ragreport.EvaluationResul
                                          stored_path: Path) -> None:
     f = example_files()
     more = ragreport.evaluate(f.qrels, f.runs[1], ["P@7"])
-    new = build_report([more], generated_at="2026-01-01T00:00:00Z", resamples=200)
     with pytest.raises(RagReportError, match=r"main.json has no per-query values of P@7"):
-        with_stored_baseline(new, [more], load_baseline_report(stored_path))
+        build_report([more], generated_at="2026-01-01T00:00:00Z", resamples=200,
+                     baseline=load_baseline_report(stored_path))
 
 
 def test_json_per_query_gains_judged_at_k_only_when_asked(
@@ -440,7 +436,7 @@ def test_baseline_picks_a_run_of_the_stored_report(
     path.write_text(both.to_json(), encoding="utf-8")
     assert load_baseline_report(path).name == "bm25"  # the stored report's baseline
     picked = load_baseline_report(path, "tfidf")
-    assert picked.name == "tfidf" and picked.values["RR"] == results[1].values("RR").tolist()
+    assert picked.name == "tfidf" and picked.per_query["RR"] == results[1].values("RR").tolist()
     assert picked.judged == both.judged_at_k[1]["tfidf"]  # type: ignore[index]
     with pytest.raises(RagReportError, match=r"no run 'dense' in the baseline report \(runs: "
                                              r"'bm25', 'tfidf'\)"):
@@ -490,10 +486,9 @@ def test_slices_against_the_stored_baseline_equal_the_live_baseline(
     slices = _odd_even(tmp_path / "s.tsv")
     kw = {k: v for k, v in KW.items() if k != "max_drop"}
     direct = build_report(results, default_targets(), inputs=_inputs(), slices=slices, **kw)
-    new = build_report(results[1:], default_targets(), inputs=_inputs()[::2], slices=slices,
-                       **kw)
     stored = load_baseline_report(stored_path)
-    via = with_stored_baseline(new, results[1:], stored, default_targets(), slices=slices)
+    via = build_report(results[1:], default_targets(), inputs=_inputs()[::2], slices=slices,
+                       baseline=stored, **kw)
     a, b = json.loads(direct.to_json())["slices"], json.loads(via.to_json())["slices"]
     assert [s["name"] for s in a["slices"]] == [s["name"] for s in b["slices"]] == [
         "odd", "small", "even"]
@@ -508,8 +503,6 @@ def test_slices_against_the_stored_baseline_equal_the_live_baseline(
              for r in s.rows for c in r.cells] for s in direct.slices.slices] == [
         [(c.run, c.shown, c.delta_text, c.p_value, c.significant, c.wins, c.losses)
          for r in s.rows for c in r.cells] for s in via.slices.slices]
-    with pytest.raises(RagReportError, match="give the same slices"):
-        with_stored_baseline(new, results[1:], stored, default_targets())
 
 
 def test_cli_baseline_report_with_slices(files: dict[str, Path], tmp_path: Path,

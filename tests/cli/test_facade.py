@@ -24,7 +24,7 @@ def test_every_facade_name_resolves() -> None:
     for name in ragreport.__all__:
         assert getattr(ragreport, name) is not None, name
     assert {"build_report", "Report", "load_targets", "load_baseline_report", "drift_checks",
-            "with_stored_baseline", "example_files", "evaluate_stream"} <= set(ragreport.__all__)
+            "StoredBaseline", "example_files", "evaluate_stream"} <= set(ragreport.__all__)
 
 
 def test_readme_examples_import_only_the_facade() -> None:

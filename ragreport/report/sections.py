@@ -1,0 +1,221 @@
+"""The report's sections built from the runs' numbers: intervals, the target table, the
+summary, the mean curves, the distributions, wins and losses, and dataset health. A stored
+baseline (:class:`~ragreport.report.baseline.StoredBaseline`) comes first in each, with its
+stored numbers; :func:`ragreport.report.build_report` puts them together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..analysis.compare import PerQueryValues, common_queries, outcomes
+from ..analysis.curves import run_intervals
+from ..analysis.targets import run_checks
+from ..measures import Measure
+from ..present import (
+    curve_title,
+    direction_mark,
+    shown,
+    signed,
+    target_rule,
+    threshold_text,
+    total_text,
+)
+from ..result import EvaluationResult
+from ..targets import Target
+from ..ties import TieCheck, tie_checks
+from .baseline import StoredBaseline, stored_health
+from .model import (
+    Comparison,
+    Curve,
+    Distribution,
+    RunHealth,
+    StatsInfo,
+    SummaryCell,
+    SummaryRow,
+    TargetCell,
+    TargetRow,
+)
+
+if TYPE_CHECKING:
+    from ..parallel import Mapper
+
+__all__ = ["comparisons", "curves", "distributions", "health_rows", "per_query_values",
+           "run_cis", "summary_rows", "target_rows"]
+
+Bands = dict[Measure, tuple[list[float], list[float]]]
+
+
+def run_cis(results: Sequence[EvaluationResult], bounded: list[Measure],
+               families: list[Measure], k_max: int, info: StatsInfo | None,
+               workers: Mapper | None
+               ) -> tuple[dict[str, dict[Measure, tuple[float, float]]], dict[str, Bands]]:
+    """Each run's summary intervals and curve bands. They share one sequence of resampled
+    query sets (the bands use its first ``curve_resamples``): every family and K of a run
+    together."""
+    cis: dict[str, dict[Measure, tuple[float, float]]] = {}
+    all_bands: dict[str, Bands] = {}
+    if info is None:
+        return cis, all_bands
+    for r in results:
+        got = run_intervals(r, bounded, families, k_max, level=info.level,
+                            resamples=info.resamples, curve_resamples=info.curve_resamples,
+                            seed=info.seed, workers=workers)
+        cis[r.run_name] = got.measures
+        if families:
+            all_bands[r.run_name] = got.bands
+    return cis, all_bands
+
+
+def target_rows(results: Sequence[EvaluationResult], doc_results: list[EvaluationResult] | None,
+             targets: Sequence[Target], target_level: str,
+             cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
+             doc_cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
+             info: StatsInfo | None) -> tuple[list[TargetRow], list[TieCheck]]:
+    """The target table, on the level the targets are checked at, and the tie exposure of
+    the target measures (none without rankings: per-query results)."""
+    on_documents = target_level == "document" and doc_results is not None
+    t_results: Sequence[EvaluationResult] = doc_results if on_documents and doc_results \
+        else results
+    lower = {run: {m: lo for m, (lo, _) in c.items()}
+             for run, c in (doc_cis if on_documents else cis).items()}
+    checks = run_checks(t_results, targets, lower if info is not None else None)
+    ranked = all(r.has_rankings for r in results)
+    tie_rows = tie_checks(t_results, targets, checks) if ranked else []
+    rows = []
+    for t in targets:
+        cells = [TargetCell(c.run, c.value, c.shown, c.passed, c.margin, signed(c.margin),
+                            t.on, c.mean)
+                 for c in checks if c.target is t]
+        rows.append(TargetRow(str(t.measure), t.op, t.threshold, threshold_text(t.threshold),
+                              t.source, cells))
+    return rows, tie_rows
+
+
+def summary_rows(results: Sequence[EvaluationResult], measures: list[Measure],
+                 means: Mapping[str, Mapping[Measure, float]],
+                 cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
+                 tests: Mapping[tuple[str, Measure], tuple[float, float]],
+                 base: PerQueryValues, stored: StoredBaseline | None,
+                 info: StatsInfo | None) -> list[SummaryRow]:
+    """Each measure's row: every run's mean and interval, and its delta and Holm-corrected
+    p-values against the baseline's mean (the stored mean of a stored baseline; no delta
+    where it has none)."""
+    rows = []
+    for m in measures:
+        cells: list[SummaryCell] = []
+        bv = stored.means.get(str(m)) if stored is not None else means[base.run_name][m]
+        if stored is not None and bv is not None:
+            lo, hi = stored.intervals.get(str(m), (None, None)) if info is not None \
+                else (None, None)  # no stats: no interval for today's runs either
+            cells.append(_cell(stored.run_name, bv, lo, hi, stored.totals.get(str(m))))
+        for r in results:
+            v = means[r.run_name][m]
+            lo, hi = cis.get(r.run_name, {}).get(m, (None, None))
+            if r is base or bv is None:
+                cells.append(_cell(r.run_name, v, lo, hi, _total(r, m)))
+                continue
+            d = v - bv
+            p, tp = tests.get((r.run_name, m), (None, None))
+            cells.append(_cell(r.run_name, v, lo, hi, _total(r, m), d, p, tp,
+                               p is not None and info is not None and p < info.alpha))
+        rows.append(SummaryRow(str(m), m.family.title, cells))
+    return rows
+
+
+def _cell(run: str, v: float, lo: float | None, hi: float | None, total: float | None,
+          d: float | None = None, p: float | None = None, tp: float | None = None,
+          significant: bool = False) -> SummaryCell:
+    ci_text = f"[{shown(lo)}, {shown(hi)}]" if lo is not None and hi is not None else ""
+    if d is None:
+        return SummaryCell(run, v, shown(v), None, "", "", lo, hi, ci_text, total=total,
+                           total_text=total_text(total))
+    return SummaryCell(run, v, shown(v), d, signed(d), direction_mark(d), lo, hi, ci_text, p,
+                       tp, significant, total, total_text(total))
+
+
+def curves(results: Sequence[EvaluationResult], families: list[Measure], k_max: int,
+            targets: Sequence[Target], all_bands: Mapping[str, Bands],
+            stored: StoredBaseline | None) -> tuple[list[Curve], int]:
+    """Each family's mean curve of every run, with its band and the targets to mark, and the
+    curves' width: a stored baseline's curves (first) may stop sooner."""
+    width = min([k_max, *(len(stored.curves[str(f)]) for f in families
+                          if str(f) in stored.curves)]) if stored is not None else k_max
+    curves = []
+    for fam in families:
+        key = str(fam)
+        series = {stored.run_name: stored.curves[key][:width]} \
+            if stored is not None and key in stored.curves else {}
+        series |= {r.run_name: [float(x) for x in r.mean_curve(fam)[:width]] for r in results}
+        marks = [(t.measure.cutoff, t.threshold, target_rule(t.op, t.threshold))
+                 for t in targets if t.measure.curve_key == fam]
+        bands = {run: (fams[fam][0][:width], fams[fam][1][:width])
+                 for run, fams in all_bands.items()}
+        if stored is not None and key in stored.bands and bands:
+            lo, hi = stored.bands[key]
+            bands = {stored.run_name: (lo[:width], hi[:width])} | bands
+        curves.append(Curve(key, curve_title(fam), list(range(1, width + 1)), series, marks,
+                            bands))
+    return curves, width
+
+
+def distributions(results: Sequence[EvaluationResult], bounded: list[Measure],
+                   stored: StoredBaseline | None) -> list[Distribution]:
+    out = []
+    for m in bounded:
+        values = {stored.run_name: list(stored.per_query[str(m)])} \
+            if stored is not None and str(m) in stored.per_query else {}
+        out.append(Distribution(str(m), values | {r.run_name: r.values(m).tolist()
+                                                  for r in results}))
+    return out
+
+
+def comparisons(results: Sequence[EvaluationResult], base: PerQueryValues,
+                 bounded: list[Measure]) -> list[Comparison]:
+    """Wins, losses and ties of each run against the baseline, per bounded measure."""
+    out = []
+    for r in results:
+        if r is base or not bounded:
+            continue
+        ia, ib = common_queries(r, base)
+        wins, losses, ties = outcomes(
+            np.column_stack([base.values(m)[ib] for m in bounded]),
+            np.column_stack([r.values(m)[ia] for m in bounded]))
+        out += [Comparison(r.run_name, base.run_name, str(m), int(w), int(lo), int(t))
+                for m, w, lo, t in zip(bounded, wins, losses, ties, strict=True)]
+    return out
+
+
+def health_rows(results: Sequence[EvaluationResult], stored: StoredBaseline | None
+            ) -> list[RunHealth]:
+    h = stored_health(stored) if stored is not None else None
+    out = [h] if h is not None else []
+    for r in results:
+        c = r.counts
+        out.append(RunHealth(r.run_name, c.evaluated, c.run_only, c.qrels_only, c.no_relevant,
+                             c.empty_retrievals, c.duplicates_dropped, c.skipped_no_relevant,
+                             r.ranking.run_only_ids[:10], r.ranking.qrels_only_ids[:10],
+                             c.identical_ids_dropped if r.conventions.ignore_identical_ids
+                             else None))
+    return out
+
+
+def per_query_values(results: Sequence[EvaluationResult], measures: list[Measure]
+                      ) -> dict[str, dict[str, dict[str, float]]]:
+    out = {}
+    for r in results:
+        cols = {str(m): r.values(m).tolist() for m in measures}
+        out[r.run_name] = {q: {k: v[i] for k, v in cols.items()}
+                           for i, q in enumerate(r.query_ids)}
+    return out
+
+
+def _total(r: EvaluationResult, m: Measure) -> float | None:
+    """The sum over the queries of a count trec_eval sums (``Family.aggregate == "sum"``:
+    NumQ, NumRet, NumRel, NumRelRet), else None: the report shows it beside the mean."""
+    if m.family.aggregate != "sum":
+        return None
+    return float(np.sum(r.values(m)))
