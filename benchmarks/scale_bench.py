@@ -26,7 +26,7 @@ bounded whatever N. Then each engine runs in its own process:
 Wall time, CPU time (user + system of the whole process tree, the JVM included) and peak RSS
 (the sum over the process tree, polled every 0.2 s) are measured from outside. The means of
 the three must agree (to 1e-9: sums in another order), and on a sample of queries the
-per-query values Spark and Dask wrote (read back with ``ragreport.perquery.read``) must equal
+per-query values Spark and Dask wrote (read back with ``ragreport.core.perquery.read``) must equal
 those of a single-machine ``ragreport.evaluate`` of those queries' rows (``--stream`` prints
 means only). The script exits 1 when a check fails.
 """

@@ -3,7 +3,7 @@
     python benchmarks/stream_bench.py --queries 300000 --depth 100     # 30 million lines
 
 Writes ``benchmarks/data/stream_run.txt`` (about 1.3 GB for 30M lines) and its qrels once,
-then evaluates it with ``ragreport.stream.evaluate_stream`` in a child process and prints the
+then evaluates it with ``ragreport.core.stream.evaluate_stream`` in a child process and prints the
 wall time and the child's peak RSS.
 """
 
@@ -75,7 +75,7 @@ def main() -> None:
     lines = args.queries * args.depth
     print(f"data: {run} ({run.stat().st_size / 2**30:.2f} GiB, {lines:,} lines), "
           f"ready in {time.perf_counter() - t0:.1f} s")
-    code = ("import sys; from ragreport.stream import evaluate_stream; "
+    code = ("import sys; from ragreport.core.stream import evaluate_stream; "
             "r = evaluate_stream(sys.argv[1], sys.argv[2], ['P@10', 'R@100', 'nDCG@10', 'RR', "
             "'AP'], k_max=100); print(r.n_queries, r.means())")
     t0 = time.perf_counter()

@@ -70,8 +70,8 @@ class Tool:
 
 class RagReport(Tool):
     name = "ragreport"
-    modules = ("ragreport", "ragreport.engine", "ragreport.io", "ragreport.io.trec",
-               "ragreport.align", "ragreport.metrics", "pyarrow", "pyarrow.csv",
+    modules = ("ragreport", "ragreport.core.engine", "ragreport.io", "ragreport.io.trec",
+               "ragreport.core.align", "ragreport.metrics", "pyarrow", "pyarrow.csv",
                "pyarrow.compute")
 
     def load(self, qrels_path: str, run_path: str) -> Any:

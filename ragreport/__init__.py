@@ -18,8 +18,10 @@ from ._version import __version__
 if TYPE_CHECKING:
     from .analysis.drift import judgments_sha256
     from .collect import collect_run, write_run
+    from .core.engine import evaluate
+    from .core.result import EvaluationResult
+    from .core.stream import evaluate_stream
     from .data import Qrels, Run
-    from .engine import evaluate
     from .errors import ConfigError, InputError, MeasureError, RagReportError
     from .examples import example_files
     from .explorer import Explorer
@@ -29,14 +31,12 @@ if TYPE_CHECKING:
     from .measures import Measure, parse_measure, parse_measures
     from .report import InputFile, Report, build_report
     from .report.baseline import StoredBaseline, drift_checks, load_baseline_report
-    from .result import EvaluationResult
     from .seed import RetrievalEvaluator, evaluate_multiple_queries
     from .settings import StatsSettings
-    from .stream import evaluate_stream
     from .targets import load_slice_targets, load_targets
 
 _EXPORTS: dict[str, str] = {
-    "evaluate": "engine",
+    "evaluate": "core.engine",
     "collect_run": "collect",
     "write_run": "collect",
     "load_qrels": "io",
@@ -46,7 +46,7 @@ _EXPORTS: dict[str, str] = {
     "load_docs": "io",
     "Qrels": "data",
     "Run": "data",
-    "EvaluationResult": "result",
+    "EvaluationResult": "core.result",
     "Measure": "measures",
     "parse_measure": "measures",
     "parse_measures": "measures",
@@ -69,7 +69,7 @@ _EXPORTS: dict[str, str] = {
     "drift_checks": "report.baseline",
     "StoredBaseline": "report.baseline",
     "judgments_sha256": "analysis.drift",
-    "evaluate_stream": "stream",
+    "evaluate_stream": "core.stream",
     "example_files": "examples",
     "StatsSettings": "settings",
 }

@@ -55,7 +55,7 @@ __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TARGET_FAILED"
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from .engine import evaluate
+    from .core.engine import evaluate
     from .measures import TREC_DEFAULT_MEASURES
     from .textout import format_json, format_table, format_trec
 
@@ -138,11 +138,11 @@ def _check_per_query_out(args: argparse.Namespace) -> list[str]:
 def _write_per_query(args: argparse.Namespace, result: Any, inputs: list[str],
                      qrels_read: Any, given: tuple[Any, Any]) -> None:
     """Write the per-query Parquet file (atomically; the qrels' and the run's SHA-256 and the
-    judgments' fingerprint in its metadata, :mod:`ragreport.perquery`). ``given``: the
+    judgments' fingerprint in its metadata, :mod:`ragreport.core.perquery`). ``given``: the
     QRELS and RUN as named on the command line (a file is hashed; an ``irds:`` id states the
     fingerprint of what was read, as ``report`` does; standard input states none)."""
-    from . import perquery
     from .analysis.drift import content_sha256, judgments_sha256
+    from .core import perquery
 
     def fingerprint(name: Any, read: Any) -> str | None:
         if not isinstance(name, str) or name == "-":
@@ -187,7 +187,7 @@ def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
     import json
     from dataclasses import asdict
 
-    from .stream import evaluate_stream
+    from .core.stream import evaluate_stream
 
     if args.per_query:
         raise RagReportError("--stream prints means only; drop -q")
@@ -308,7 +308,7 @@ def _outputs(args: argparse.Namespace) -> list[str]:
 def _refuse_per_query_positional(args: argparse.Namespace) -> None:
     """A per-query results file given as QRELS or RUN: say to read it with --per-query-in
     (it was read as qrels or a run, with an error about its columns)."""
-    from .perquery import is_per_query
+    from .core.perquery import is_per_query
 
     given = [args.qrels, *(args.runs or [])]
     for path in given:
@@ -322,7 +322,7 @@ def _check_options(args: argparse.Namespace) -> None:
     """Everything about the options that can be checked before any input is read."""
     from .report.build import generated_at_from_env
 
-    if getattr(args, "per_query_in", None):  # per-query results (ragreport.perquery)
+    if getattr(args, "per_query_in", None):  # per-query results (ragreport.core.perquery)
         _check_per_query_in(args)
     elif args.example:
         example_inputs(args)

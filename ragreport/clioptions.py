@@ -76,11 +76,11 @@ def eval_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     for option in ("compat", "ignore_identical_ids", "score_precision"):  # ragreport.compat
         if getattr(args, option, None) is not None:
             kwargs[option] = getattr(args, option)
-    if getattr(args, "ties", None) not in (None, "trec_eval"):  # --ties (ragreport.ties)
+    if getattr(args, "ties", None) not in (None, "trec_eval"):  # --ties (ragreport.core.ties)
         kwargs["ties"] = args.ties
     kwargs.update(fractional_kwarg(args))
     if getattr(args, "doc_map", None) is not None:  # read once, for every run
-        from .docmap import load_doc_map
+        from .core.docmap import load_doc_map
 
         kwargs["doc_map"] = load_doc_map(args.doc_map, unmapped=args.doc_map_unmapped)
     return kwargs

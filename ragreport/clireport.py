@@ -1,7 +1,7 @@
 """The report ``ragreport report`` and ``ragreport check`` build (:mod:`ragreport.cli`).
 
 From raw files (read, evaluated, their fingerprints taken meanwhile) or from per-query
-results (:mod:`ragreport.perquery`), with the targets file's settings, the query slices, and
+results (:mod:`ragreport.core.perquery`), with the targets file's settings, the query slices, and
 ``--baseline-report``'s stored run and drift checks: :func:`report_for`. Writing the outputs
 and the process (signals, exit codes) stay in :mod:`ragreport.cli`.
 """
@@ -111,10 +111,10 @@ _STATED_QRELS = "(qrels stated by the per-query results)"
 
 
 def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
-    """The report from per-query results (:mod:`ragreport.perquery`): the same numbers,
+    """The report from per-query results (:mod:`ragreport.core.perquery`): the same numbers,
     intervals, tests and gates as from the raw files, without the rankings."""
 
-    from . import perquery
+    from .core import perquery
     from .measures import normalize_measures
     from .report import InputFile
     from .targets import load_targets
@@ -231,7 +231,7 @@ def report_for(args: argparse.Namespace, workers: Any) -> Any:
 
     from .io.common import Source
 
-    if getattr(args, "per_query_in", None):  # per-query results (ragreport.perquery)
+    if getattr(args, "per_query_in", None):  # per-query results (ragreport.core.perquery)
         return _report_from_per_query(args, workers)
     materialize_inputs(args, ("qrels", "runs", "queries", "docs", "targets", "doc_map", "slices"))
     check_columns(args)
@@ -298,7 +298,7 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     """
     import threading
 
-    from .engine import evaluate
+    from .core.engine import evaluate
     from .io import load_docs, load_qrels, load_queries, load_run
     from .targets import load_targets
 

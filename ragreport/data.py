@@ -215,7 +215,7 @@ class DocMap:
     says what an id missing from the map is: ``"error"`` (the default: an error naming its
     file and line) or ``"own"`` (a document of its own).
 
-    >>> from ragreport.docmap import load_doc_map
+    >>> from ragreport.core.docmap import load_doc_map
     >>> dm = load_doc_map({"c1": "d1", "c2": "d1", "c3": "d2"})
     >>> len(dm), dm.n_documents, dm.document_of(["c2", "c3"])
     (3, 2, ['d1', 'd2'])

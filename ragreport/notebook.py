@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .core.result import EvaluationResult
 from .data import distinct_names
 from .errors import RagReportError
-from .result import EvaluationResult
 
 __all__ = [
     "Figure",
@@ -271,7 +271,7 @@ def _prepare(qrels: str | os.PathLike[str] | None, runs: Sequence[str | os.PathL
 
     Raises the readers' own errors (file and line), before any kernel starts.
     """
-    from .engine import evaluate
+    from .core.engine import evaluate
     from .io import load_docs, load_qrels, load_queries, load_run
     from .measures import normalize_measures, parse_measure
 

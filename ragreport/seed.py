@@ -60,7 +60,7 @@ class RetrievalEvaluator:
     def _batch(self, cases: Sequence[tuple[Sequence[Hashable], Sequence[Hashable]]]
                ) -> dict[str, np.ndarray]:
         """Per-case values of the five measures, shape (cases,) each."""
-        from .engine import evaluate
+        from .core.engine import evaluate
 
         n = len(cases)
         out = {key: np.zeros(n) for key in _KEYS}

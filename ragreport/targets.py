@@ -428,7 +428,7 @@ def load_settings(path: str | os.PathLike[str] | None = None,
             raise ConfigError(f"{source}: ignore_identical_ids must be true or false, got "
                               f"{_short(repr(value))}")
         out["ignore_identical_ids"] = value
-    if "ties" in found:  # ragreport.ties: "trec_eval" or "average"
+    if "ties" in found:  # ragreport.core.ties: "trec_eval" or "average"
         value = found["ties"][0]
         if value not in ("trec_eval", "average"):
             raise ConfigError(f"{source}: ties must be \"trec_eval\" or \"average\", got "

@@ -12,10 +12,10 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from .core.result import EvaluationResult
 from .measures import Measure
 from .metrics import FloatArray
 from .present import escape_controls, shown
-from .result import EvaluationResult
 
 __all__ = ["format_json", "format_table", "format_trec", "json_text", "terminal_safe"]
 

@@ -1,6 +1,6 @@
 """The analysis layer: what every view of a result shows, computed once.
 
-Pure functions over :class:`~ragreport.result.EvaluationResult`, returning numpy arrays of
+Pure functions over :class:`~ragreport.core.result.EvaluationResult`, returning numpy arrays of
 shape (queries,) or (queries, K), or small frozen dataclasses. The report builder, the
 explorer, the notebook helpers and the CLI all read them; none of them recomputes.
 

@@ -13,9 +13,9 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from ..core.result import EvaluationResult
 from ..errors import RagReportError
 from ..measures import Measure
-from ..result import EvaluationResult
 
 __all__ = [
     "PairedComparison",
@@ -37,7 +37,7 @@ TIE_DECIMALS = 12
 
 class PerQueryValues(Protocol):
     """What a comparison reads of a run: its name, its query ids, their positions and its
-    per-query values. An :class:`~ragreport.result.EvaluationResult` is one; so is a run read
+    per-query values. An :class:`~ragreport.core.result.EvaluationResult` is one; so is a run read
     back from a stored report (:class:`ragreport.report.baseline.StoredBaseline`), which has
     nothing else."""
 

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from ..core.result import EvaluationResult
 from ..measures import Measure
-from ..result import EvaluationResult
 from ..stats import BootstrapCI
 
 if TYPE_CHECKING:

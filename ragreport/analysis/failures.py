@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ..core.result import EvaluationResult
 from ..errors import RagReportError
 from ..measures import Measure, parse_measure
-from ..result import EvaluationResult
 
 __all__ = [
     "FAILURE_KINDS",
@@ -203,7 +203,7 @@ def judged_at(result: EvaluationResult, k: int) -> FloatArray:
     m = Measure("Judged", int(k))
     if m.curve_key in result.curves:
         return np.asarray(result.values(m), dtype=np.float64)
-    from ..kernel import cutoff_values
+    from ..core.kernel import cutoff_values
 
     return cutoff_values(result.require_ranking(), m, float(result.conventions.rel_level),
                          ties=result.conventions.ties)

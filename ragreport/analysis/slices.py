@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from ..core.result import EvaluationResult
 from ..errors import RagReportError
 from ..measures import Measure
-from ..result import EvaluationResult
 from ..targets import Target, TargetCheck, check_targets
 from .curves import RunIntervals, run_intervals
 

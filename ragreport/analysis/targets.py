@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..core.result import EvaluationResult
 from ..errors import RagReportError
 from ..measures import Measure
 from ..present import shown
-from ..result import EvaluationResult
 from ..targets import DISPLAY_DIGITS, OPERATORS, Target, TargetCheck, check_targets, passes
 
 __all__ = [

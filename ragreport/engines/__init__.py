@@ -4,7 +4,7 @@
 
 Each partitions the qrels and the run by query (the tie rule needs every document of a query
 together), evaluates each partition with :func:`ragreport.evaluate` and returns the engine's
-frame in the per-query schema of :mod:`ragreport.perquery`; its metadata (conventions,
+frame in the per-query schema of :mod:`ragreport.core.perquery`; its metadata (conventions,
 measures, the dataset counts of the whole input) is carried with it, so the Parquet files
 written from it feed ``ragreport report``. Nothing here imports an engine until it is used.
 """

@@ -1,5 +1,5 @@
 """The work of one partition, the same for every engine: a table of qrels and run rows of some
-queries (every row of each of them) in, their per-query table (:mod:`ragreport.perquery`) out.
+queries (every row of each of them) in, their per-query table (:mod:`ragreport.core.perquery`) out.
 
 The engines put the qrels and the run into one frame with the columns ``query_id``,
 ``doc_id``, ``relevance``, ``score`` and ``side`` (0: a judgment, 1: a retrieved document),
@@ -68,8 +68,8 @@ def check_options(measures: Any, k_max: int | None, name: str | None,
     """Check the options on the driver (one evaluation of a one-query input, so a bad
     measure or option fails at once with its usual message) and return the partitions'
     :class:`PartSpec` and the per-query table of that probe (for its schema and metadata)."""
-    from ..engine import evaluate
-    from ..perquery import to_table
+    from ..core.engine import evaluate
+    from ..core.perquery import to_table
 
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
@@ -109,7 +109,7 @@ def _distinct(ids: Any) -> Any:
 
 def _run_duplicates(run: Any, duplicates: str) -> int:
     """Later occurrences of a (query, document) pair in a run none of whose queries is
-    evaluated here: refused as :func:`ragreport.align.align` refuses them, or counted."""
+    evaluated here: refused as :func:`ragreport.core.align.align` refuses them, or counted."""
     import pyarrow as pa
 
     if len(run) < 2:
@@ -130,7 +130,7 @@ def _run_duplicates(run: Any, duplicates: str) -> int:
 def empty_meta(probe_meta: Mapping[str, Any], name: str, counts: Mapping[str, int],
                run_only: list[str], qrels_only: list[str], id_order: str) -> dict[str, Any]:
     """The metadata of a partition that evaluates no query (its counts still count)."""
-    from ..ranking import Counts
+    from ..core.ranking import Counts
 
     meta: dict[str, Any] = json.loads(json.dumps(probe_meta))
     full = {f.name: int(counts.get(f.name, 0)) for f in dataclasses.fields(Counts)}
@@ -160,10 +160,10 @@ def evaluate_part(qt: Any, rt: Any, spec: PartSpec, probe_meta: Mapping[str, Any
     """The per-query table (without metadata; None when no query is evaluated) and the
     metadata of one partition: ``qt`` and ``rt`` (tables the table readers read: Arrow or
     pandas) hold every judgment and retrieved document of its queries."""
-    from ..align import check_qrels
-    from ..engine import evaluate
+    from ..core.align import check_qrels
+    from ..core.engine import evaluate
+    from ..core.perquery import table_meta, to_table
     from ..io.tabular import qrels_table, run_table
-    from ..perquery import table_meta, to_table
 
     opts = dict(spec.options)
     complete = spec.complete
@@ -280,7 +280,7 @@ def merge(metas: Sequence[Mapping[str, Any]], evaluation: str) -> dict[str, Any]
     """The metadata of one evaluation from its partitions' (counts summed), stamped with an
     ``evaluation`` id: files written from one frame carry it, so reading several of them
     counts the evaluation once."""
-    from ..perquery import merge_meta
+    from ..core.perquery import merge_meta
 
     merged = merge_meta([dict(m) for m in metas],
                          [f"partition {i + 1}" for i in range(len(metas))])

@@ -63,7 +63,7 @@ def bad_id_type(kind: str, what: str, column: str, type_name: str, engine: str) 
 
 
 def meta_strings(meta: Mapping[str, Any]) -> dict[str, str]:
-    """The metadata as :mod:`ragreport.perquery` stores it: ``ragreport.<key>`` -> JSON."""
+    """The metadata as :mod:`ragreport.core.perquery` stores it: ``ragreport.<key>`` -> JSON."""
     return {f"ragreport.{k}": json.dumps(v, sort_keys=True, allow_nan=False)
             for k, v in meta.items()}
 

@@ -3,7 +3,7 @@
 The qrels and the run are put in one frame (ids as text, checked as the table readers check
 them), shuffled by query (every document of a query in one partition: the tie rule needs them
 together) and each partition is evaluated by :func:`ragreport.evaluate` in ``map_partitions``.
-The result is a Dask DataFrame in the per-query schema of :mod:`ragreport.perquery`, one row
+The result is a Dask DataFrame in the per-query schema of :mod:`ragreport.core.perquery`, one row
 per query, with the evaluation's metadata in ``df._meta.attrs["ragreport"]``; :func:`write` writes
 it as Parquet that ``ragreport report`` reads, :func:`results` gives the
 :class:`~ragreport.EvaluationResult`.
@@ -198,7 +198,7 @@ def _table(pdf: Any, meta: Mapping[str, Any], schema: Any) -> Any:
 def results(df: Any) -> list[Any]:
     """The :class:`~ragreport.EvaluationResult` of a frame :func:`evaluate` returned (its rows
     computed to the client: one per query)."""
-    from ..perquery import from_tables
+    from ..core.perquery import from_tables
 
     meta = _meta_of(df)
     return from_tables([_table(df.compute(), meta, _schema(df))],

@@ -5,7 +5,7 @@ them), grouped by a bucket of the query id (every document of a query in one gro
 rule needs them together; many queries per group, so the kernel runs vectorised) and each
 group is evaluated by :func:`ragreport.evaluate` in ``groupby(...).map_groups`` with the Arrow
 batch format. The result is a materialized ``ray.data.Dataset`` in the per-query schema of
-:mod:`ragreport.perquery`, one row per query, whose blocks carry the evaluation's metadata:
+:mod:`ragreport.core.perquery`, one row per query, whose blocks carry the evaluation's metadata:
 ``ds.write_parquet(path)`` writes files that ``ragreport report --per-query-in path`` reads.
 """
 
@@ -38,7 +38,7 @@ def _normalise(t: Any, kind: str, cols: tuple[str, str, str], other: Any,
     table readers' messages), with the bucket of its query."""
     import pyarrow as pa
 
-    from .._keys import string_fingerprints
+    from ..core.keys import string_fingerprints
     from ..io.tabular import ids_column
 
     q, d, v = cols
@@ -178,7 +178,7 @@ def results(ds: Any) -> list[Any]:
     import pyarrow as pa
     import ray
 
-    from ..perquery import from_tables
+    from ..core.perquery import from_tables
 
     tables = [t for t in ray.get(ds.to_arrow_refs()) if t.schema.metadata]
     if not tables:

@@ -3,7 +3,7 @@
 The qrels and the run are put in one frame, repartitioned by query (every document of a query
 in one partition: the tie rule needs them together) and each partition is evaluated by
 :func:`ragreport.evaluate` inside ``mapInArrow`` (Spark 3.5 and later). The result is a
-DataFrame in the per-query schema of :mod:`ragreport.perquery`, one row per query, whose
+DataFrame in the per-query schema of :mod:`ragreport.core.perquery`, one row per query, whose
 ``run`` column carries the evaluation's metadata: ``df.write.parquet(path)`` writes files that
 ``ragreport report --per-query-in path`` reads.
 """
@@ -192,18 +192,18 @@ def arrow_32bit(t: Any) -> Any:
 
 
 def read_probe_meta(probe: Any) -> dict[str, Any]:
-    from ..perquery import table_meta
+    from ..core.perquery import table_meta
 
     return table_meta(probe, "probe")
 
 
 def results(df: Any) -> list[Any]:
     """The :class:`~ragreport.EvaluationResult` of a frame :func:`evaluate` returned (its rows
-    collected to the driver: one per query), as ``ragreport.perquery.read`` gives it."""
+    collected to the driver: one per query), as ``ragreport.core.perquery.read`` gives it."""
     _need()
     import pyarrow as pa
 
-    from ..perquery import from_tables
+    from ..core.perquery import from_tables
 
     meta = dict(df.schema["run"].metadata or {})
     if "ragreport.schema" not in meta:

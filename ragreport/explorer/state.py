@@ -4,7 +4,7 @@
 selected query, runs A and B) and produces the small, JSON-able dicts the front end draws
 (``meta``, ``head``, ``summary``, ``ranking``, ``panel``, ``compare``; windows of rows on
 request). Numbers come from :mod:`ragreport.analysis` over the
-:class:`~ragreport.result.EvaluationResult` objects; per-(run, measure, K) arrays are computed
+:class:`~ragreport.core.result.EvaluationResult` objects; per-(run, measure, K) arrays are computed
 once and cached, so changing the measure, K or a filter re-indexes and re-sorts numpy arrays
 (no Python loop over the queries). Text is cut with :mod:`ragreport.present`; nothing here
 builds HTML.
@@ -39,13 +39,13 @@ from ..analysis.failures import (
     worst_order,
 )
 from ..analysis.targets import passes_array, run_checks, target_values
+from ..core.kernel import cutoff_values, kernel_of
+from ..core.result import EvaluationResult
 from ..errors import RagReportError
 from ..io.slices import QuerySlices
-from ..kernel import cutoff_values, kernel_of
 from ..measures import Measure, parse_measure
 from ..parallel import Mapper, map_with
 from ..present import measure_label, measure_title, shown, snippet, target_rule
-from ..result import EvaluationResult
 from ..settings import StatsSettings
 from ..stats import bootstrap_ci
 from ..targets import Target, default_targets, load_targets, parse_targets, passes
@@ -332,9 +332,9 @@ class ExplorerState:
         return got
 
     def _cutoff(self, run: int, m: Measure) -> FloatArray:
-        """(queries,) values of ``m`` past the curves (:func:`~ragreport.kernel.cutoff_values`),
+        """(queries,) values of ``m`` past the curves (:func:`~.core.kernel.cutoff_values`),
         one pass over the relevant ranks (stored ones too, read from per-query files) per K."""
-        from ..context import Context
+        from ..core.context import Context
 
         r = self.results[run]
         level, at = float(r.conventions.rel_level), kernel_of(m).at
@@ -1088,7 +1088,7 @@ class ExplorerState:
         return got if isinstance(got, EvaluationResult) else None
 
     def _evaluate_query(self, run: int, qid: str) -> EvaluationResult | None:
-        from ..engine import evaluate
+        from ..core.engine import evaluate
 
         r = self.results[run]
         c = r.conventions

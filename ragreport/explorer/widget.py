@@ -22,9 +22,9 @@ from typing import Any
 import anywidget
 import traitlets as t
 
+from ..core.result import EvaluationResult
 from ..errors import RagReportError
 from ..parallel import Workers
-from ..result import EvaluationResult
 from ..settings import StatsSettings
 from .state import ROWS_MAX, ExplorerState
 

@@ -7,7 +7,7 @@ lines skipped) or JSONL (one object per line with the chunk id under ``chunk_id`
 ``parent_id``); ids are strings or integers). Gzip is read, a UTF-8 byte order mark
 dropped; ``-`` is standard input. A chunk listed twice with the same document is read
 once; with two documents it is an error naming both lines. What a map means for an
-evaluation is :mod:`ragreport.docmap`.
+evaluation is :mod:`ragreport.core.docmap`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ _DOC_KEYS = ("doc_id", "document_id", "docid", "parent_id")
 
 #: How to make an id missing from the map a document of its own, in the CLI and the API
 #: (``evaluate`` takes the map loaded with ``unmapped="own"`` as its ``doc_map``).
-OWN_HINT = ("pass --doc-map-unmapped own (Python: doc_map=ragreport.docmap.load_doc_map("
+OWN_HINT = ("pass --doc-map-unmapped own (Python: doc_map=ragreport.load_doc_map("
             "the_map, unmapped='own')) to count it as a document of its own")
 
 

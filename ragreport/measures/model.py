@@ -3,7 +3,7 @@
 A :class:`Family` says what a family is (its names in trec_eval, its parameters, bounds,
 definition and flags); a :class:`Measure` is a family, an optional cutoff and optional
 parameters, whose ``str()`` is its canonical name. How a family is computed is its entry in
-:mod:`ragreport.kernel`; how every peer spells it, :mod:`ragreport.measures.names`.
+:mod:`ragreport.core.kernel`; how every peer spells it, :mod:`ragreport.measures.names`.
 """
 
 from __future__ import annotations

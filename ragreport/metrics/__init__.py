@@ -1,6 +1,6 @@
 """Vectorised retrieval metrics: every query, every cutoff K = 1..k_max, in one pass.
 
-Inputs are rankings already ordered and cut (see :mod:`ragreport.align`):
+Inputs are rankings already ordered and cut (see :mod:`ragreport.core.align`):
 
 ``rel``
     bool array (queries, depth): ``rel[q, i]`` is True when the document at rank ``i + 1`` of

@@ -109,7 +109,7 @@ def bpref(grades: FloatArray, offsets: IntArray, n_rel: IntArray, n_nonrel: IntA
     ----------
     grades : float array
         Grades of the retrieved documents in ranking order, all queries one after the other
-        (NaN = unjudged), as :attr:`ragreport.ranking.Ranking.ret_grades`.
+        (NaN = unjudged), as :attr:`ragreport.core.ranking.Ranking.ret_grades`.
     offsets : int array
         Query ``q`` holds ``grades[offsets[q]:offsets[q + 1]]`` (length queries + 1).
     n_rel, n_nonrel : int arrays

@@ -43,7 +43,7 @@ from ..measures import Measure, parse_measure
 from .model import BaselineDrift, InputFile, RunHealth
 
 if TYPE_CHECKING:
-    from ..result import EvaluationResult
+    from ..core.result import EvaluationResult
 
 __all__ = ["StoredBaseline", "baseline_for", "drift_checks", "load_baseline_report",
            "stored_health"]

@@ -23,9 +23,11 @@ from ..analysis.compare import (
 from ..analysis.curves import curve_families
 from ..analysis.failures import FAILURE_KINDS, judged_at, unjudged_in_top, worst_queries
 from ..analysis.targets import drop_beyond, drop_fails
+from ..core.perquery import unjudged_in_top as stored_unjudged_in_top
+from ..core.result import EvaluationResult
+from ..core.ties import TieCheck
 from ..errors import RagReportError
 from ..measures import Measure, parse_measure
-from ..perquery import unjudged_in_top as stored_unjudged_in_top
 from ..present import (
     p_clause,
     pct,
@@ -33,10 +35,8 @@ from ..present import (
     snippet,
     target_rule,
 )
-from ..result import EvaluationResult
 from ..settings import StatsSettings, is_number
 from ..targets import Target
-from ..ties import TieCheck
 
 if TYPE_CHECKING:
     from ..analysis.drift import DriftCheck
@@ -423,7 +423,7 @@ def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Map
     texts = {**r.query_texts, **queries}
     judged = judged_at(r, k) if len(sel.indices) else np.zeros(0)
     details = []
-    ranked = r.has_rankings  # per-query results (ragreport.perquery): no ranked lists
+    ranked = r.has_rankings  # per-query results (ragreport.core.perquery): no ranked lists
     for i in sel.indices.tolist():
         q = r.query_ids[i]
         rows = [RankRow(d.rank, d.doc_id, "" if d.score is None else f"{d.score:g}",
@@ -443,10 +443,10 @@ def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Map
 
 def _pr_curve(results: Sequence[EvaluationResult], targets: Sequence[Target] = (),
               stored: StoredBaseline | None = None) -> PRCurve:
-    """Mean 11-point interpolated precision of each run (:func:`ragreport.engine.pr_curve`),
+    """Mean 11-point interpolated precision of each run (:func:`ragreport.core.engine.pr_curve`),
     with the targets on ``IPrec@r`` (at the curve's relevance level) to mark on it; a stored
     baseline's first, when its report has one."""
-    from ..engine import pr_curve
+    from ..core.engine import pr_curve
     from ..metrics import PR_LEVELS
 
     series = {}

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..analysis.curves import run_intervals
+from ..core.result import EvaluationResult
 from ..errors import RagReportError
 from ..measures import Measure
 from ..present import (
     shown,
     target_rule,
 )
-from ..result import EvaluationResult
 from ..targets import Target
 
 if TYPE_CHECKING:

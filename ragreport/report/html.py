@@ -342,7 +342,7 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
         "worst_caps": {"queries": MAX_DETAILS_PER_RUN, "rows": MAX_RANK_ROWS,
                        "missing": MAX_MISSING},
         "worst_note": _worst_note(report.worst),
-        "no_rankings_note": "" if report.rankings else NO_RANKINGS_NOTE,  # ragreport.perquery
+        "no_rankings_note": "" if report.rankings else NO_RANKINGS_NOTE,  # ragreport.core.perquery
         "chunk_level_note": "" if report.document is None else (
             "Chunk level (the rankings as retrieved); the document level is under Chunks and "
             "documents" + (", with the target marks, as the targets are checked there."
@@ -352,7 +352,7 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
         "pr_curve": pr_view,
         "document": document,
         "document_queries": report.document.queries if report.document is not None else {},
-        "tie_rows": [t for t in report.ties if t.exposed],  # ragreport.ties
+        "tie_rows": [t for t in report.ties if t.exposed],  # ragreport.core.ties
         "slices": slices,
         "tie_warnings": [t for t in report.ties if t.note],
     }

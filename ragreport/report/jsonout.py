@@ -165,7 +165,7 @@ def report_json(report: Report) -> dict[str, Any]:
         doc["latency"] = {t.run: {"queries": t.queries, "p50_ms": t.p50_ms,
                                   "p95_ms": t.p95_ms, "max_ms": t.max_ms,
                                   "shown": list(t.texts)} for t in report.latency}
-    if not report.rankings:  # built from per-query results (ragreport.perquery)
+    if not report.rankings:  # built from per-query results (ragreport.core.perquery)
         doc["rankings"] = False
     if report.judged_at_k is not None:  # with --per-query: what --baseline-report checks
         doc["judged_at_k"] = {"k": report.judged_at_k[0],
@@ -190,7 +190,7 @@ def report_json(report: Report) -> dict[str, Any]:
 
 
 def _ties_json(report: Report) -> list[dict[str, Any]]:
-    """Each target measure of each run through its tied scores (:mod:`ragreport.ties`); the
+    """Each target measure of each run through its tied scores (:mod:`ragreport.core.ties`); the
     queries whose value depends on the tie order are listed with ``--per-query``."""
     out = []
     for t in report.ties:

@@ -611,7 +611,7 @@ def _document_section(report: Report, doc: DocumentReport, runs: list[str], opts
 def _tie_table(report: Report, runs: list[str], measures: list[str], esc: _Esc) -> list[str]:
     """Per run and shown target measure exposed to ties (a tie across its cut or a
     tie-dependent query: ``TieCheck.exposed``, the rule of every output): how many queries,
-    and the interval of the mean over all tie orders (:mod:`ragreport.ties`)."""
+    and the interval of the mean over all tie orders (:mod:`ragreport.core.ties`)."""
     seen: set[tuple[str, str]] = set()
     rows = []
     for r in runs:
@@ -634,7 +634,7 @@ def _tie_table(report: Report, runs: list[str], measures: list[str], esc: _Esc) 
 
 def _tie_warnings(report: Report, runs: list[str], esc: _Esc) -> list[str]:
     """A line per target decision that the order of tied scores could flip
-    (:mod:`ragreport.ties`): the interval of the mean over all tie orders straddles it."""
+    (:mod:`ragreport.core.ties`): the interval of the mean over all tie orders straddles it."""
     warn = [t for t in report.ties if t.note and t.run in runs]
     lines = [f"- ⚠️ {esc.md(t.measure)} {esc.md(f'{t.op} {t.threshold_text}')}, run "
              f"{esc.md(t.run)}: **{t.note}**: {esc.md(t.summary_text)}" for t in warn]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..analysis.drift import DriftCheck
+from ..core.ties import TieCheck
 from ..errors import RagReportError
 from ..io.common import Source
 from ..present import (
@@ -22,7 +23,6 @@ from ..present import (
     pct,
     shown,
 )
-from ..ties import TieCheck
 
 if TYPE_CHECKING:
     from ..parallel import Mapper
@@ -175,7 +175,7 @@ class Curve:
 class PRCurve:
     """The 11-point interpolated precision-recall curve: per run, the mean over the queries
     of the interpolated precision at recall 0.0, 0.1, ..., 1.0 (trec_eval's
-    ``iprec_at_recall``; see :func:`ragreport.engine.pr_curve`)."""
+    ``iprec_at_recall``; see :func:`ragreport.core.engine.pr_curve`)."""
 
     levels: list[float]
     series: dict[str, list[float]]  # run -> 11 means, in ``levels`` order
@@ -238,7 +238,7 @@ class QueryDetail:
     judged_at_k: float | None = None  # Judged@K of the query (None: measure unavailable)
     tie_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
     """Target measures whose value for this query depends on the order of tied scores:
-    measure -> (pessimistic, optimistic) value (see :mod:`ragreport.ties`)."""
+    measure -> (pessimistic, optimistic) value (see :mod:`ragreport.core.ties`)."""
 
     @property
     def tie_badge(self) -> str:
@@ -380,7 +380,7 @@ class BaselineDrift:
         return any(c.drifted for c in self.checks)
 
 
-#: What a report built from per-query results (:mod:`ragreport.perquery`) says it omits.
+#: What a report built from per-query results (:mod:`ragreport.core.perquery`) says it omits.
 NO_RANKINGS_NOTE = ("From per-query results: no rankings, so the worst queries come without "
                     "their ranked lists and the tie exposure is not shown.")
 
@@ -415,7 +415,7 @@ class Report:
     """Chunk and document level side by side (evaluated with a doc map), else None."""
     ties: list[TieCheck] = field(default_factory=list)
     """Each target measure of each run through its tied scores (see
-    :func:`ragreport.ties.tie_checks`)."""
+    :func:`ragreport.core.ties.tie_checks`)."""
     pr_curve: PRCurve | None = None
     """The 11-point interpolated precision-recall curve of every run."""
     judged_at_k: tuple[int, dict[str, float]] | None = None
@@ -432,7 +432,7 @@ class Report:
     """Per-query latency of the runs that carry it (:func:`ragreport.collect_run`, JSONL
     ``latency_ms``), in run order; empty when no run does."""
     rankings: bool = True
-    """False when built from per-query results (:mod:`ragreport.perquery`): no rankings, so
+    """False when built from per-query results (:mod:`ragreport.core.perquery`): no rankings, so
     the worst queries come without their ranked lists and there is no tie exposure."""
 
     @property
@@ -553,7 +553,7 @@ def _output() -> Output:
     return _OUTPUT[0]
 
 
-# ---- chunk and document level (evaluated with a doc map: ragreport.docmap) -----------------
+# ---- chunk and document level (evaluated with a doc map: ragreport.core.docmap) -----------------
 
 @dataclass(frozen=True)
 class LevelCell:
@@ -609,7 +609,7 @@ class QueryDocuments:
 
 @dataclass(frozen=True)
 class DocumentReport:
-    """Chunk and document level side by side (see :mod:`ragreport.docmap`)."""
+    """Chunk and document level side by side (see :mod:`ragreport.core.docmap`)."""
 
     source: str
     chunks: int

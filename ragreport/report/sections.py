@@ -14,6 +14,8 @@ import numpy as np
 from ..analysis.compare import PerQueryValues, common_queries, outcomes
 from ..analysis.curves import run_intervals
 from ..analysis.targets import run_checks
+from ..core.result import EvaluationResult
+from ..core.ties import TieCheck, tie_checks
 from ..measures import Measure
 from ..present import (
     curve_title,
@@ -24,9 +26,7 @@ from ..present import (
     threshold_text,
     total_text,
 )
-from ..result import EvaluationResult
 from ..targets import Target
-from ..ties import TieCheck, tie_checks
 from .baseline import StoredBaseline, stored_health
 from .model import (
     Comparison,

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.curves import curve_families
+from ..core.result import EvaluationResult
 from ..errors import RagReportError
 from ..measures import Measure
 from ..present import (
@@ -16,7 +17,6 @@ from ..present import (
     target_rule,
     threshold_text,
 )
-from ..result import EvaluationResult
 from ..targets import Target
 
 if TYPE_CHECKING:

@@ -116,7 +116,7 @@ def _document_lines(report: Report, doc: DocumentReport) -> list[str]:
 
 def _tie_lines(report: Report) -> list[str]:
     """A warning per target decision that the order of tied scores could flip, and the tie
-    exposure of the target measures when some query depends on it (:mod:`ragreport.ties`)."""
+    exposure of the target measures when some query depends on it (:mod:`ragreport.core.ties`)."""
     exposed = [t for t in report.ties if t.exposed]
     if not exposed:
         return []

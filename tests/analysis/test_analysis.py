@@ -378,12 +378,12 @@ def _layer_of(name: str, layers: list[str]) -> int:
 def test_the_contract_places_the_analysis_layer() -> None:
     layers = _layers()
     at = {n: _layer_of(n, layers) for n in ("report", "explorer", "notebook", "cli",
-                                             "analysis", "stats", "result", "present",
+                                             "analysis", "stats", "core", "present",
                                              "palette", "targets", "measures", "diagnose")}
     # layers are listed top first: a smaller index is a higher layer
     for view in ("report", "explorer", "notebook", "cli", "diagnose"):
         assert at[view] < at["analysis"], view
-    assert at["analysis"] < at["stats"] < at["result"]
+    assert at["analysis"] < at["stats"] < at["core"]
     assert at["targets"] < at["present"] < at["measures"]  # targets re-export present.shown
     assert at["palette"] == at["measures"]  # the bottom layer: it imports nothing
 

@@ -104,7 +104,7 @@ def test_mteb_empty_results_count_as_zero(tmp_path: Path) -> None:
     (tmp_path / "run.txt").write_text("a Q0 x 1 1.0 t\n")
     r = evaluate(qrels, str(tmp_path / "run.txt"), ["nDCG@10", "RR@10"], compat="mteb")
     assert r.means() == {"nDCG@10": 0.5, "RR@10": 0.5} and r.conventions.complete
-    from ragreport.stream import evaluate_stream
+    from ragreport.core.stream import evaluate_stream
 
     s = evaluate_stream(qrels, tmp_path / "run.txt", ["nDCG@10"], compat="mteb")
     assert s.means() == {"nDCG@10": 0.5}
@@ -454,7 +454,7 @@ def test_identical_ids_every_document() -> None:
 
 @pytest.mark.parametrize("no_relevant", ["zero", "skip"])
 def test_identical_ids_streamed(tmp_path: Path, no_relevant: str) -> None:
-    from ragreport.stream import evaluate_stream
+    from ragreport.core.stream import evaluate_stream
 
     qrels, run = _generated(2)
     lines = [f"{q} Q0 {d} {i + 1} {s} t" for q, docs in run.items()
@@ -564,8 +564,8 @@ def test_score_precision_reaches_ties_and_streaming(tmp_path: Path) -> None:
                     score_precision="float32").mean("RR") == pytest.approx(0.75)
     assert evaluate(qrels, run, ["RR"], ties="average").mean("RR") == 1.0
     # tie exposure sees the same tie
-    from ragreport.stream import evaluate_stream
-    from ragreport.ties import exposure
+    from ragreport.core.stream import evaluate_stream
+    from ragreport.core.ties import exposure
 
     exp32 = exposure(evaluate(qrels, run, ["RR"], score_precision="float32"), "RR")
     exp64 = exposure(evaluate(qrels, run, ["RR"]), "RR")

@@ -1,4 +1,4 @@
-"""Chunk -> document maps (ragreport.docmap): reader, collapse, both levels, redundancy."""
+"""Chunk -> document maps (ragreport.core.docmap): reader, collapse, both levels, redundancy."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ragreport
-from ragreport.docmap import DocMap, judgment_level, load_doc_map
+from ragreport.core.docmap import DocMap, judgment_level, load_doc_map
 from ragreport.errors import InputError
 from ragreport.io import load_qrels
 
@@ -375,8 +375,8 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_stream_refuses_a_doc_map(tmp_path: Path) -> None:
+    from ragreport.core.stream import evaluate_stream
     from ragreport.errors import RagReportError
-    from ragreport.stream import evaluate_stream
 
     run = tmp_path / "run.txt"
     run.write_text("q Q0 c1 1 3 t\n")
@@ -411,20 +411,18 @@ def test_unmapped_message_names_a_real_api(where: str) -> None:
     import inspect
     import re
 
-    import ragreport.docmap
-
     qrels = {"q": {"c1": 1, "zz": 1}} if where == "judged" else {"q": {"c1": 1}}
     run = RUN if where == "judged" else {"q": {"c1": 3.0, "c9": 2.0}}
     with pytest.raises(InputError) as exc:
         ragreport.evaluate(qrels, run, ["R@5"], doc_map=MAP)
     text = str(exc.value)
     assert "--doc-map-unmapped own" in text
-    got = re.search(r"(\w+)=(ragreport\.docmap\.load_doc_map)\(the_map, (unmapped='own')\)",
+    got = re.search(r"(\w+)=(ragreport\.load_doc_map)\(the_map, (unmapped='own')\)",
                     text)
     assert got is not None, text
     assert got.group(1) in inspect.signature(ragreport.evaluate).parameters
     assert "unmapped" not in inspect.signature(ragreport.evaluate).parameters
-    loaded = ragreport.docmap.load_doc_map(MAP, unmapped="own")  # as the message says
+    loaded = ragreport.load_doc_map(MAP, unmapped="own")  # as the message says
     r = ragreport.evaluate(qrels, run, ["R@5"], **{got.group(1): loaded})
     assert r.doc_map_info is not None
     assert r.doc_map_info.unmapped_judged + r.doc_map_info.unmapped_retrieved == 1

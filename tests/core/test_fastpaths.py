@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import ragreport
 from ragreport import metrics
-from ragreport._keys import string_fingerprints
-from ragreport.align import _grouped_order, _maybe_duplicates, _query_codes
+from ragreport.core.align import _grouped_order, _maybe_duplicates, _query_codes
+from ragreport.core.keys import string_fingerprints
 from ragreport.data import Qrels, RowLines, Run
 from ragreport.errors import InputError
 from ragreport.io import load_qrels, load_run
@@ -186,7 +186,7 @@ def test_sparse_whole_ranking_measures_equal_the_dense_forms(n: int, depth: int,
 @given(st.lists(st.text(alphabet=st.sampled_from("ab\x01é"), max_size=14), min_size=1,
                 max_size=30), st.integers(0, 3))
 def test_order_keys_never_contradict_byte_order(strings: list[str], skip_wanted: int) -> None:
-    from ragreport._keys import common_prefix, order_keys
+    from ragreport.core.keys import common_prefix, order_keys
 
     prefix = common_prefix(pa.array(strings))
     assert all(x.startswith(prefix) for x in strings)
@@ -217,7 +217,7 @@ def test_tied_documents_are_ordered_by_id_descending_on_both_paths(ids: list[str
 
 
 def test_curves_are_computed_when_first_used_and_then_kept() -> None:
-    from ragreport.engine import LazyCurves
+    from ragreport.core.engine import LazyCurves
     from ragreport.measures import Measure
 
     calls: list[str] = []
@@ -332,7 +332,7 @@ def test_bom_file_is_read_by_pyarrow_without_the_bom(tmp_path: Path,
 @pytest.mark.parametrize("skip", [0, 3])
 def test_long_strings_are_fingerprinted_alone_with_the_same_formula(
         skip: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragreport import _keys
+    from ragreport.core import keys as _keys
 
     rng = random.Random(4)
     lengths = [0, 1, 7, 8, 9, 16, 17, 2047, 2048, 2049, 2056, 4097, 70_001]

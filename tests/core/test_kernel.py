@@ -1,4 +1,5 @@
-"""The measure registry that computes (ragreport.kernel): one entry per family, forms that agree."""
+"""The measure registry that computes (ragreport.core.kernel): one entry per family, forms
+that agree."""
 
 from __future__ import annotations
 
@@ -6,11 +7,9 @@ import numpy as np
 import pytest
 
 import ragreport
-from ragreport.align import align
-from ragreport.context import Context
-from ragreport.errors import MeasureError
-from ragreport.io import load_qrels, load_run
-from ragreport.kernel import (
+from ragreport.core.align import align
+from ragreport.core.context import Context
+from ragreport.core.kernel import (
     KERNELS,
     MONOTONE,
     check_average,
@@ -19,6 +18,8 @@ from ragreport.kernel import (
     kernel_of,
     measure_values,
 )
+from ragreport.errors import MeasureError
+from ragreport.io import load_qrels, load_run
 from ragreport.measures import FAMILIES, Measure, parse_measure
 
 WIDTH = 12

@@ -1,4 +1,4 @@
-"""Per-query results as Arrow / Parquet (:mod:`ragreport.perquery`): the round trip gives back
+"""Per-query results as Arrow / Parquet (:mod:`ragreport.core.perquery`): the round trip gives back
 every value, curve and count; shards evaluated apart merge into the whole evaluation; the
 report and the gate built from them equal those from the raw files (every number shown)."""
 
@@ -16,9 +16,7 @@ from paths import ROOT
 
 from ragreport import evaluate
 from ragreport.cli import EXIT_OK, EXIT_TARGET_FAILED, main
-from ragreport.errors import InputError, RagReportError
-from ragreport.examples import example_files
-from ragreport.perquery import (
+from ragreport.core.perquery import (
     SCHEMA_NAME,
     SCHEMA_VERSION,
     from_tables,
@@ -27,8 +25,10 @@ from ragreport.perquery import (
     to_table,
     write,
 )
+from ragreport.core.result import EvaluationResult
+from ragreport.errors import InputError, RagReportError
+from ragreport.examples import example_files
 from ragreport.report import build_report
-from ragreport.result import EvaluationResult
 from ragreport.targets import parse_targets
 
 MEASURES = ["nDCG@10", "P@5", "AP", "RR", "Rprec", "nDCG", "R@100", "Judged@10", "ERR@5"]
@@ -292,7 +292,7 @@ def test_a_glob_matching_directories_reads_their_shards(tmp_path: Path) -> None:
     """Spark writes df.write.parquet("runs/bm25.parquet") as a directory of that name: the
     pattern 'runs/*.parquet' reads the shards of each directory it matches (it was 'the
     pattern matches no file')."""
-    from ragreport.perquery import shard_files
+    from ragreport.core.perquery import shard_files
 
     qrels, run = _generated(seed=6, n=12)
     for name in ("bm25", "dense"):

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from ragreport import evaluate
+from ragreport.core.stream import evaluate_stream
 from ragreport.errors import InputError
 from ragreport.io.common import Source
 from ragreport.measures import Measure
-from ragreport.stream import evaluate_stream
 
 MEASURES = ["P@5", "R@10", "nDCG@10", "RR", "AP", "Rprec", "HitRate@3"]
 
@@ -253,7 +253,7 @@ def test_fields_after_the_tag_and_irregular_space_as_evaluate(tmp_path: Path) ->
 
 
 def test_blocks_are_whole_lines_of_bounded_size() -> None:
-    from ragreport.stream import _blocks
+    from ragreport.core.stream import _blocks
 
     lines = [f"q{i // 7} Q0 d{i} {i % 7 + 1} 1 t\n".encode() for i in range(5000)]
     lines[1234] = b"q176 Q0 " + b"y" * 5000 + b" 3 1 t\n"  # longer than a block

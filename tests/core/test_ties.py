@@ -1,4 +1,4 @@
-"""Tie exposure (ragreport.ties): straddles, the interval over all tie orders, ties="average".
+"""Tie exposure (ragreport.core.ties): straddles, the interval over all tie orders, ties="average".
 
 The interval ends and the averages are compared with brute force: every order of every tied
 group enumerated, each evaluated by the engine's trec_eval path.
@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ragreport
-from ragreport import kernel, tiegroups, ties
+from ragreport.core import kernel, tiegroups, ties
+from ragreport.core.ranking import Ranking
 from ragreport.errors import MeasureError, RagReportError
 from ragreport.measures import parse_measure
-from ragreport.ranking import Ranking
 from ragreport.report import Report
 
 MEASURES = ["P@1", "P@3", "R@2", "F1@3", "HitRate@1", "HitRate@3", "Hits@2", "RR", "RR@2",

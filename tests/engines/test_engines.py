@@ -297,9 +297,9 @@ def test_shards_of_one_partition_function_merge_to_the_whole(options: dict[str, 
     under each option that changes which queries count or how: the same as one evaluate."""
     import pyarrow as pa
 
+    from ragreport.core.perquery import table_meta
     from ragreport.engines._shard import check_options, evaluate_part
     from ragreport.engines.common import finish
-    from ragreport.perquery import table_meta
 
     options = dict(options)
     k_max = options.pop("k_max", K_MAX)  # 100: deeper than any ranking (40); the curves of

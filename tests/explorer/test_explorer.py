@@ -21,11 +21,11 @@ import ragreport
 from ragreport.analysis.compare import paired
 from ragreport.analysis.failures import FAILURE_KINDS, failure_kinds, worst_order
 from ragreport.analysis.targets import passes_array, target_values
+from ragreport.core.kernel import cutoff_values
 from ragreport.examples import example_files
 from ragreport.explorer import state as state_mod
 from ragreport.explorer.state import HEAD_ROWS, ROWS_MAX, ROWS_WINDOW, ExplorerState
 from ragreport.explorer.widget import Explorer
-from ragreport.kernel import cutoff_values
 from ragreport.measures import Measure, parse_measure
 from ragreport.targets import default_targets, parse_targets
 
@@ -1137,8 +1137,8 @@ def test_per_query_results_give_rank_measures_past_their_curves() -> None:
     """Read from per-query files (no rankings), the explorer still moves K past the stored
     curves for the measures of the ranks (P, R, RR, AP...), with the values of the full
     result; a measure that needs the grades says the rankings are not there."""
+    from ragreport.core.perquery import from_tables, to_table
     from ragreport.errors import RagReportError
-    from ragreport.perquery import from_tables, to_table
 
     qrels = {"a": {"x": 1, "z": 2}, "b": {"y": 1}, "c": {"w": 1}}
     run = {"a": ["p", "x", "q", "r", "z"], "b": ["y", "s"], "c": ["t", "u", "v", "s", "w"]}

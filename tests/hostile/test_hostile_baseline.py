@@ -121,7 +121,7 @@ def _shard(qrels_sha256: str | None, qrels_text: str = QRELS) -> bytes:
 
     import pyarrow.parquet as pq
 
-    from ragreport.perquery import to_table
+    from ragreport.core.perquery import to_table
 
     with tempfile.TemporaryDirectory() as tmp:
         q, r = Path(tmp) / "q.txt", Path(tmp) / "r.txt"

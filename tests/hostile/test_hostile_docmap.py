@@ -89,11 +89,11 @@ CASES = [
          stderr=r"qrels\.txt:3: judged id 'd4' is neither a chunk nor a document id"),
     # the advice names the real option and the real Python API (evaluate has no unmapped=)
     Case("chunk-not-in-map-advice", EVAL, _with(**{"map.tsv": MAP.replace("d9\tB\n", "")}),
-         stderr=r"pass --doc-map-unmapped own \(Python: doc_map=ragreport\.docmap\."
+         stderr=r"pass --doc-map-unmapped own \(Python: doc_map=ragreport\."
                 r"load_doc_map\(the_map, unmapped='own'\)\) to count it as a document of"),
     Case("judged-id-not-in-map-advice", EVAL,
          _with(**{"map.tsv": MAP.replace("d4\tF\n", "")}),
-         stderr=r"pass --doc-map-unmapped own \(Python: doc_map=ragreport\.docmap\."
+         stderr=r"pass --doc-map-unmapped own \(Python: doc_map=ragreport\."
                 r"load_doc_map\(the_map, unmapped='own'\)\)"),
     Case("unmapped-own-accepted", [*EVAL, "--doc-map-unmapped", "own"],
          _with(**{"map.tsv": MAP.replace("d9\tB\n", "")}), exit=0),

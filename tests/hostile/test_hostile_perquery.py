@@ -1,5 +1,5 @@
 """Hostile-input catalogue, area "per-query results": ``evaluate --per-query-out`` and
-``report`` / ``check --per-query-in`` (:mod:`ragreport.perquery`).
+``report`` / ``check --per-query-in`` (:mod:`ragreport.core.perquery`).
 
 Each row runs ``ragreport`` in a fresh folder (see ``tests/hostile.py``): a corrupt Parquet
 file, a Parquet file of another schema (a run), a newer schema version, an empty directory, a
@@ -23,7 +23,7 @@ import pytest
 from hostile import QRELS, RUN, Case, run_case
 
 from ragreport import evaluate
-from ragreport.perquery import to_table
+from ragreport.core.perquery import to_table
 
 
 def _bytes(table: pa.Table) -> bytes:

@@ -1,5 +1,5 @@
 """Hostile-input catalogue, area "ties": ``--ties``, ``ties = ...`` in a targets file, and
-the tie-exposure lines of ``check`` (see ``tests/hostile.py`` and :mod:`ragreport.ties`).
+the tie-exposure lines of ``check`` (see ``tests/hostile.py`` and :mod:`ragreport.core.ties`).
 
 A refusal exits 2 with one stderr line saying what was received; ``--ties average`` is never
 an approximation (a measure without an exact expectation is refused, streamed or not); the

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 import ragreport
+from ragreport.core.stream import evaluate_stream
 from ragreport.data import Qrels, Run
 from ragreport.errors import InputError, MeasureError, RagReportError
 from ragreport.io import trec as trec_io
 from ragreport.io.common import Source, materialize
-from ragreport.stream import evaluate_stream
 
 RUN_LINES = "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\nq2 Q0 d3 1 0.5 tag\n"
 QRELS_LINES = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n"

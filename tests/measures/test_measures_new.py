@@ -32,11 +32,11 @@ import pytest
 from paths import ROOT
 
 from ragreport import evaluate, metrics
-from ragreport.engine import pr_curve
+from ragreport.core.engine import pr_curve
+from ragreport.core.kernel import cutoff_values
+from ragreport.core.stream import evaluate_stream
 from ragreport.errors import MeasureError
-from ragreport.kernel import cutoff_values
 from ragreport.measures import FAMILIES, Measure, parse_measure
-from ragreport.stream import evaluate_stream
 from ragreport.textout import format_trec
 
 Qrels = dict[str, dict[str, int]]

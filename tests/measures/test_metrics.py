@@ -16,8 +16,8 @@ import pytest
 
 import ragreport
 from ragreport import metrics
+from ragreport.core.result import EvaluationResult
 from ragreport.errors import InputError, MeasureError, RagReportError
-from ragreport.result import EvaluationResult
 
 L2 = math.log2
 
@@ -676,8 +676,8 @@ def test_values_beyond_the_curves_need_the_family() -> None:
 
 
 def test_curve_width_stops_at_the_deepest_ranking_and_the_input() -> None:
-    from ragreport.align import align
-    from ragreport.engine import curve_width
+    from ragreport.core.align import align
+    from ragreport.core.engine import curve_width
     from ragreport.io import load_qrels, load_run
 
     def width(depths: list[int], k_max: int) -> int:

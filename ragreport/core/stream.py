@@ -23,8 +23,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from .errors import InputError, RagReportError
-from .io.common import (
+from ..errors import InputError, RagReportError
+from ..io.common import (
     Source,
     gzip_error,
     source_name,
@@ -32,8 +32,8 @@ from .io.common import (
     strip_bom,
     strip_comment_lines,
 )
-from .measures import Measure, normalize_measures
-from .metrics import FloatArray
+from ..measures import Measure, normalize_measures
+from ..metrics import FloatArray
 from .result import Conventions
 
 __all__ = ["StreamResult", "evaluate_stream"]
@@ -66,7 +66,7 @@ class StreamResult:
         return len(self.query_ids)
 
     def values(self, measure: str | Measure) -> FloatArray:
-        from .measures import parse_measure
+        from ..measures import parse_measure
 
         m = parse_measure(measure)
         if m not in self.per_query_values:
@@ -78,8 +78,8 @@ class StreamResult:
         v = self.values(measure)
         if self.compat is None:
             return float(v.mean()) if len(v) else 0.0
-        from .compat import peer_mean
-        from .measures import parse_measure
+        from ..compat import peer_mean
+        from ..measures import parse_measure
 
         return peer_mean(self.compat, parse_measure(measure), v)
 
@@ -199,7 +199,7 @@ def _batches(src: str | Source, block_bytes: int) -> Iterator[tuple[Any, Any, np
     so the same inputs are accepted and refused with the same messages, lines counted from
     the start of the file.
     """
-    from .io.trec import parse_trec
+    from ..io.trec import parse_trec
 
     name = source_name(src)
     seen_data = False
@@ -227,7 +227,7 @@ def _qrels_of(q: Any, query_ids: Any) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .data import Qrels, RowLines
+    from ..data import Qrels, RowLines
 
     sel = np.flatnonzero(np.asarray(pc.is_in(q.query_ids, value_set=query_ids)
                                     .to_numpy(zero_copy_only=False), dtype=bool))
@@ -249,7 +249,7 @@ def _duplicates(qid: Any, doc: Any, lines: np.ndarray, source: str, refuse: bool
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ._keys import string_fingerprints
+    from .keys import string_fingerprints
 
     if len(qid) < 2:
         return 0
@@ -311,7 +311,7 @@ def evaluate_stream(
     fields after the tag, a byte order mark, a bad score: same message, same line).
     ``complete`` and ``no_relevant`` are decided over the whole run, as ``evaluate`` decides
     them: the same queries are evaluated, skipped or refused, with the same counts (every
-    key of :class:`ragreport.ranking.Counts`) and the same errors.
+    key of :class:`ragreport.core.ranking.Counts`) and the same errors.
 
     Raises
     ------
@@ -322,10 +322,10 @@ def evaluate_stream(
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from ..data import Run
+    from ..io import load_qrels
     from .align import check_qrels
-    from .data import Run
     from .engine import NO_RELEVANT, check_choice, check_int, evaluate
-    from .io import load_qrels
 
     if isinstance(block_bytes, bool) or not isinstance(block_bytes, int) or block_bytes < 1:
         raise RagReportError(f"block_bytes must be an integer >= 1, got {block_bytes!r}")
@@ -349,7 +349,7 @@ def evaluate_stream(
                          "the run are both '-'")
     q = load_qrels(qrels, fractional_grades=fractional_grades)
     check_qrels(q)  # blocks see only their own judgments: check them all once here
-    from .compat import check_compat, default_measures, resolve
+    from ..compat import check_compat, default_measures, resolve
 
     compat = check_compat(options.get("compat"))
     # decided here (the blocks see only their own queries): the preset's, else False

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from .errors import MeasureError, RagReportError
-from .measures import Measure, parse_measure
-from .metrics import FloatArray
+from ..errors import MeasureError, RagReportError
+from ..measures import Measure, parse_measure
+from ..metrics import FloatArray
 from .ranking import Ranking, StoredRanks
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ class Conventions:
     k_max: int
     fractional_grades: bool = False
     curve_width: int | None = None
-    doc_map: str | None = None  # the chunk -> document map's statement (ragreport.docmap)
+    doc_map: str | None = None  # the chunk -> document map's statement (ragreport.core.docmap)
     ties: str = "trec_eval"  # or "average": expected value over all tie orders (expected.py)
     compat: str | None = None  # a peer's conventions in one word (ragreport.compat)
     compat_exceptions: tuple[str, ...] = ()  # options given explicitly against the preset
@@ -85,7 +85,7 @@ class Conventions:
         """The ``compat`` preset and the identical-ids rule, when used (ragreport.compat)."""
         out: dict[str, str] = {}
         if self.compat is not None:
-            from .compat import describe
+            from ..compat import describe
 
             out["compat"] = describe(self.compat, self.compat_exceptions)
         if self.ignore_identical_ids:
@@ -110,7 +110,7 @@ class RankedDoc:
 class ChunkLevel:
     """The chunk evaluation a document-level result was collapsed from: its ranking gives
     the document level's order (ties straddling its ``max_depth`` cut decide which documents
-    are listed, :mod:`ragreport.ties`)."""
+    are listed, :mod:`ragreport.core.ties`)."""
 
     ranking: Ranking
     conventions: Conventions
@@ -189,7 +189,7 @@ class EvaluationResult:
     @property
     def has_rankings(self) -> bool:
         """Whether the rankings are here (False for a result read from per-query tables,
-        whose :attr:`ranking` is a :class:`~ragreport.ranking.StoredRanks`: no ranked lists,
+        whose :attr:`ranking` is a :class:`~ragreport.core.ranking.StoredRanks`: no ranked lists,
         judgments or tie analysis)."""
         return isinstance(self.ranking, Ranking)
 
@@ -223,7 +223,7 @@ class EvaluationResult:
         """(queries, k_max) per-query values of a family at K = 1..k_max.
 
         :attr:`k_max` is the curves' width: the ``k_max`` asked for, or less when the rankings
-        (and the input) are shorter (see :func:`ragreport.engine.curve_width`).
+        (and the input) are shorter (see :func:`ragreport.core.engine.curve_width`).
 
         ``measure`` may name the family (``"nDCG"``) or any measure of it (``"nDCG@10"``).
         """
@@ -238,7 +238,7 @@ class EvaluationResult:
         return self.curves[key]
 
     def _family(self, text: str) -> Measure:
-        from .measures import parse_family
+        from ..measures import parse_family
 
         return parse_family(text)  # any peer's spelling: "recall", "ndcg_burges", "P(rel=2)"
 
@@ -306,7 +306,7 @@ class EvaluationResult:
         v = self.values(measure)
         if self.conventions.compat is None:
             return float(v.mean()) if len(v) else 0.0
-        from .compat import peer_mean
+        from ..compat import peer_mean
 
         return peer_mean(self.conventions.compat, self._measure(measure), v)
 
@@ -392,13 +392,13 @@ class EvaluationResult:
         return out
 
     def __repr__(self) -> str:
-        from .present import shown
+        from ..present import shown
 
         means = ", ".join(f"{k}={shown(v)}" for k, v in self.means().items())
         return f"<EvaluationResult run={self.run_name!r} queries={self.n_queries} {means}>"
 
     def _repr_html_(self) -> str:
-        from .present import html_escape, shown
+        from ..present import html_escape, shown
 
         rows = "".join(
             f"<tr><td>{html_escape(k)}</td><td style='text-align:right'>{shown(v)}</td></tr>"

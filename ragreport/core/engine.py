@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import metrics
+from .. import metrics
+from ..errors import MeasureError, RagReportError
+from ..measures import Measure, normalize_measures
+from ..metrics import FloatArray
 from .align import align
 from .context import CURVE_CELLS, DEFAULT_K_MAX, Context
-from .errors import MeasureError, RagReportError
 from .kernel import (
     ALWAYS_SCALAR,
     CURVE_FAMILIES,
@@ -20,14 +22,12 @@ from .kernel import (
     expected_values,
     kernel_of,
 )
-from .measures import Measure, normalize_measures
-from .metrics import FloatArray
 from .ranking import Ranking
 from .result import ChunkLevel, Conventions, EvaluationResult
 from .tiegroups import attach_uncut, has_ties
 
 if TYPE_CHECKING:
-    from .data import Qrels
+    from ..data import Qrels
     from .docmap import DocMap
 
 __all__ = ["LazyCurves", "curve_width", "evaluate", "pr_curve"]
@@ -43,7 +43,7 @@ def curve_width(k_max: int, ranking: Ranking) -> int:
     make 5,000 x 200,000 curves); a width of 20 (or ``k_max``, if smaller) is always kept.
     For ``k_max`` up to 20, or rankings at least ``k_max`` deep, it is ``k_max``.
 
-    >>> from ragreport.align import align
+    >>> from ragreport.core.align import align
     >>> from ragreport.io import load_qrels, load_run
     >>> rk = align(load_qrels({"q": {"a": 1}}), load_run({"q": ["a", "b"]}))
     >>> curve_width(10**9, rk), curve_width(5, rk)
@@ -137,7 +137,8 @@ _TIES = ("trec_eval", "average")
 
 def _average_needed(ranking: Ranking) -> bool:
     """ties='average' differs from trec_eval's order only where scores tie (in the ranking
-    before its ``max_depth`` cut, when it was cut: :func:`ragreport.tiegroups.attach_uncut`)."""
+    before its ``max_depth`` cut, when it was cut:
+    :func:`ragreport.core.tiegroups.attach_uncut`)."""
     full = ranking.memo.get("uncut")
     return has_ties(ranking if full is None else full[0])
 
@@ -218,18 +219,18 @@ def evaluate(
         is 1; a grade in exponent notation is an error); True keeps fractional grades as
         gains (relevant when grade >= ``rel_level``). No effect on an already loaded Qrels.
     doc_map : path, Mapping[str, str] or DocMap, optional
-        Chunk id -> document id (:func:`ragreport.docmap.load_doc_map`): the run is then
+        Chunk id -> document id (:func:`ragreport.load_doc_map`): the run is then
         evaluated at chunk level (this result) and at document level (``result.document``,
         the chunk ranking collapsed to documents: a document's rank is its best chunk's),
         with ``result.redundancy`` (per query and K, chunks of a document already ranked
         above) and ``result.doc_map_info``. Judgments may be per chunk or per document
-        (see :mod:`ragreport.docmap`); an id missing from the map is an error naming its
+        (see :mod:`ragreport.core.docmap`); an id missing from the map is an error naming its
         file and line unless the map was loaded with ``unmapped="own"``.
     ties : {"trec_eval", "average"}
         ``"trec_eval"``: tied scores in trec_eval's order (document id descending).
         ``"average"``: every value is its expected value over all orders of each group of
         tied scores (McSherry and Najork, ECIR 2008), computed exactly (see
-        :mod:`ragreport.ties`); a measure without an exact expectation (ERR, Bpref, IPrec)
+        :mod:`ragreport.core.ties`); a measure without an exact expectation (ERR, Bpref, IPrec)
         is refused. Needs ``order="score"``; not available with ``doc_map``. With
         ``max_depth`` the tied groups are those of the uncut ranking, and the depth cuts
         after the order (every order of a group across the depth is averaged over).
@@ -262,8 +263,8 @@ def evaluate(
     >>> r.curve("P")[0, :3].round(3).tolist()
     [0.0, 0.5, 0.333]
     """
-    from .compat import default_measures, prepare_qrels, resolve
-    from .io import load_qrels, load_run
+    from ..compat import default_measures, prepare_qrels, resolve
+    from ..io import load_qrels, load_run
 
     cfg = resolve(compat, order=order, ignore_identical_ids=ignore_identical_ids,
                   explicit={"rel_level": rel_level} if rel_level != 1 else None,
@@ -304,7 +305,7 @@ def evaluate(
     q = prepare_qrels(cfg.compat, load_qrels(qrels, fractional_grades=bool(fractional_grades)),
                       rel_level)
     r = load_run(run, name=name).at_precision(cfg.score_precision)
-    if doc_map is not None:  # chunks and documents (ragreport.docmap)
+    if doc_map is not None:  # chunks and documents (ragreport.core.docmap)
         from .docmap import chunk_qrels, judgment_level, load_doc_map
 
         dm = load_doc_map(doc_map)

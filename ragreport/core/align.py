@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._keys import common_prefix, order_keys, string_fingerprints
-from .data import Qrels, Run
-from .errors import InputError
+from ..data import Qrels, Run
+from ..errors import InputError
+from .keys import common_prefix, order_keys, string_fingerprints
 from .ranking import Counts, Ranking
 
 __all__ = ["align", "check_qrels", "id_rank"]

@@ -28,8 +28,8 @@ already shown above them (:attr:`DocMapInfo` is per map; the per-query counts ar
 ``result.redundancy``, shape (queries, k_max)).
 
 The map (:class:`~ragreport.data.DocMap`) and its files are read by
-:func:`ragreport.io.docmap.load_doc_map` (also ``ragreport.load_doc_map`` and
-``ragreport.docmap.load_doc_map``); this module holds the pure transforms.
+:func:`ragreport.io.docmap.load_doc_map` (``ragreport.load_doc_map``); this module holds the
+pure transforms.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .data import DocMap, Qrels, Run, flag
-from .errors import InputError
-from .io.docmap import OWN_HINT, load_doc_map
+from ..data import DocMap, Qrels, Run, flag
+from ..errors import InputError
+from ..io.docmap import OWN_HINT, load_doc_map
 
 __all__ = ["DocMap", "DocMapInfo", "DocumentLevel", "document_level", "judgment_level",
            "load_doc_map"]
@@ -240,12 +240,12 @@ def _run_codes(run: Run, dm: DocMap) -> tuple[IntArray, Any]:
 
 
 def document_level(ranking: Any, dm: DocMap) -> DocumentLevel:
-    """Collapse an aligned chunk ranking (:class:`ragreport.ranking.Ranking`) to documents.
+    """Collapse an aligned chunk ranking (:class:`ragreport.core.ranking.Ranking`) to documents.
 
     Vectorised over rows (one integer sort); raises :class:`InputError` naming the run's file
     and line for a chunk missing from the map when ``dm.unmapped`` is ``"error"``.
 
-    >>> from ragreport.align import align
+    >>> from ragreport.core.align import align
     >>> from ragreport.io import load_qrels, load_run
     >>> rk = align(load_qrels({"q": {"c1": 1}}), load_run({"q": ["c1", "c2", "c3"]}))
     >>> lv = document_level(rk, load_doc_map({"c1": "A", "c2": "B", "c3": "A"}))
@@ -280,7 +280,7 @@ def redundancy(ranking: Any, repeated: BoolArray, width: int) -> IntArray:
     """(queries, width): how many of the top K chunks (K = 1..width) belong to a document
     already shown above them.
 
-    >>> from ragreport.align import align
+    >>> from ragreport.core.align import align
     >>> from ragreport.io import load_qrels, load_run
     >>> rk = align(load_qrels({"q": {"c1": 1}}), load_run({"q": ["c1", "c2", "c3"]}))
     >>> redundancy(rk, np.array([False, False, True]), 4).tolist()

@@ -9,7 +9,7 @@ change of order:
   for bit column K - 1 of the curve);
 * ``scalar(ctx, m)``: the (queries,) values of the whole ranking (no cutoff);
 * ``expected_curve`` / ``expected_at``: the expected values over all orders of tied scores
-  (``ties="average"``, :mod:`ragreport.expected`); a family with neither, unless it is
+  (``ties="average"``, :mod:`ragreport.core.expected`); a family with neither, unless it is
   order-free (then its plain value is the expectation), has no exact expectation and
   ``ties="average"`` refuses it;
 * flags: monotone in its tie orders (the interval over tie orders is exact), order-free,
@@ -17,11 +17,11 @@ change of order:
 
 The engine, tie exposure, ``ties="average"``, streaming, per-query shards, the engines and the
 explorer all compute through :func:`kernel_of`; adding a measure is one family, one kernel and
-their tests. Every form receives a :class:`~ragreport.context.Context` (the arrays measures
+their tests. Every form receives a :class:`~ragreport.core.context.Context` (the arrays measures
 share, computed once per ranking) and returns float64 arrays; the formulas and degenerate cases
 are those of :mod:`ragreport.metrics`.
 
->>> from ragreport.align import align
+>>> from ragreport.core.align import align
 >>> from ragreport.io import load_qrels, load_run
 >>> from ragreport.measures import parse_measure
 >>> rk = align(load_qrels({"q": {"a": 1, "c": 1}}), load_run({"q": ["a", "b", "c"]}))
@@ -38,12 +38,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import metrics
+from ..errors import MeasureError
+from ..measures import Measure
+from ..metrics import FloatArray
 from . import expected as ex
-from . import metrics
 from .context import Context, rbp_persistence
-from .errors import MeasureError
-from .measures import Measure
-from .metrics import FloatArray
 from .ranking import Ranking
 
 __all__ = ["ALWAYS_SCALAR", "AVERAGE_EXACT", "CURVE_FAMILIES", "KERNELS", "MONOTONE",
@@ -311,7 +311,7 @@ def cutoff_values(ranking: Ranking, measure: Measure, rel_level: float, *,
     degenerate cases are those of :mod:`ragreport.metrics` (a query without a relevant
     document, or with an empty ranking, scores 0).
 
-    >>> from ragreport.align import align
+    >>> from ragreport.core.align import align
     >>> from ragreport.io import load_qrels, load_run
     >>> from ragreport.measures import parse_measure
     >>> rk = align(load_qrels({"q": {"a": 1, "c": 1}}), load_run({"q": ["a", "b"]}))

@@ -1,6 +1,6 @@
 """A run joined to its qrels and ordered: the :class:`Ranking` every measure reads.
 
-:func:`ragreport.align.align` builds it (join, trec_eval's order, the depth cut); this module
+:func:`ragreport.core.align.align` builds it (join, trec_eval's order, the depth cut); this module
 holds the type and what it derives from itself (relevant ranks, gains, ideal gains, dense
 forms at a width), in sparse (ragged) form.
 """
@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .data import Qrels, Run
-from .errors import RagReportError
+from ..data import Qrels, Run
+from ..errors import RagReportError
 
 __all__ = ["Counts", "QueryIndexed", "Ranking", "StoredRanks"]
 
@@ -80,7 +80,7 @@ class Ranking(QueryIndexed):
     accessors give (query, 0-based rank) pairs in ranking order (ties were broken before:
     score descending, then document id descending); an empty ranking contributes no pair.
 
-    >>> from ragreport.align import align
+    >>> from ragreport.core.align import align
     >>> from ragreport.io import load_qrels, load_run
     >>> rk = align(load_qrels({"a": {"x": 2, "z": 1}, "b": {"x": 1}}),
     ...            load_run({"a": ["y", "x"], "b": ["x"]}))
@@ -108,7 +108,7 @@ class Ranking(QueryIndexed):
     run_only_ids: list[str]
     qrels_only_ids: list[str]
     #: Arrays derived from this ranking once and kept (the query index, its tied groups,
-    #: the same ranking before its ``max_depth`` cut: :mod:`ragreport.tiegroups`). Not
+    #: the same ranking before its ``max_depth`` cut: :mod:`ragreport.core.tiegroups`). Not
     #: copied by ``dataclasses.replace``: a new ranking derives its own.
     memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -184,13 +184,13 @@ class Ranking(QueryIndexed):
 
     def gain_shift(self, gain: str) -> FloatArray:
         """Per-query power-of-two scale of the gains (see :func:`ragreport.metrics.gain_of`)."""
-        from .metrics import gain_shift
+        from ..metrics import gain_shift
 
         return gain_shift(self.qrels_grades, self.qrels_offsets, gain)
 
     def gain_ranks(self, gain: str) -> tuple[IntArray, IntArray, FloatArray]:
         """(query, 0-based rank, gain) of every retrieved document with a non-zero gain."""
-        from .metrics import gain_of
+        from ..metrics import gain_of
 
         with np.errstate(invalid="ignore"):
             rows = np.flatnonzero(self.ret_grades > 0)
@@ -217,7 +217,7 @@ class Ranking(QueryIndexed):
         pos = np.arange(len(self.qrels_grades)) - np.repeat(self.qrels_offsets[:-1], sizes)
         keep = np.flatnonzero(self.qrels_grades > 0)
         qi = qidx[keep].astype(np.int64)
-        from .metrics import gain_of
+        from ..metrics import gain_of
 
         g = gain_of(self.qrels_grades[keep], self.gain_shift(gain)[qi], gain)
         return qi, pos[keep].astype(np.int64), g
@@ -239,7 +239,7 @@ class StoredRanks(QueryIndexed):
     """What a result read from per-query tables keeps of its rankings: per query, the
     documents retrieved, the relevant ones (at the evaluation's level) and the judged ones,
     their ranks, and the counts and examples of the alignment; no documents, scores or
-    grades (:attr:`ragreport.result.EvaluationResult.has_rankings` is then False).
+    grades (:attr:`ragreport.core.result.EvaluationResult.has_rankings` is then False).
 
     It answers the part of :class:`Ranking`'s interface that needs no document: the query
     index, ``n_ret``, ``n_relevant`` and ``relevant_ranks`` (at ``level`` only),

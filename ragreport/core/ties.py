@@ -9,20 +9,20 @@ on the order inside those groups.
 Straddles
     A tied group *straddles the cut* at K when ranks K and K + 1 are in it: which of its
     documents count for a measure @K depends on the tie order
-    (:func:`ragreport.tiegroups.straddles`).
+    (:func:`ragreport.core.tiegroups.straddles`).
 
 Interval over all tie orders
     The *pessimistic* order puts, within every tied group, the lowest grade first (an
     unjudged document counts as grade 0 for this purpose, and stays unjudged); the
     *optimistic* order the highest grade first; ties of grade keep trec_eval's order
-    (:func:`ragreport.tiegroups.tie_orders`). They are evaluated by the measure registry's
-    own forms (:func:`ragreport.kernel.measure_values`), never by another implementation of
+    (:func:`ragreport.core.tiegroups.tie_orders`). They are evaluated by the measure registry's
+    own forms (:func:`ragreport.core.kernel.measure_values`), never by another implementation of
     a measure. Tied groups of different queries are independent, so the mean over queries
     of the pessimistic values is the smallest mean any combination of tie orders gives, and
     the optimistic one the largest, for every measure that never decreases when a document
     moves ahead of an adjacent one of lower grade: P, R, F1, HitRate, Hits, RR, nDCG (linear
     or exponential gain: rearrangement inequality), AP, Rprec, R_cap, ERR, RBP, Bpref and
-    IPrec (``Kernel.monotone``, :data:`ragreport.kernel.MONOTONE`, which also holds Judged,
+    IPrec (``Kernel.monotone``, :data:`ragreport.core.kernel.MONOTONE`, which also holds Judged,
     monotone in its own orders below). For them the interval is
     exact (both ends are reached). Measures of the retrieved set (SetP, SetR, SetF, NumRet,
     NumRel, NumRelRet, NumQ) do not depend on the order (``Kernel.order_free``).
@@ -34,8 +34,8 @@ Interval over all tie orders
     McSherry and Najork (ECIR 2008, "Computing information retrieval performance measures
     efficiently in the presence of tied scores"): the expected value over all orders of
     every tied group (each order equally likely), computed exactly and vectorised by each
-    family's ``expected_curve`` and ``expected_at`` forms (:mod:`ragreport.expected`,
-    dispatched by :func:`ragreport.kernel.expected_values`; used by
+    family's ``expected_curve`` and ``expected_at`` forms (:mod:`ragreport.core.expected`,
+    dispatched by :func:`ragreport.core.kernel.expected_values`; used by
     ``ragreport.evaluate(..., ties="average")``):
 
     * measures linear in the per-rank relevance or gain (P, R, F1 = 2 hits / (K + R),
@@ -93,18 +93,18 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from ..errors import RagReportError
+from ..measures import Measure, parse_measure
+from ..metrics import BoolArray, FloatArray, IntArray
 from .context import Context
-from .errors import RagReportError
 from .kernel import kernel_of, measure_values
-from .measures import Measure, parse_measure
-from .metrics import BoolArray, FloatArray, IntArray
 from .ranking import Ranking
 from .result import ChunkLevel
 from .tiegroups import attach_uncut, cut_at, has_ties, mixed_rows, straddles, subset, tie_orders
 
 if TYPE_CHECKING:
+    from ..targets import Target, TargetCheck
     from .result import EvaluationResult
-    from .targets import Target, TargetCheck
 
 __all__ = [
     "TIES",
@@ -288,7 +288,7 @@ def depends_on_ties(low: float, high: float, op: str, threshold: float) -> bool:
     >>> depends_on_ties(0.84, 0.86, ">=", 0.85), depends_on_ties(0.849996, 0.85, ">=", 0.85)
     (True, False)
     """
-    from .targets import passes
+    from ..targets import passes
 
     return passes(low, op, threshold) != passes(high, op, threshold)
 
@@ -389,8 +389,8 @@ def tie_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
     target on the confidence interval's lower bound (``on = "ci_lower"``) gets its interval
     of the mean but no verdict (its decision is not on the mean).
     """
-    from .present import threshold_text
-    from .targets import shown
+    from ..present import threshold_text
+    from ..targets import shown
 
     out = []
     for r in results:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
+from ...errors import InputError
 from ..result import EvaluationResult
 
 if TYPE_CHECKING:
@@ -207,7 +207,7 @@ def merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict[
 
 
 def sorted_ids(ids: Sequence[str], id_order: str) -> list[str]:
-    """``ids`` in the order an evaluation lists queries (as :func:`ragreport.align.id_rank`
+    """``ids`` in the order an evaluation lists queries (as :func:`ragreport.core.align.id_rank`
     sorts them): numerically (ties by the string) or in byte order."""
     import pyarrow as pa
     import pyarrow.compute as pc

@@ -1,7 +1,7 @@
 """The arrays measures share, computed once per ranking: relevant ranks, gains, ideal gains.
 
 A :class:`Context` is what every computing form of the measure registry
-(:mod:`ragreport.kernel`) receives: the sparse (query, rank) forms of the whole ranking (any
+(:mod:`ragreport.core.kernel`) receives: the sparse (query, rank) forms of the whole ranking (any
 cutoff) and their dense (queries, width) forms for the curves, each derived when first asked
 for and kept.
 """
@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from . import metrics
-from .errors import MeasureError
-from .measures import Measure
-from .metrics import BoolArray, FloatArray, IntArray
+from .. import metrics
+from ..errors import MeasureError
+from ..measures import Measure
+from ..metrics import BoolArray, FloatArray, IntArray
 from .ranking import Ranking
 
 __all__ = ["CURVE_CELLS", "DEFAULT_K_MAX", "Context", "GainRanks", "Ranks", "rbp_persistence"]

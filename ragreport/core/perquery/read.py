@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import InputError, RagReportError
-from ..measures import Measure
+from ...errors import InputError, RagReportError
+from ...measures import Measure
 from ..ranking import Counts, StoredRanks
 from ..result import Conventions, EvaluationResult
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..metrics import BoolArray, FloatArray
+    from ...metrics import BoolArray, FloatArray
 from .meta import common_value, merge_meta, sorted_ids, table_meta
 from .schema import EXAMPLES, FIXED, KEY, measure_from
 
@@ -203,7 +203,7 @@ def unjudged_in_top(result: EvaluationResult, i: int, k: int) -> tuple[int, int]
     rankings.
 
     >>> from ragreport import evaluate
-    >>> from ragreport.perquery import to_table
+    >>> from ragreport.core.perquery import to_table
     >>> r = evaluate({"q": {"a": 1, "b": 0}}, {"q": ["x", "a", "b", "y"]}, ["P@1"])
     >>> [back] = from_tables([to_table(r)])
     >>> unjudged_in_top(back, 0, 3), unjudged_in_top(back, 0, 10)
@@ -235,8 +235,8 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
     -------
     list of EvaluationResult
         One per run, in the order the runs first appear; without rankings
-        (an :class:`~ragreport.result.EvaluationResult` whose ranking is a
-        :class:`~ragreport.ranking.StoredRanks`).
+        (an :class:`~ragreport.core.result.EvaluationResult` whose ranking is a
+        :class:`~ragreport.core.ranking.StoredRanks`).
 
     Raises
     ------
@@ -251,7 +251,7 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
     >>> a = evaluate({q: qrels[q] for q in ("1", "10")}, {q: run[q] for q in ("1", "10")},
     ...              ["P@1"], k_max=20)
     >>> b = evaluate({"2": qrels["2"]}, {"2": run["2"]}, ["P@1"], k_max=20)
-    >>> from ragreport.perquery import to_table
+    >>> from ragreport.core.perquery import to_table
     >>> [merged] = from_tables([to_table(b), to_table(a)])
     >>> merged.query_ids, merged.values("P@1").tolist() == whole.values("P@1").tolist()
     (['1', '2', '10'], True)
@@ -409,7 +409,7 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
 
 def _whole_width(k_max: int, n_ret: Any, judged: Any) -> int:
     """The curves' width one evaluation of these queries has
-    (:func:`ragreport.engine.curve_width`, from the per-query counts: the ranked rows are
+    (:func:`ragreport.core.engine.curve_width`, from the per-query counts: the ranked rows are
     the retrieved documents, the qrels rows the judged ones)."""
     from ..context import CURVE_CELLS, DEFAULT_K_MAX
 

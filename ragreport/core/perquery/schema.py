@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from ..errors import InputError
-from ..measures import Measure
+from ...errors import InputError
+from ...measures import Measure
 
 __all__ = ["EXAMPLES", "FIXED", "JUDGED", "KEY", "SCHEMA_NAME", "SCHEMA_VERSION", "measure_dict",
            "measure_from"]

@@ -1,6 +1,6 @@
 """Per-query results as a first-class, mergeable artefact: an Arrow table (Parquet shards).
 
-:func:`to_table` turns an :class:`~ragreport.result.EvaluationResult` into an Arrow table with
+:func:`to_table` turns an :class:`~ragreport.core.result.EvaluationResult` into an Arrow table with
 one row per (run, query); :func:`from_tables` merges any set of such tables (shards evaluated
 apart, e.g. by Spark, Dask or Ray partitions, or by ``ragreport evaluate --per-query-out``)
 back into one :class:`EvaluationResult` per run whose values equal, bit for bit, those of one
@@ -35,7 +35,7 @@ and the table narrow; every engine (Spark, Dask, Ray, DuckDB, pandas) reads them
 
 Schema metadata (``ragreport.*`` keys, each a JSON string): ``ragreport.schema``
 (:data:`SCHEMA_NAME`), ``ragreport.version`` (:data:`SCHEMA_VERSION`), ``ragreport.k_max``
-(the ``k_max`` asked for), ``ragreport.conventions`` (:class:`~ragreport.result.Conventions`
+(the ``k_max`` asked for), ``ragreport.conventions`` (:class:`~ragreport.core.result.Conventions`
 as a dict, ``curve_width`` null: it is per run), ``ragreport.measures`` (the summary
 measures, in order), ``ragreport.columns`` (each measure column: its name, its kind --
 ``curve``, ``scalar`` or ``judged``, the Judged@K curve kept for the health checks -- and the
@@ -43,7 +43,7 @@ exact measure), ``ragreport.id_order`` (``"numeric"`` or ``"bytes"``: how the qu
 listed), ``ragreport.fingerprints`` (``{"qrels": sha256 or null, "runs": {run: sha256}}``,
 and ``"qrels_judgments"``, the judgments' own fingerprint, when known)
 and ``ragreport.runs`` (per run: its ``curve_width``, the dataset counts of
-:class:`~ragreport.ranking.Counts`, the first 10 run-only and qrels-only query ids, and the
+:class:`~ragreport.core.ranking.Counts`, the first 10 run-only and qrels-only query ids, and the
 latency of timed queries that were not evaluated). Merging sums the counts (but shards of a
 run that state the same qrels fingerprint were each evaluated against the whole qrels: its
 queries count once, and the qrels-only ones are those no shard evaluated); shards must agree

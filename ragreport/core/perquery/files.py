@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import InputError
+from ...errors import InputError
 from ..result import EvaluationResult
 from .read import from_tables
 from .schema import KEY, SCHEMA_NAME
@@ -96,7 +96,7 @@ def read(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     """
     import pyarrow.parquet as pq
 
-    from ..fileio import shown_path
+    from ...fileio import shown_path
 
     files = shard_files(paths)
     tables = []

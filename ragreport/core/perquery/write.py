@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import RagReportError
-from ..measures import Measure
+from ...errors import RagReportError
+from ...measures import Measure
 from ..result import EvaluationResult
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..metrics import FloatArray
+    from ...metrics import FloatArray
 from .meta import merge_meta
 from .schema import EXAMPLES, JUDGED, KEY, SCHEMA_NAME, SCHEMA_VERSION, measure_dict
 
@@ -187,7 +187,7 @@ def write(results: EvaluationResult | Sequence[EvaluationResult], path: str | os
     >>> r = evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["P@1"])
     >>> d = tempfile.mkdtemp()
     >>> p = write(r, os.path.join(d, "q.parquet"))
-    >>> from ragreport.perquery import read
+    >>> from ragreport.core.perquery import read
     >>> [back] = read(p)
     >>> back.mean("P@1")
     1.0
@@ -195,7 +195,7 @@ def write(results: EvaluationResult | Sequence[EvaluationResult], path: str | os
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ..fileio import write_atomic
+    from ...fileio import write_atomic
 
     table = to_table(results, qrels_sha256=qrels_sha256, run_sha256=run_sha256,
                      qrels_judgments_sha256=qrels_judgments_sha256)

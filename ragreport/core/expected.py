@@ -3,8 +3,8 @@
 McSherry and Najork (ECIR 2008): the expected value of a measure over all orders of every
 tied group (each order equally likely), computed exactly and vectorised. Each function here
 is one family's form, referenced by its entry in the measure registry
-(:mod:`ragreport.kernel`: ``expected_curve`` for K = 1..width, ``expected_at`` for one
-cutoff K or, with ``k=None``, the whole ranking); :func:`ragreport.kernel.expected_values`
+(:mod:`ragreport.core.kernel`: ``expected_curve`` for K = 1..width, ``expected_at`` for one
+cutoff K or, with ``k=None``, the whole ranking); :func:`ragreport.core.kernel.expected_values`
 decides when the plain value already is the expectation. Each receives the context of the
 ranking to average on (:func:`deep`: the uncut ranking under ``max_depth``, whose
 contributions are then kept above the depth only).
@@ -30,10 +30,10 @@ from typing import Any, cast
 
 import numpy as np
 
-from . import metrics
+from .. import metrics
+from ..measures import Measure
+from ..metrics import BoolArray, FloatArray, IntArray
 from .context import Context, rbp_persistence
-from .measures import Measure
-from .metrics import BoolArray, FloatArray, IntArray
 from .ranking import Ranking
 from .tiegroups import depth_to_cut, groups
 

@@ -2,8 +2,8 @@
 
 A *tied group* is a maximal run of equal scores within one query's ranking (contiguous in the
 ranking, since it is sorted by score). These are pure transforms of a :class:`Ranking`; what
-they mean for a measure is :mod:`ragreport.ties` (the interval over all tie orders) and
-:mod:`ragreport.expected` (the expected value over them, ``ties="average"``).
+they mean for a measure is :mod:`ragreport.core.ties` (the interval over all tie orders) and
+:mod:`ragreport.core.expected` (the expected value over them, ``ties="average"``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from .errors import RagReportError
-from .metrics import BoolArray, FloatArray, IntArray
+from ..errors import RagReportError
+from ..metrics import BoolArray, FloatArray, IntArray
 from .ranking import Ranking
 
 __all__ = ["Groups", "attach_uncut", "cut_at", "depth_to_cut", "groups", "has_ties",
@@ -30,7 +30,7 @@ def tied_with_previous(ranking: Ranking) -> BoolArray:
     All False for a run without scores. The ranking must be ordered by score (``order=
     "score"``, the default); under ``order="given"`` equal neighbours are not ties.
 
-    >>> from ragreport.align import align
+    >>> from ragreport.core.align import align
     >>> from ragreport.io import load_qrels, load_run
     >>> rk = align(load_qrels({"q": {"a": 1}, "p": {"a": 1}}),
     ...            load_run({"q": {"a": 2.0, "b": 1.0, "c": 1.0}, "p": {"a": 1.0}}))
@@ -87,7 +87,7 @@ def straddles(ranking: Ranking, k: int | IntArray) -> BoolArray:
 
     ``k`` is one cutoff or one per query (R-precision cuts at each query's R).
 
-    >>> from ragreport.align import align
+    >>> from ragreport.core.align import align
     >>> from ragreport.io import load_qrels, load_run
     >>> rk = align(load_qrels({"q": {"a": 1}}),
     ...            load_run({"q": {"a": 3.0, "b": 2.0, "c": 2.0, "d": 1.0}}))
@@ -154,7 +154,7 @@ def straddles_at_k(ranking: Ranking, width: int) -> BoolArray:
     """(queries, width) bool: column K - 1 says whether a tied group straddles the cut at K
     (ranks K and K + 1 tied), for every K = 1..width at once.
 
-    >>> from ragreport.align import align
+    >>> from ragreport.core.align import align
     >>> from ragreport.io import load_qrels, load_run
     >>> rk = align(load_qrels({"q": {"a": 1}}),
     ...            load_run({"q": {"a": 3.0, "b": 2.0, "c": 2.0, "d": 1.0}}))
@@ -180,7 +180,7 @@ def tie_orders(ranking: Ranking, key: str = "grade") -> tuple[Ranking, Ranking]:
     first. Documents of equal key keep trec_eval's order. Only the rows of groups whose keys
     differ move; a ranking without such a group is returned as it is.
 
-    >>> from ragreport.align import align
+    >>> from ragreport.core.align import align
     >>> from ragreport.io import load_qrels, load_run
     >>> rk = align(load_qrels({"q": {"a": 2, "b": 1}}),
     ...            load_run({"q": {"a": 1.0, "b": 1.0, "c": 1.0}}))
