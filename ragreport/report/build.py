@@ -197,14 +197,15 @@ def build_report(
         report (a RagReportError listing each) unless ``allow_drift``. The report shows them
         (:attr:`Report.drift`).
     """
-    settings = _settings(settings, StatsSettings(ci_level, resamples, curve_resamples, seed,
-                                                 alpha))
-    _check_arguments(results, max_drop, worst_n, target_level, slice_targets)
+    settings = _check_arguments(results, baseline, settings, StatsSettings(
+        ci_level, resamples, curve_resamples, seed, alpha), max_drop, worst_n, target_level,
+        slice_targets, drift)
     names = [r.run_name for r in results]
     stored = _stored_base(baseline, results, drift, allow_drift) \
         if isinstance(baseline, StoredBaseline) else None
     # the baseline's name, the result whose conventions the report states, the baseline
-    base_name = stored.run_name if stored is not None else _base_name(baseline, names)
+    base_name = stored.run_name if stored is not None \
+        else baseline if isinstance(baseline, str) else names[0]
     first = results[0] if stored is not None else results[names.index(base_name)]
     base: PerQueryValues = stored if stored is not None else first
     # the curves' width: every run's curves stop at its deepest ranking (at least 20) and at
@@ -257,32 +258,30 @@ def build_report(
             worst, wm, per_query, () if chunk_targets else targets),
         slices=None if slices is None and not slice_targets else slice_report(
             results, base if stored is not None or len(results) > 1 else None, slices,
-            slice_targets or {}, measures, targets, k_max, info, slice_min_queries, workers,
-            stored),
+            slice_targets or {}, measures, targets, k_max, info, slice_min_queries, workers),
         drift=None if stored is None else stored.drift(drift, allow_drift),
     )
 
 
-def _settings(settings: StatsSettings | None, given: StatsSettings) -> StatsSettings:
-    """``settings=``, or the separate keywords: never both."""
+def _check_arguments(results: Sequence[EvaluationResult], baseline: object,
+                     settings: StatsSettings | None, given: StatsSettings,
+                     max_drop: float | None, worst_n: int, target_level: str,
+                     slice_targets: Mapping[str, Sequence[Target]] | None,
+                     drift: Sequence[DriftCheck]) -> StatsSettings:
+    """The arguments of :func:`build_report` that are wrong on their own; the statistics
+    settings (``settings=``, or the separate keywords: never both)."""
+    if not results:
+        raise RagReportError("no run to report on")
     if settings is not None and given != StatsSettings():
         raise RagReportError("give the statistics settings either as settings= or as "
                              "ci_level=, resamples=, curve_resamples=, seed=, alpha=, not both")
-    return given if settings is None else settings
-
-
-def _check_arguments(results: Sequence[EvaluationResult], max_drop: float | None,
-                     worst_n: int, target_level: str,
-                     slice_targets: Mapping[str, Sequence[Target]] | None) -> None:
-    """The arguments of :func:`build_report` that are wrong on their own."""
-    if not results:
-        raise RagReportError("no run to report on")
     _check_max_drop(max_drop)
     names = [r.run_name for r in results]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise RagReportError(f"run names must be distinct, {dupes[0]!r} is used twice; "
                              "name the runs with --name")
+    _check_baseline(baseline, names, drift)
     if isinstance(worst_n, bool) or not isinstance(worst_n, int) or worst_n < 0:
         raise RagReportError(f"worst_n must be an integer >= 0, got {worst_n!r}")
     if target_level == "document" and any(slice_targets.values() if slice_targets else ()):
@@ -292,14 +291,20 @@ def _check_arguments(results: Sequence[EvaluationResult], max_drop: float | None
                              "document level target_level='document' (--target-level "
                              "document) names; check the slices without it, or drop the "
                              "[targets.slices] tables")
+    return given if settings is None else settings
 
 
-def _base_name(baseline: str | StoredBaseline | None, names: list[str]) -> str:
-    base_name = baseline if isinstance(baseline, str) else names[0]
-    if base_name not in names:
-        raise RagReportError(f"baseline {base_name!r} is not one of the runs "
+def _check_baseline(baseline: object, names: list[str], drift: Sequence[DriftCheck]) -> None:
+    """A run's name or a stored run; drift checks only with the stored run."""
+    if isinstance(baseline, str) and baseline not in names:
+        raise RagReportError(f"baseline {baseline!r} is not one of the runs "
                              f"({', '.join(map(repr, names))})")
-    return base_name
+    if baseline is not None and not isinstance(baseline, (str, StoredBaseline)):
+        raise RagReportError("baseline must be a run's name or a stored run "
+                             f"(load_baseline_report), got {type(baseline).__name__}")
+    if drift and not isinstance(baseline, StoredBaseline):
+        raise RagReportError("drift checks compare today's runs with a stored baseline: give "
+                             "it as baseline=load_baseline_report(...)")
 
 
 def _stored_base(stored: StoredBaseline, results: Sequence[EvaluationResult],

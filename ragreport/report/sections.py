@@ -50,9 +50,9 @@ Bands = dict[Measure, tuple[list[float], list[float]]]
 
 
 def run_cis(results: Sequence[EvaluationResult], bounded: list[Measure],
-               families: list[Measure], k_max: int, info: StatsInfo | None,
-               workers: Mapper | None
-               ) -> tuple[dict[str, dict[Measure, tuple[float, float]]], dict[str, Bands]]:
+            families: list[Measure], k_max: int, info: StatsInfo | None,
+            workers: Mapper | None
+            ) -> tuple[dict[str, dict[Measure, tuple[float, float]]], dict[str, Bands]]:
     """Each run's summary intervals and curve bands. They share one sequence of resampled
     query sets (the bands use its first ``curve_resamples``): every family and K of a run
     together."""
@@ -70,11 +70,11 @@ def run_cis(results: Sequence[EvaluationResult], bounded: list[Measure],
     return cis, all_bands
 
 
-def target_rows(results: Sequence[EvaluationResult], doc_results: list[EvaluationResult] | None,
-             targets: Sequence[Target], target_level: str,
-             cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
-             doc_cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
-             info: StatsInfo | None) -> tuple[list[TargetRow], list[TieCheck]]:
+def target_rows(results: Sequence[EvaluationResult],
+                doc_results: list[EvaluationResult] | None, targets: Sequence[Target],
+                target_level: str, cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
+                doc_cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
+                info: StatsInfo | None) -> tuple[list[TargetRow], list[TieCheck]]:
     """The target table, on the level the targets are checked at, and the tie exposure of
     the target measures (none without rankings: per-query results)."""
     on_documents = target_level == "document" and doc_results is not None
@@ -144,7 +144,7 @@ def curves(results: Sequence[EvaluationResult], families: list[Measure], k_max: 
     curves' width: a stored baseline's curves (first) may stop sooner."""
     width = min([k_max, *(len(stored.curves[str(f)]) for f in families
                           if str(f) in stored.curves)]) if stored is not None else k_max
-    curves = []
+    out = []
     for fam in families:
         key = str(fam)
         series = {stored.run_name: stored.curves[key][:width]} \
@@ -157,13 +157,15 @@ def curves(results: Sequence[EvaluationResult], families: list[Measure], k_max: 
         if stored is not None and key in stored.bands and bands:
             lo, hi = stored.bands[key]
             bands = {stored.run_name: (lo[:width], hi[:width])} | bands
-        curves.append(Curve(key, curve_title(fam), list(range(1, width + 1)), series, marks,
-                            bands))
-    return curves, width
+        out.append(Curve(key, curve_title(fam), list(range(1, width + 1)), series, marks,
+                         bands))
+    return out, width
 
 
 def distributions(results: Sequence[EvaluationResult], bounded: list[Measure],
-                   stored: StoredBaseline | None) -> list[Distribution]:
+                  stored: StoredBaseline | None) -> list[Distribution]:
+    """Every run's per-query values of each bounded measure (the stored run's first, when
+    its report holds them)."""
     out = []
     for m in bounded:
         values = {stored.run_name: list(stored.per_query[str(m)])} \
@@ -174,13 +176,16 @@ def distributions(results: Sequence[EvaluationResult], bounded: list[Measure],
 
 
 def comparisons(results: Sequence[EvaluationResult], base: PerQueryValues,
-                 bounded: list[Measure]) -> list[Comparison]:
-    """Wins, losses and ties of each run against the baseline, per bounded measure."""
+                bounded: list[Measure]) -> list[Comparison]:
+    """Wins, losses and ties of each run against the baseline, per bounded measure, on the
+    queries both evaluated (none for a run that has no query in common with it)."""
     out = []
     for r in results:
         if r is base or not bounded:
             continue
         ia, ib = common_queries(r, base)
+        if len(ia) == 0:
+            continue
         wins, losses, ties = outcomes(
             np.column_stack([base.values(m)[ib] for m in bounded]),
             np.column_stack([r.values(m)[ia] for m in bounded]))
@@ -190,7 +195,8 @@ def comparisons(results: Sequence[EvaluationResult], base: PerQueryValues,
 
 
 def health_rows(results: Sequence[EvaluationResult], stored: StoredBaseline | None
-            ) -> list[RunHealth]:
+                ) -> list[RunHealth]:
+    """Dataset health: how each run met the qrels (the stored run's counts first)."""
     h = stored_health(stored) if stored is not None else None
     out = [h] if h is not None else []
     for r in results:
@@ -204,7 +210,8 @@ def health_rows(results: Sequence[EvaluationResult], stored: StoredBaseline | No
 
 
 def per_query_values(results: Sequence[EvaluationResult], measures: list[Measure]
-                      ) -> dict[str, dict[str, dict[str, float]]]:
+                     ) -> dict[str, dict[str, dict[str, float]]]:
+    """Run -> query -> measure -> value (JSON ``--per-query``)."""
     out = {}
     for r in results:
         cols = {str(m): r.values(m).tolist() for m in measures}

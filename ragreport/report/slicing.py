@@ -56,11 +56,11 @@ MAX_SLICE_FAMILIES = 2
 def slice_report(results: Sequence[EvaluationResult], base: PerQueryValues | None,
                  slices: Any, slice_targets: Mapping[str, Sequence[Target]],
                  measures: list[Measure], targets: Sequence[Target], k_max: int,
-                 info: StatsInfo | None, min_queries: int | None, workers: Mapper | None,
-                 stored: StoredBaseline | None = None) -> SliceReport:
+                 info: StatsInfo | None, min_queries: int | None, workers: Mapper | None
+                 ) -> SliceReport:
     """The report's view of :func:`ragreport.analysis.slices.analyse_slices`, comparing with
-    ``base`` (None: no comparison). A stored baseline (``stored``, then also ``base``) comes
-    first with its mean per slice (no interval: its report keeps none per slice)."""
+    ``base`` (None: no comparison). A stored baseline comes first, with its mean per slice
+    (no interval: its report keeps none per slice)."""
     from ..analysis.slices import (
         MIN_QUERIES,
         analyse_slices,
@@ -73,6 +73,7 @@ def slice_report(results: Sequence[EvaluationResult], base: PerQueryValues | Non
     if slices is None:
         raise RagReportError("slice targets need slices (slices=, --slices)")
     qs = load_slices(slices)
+    stored = base if isinstance(base, StoredBaseline) else None
     evaluated = set().union(*(r.query_ids for r in results))
     if not any(q in evaluated for q in qs.tags):  # say which file (analyse_slices cannot)
         raise RagReportError(f"{qs.source}: {none_evaluated(len(qs.tags))}")
@@ -85,13 +86,11 @@ def slice_report(results: Sequence[EvaluationResult], base: PerQueryValues | Non
         wanted += [t.measure for t in ts if t.measure not in wanted]
     head = list(dict.fromkeys([*(t.measure for ts in slice_targets.values() for t in ts),
                                *(t.measure for t in targets if t.measure in wanted)]))
-    if not head:
-        head = wanted[:3]
-    head = head[:MAX_SLICE_MEASURES]
+    head = (head or wanted[:3])[:MAX_SLICE_MEASURES]
     families = curve_families(results, head)[:MAX_SLICE_FAMILIES]
     got = analyse_slices(
-        results, qs.tags, wanted, base=base, families=families,
-        k_max=k_max, targets=slice_targets, stats=info is not None,
+        results, qs.tags, wanted, base=base, families=families, k_max=k_max,
+        targets=slice_targets, stats=info is not None,
         level=info.level if info else 0.95, resamples=info.resamples if info else 1,
         curve_resamples=info.curve_resamples if info else 1, seed=info.seed if info else 0,
         alpha=info.alpha if info else 0.05, min_queries=minimum, workers=workers)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +202,40 @@ def test_drift_is_refused_unless_allowed(results: list[ragreport.EvaluationResul
     got = build_report(results[1:], default_targets(), baseline=stored, drift=checks,
                        allow_drift=True, **kw)
     assert got.drift is not None and got.drift.drifted and got.drift.allowed
+
+
+def test_no_comparison_with_a_baseline_sharing_no_query(
+        stored_path: Path, tmp_path: Path) -> None:
+    """A run that has no query in common with the baseline gets no wins / losses / ties row
+    (there is nothing to compare), with a stored baseline as with a run of today."""
+    f = example_files()
+    lines = Path(f.runs[1]).read_text().splitlines(keepends=True)
+    (tmp_path / "early.txt").write_text("".join(x for x in lines if x.split()[0] <= "q20"))
+    (tmp_path / "late.txt").write_text("".join(x for x in lines if x.split()[0] > "q20"))
+    a = ragreport.evaluate(f.qrels, tmp_path / "early.txt", name="early")
+    b = ragreport.evaluate(f.qrels, tmp_path / "late.txt", name="late")
+    kw: dict[str, Any] = {"generated_at": "2026-01-01T00:00:00Z", "resamples": 200}
+    assert build_report([a, b], **kw).comparisons == []
+    stored = load_baseline_report(stored_path)  # bm25 on every query
+    checks = drift_checks([a, b], stored, _inputs()[0].sha256, 5)
+    both = build_report([a, b], baseline=stored, drift=checks, allow_drift=True, **kw)
+    assert [c.run for c in both.comparisons] == ["early"] * 11 + ["late"] * 11
+    tiny = replace(stored, query_ids=stored.query_ids[:20],
+                   per_query={m: v[:20] for m, v in stored.per_query.items()})
+    only = build_report([a, b], baseline=tiny, drift=checks, allow_drift=True, **kw)
+    assert {c.run for c in only.comparisons} == {"early"}  # late shares no query with it
+
+
+def test_a_baseline_of_the_wrong_kind_is_refused(
+        results: list[ragreport.EvaluationResult], stored_path: Path) -> None:
+    with pytest.raises(RagReportError, match="baseline must be a run's name or a stored run "
+                                             r"\(load_baseline_report\), got EvaluationResult"):
+        build_report(results, baseline=results[1])  # type: ignore[arg-type]
+    stored = load_baseline_report(stored_path)
+    checks = drift_checks(results[1:], stored, "0" * 64, 5)
+    with pytest.raises(RagReportError, match="drift checks compare today's runs with a "
+                                             "stored baseline"):
+        build_report(results, drift=checks)
 
 
 def test_stored_report_lacking_a_measure(results: list[ragreport.EvaluationResult],

@@ -46,7 +46,7 @@ BIG_FUNCTIONS = {
     "report/html.py:_context": 114,
     "report/jsonout.py:report_json": 118,
     "report/markdown.py:_render": 121,
-    "report/slicing.py:slice_report": 88,
+    "report/slicing.py:slice_report": 87,
     "report/tracking.py:tracking_payload": 125,
     "core/stream.py:evaluate_stream": 210,
 }
