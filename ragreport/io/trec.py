@@ -63,7 +63,7 @@ def _arrow_read(source: Any, columns: tuple[str, ...], number: str, delimiter: s
             size = block_size + 1
     # one block has no parallel work: read it in this thread (pyarrow's pool would gain
     # nothing, and a read that fails would leave tasks in it; the ragreport command ends
-    # without the teardown such tasks abort, ragreport.cli._end, apache/arrow#34314)
+    # without the teardown such tasks abort, ragreport.cli.app._end, apache/arrow#34314)
     threads = size > block_size
     return pacsv.read_csv(
         io.BytesIO(source) if isinstance(source, bytes) else source,

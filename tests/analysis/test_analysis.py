@@ -391,7 +391,7 @@ def test_the_contract_places_the_analysis_layer() -> None:
 def test_analysis_present_palette_import_nothing_heavy() -> None:
     code = ("import sys, ragreport.analysis, ragreport.present, ragreport.palette\n"
             "bad = [m for m in ('matplotlib', 'jinja2', 'ipywidgets', 'anywidget', 'scipy',"
-            " 'ragreport.report', 'ragreport.explorer', 'ragreport.notebook', 'ragreport.cli')"
+            " 'ragreport.report', 'ragreport.explorer', 'ragreport.notebook', 'ragreport.cli.app')"
             " if m in sys.modules]\n"
             "print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -25,7 +25,7 @@ from ragreport.analysis.drift import (
     query_drift,
     refusal,
 )
-from ragreport.cli import main
+from ragreport.cli.app import main
 from ragreport.errors import InputError, RagReportError
 from ragreport.examples import example_files
 from ragreport.report import InputFile, Report, build_report

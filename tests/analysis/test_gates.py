@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ragreport import evaluate
-from ragreport.cli import EXIT_OK, EXIT_TARGET_FAILED, main
+from ragreport.cli.app import EXIT_OK, EXIT_TARGET_FAILED, main
 from ragreport.errors import ConfigError
 from ragreport.report import build_report
 from ragreport.targets import parse_targets
@@ -119,7 +119,8 @@ def test_build_report_refuses_options_that_switch_checks_off(option: str, value:
 
 
 def test_cli_and_api_resample_bounds_agree() -> None:
-    from ragreport import cliargs, settings
+    from ragreport import settings
+    from ragreport.cli import args as cliargs
     from ragreport.errors import RagReportError
 
     assert cliargs.MAX_RESAMPLES is settings.MAX_RESAMPLES  # one definition

@@ -18,7 +18,7 @@ from test_report_markdown import assert_gold, regen
 import ragreport
 from ragreport.analysis.compare import outcomes, paired_columns
 from ragreport.analysis.slices import MIN_QUERIES, analyse_slices, slice_indices
-from ragreport.cli import main
+from ragreport.cli.app import main
 from ragreport.errors import ConfigError, InputError, RagReportError
 from ragreport.examples import example_files
 from ragreport.io.slices import MAX_SLICES, load_slices

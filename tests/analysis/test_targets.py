@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ragreport.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_TARGET_FAILED, main
+from ragreport.cli.app import EXIT_BAD_INPUT, EXIT_OK, EXIT_TARGET_FAILED, main
 from ragreport.errors import ConfigError
 from ragreport.measures import Measure
 from ragreport.targets import (

@@ -13,7 +13,7 @@ import pytest
 from paths import ROOT
 
 import ragreport
-from ragreport.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_TARGET_FAILED, main
+from ragreport.cli.app import EXIT_BAD_INPUT, EXIT_OK, EXIT_TARGET_FAILED, main
 from ragreport.examples import example_files
 
 # q1: d1 (3.0, grade 1) d2 (2.0, grade 2) d9 (1.0, unjudged) -> ranks: 1 1 0 ; R = 2
@@ -372,7 +372,7 @@ def test_the_command_does_not_import_pandas(files: tuple[str, str], tmp_path: Pa
         assert report.returncode == 0, report.stderr
     assert not marker.exists()
     # in someone else's process, main() leaves pyarrow's pandas interop alone
-    code = ("import sys, pyarrow as pa; from ragreport.cli import main; "
+    code = ("import sys, pyarrow as pa; from ragreport.cli.app import main; "
             f"main(['evaluate', {files[0]!r}, {files[1]!r}, '-m', 'RR']); pa.array([1])")
     subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
     assert marker.read_text().startswith("x")
@@ -404,7 +404,7 @@ def test_any_exception_is_one_line_and_never_exit_1(
         monkeypatch: pytest.MonkeyPatch, exc: BaseException, code: int, line: str) -> None:
     import re
 
-    from ragreport import cli
+    from ragreport.cli import app as cli
 
     monkeypatch.setitem(cli._COMMANDS, "evaluate", _boom(exc))
     got, _, err = _run(["evaluate", *files], capsys)
@@ -557,7 +557,7 @@ def test_dash_is_stdout_once(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_threads_never_print_a_traceback(files: tuple[str, str], tmp_path: Path) -> None:
     """The ``ragreport`` command silences a background thread's unexpected error (the main
     thread reports what it causes); ``--debug`` shows it."""
-    code = ("import sys, threading; from ragreport import cli; "
+    code = ("import sys, threading; from ragreport.cli import app as cli; "
             "orig = cli.main\n"
             "def main(argv=None):\n"
             "    t = threading.Thread(target=lambda: 1 / 0); t.start(); t.join()\n"
@@ -579,7 +579,7 @@ def test_the_command_ends_without_the_interpreter_teardown(files: tuple[str, str
     abort it (exit 134 instead of 2, apache/arrow#34314), is skipped. Here: the atexit
     handler runs, the piped output is all there, the exit code is main's, and an object
     only the teardown would delete is never deleted."""
-    code = ("import atexit, sys\nfrom ragreport import cli\n"
+    code = ("import atexit, sys\nfrom ragreport.cli import app as cli\n"
             "class Late:\n"
             "    def __del__(self): print('teardown', flush=True)\n"
             "keep = Late()\n"
@@ -641,7 +641,9 @@ def test_table_header_wider_than_every_measure(files: tuple[str, str],
 def test_one_function_named_shown() -> None:
     """The CLI's ``shown`` is the display rule of :mod:`ragreport.present`; the command-line
     text helper is named for what it does (undecodable bytes escaped)."""
-    from ragreport import cli, cliargs, present
+    from ragreport import present
+    from ragreport.cli import app as cli
+    from ragreport.cli import args as cliargs
 
     assert cli.shown is present.shown
     assert not hasattr(cliargs, "shown")

@@ -675,7 +675,7 @@ def files(tmp_path: Path) -> Path:
 
 
 def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    from ragreport.cli import main
+    from ragreport.cli.app import main
 
     code = main(argv)
     out = capsys.readouterr()
@@ -697,7 +697,7 @@ def test_cli_flags(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "ndcg" not in out and "nDCG@1000" in out and "RR@20" in out
     code, out, _ = _cli(["evaluate", q, r, "--compat", "beir", "--format", "trec"], capsys)
     assert "\nndcg_cut_1 " in out and "\nP_1000 " in out and "\nmap_cut_100 " in out
-    args = __import__("ragreport.cliargs", fromlist=["x"]).build_parser().parse_args(
+    args = __import__("ragreport.cli.args", fromlist=["x"]).build_parser().parse_args(
         ["report", q, r, "--compat", "llamaindex"])
     assert args.compat == "llamaindex" and args.order is None and \
         args.ignore_identical_ids is None

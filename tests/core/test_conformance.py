@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ragreport import evaluate
-from ragreport.cli import main
+from ragreport.cli.app import main
 from ragreport.errors import MeasureError
 from ragreport.measures import Measure, parse_measures
 

@@ -342,7 +342,7 @@ def _write(tmp: Path) -> None:
 
 
 def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from ragreport.cli import main
+    from ragreport.cli.app import main
 
     _write(tmp_path)
     q, r, m = (str(tmp_path / n) for n in ("qrels.txt", "run.txt", "map.jsonl"))
@@ -439,7 +439,7 @@ def _level_files(tmp: Path) -> tuple[str, str, str, str]:
 
 
 def test_document_level_worst_queries_by_document_value(tmp_path: Path) -> None:
-    from ragreport.cli import main
+    from ragreport.cli.app import main
 
     q, r, m, t = _level_files(tmp_path)
     md, js, html = (str(tmp_path / n) for n in ("r.md", "r.json", "r.html"))

@@ -15,7 +15,7 @@ import pytest
 from paths import ROOT
 
 from ragreport import evaluate
-from ragreport.cli import EXIT_OK, EXIT_TARGET_FAILED, main
+from ragreport.cli.app import EXIT_OK, EXIT_TARGET_FAILED, main
 from ragreport.core.perquery import (
     SCHEMA_NAME,
     SCHEMA_VERSION,

@@ -233,7 +233,7 @@ def test_document_level_ties_equal_brute_force(
 
 
 def test_document_level_ties_from_the_review(tmp_path: Path) -> None:
-    from ragreport.cli import main
+    from ragreport.cli.app import main
 
     # two chunks of two documents tie: the documents tie (equal best scores)
     (tmp_path / "q").write_text("q 0 c1 1\n")
@@ -283,7 +283,7 @@ def _doc_brute(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]
 
 
 def test_document_level_under_max_depth_is_never_a_false_point(tmp_path: Path) -> None:
-    from ragreport.cli import main
+    from ragreport.cli.app import main
     from ragreport.report import build_report
     from ragreport.report.terminal import render_terminal
     from ragreport.targets import parse_targets
@@ -584,7 +584,7 @@ def test_pr_curve_is_labelled_with_its_tie_order_under_average() -> None:
 
 
 def test_check_prints_the_warning(tmp_path: Path) -> None:
-    from ragreport.cli import main
+    from ragreport.cli.app import main
 
     (tmp_path / "q.txt").write_text("q1 0 a 1\nq2 0 b 1\n")
     (tmp_path / "r.txt").write_text("q1 Q0 a 1 1.0 x\nq1 Q0 b 2 1.0 x\nq1 Q0 c 3 1.0 x\n"

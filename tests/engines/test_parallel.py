@@ -180,7 +180,7 @@ def test_cli_jobs_give_the_same_files(tmp_path: os.PathLike[str]) -> None:
 
 
 def test_cli_rejects_bad_jobs(capsys: pytest.CaptureFixture[str]) -> None:
-    from ragreport.cli import main
+    from ragreport.cli.app import main
     from ragreport.parallel import max_jobs
 
     for jobs in ("0", str(max_jobs() + 1), "1.5", "nan"):

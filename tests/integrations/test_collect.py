@@ -619,7 +619,7 @@ def test_latency_survives_jsonl_and_cli(tmp_path: Path) -> None:
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in QRELS.items()
                              for d, g in docs.items()), encoding="utf-8")
-    from ragreport.cli import main
+    from ragreport.cli.app import main
 
     out = tmp_path / "r.json"
     assert main(["report", str(qrels), str(path), "--no-stats", "--json", str(out),

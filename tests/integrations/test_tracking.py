@@ -531,7 +531,7 @@ def test_missing_packages_name_the_extra(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_tracking_packages_are_not_imported_by_the_report() -> None:
-    code = ("import sys, ragreport.report, ragreport.report.tracking, ragreport.cli; "
+    code = ("import sys, ragreport.report, ragreport.report.tracking, ragreport.cli.app; "
             "print(sorted(m for m in ('mlflow', 'wandb') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

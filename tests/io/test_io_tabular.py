@@ -486,7 +486,7 @@ def test_irds_download_failure_is_an_input_error(fake_ir_datasets: Any,
                                          r"qrels: ConnectionError: Failed to resolve "
                                          r"'ir-datasets\.com'$"):
         ragreport.load_qrels("irds:pydoc/example")
-    from ragreport.cli import main
+    from ragreport.cli.app import main
 
     assert main(["evaluate", "irds:pydoc/example", "irds:pydoc/example"]) == 2
     assert capsys.readouterr().err == (
@@ -504,7 +504,7 @@ def test_irds_without_ir_datasets(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _irds_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
               capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    from ragreport.cli import main
+    from ragreport.cli.app import main
 
     monkeypatch.chdir(tmp_path)
     code = main(list(argv))
@@ -618,7 +618,7 @@ def test_texts_errors(tmp_path: Path) -> None:
 
 def test_cli_parquet_and_columns(tmp_path: Path, example: dict[str, Any],
                                  capsys: pytest.CaptureFixture[str]) -> None:
-    from ragreport.cli import main
+    from ragreport.cli.app import main
 
     files = example["files"]
     renamed = example["runs"][0].rename_columns(["topic", "q0", "passage", "rank", "sim", "tag"])
@@ -662,7 +662,7 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     args = shlex.split(line)
     assert args[0] == "ragreport"
     capsys.readouterr()
-    from ragreport.cli import main
+    from ragreport.cli.app import main
 
     assert main([*args[1:], "-m", "nDCG@10", "-m", "R@5", "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
@@ -719,7 +719,7 @@ def test_irds_queries_and_docs_beside_per_query_results(fake_ir_datasets: Any,
                                                         tmp_path: Path) -> None:
     """``report --per-query-in`` reads the query and document texts from an ``irds:`` id as
     ``report QRELS RUN`` does (it hashed the id as a file: 'No such file or directory')."""
-    from ragreport.cli import main
+    from ragreport.cli.app import main
 
     files = example["files"]
     shard = tmp_path / "pq.parquet"

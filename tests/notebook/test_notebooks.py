@@ -15,7 +15,7 @@ from browser import PageLog, launch
 from nbclient import NotebookClient
 from paths import ROOT
 
-from ragreport.cli import main
+from ragreport.cli.app import main
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import ragreport
-from ragreport.cli import main
+from ragreport.cli.app import main
 from ragreport.examples import example_files
 from ragreport.report import Report, build_report
 from ragreport.report.mermaid import (

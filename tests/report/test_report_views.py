@@ -261,7 +261,7 @@ def test_report_with_every_new_measure(tmp_path: Path,
     """``ragreport report`` with every new measure as summary measures and as targets: counts
     get no [0, 1] interval, no histogram on [0, 1] and their trec_eval total; only measures
     with a K get a curve; a target on IPrec@r is marked on the precision-recall plot."""
-    from ragreport.cli import main
+    from ragreport.cli.app import main
     from ragreport.measures import parse_measure
 
     targets = tmp_path / "targets.toml"
@@ -330,7 +330,7 @@ def test_report_with_every_new_measure(tmp_path: Path,
 
 def test_evaluate_trec_format_with_every_new_measure(
         capsys: pytest.CaptureFixture[str]) -> None:
-    from ragreport.cli import main
+    from ragreport.cli.app import main
     from ragreport.examples import example_files
 
     f = example_files()

@@ -20,9 +20,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from . import clioptions
-from ._version import __version__
-from .cliargs import (
+from .._version import __version__
+from ..errors import RagReportError
+from ..present import shown
+from . import options
+from .args import (
     EXIT_BAD_INPUT,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -32,7 +34,7 @@ from .cliargs import (
     escape_undecodable,
     one_line,
 )
-from .clioptions import (
+from .options import (
     check_columns,
     check_doc_map_options,
     columns_kwarg,
@@ -46,18 +48,16 @@ from .clioptions import (
     wanted_trackers,
     wants_html,
 )
-from .clireport import PLOT_PRELOAD, report_for
-from .errors import RagReportError
-from .present import shown
+from .report import PLOT_PRELOAD, report_for
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TARGET_FAILED",
            "EXIT_TERMINATED", "main", "run"]
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from .core.engine import evaluate
-    from .measures import TREC_DEFAULT_MEASURES
-    from .textout import format_json, format_table, format_trec
+    from ..core.engine import evaluate
+    from ..measures import TREC_DEFAULT_MEASURES
+    from ..textout import format_json, format_table, format_trec
 
     if args.example:
         example_inputs(args)
@@ -69,7 +69,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     skip_pandas_interop()
     measures = args.measures
     if measures is None and args.format == "trec":
-        from .compat import default_measures
+        from ..compat import default_measures
 
         measures = default_measures(args.compat) or list(TREC_DEFAULT_MEASURES)
     check_doc_map_options(args)
@@ -79,13 +79,13 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     materialize_inputs(args, ("qrels", "runs", "doc_map"))
     check_columns(args)
     if getattr(args, "columns", None):
-        from .io import load_qrels, load_run
+        from ..io import load_qrels, load_run
 
         args.qrels = load_qrels(args.qrels, **fractional_kwarg(args),
                                 **columns_kwarg(args, args.qrels))
         args.runs = load_run(args.runs, **columns_kwarg(args, args.runs))
     elif args.per_query_out is not None:  # read here: its judgments' fingerprint is written
-        from .io import load_qrels
+        from ..io import load_qrels
 
         args.qrels = load_qrels(args.qrels, **fractional_kwarg(args))
     result = evaluate(args.qrels, args.runs, measures, **eval_kwargs(args))
@@ -98,7 +98,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     elif args.format == "json":
         out = format_json(result, per_query=args.per_query)
         if result.document is not None:
-            from .textout import evaluate_json, json_text
+            from ..textout import evaluate_json, json_text
 
             out = json_text(_with_documents(evaluate_json(result, args.per_query), result,
                                             args.per_query))
@@ -122,14 +122,14 @@ def _check_per_query_out(args: argparse.Namespace) -> list[str]:
         return paths
     if args.stream:
         raise RagReportError("--per-query-out needs every per-query value; drop --stream")
-    from .fileio import is_stdout
+    from ..fileio import is_stdout
 
     if is_stdout(args.per_query_out):
         raise RagReportError("--per-query-out writes Parquet (binary): give a file name, "
                              "not standard output")
     if args.doc_map is not None:
         raise RagReportError("--per-query-out does not work with --doc-map yet")
-    from .fileio import check_outputs
+    from ..fileio import check_outputs
 
     check_outputs([args.per_query_out], paths)
     return paths
@@ -141,8 +141,8 @@ def _write_per_query(args: argparse.Namespace, result: Any, inputs: list[str],
     judgments' fingerprint in its metadata, :mod:`ragreport.core.perquery`). ``given``: the
     QRELS and RUN as named on the command line (a file is hashed; an ``irds:`` id states the
     fingerprint of what was read, as ``report`` does; standard input states none)."""
-    from .analysis.drift import content_sha256, judgments_sha256
-    from .core import perquery
+    from ..analysis.drift import content_sha256, judgments_sha256
+    from ..core import perquery
 
     def fingerprint(name: Any, read: Any) -> str | None:
         if not isinstance(name, str) or name == "-":
@@ -187,7 +187,7 @@ def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
     import json
     from dataclasses import asdict
 
-    from .core.stream import evaluate_stream
+    from ..core.stream import evaluate_stream
 
     if args.per_query:
         raise RagReportError("--stream prints means only; drop -q")
@@ -202,7 +202,7 @@ def _stream_evaluate(args: argparse.Namespace, measures: Any) -> int:
                           "conventions": asdict(res.conventions) if res.conventions else None},
                          indent=2, ensure_ascii=False) + "\n"
     elif args.format == "trec":
-        from .textout import format_trec
+        from ..textout import format_trec
 
         out = format_trec(res)
     else:
@@ -229,7 +229,7 @@ def _with_documents(data: dict[str, Any], result: Any, per_query: bool) -> dict[
 
 def _document_table(result: Any) -> str:
     """Means at chunk and at document level side by side, and the redundancy at K."""
-    from .textout import terminal_safe
+    from ..textout import terminal_safe
 
     c, d = result.means(), result.document.means()
     width = max(len("measure"), *(len(k) for k in c))
@@ -259,7 +259,7 @@ def _write_stdout(text: str) -> None:
 
 
 def _per_query_table(result: Any) -> str:
-    from .textout import terminal_safe
+    from ..textout import terminal_safe
 
     names = [str(m) for m in result.measures]
     cols = [result.values(m) for m in result.measures]
@@ -274,7 +274,7 @@ def _per_query_table(result: Any) -> str:
 
 def _check_trackers(args: argparse.Namespace) -> None:
     """Before any work: each tracker's package is installed, a given MLflow run exists."""
-    from .report.tracking import check_mlflow, check_wandb
+    from ..report.tracking import check_mlflow, check_wandb
 
     trackers = wanted_trackers(args)
     if "mlflow" in trackers:
@@ -285,18 +285,18 @@ def _check_trackers(args: argparse.Namespace) -> None:
 
 def _workers(args: argparse.Namespace) -> Any:
     """The worker processes of one report, not started yet
-    (:func:`ragreport.clireport.report_for` starts them once the inputs are read)."""
-    from .parallel import Workers, default_jobs
+    (:func:`ragreport.cli.report.report_for` starts them once the inputs are read)."""
+    from ..parallel import Workers, default_jobs
 
     jobs = args.jobs if args.jobs is not None else default_jobs()
     if not wants_html(args):
         return Workers(jobs, preload=("ragreport.stats",))
-    if clioptions.OWN_PROCESS and "matplotlib" not in sys.modules:
+    if options.OWN_PROCESS and "matplotlib" not in sys.modules:
         # the plots are drawn on SVG canvases, whatever the backend: a MPLBACKEND meant for
         # interactive use (or misspelt, which makes ``import matplotlib`` raise, in this
         # process and in the workers' forkserver) is of no use here
         os.environ["MPLBACKEND"] = "agg"
-    from .report.plots import warm_up
+    from ..report.plots import warm_up
 
     return Workers(jobs, preload=PLOT_PRELOAD, warm_up=warm_up)
 
@@ -308,7 +308,7 @@ def _outputs(args: argparse.Namespace) -> list[str]:
 def _refuse_per_query_positional(args: argparse.Namespace) -> None:
     """A per-query results file given as QRELS or RUN: say to read it with --per-query-in
     (it was read as qrels or a run, with an error about its columns)."""
-    from .core.perquery import is_per_query
+    from ..core.perquery import is_per_query
 
     given = [args.qrels, *(args.runs or [])]
     for path in given:
@@ -320,7 +320,7 @@ def _refuse_per_query_positional(args: argparse.Namespace) -> None:
 
 def _check_options(args: argparse.Namespace) -> None:
     """Everything about the options that can be checked before any input is read."""
-    from .report.build import generated_at_from_env
+    from ..report.build import generated_at_from_env
 
     if getattr(args, "per_query_in", None):  # per-query results (ragreport.core.perquery)
         _check_per_query_in(args)
@@ -345,13 +345,13 @@ def _check_options(args: argparse.Namespace) -> None:
                           args.doc_map, args.baseline_report, args.slices,
                           *(getattr(args, "per_query_in", None) or []))
               if p is not None and p != "-"]
-    from .fileio import check_outputs
+    from ..fileio import check_outputs
 
     check_outputs(outs, inputs)  # a missing folder or an input as output: before any work
     if args.template_dir is not None and wants_html(args):
         from pathlib import Path
 
-        from .report.html import TEMPLATE_NAME
+        from ..report.html import TEMPLATE_NAME
 
         where = Path(args.template_dir)
         if not where.is_dir():
@@ -388,7 +388,7 @@ def _check_slice_options(args: argparse.Namespace) -> None:
 
 def _to_stdout(args: argparse.Namespace) -> bool:
     """Whether one of the outputs is standard output (then the summary goes to stderr)."""
-    from .fileio import is_stdout
+    from ..fileio import is_stdout
 
     return any(is_stdout(p) for p in _outputs(args))
 
@@ -410,8 +410,8 @@ def _track_and_write(args: argparse.Namespace, report: Any, workers: Any) -> Non
     undoes the runs as a tracker's failure does. Both runs are opened before either is
     filled, MLflow first; one failing undoes the other as far as it can
     (``log_to_trackers``)."""
-    from .fileio import write_outputs
-    from .report.tracking import log_to_trackers, render_outputs
+    from ..fileio import write_outputs
+    from ..report.tracking import log_to_trackers, render_outputs
 
     rendered = render_outputs(report, template_dir=args.template_dir, workers=workers)
     trackers = wanted_trackers(args)
@@ -432,7 +432,7 @@ def _track_and_write(args: argparse.Namespace, report: Any, workers: Any) -> Non
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .report.terminal import render_terminal
+    from ..report.terminal import render_terminal
 
     if not (args.html or args.markdown or args.json):
         args.html = "ragreport-report.html"
@@ -445,7 +445,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from .report.terminal import render_failures, render_terminal
+    from ..report.terminal import render_failures, render_terminal
 
     _check_options(args)
     with _workers(args) as workers:
@@ -475,7 +475,7 @@ def _print_summary(args: argparse.Namespace, text: str) -> None:
 
 
 def _cmd_notebook(args: argparse.Namespace) -> int:
-    from .notebook import write_analysis_notebook
+    from ..notebook import write_analysis_notebook
 
     if args.example and (args.qrels or args.runs):
         raise RagReportError("--example takes no QRELS or RUN arguments")
@@ -516,7 +516,7 @@ def run() -> NoReturn:
     import signal
     import threading
 
-    clioptions.OWN_PROCESS = True
+    options.OWN_PROCESS = True
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:

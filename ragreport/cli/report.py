@@ -1,9 +1,9 @@
-"""The report ``ragreport report`` and ``ragreport check`` build (:mod:`ragreport.cli`).
+"""The report ``ragreport report`` and ``ragreport check`` build (:mod:`ragreport.cli.app`).
 
 From raw files (read, evaluated, their fingerprints taken meanwhile) or from per-query
 results (:mod:`ragreport.core.perquery`), with the targets file's settings, the query slices, and
 ``--baseline-report``'s stored run and drift checks: :func:`report_for`. Writing the outputs
-and the process (signals, exit codes) stay in :mod:`ragreport.cli`.
+and the process (signals, exit codes) stay in :mod:`ragreport.cli.app`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import argparse
 import sys
 from typing import Any
 
-from .cliargs import escape_undecodable
-from .clioptions import (
+from ..errors import RagReportError
+from .args import escape_undecodable
+from .options import (
     check_columns,
     columns_kwarg,
     eval_kwargs,
@@ -23,7 +24,6 @@ from .clioptions import (
     skip_pandas_interop,
     wants_html,
 )
-from .errors import RagReportError
 
 __all__ = ["PLOT_PRELOAD", "report_for"]
 
@@ -56,7 +56,7 @@ def _load_stored_baseline(args: argparse.Namespace) -> None:
     it), read before any input, so that a bad one is refused before any work."""
     args.stored_baseline = None
     if args.baseline_report is not None:
-        from .report.baseline import load_baseline_report
+        from ..report.baseline import load_baseline_report
 
         args.stored_baseline = load_baseline_report(args.baseline_report, args.baseline)
 
@@ -64,8 +64,8 @@ def _load_stored_baseline(args: argparse.Namespace) -> None:
 def _irds_input(role: str, path: str, read: Any) -> Any:
     """The report's record of an input given as an ``irds:`` id: no file to hash, the
     fingerprint of what ir_datasets gave."""
-    from .analysis.drift import content_sha256
-    from .report import InputFile
+    from ..analysis.drift import content_sha256
+    from ..report import InputFile
 
     return InputFile(role, path, path, content_sha256(read), 0)
 
@@ -79,8 +79,8 @@ def _build(args: argparse.Namespace, results: Any, targets: Any, *, queries: Any
     with ``--no-chart``."""
     import shlex
 
-    from .report import build_report
-    from .settings import StatsSettings
+    from ..report import build_report
+    from ..settings import StatsSettings
 
     stored = args.stored_baseline
     checks = (_drift_checks(args, results, targets, qrels_sha256, judgments_sha256)
@@ -114,10 +114,10 @@ def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
     """The report from per-query results (:mod:`ragreport.core.perquery`): the same numbers,
     intervals, tests and gates as from the raw files, without the rankings."""
 
-    from .core import perquery
-    from .measures import normalize_measures
-    from .report import InputFile
-    from .targets import load_targets
+    from ..core import perquery
+    from ..measures import normalize_measures
+    from ..report import InputFile
+    from ..targets import load_targets
 
     materialize_inputs(args, ("queries", "docs", "targets", "slices"))
     files = perquery.shard_files(args.per_query_in)
@@ -142,7 +142,7 @@ def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
     queries = None
     docs = None
     if args.queries or args.docs:
-        from .io import load_docs, load_queries
+        from ..io import load_docs, load_queries
 
         queries = load_queries(args.queries) if args.queries else None
         docs = load_docs(args.docs) if args.docs else None
@@ -181,10 +181,10 @@ def _drift_checks(args: argparse.Namespace, results: Any, targets: Any,
     """The drift checks of ``--baseline-report`` (:mod:`ragreport.analysis.drift`), before
     the report is built: refused here (exit 2) unless ``--allow-drift``, then one warning
     line on stderr."""
-    from .analysis.drift import drift_text, refusal
-    from .measures import parse_measure
-    from .report.baseline import drift_checks
-    from .textout import terminal_safe
+    from ..analysis.drift import drift_text, refusal
+    from ..measures import parse_measure
+    from ..report.baseline import drift_checks
+    from ..textout import terminal_safe
 
     stored = args.stored_baseline
     wm = (parse_measure(args.worst_measure) if args.worst_measure
@@ -208,7 +208,7 @@ def _slices(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     """The query slices (``--slices FILE``, or ``--slices-column NAME`` of the queries file)
     and the targets file's ``[targets.slices.NAME]`` tables; slice targets without slices
     are refused (a gate must not be switched off by a forgotten option)."""
-    from .targets import load_slice_targets
+    from ..targets import load_slice_targets
 
     slice_targets = load_slice_targets(args.targets)
     if args.slices is None and args.slices_column is None:
@@ -217,7 +217,7 @@ def _slices(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
             raise RagReportError(f"the targets file sets targets for slices ({names}) but no "
                                  "--slices (or --slices-column) was given")
         return None, slice_targets
-    from .io.slices import load_slices
+    from ..io.slices import load_slices
 
     source = args.slices if args.slices is not None else args.queries
     return load_slices(source, column=args.slices_column), slice_targets
@@ -229,7 +229,7 @@ def report_for(args: argparse.Namespace, workers: Any) -> Any:
     ``workers`` (not started) are started once the inputs are read."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from .io.common import Source
+    from ..io.common import Source
 
     if getattr(args, "per_query_in", None):  # per-query results (ragreport.core.perquery)
         return _report_from_per_query(args, workers)
@@ -257,7 +257,7 @@ def _merge_settings(args: argparse.Namespace) -> None:
     """``compat``, ``ignore_identical_ids``, ``ties`` and ``score_precision`` written beside
     the targets (:func:`ragreport.targets.load_settings`) fill the options not given; one
     given both ways with two values is refused, naming both."""
-    from .targets import load_settings
+    from ..targets import load_settings
 
     settings = load_settings(args.targets)
     for key, flag in (("compat", "--compat"), ("ignore_identical_ids", "--ignore-identical-ids"),
@@ -280,7 +280,7 @@ def _toml(value: Any) -> str:
 def _input_file(role: str, path: Any, display: str | None) -> Any:
     """The report's record of one input (hashed in a thread); never raises. None for an
     ``irds:`` id: its record is made from what was read (in :func:`_report_from`)."""
-    from .report import InputFile
+    from ..report import InputFile
 
     if role in ("qrels", "run", "queries", "docs") and is_irds(path):
         return None
@@ -298,16 +298,16 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     """
     import threading
 
-    from .core.engine import evaluate
-    from .io import load_docs, load_qrels, load_queries, load_run
-    from .targets import load_targets
+    from ..core.engine import evaluate
+    from ..io import load_docs, load_qrels, load_queries, load_run
+    from ..targets import load_targets
 
     def shown_path(path: Any) -> str | None:
         # the embedded example's files are shown relative to the package, not this machine
         from pathlib import Path
 
-        from .examples import EXAMPLE_DIR
-        from .io.common import Source
+        from ..examples import EXAMPLE_DIR
+        from ..io.common import Source
 
         if isinstance(path, Source):
             return None
@@ -341,11 +341,11 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     docs = load_docs(args.docs) if args.docs else None
     slices, slice_targets = _slices(args)  # --slices, --slices-column, [targets.slices.NAME]
     workers.start()  # after the inputs are read: a bad file is reported without waiting
-    from .data import distinct_names
+    from ..data import distinct_names
 
     runs = distinct_names(runs, args.names)
-    from .compat import default_measures
-    from .measures import normalize_measures
+    from ..compat import default_measures
+    from ..measures import normalize_measures
 
     # the summary measures (the defaults when none is given), then every target's measure and
     # the worst-queries measure: each is computed, so a target or --worst-measure may name any
@@ -375,7 +375,7 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
     if args.json is not None or args.stored_baseline is not None:  # --baseline-report's
         from dataclasses import replace
 
-        from .analysis.drift import judgments_sha256
+        from ..analysis.drift import judgments_sha256
 
         inputs[0] = replace(inputs[0], judgments_sha256=judgments_sha256(qrels))
     report = _build(args, results, targets, queries=queries, docs=docs, inputs=inputs,

@@ -1,10 +1,10 @@
-"""What the command's options ask to read and write, for every command (:mod:`ragreport.cli`).
+"""What the command's options ask to read and write, for every command (:mod:`ragreport.cli.app`).
 
 Each helper takes the parsed options (``argparse.Namespace``) and reads or checks the inputs
 they name: the embedded example, the evaluation options, ``--columns`` of Parquet inputs,
 inputs that can be read only once (standard input), ``irds:`` ids, file fingerprints, and
 whether an HTML report or a tracker is asked for. The report that ``report`` and ``check``
-build from them is :mod:`ragreport.clireport`.
+build from them is :mod:`ragreport.cli.report`.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .cliargs import escape_undecodable
-from .errors import RagReportError
+from ..errors import RagReportError
+from .args import escape_undecodable
 
-#: True when this process is the ``ragreport`` command itself (set by :func:`ragreport.cli.run`).
+#: True when this process is the ``ragreport`` command itself (set by
+#: :func:`ragreport.cli.app.run`).
 OWN_PROCESS = False
 
 
@@ -52,7 +53,7 @@ def skip_pandas_interop() -> None:
 
 
 def example_inputs(args: argparse.Namespace) -> None:
-    from .examples import example_files
+    from ..examples import example_files
 
     if args.qrels or args.runs:
         raise RagReportError("--example takes no QRELS or RUN arguments")
@@ -80,7 +81,7 @@ def eval_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         kwargs["ties"] = args.ties
     kwargs.update(fractional_kwarg(args))
     if getattr(args, "doc_map", None) is not None:  # read once, for every run
-        from .core.docmap import load_doc_map
+        from ..core.docmap import load_doc_map
 
         kwargs["doc_map"] = load_doc_map(args.doc_map, unmapped=args.doc_map_unmapped)
     return kwargs
@@ -111,7 +112,7 @@ def columns_kwarg(args: argparse.Namespace, path: Any) -> dict[str, Any]:
     """``columns=`` for the reader of ``path`` when it is a Parquet file and ``--columns``
     is given (:func:`check_columns` has parsed it): the entries naming one of its columns
     (the qrels and a run may name theirs differently; the others are found by name)."""
-    from .io.tabular import is_parquet, parquet_columns
+    from ..io.tabular import is_parquet, parquet_columns
 
     mapping = getattr(args, "columns", None)
     if not mapping or not is_parquet(path):
@@ -124,7 +125,7 @@ def check_columns(args: argparse.Namespace) -> None:
     """``--columns`` parsed, and refused when no input is a Parquet file or a column it names
     is in none of them; a Parquet run is refused with ``--stream`` (which reads text in
     blocks). After :func:`materialize_inputs`."""
-    from .io.tabular import is_parquet, parquet_columns, parse_columns
+    from ..io.tabular import is_parquet, parquet_columns, parse_columns
 
     runs = as_list(args.runs)
     if getattr(args, "stream", False) and any(is_parquet(p) for p in runs):
@@ -151,7 +152,7 @@ def materialize_inputs(args: argparse.Namespace, attrs: Sequence[str]) -> None:
 
     ``-`` (standard input) may stand for one input only.
     """
-    from .io.common import materialize
+    from ..io.common import materialize
 
     dashes = [a for a in attrs for v in as_list(getattr(args, a, None)) if v == "-"]
     if len(dashes) > 1:
@@ -188,7 +189,7 @@ def is_irds(path: Any) -> bool:
     """An ``irds:`` id (ir_datasets) that is not a file's name: no file to hash."""
     import os
 
-    from .io.tabular import IRDS_PREFIX
+    from ..io.tabular import IRDS_PREFIX
 
     return isinstance(path, str) and path.startswith(IRDS_PREFIX) and not os.path.exists(path)
 

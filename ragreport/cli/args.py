@@ -2,8 +2,8 @@
 
 Every numeric option is parsed by a type that refuses ``nan``, ``inf``, ``1_000``, ``0x10``
 and non-ASCII digits and says what it received; a usage error is one line on stderr and
-:data:`EXIT_BAD_INPUT`. The exit codes live here so that the parser and :mod:`ragreport.cli`
-share them; :mod:`ragreport.cli` runs the commands.
+:data:`EXIT_BAD_INPUT`. The exit codes live here so that the parser and :mod:`ragreport.cli.app`
+share them; :mod:`ragreport.cli.app` runs the commands.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ._version import __version__
-from .settings import MAX_RESAMPLES
+from .._version import __version__
+from ..settings import MAX_RESAMPLES
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TARGET_FAILED",
            "EXIT_TERMINATED", "MAX_RESAMPLES", "build_parser", "escape_undecodable", "one_line"]
@@ -53,7 +53,7 @@ def escape_undecodable(text: str) -> str:
     """Command-line text with undecodable bytes shown as ``\\xff``
     (:func:`ragreport.fileio.shown_path`, imported when needed, so that the command starts
     without :mod:`tempfile`)."""
-    from .fileio import shown_path
+    from ..fileio import shown_path
 
     return shown_path(text)
 
@@ -61,7 +61,7 @@ def escape_undecodable(text: str) -> str:
 def one_line(text: str) -> str:
     """``text`` on one line: line breaks become spaces, control characters escaped, never a
     CI workflow command (:func:`ragreport.textout.terminal_safe`)."""
-    from .textout import terminal_safe
+    from ..textout import terminal_safe
 
     return terminal_safe(" ".join(escape_undecodable(text).splitlines()))
 
@@ -115,7 +115,7 @@ def _number_in(low: float, high: float, *, low_open: bool = False, high_open: bo
 
 
 def _max_jobs() -> int:
-    from .parallel import max_jobs
+    from ..parallel import max_jobs
 
     return max_jobs()
 
@@ -177,7 +177,7 @@ def _add_inputs(p: argparse.ArgumentParser, many_runs: bool) -> None:
 def _add_compat(p: argparse.ArgumentParser) -> None:
     """``--compat``, ``--ignore-identical-ids`` and ``--score-precision``
     (:mod:`ragreport.compat`)."""
-    from .compat import COMPAT_NAMES, SCORE_PRECISIONS
+    from ..compat import COMPAT_NAMES, SCORE_PRECISIONS
 
     p.add_argument("--compat", choices=COMPAT_NAMES, default=None,
                    help="a peer tool's conventions in one word: its measures (when -m is not "
