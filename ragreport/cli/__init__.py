@@ -1,5 +1,5 @@
 """The command line (``ragreport evaluate | report | check | notebook``): :mod:`.args` parses
-argv, :mod:`.options` reads what the options name, :mod:`.report` builds the report that
+argv, :mod:`.inputs` reads what the options name, :mod:`.report` builds the report that
 ``report`` and ``check`` write, :mod:`.app` runs the commands and owns the exit codes."""
 
 from __future__ import annotations

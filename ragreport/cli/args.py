@@ -3,7 +3,8 @@
 Every numeric option is parsed by a type that refuses ``nan``, ``inf``, ``1_000``, ``0x10``
 and non-ASCII digits and says what it received; a usage error is one line on stderr and
 :data:`EXIT_BAD_INPUT`. The exit codes live here so that the parser and :mod:`ragreport.cli.app`
-share them; :mod:`ragreport.cli.app` runs the commands.
+share them, and so do the two helpers of the terminal (:func:`escape_undecodable`,
+:func:`write_stdout`); :mod:`ragreport.cli.app` runs the commands.
 """
 
 from __future__ import annotations
@@ -11,14 +12,17 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from .._version import __version__
+from ..errors import RagReportError
 from ..settings import MAX_RESAMPLES
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TARGET_FAILED",
-           "EXIT_TERMINATED", "MAX_RESAMPLES", "build_parser", "escape_undecodable", "one_line"]
+           "EXIT_TERMINATED", "MAX_RESAMPLES", "build_parser", "escape_undecodable", "one_line",
+           "write_stdout"]
 
 #: Done (for ``check``: every check passed).
 EXIT_OK = 0
@@ -352,3 +356,13 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                    help="processes for the bootstrap and the plots (default: the CPUs, at "
                         "most 4; 1: no worker process). The output does not depend on it")
+
+
+def write_stdout(text: str) -> None:
+    """Write ``text`` to standard output; undecodable bytes of a name are shown escaped."""
+    if sys.stdout is None:
+        raise RagReportError("cannot write the output: standard output is closed")
+    try:
+        sys.stdout.write(text)
+    except UnicodeEncodeError:
+        sys.stdout.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))

@@ -8,19 +8,20 @@ and the process (signals, exit codes) stay in :mod:`ragreport.cli.app`.
 
 from __future__ import annotations
 
-import argparse
 import sys
+from dataclasses import replace
 from typing import Any
 
 from ..errors import RagReportError
 from .args import escape_undecodable
-from .options import (
+from .config import Options
+from .inputs import (
     check_columns,
     columns_kwarg,
     eval_kwargs,
     fractional_kwarg,
     is_irds,
-    materialize_inputs,
+    materialized,
     skip_pandas_interop,
     wants_html,
 )
@@ -51,27 +52,27 @@ def _import_plotting() -> None:
             importlib.import_module(name)
 
 
-def _load_stored_baseline(args: argparse.Namespace) -> None:
-    """``--baseline-report``: the stored report into ``args.stored_baseline`` (None without
-    it), read before any input, so that a bad one is refused before any work."""
-    args.stored_baseline = None
-    if args.baseline_report is not None:
-        from ..report.baseline import load_baseline_report
+def _load_stored_baseline(opts: Options) -> Any:
+    """``--baseline-report``: the stored report's run (None without it), read before any
+    input, so that a bad one is refused before any work."""
+    if opts.baseline_report is None:
+        return None
+    from ..report.baseline import load_baseline_report
 
-        args.stored_baseline = load_baseline_report(args.baseline_report, args.baseline)
+    return load_baseline_report(opts.baseline_report, opts.baseline)
 
 
-def _irds_input(role: str, path: str, read: Any) -> Any:
+def _irds_input(role: str, path: object, read: Any) -> Any:
     """The report's record of an input given as an ``irds:`` id: no file to hash, the
     fingerprint of what ir_datasets gave."""
     from ..analysis.drift import content_sha256
     from ..report import InputFile
 
-    return InputFile(role, path, path, content_sha256(read), 0)
+    return InputFile(role, str(path), str(path), content_sha256(read), 0)
 
 
-def _build(args: argparse.Namespace, results: Any, targets: Any, *, queries: Any, docs: Any,
-           inputs: Any, slices: Any, slice_targets: Any, workers: Any,
+def _build(opts: Options, results: Any, targets: Any, *, stored: Any, queries: Any,
+           docs: Any, inputs: Any, slices: Any, slice_targets: Any, workers: Any,
            qrels_sha256: str | None, judgments_sha256: str | None) -> Any:
     """The report with the command's options, from raw files or per-query results: against
     ``--baseline-report``'s stored run when given (its drift checks first, refused unless
@@ -82,25 +83,21 @@ def _build(args: argparse.Namespace, results: Any, targets: Any, *, queries: Any
     from ..report import build_report
     from ..settings import StatsSettings
 
-    stored = args.stored_baseline
-    checks = (_drift_checks(args, results, targets, qrels_sha256, judgments_sha256)
+    checks = (_drift_checks(opts, stored, results, targets, qrels_sha256, judgments_sha256)
               if stored is not None else [])
-    argv = getattr(args, "argv", None) or []
     report = build_report(
-        results, targets, baseline=stored if stored is not None else args.baseline,
+        results, targets, baseline=stored if stored is not None else opts.baseline,
         queries=queries, docs=docs,
-        title=args.title, generated_at=args.generated_at,
-        command=escape_undecodable("ragreport " + shlex.join(argv)), inputs=inputs,
-        worst_measure=args.worst_measure, worst_n=args.worst, per_query=args.per_query,
-        stats=not args.no_stats, settings=StatsSettings(
-            level=args.ci_level, resamples=args.resamples, seed=args.seed, alpha=args.alpha),
-        max_drop=args.max_drop, workers=workers, target_level=args.target_level,
+        title=opts.title, generated_at=opts.generated_at,
+        command=escape_undecodable("ragreport " + shlex.join(opts.argv)), inputs=inputs,
+        worst_measure=opts.worst_measure, worst_n=opts.worst, per_query=opts.per_query,
+        stats=not opts.no_stats, settings=StatsSettings(
+            level=opts.ci_level, resamples=opts.resamples, seed=opts.seed, alpha=opts.alpha),
+        max_drop=opts.max_drop, workers=workers, target_level=opts.target_level,
         slices=slices, slice_targets=slice_targets, drift=checks,
-        allow_drift=args.allow_drift,
+        allow_drift=opts.allow_drift,
     )
-    if args.no_chart:
-        from dataclasses import replace
-
+    if opts.no_chart:
         report = replace(report, chart=False)
     return report
 
@@ -110,7 +107,7 @@ def _build(args: argparse.Namespace, results: Any, targets: Any, *, queries: Any
 _STATED_QRELS = "(qrels stated by the per-query results)"
 
 
-def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
+def _report_from_per_query(opts: Options, workers: Any) -> Any:
     """The report from per-query results (:mod:`ragreport.core.perquery`): the same numbers,
     intervals, tests and gates as from the raw files, without the rankings."""
 
@@ -119,40 +116,39 @@ def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
     from ..report import InputFile
     from ..targets import load_targets
 
-    materialize_inputs(args, ("queries", "docs", "targets", "slices"))
-    files = perquery.shard_files(args.per_query_in)
-    targets = load_targets(args.targets)
-    _merge_settings(args)
-    _load_stored_baseline(args)  # a bad stored report: before any reading
+    opts = materialized(opts, ("queries", "docs", "targets", "slices"))
+    files = perquery.shard_files(list(opts.per_query_in))
+    targets = load_targets(_targets_file(opts))
+    opts = _merge_settings(opts)
+    stored = _load_stored_baseline(opts)  # a bad stored report: before any reading
     results = perquery.read(files)
     conv = results[0].conventions
     for attr in ("ties", "compat", "ignore_identical_ids", "score_precision"):  # targets file
-        given = getattr(args, attr, None)
+        given = getattr(opts, attr)
         if given is not None and given != getattr(conv, attr):
             raise RagReportError(f"the targets file sets {attr} = {_toml(given)} but the "
                                  f"per-query results were evaluated with "
                                  f"{_toml(getattr(conv, attr))}")
-    names = list(args.names or [])
-    check_names(names, len(results), " in the per-query results")
-    for r, name in zip(results, names, strict=False):
-        r.run_name = name
-    measures = normalize_measures(args.measures) if args.measures is not None \
+    check_names(opts.names, len(results), " in the per-query results")
+    results = [r.replace(run_name=name) for r, name in zip(results, opts.names, strict=False)
+               ] + results[len(opts.names):]
+    measures = normalize_measures(opts.measures) if opts.measures is not None \
         else list(results[0].measures)
-    worst = normalize_measures([args.worst_measure]) if args.worst_measure else []
+    worst = normalize_measures([opts.worst_measure]) if opts.worst_measure else []
     queries = None
     docs = None
-    if args.queries or args.docs:
+    if opts.queries or opts.docs:
         from ..io import load_docs, load_queries
 
-        queries = load_queries(args.queries) if args.queries else None
-        docs = load_docs(args.docs) if args.docs else None
-    slices, slice_targets = _slices(args)
+        queries = load_queries(opts.queries) if opts.queries else None
+        docs = load_docs(opts.docs) if opts.docs else None
+    slices, slice_targets = _slices(opts)
     wanted = list(dict.fromkeys([*measures, *(t.measure for t in targets), *worst,
                                  *(t.measure for ts in slice_targets.values() for t in ts)]))
     for r in results:
         for m in wanted:
             r.values(m)  # a measure the results do not hold: one clear error, before any work
-        r.measures = tuple(wanted)
+    results = [r.replace(measures=tuple(wanted)) for r in results]
     workers.start()
     inputs = [InputFile.from_path("per_query", f) for f in files]
     qrels_sha256, judgments = perquery.stated_qrels(results)
@@ -162,8 +158,8 @@ def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
         inputs.append(InputFile("qrels", _STATED_QRELS, "", qrels_sha256 or "", 0,
                                 judgments_sha256=judgments))
     read = {"queries": queries, "docs": docs}
-    for role, path in (("queries", args.queries), ("docs", args.docs),
-                       ("targets", args.targets), ("slices", args.slices)):
+    for role, path in (("queries", opts.queries), ("docs", opts.docs),
+                       ("targets", opts.targets), ("slices", opts.slices)):
         texts = read.get(role)
         if path and texts is not None and is_irds(path):  # the fingerprint of what was read
             inputs.append(_irds_input(role, path, texts))
@@ -171,12 +167,12 @@ def _report_from_per_query(args: argparse.Namespace, workers: Any) -> Any:
             inputs.append(InputFile.from_path(role, path))
     # --baseline-report: the qrels compared by the fingerprints the shards state; unknown
     # (an engine's shards) is drift, refused unless --allow-drift
-    return _build(args, results, targets, queries=queries, docs=docs, inputs=inputs,
-                  slices=slices, slice_targets=slice_targets, workers=workers,
+    return _build(opts, results, targets, stored=stored, queries=queries, docs=docs,
+                  inputs=inputs, slices=slices, slice_targets=slice_targets, workers=workers,
                   qrels_sha256=qrels_sha256, judgments_sha256=judgments)
 
 
-def _drift_checks(args: argparse.Namespace, results: Any, targets: Any,
+def _drift_checks(opts: Options, stored: Any, results: Any, targets: Any,
                   qrels_sha256: str | None, judgments_sha256: str | None) -> Any:
     """The drift checks of ``--baseline-report`` (:mod:`ragreport.analysis.drift`), before
     the report is built: refused here (exit 2) unless ``--allow-drift``, then one warning
@@ -186,17 +182,16 @@ def _drift_checks(args: argparse.Namespace, results: Any, targets: Any,
     from ..report.baseline import drift_checks
     from ..textout import terminal_safe
 
-    stored = args.stored_baseline
-    wm = (parse_measure(args.worst_measure) if args.worst_measure
+    wm = (parse_measure(opts.worst_measure) if opts.worst_measure
           else targets[0].measure if targets else None)
     k = (wm.cutoff if wm is not None else None) or min(r.k_max for r in results)
-    kwargs = {key: value for key, value in (("max_query_drift", args.max_query_drift),
-                                            ("min_judged_ratio", args.min_judged_ratio))
-              if value is not None}
+    kwargs: dict[str, Any] = {key: value for key, value in (
+        ("max_query_drift", opts.max_query_drift), ("min_judged_ratio", opts.min_judged_ratio))
+        if value is not None}
     checks = drift_checks(results, stored, qrels_sha256, k, **kwargs,
                           judgments_sha256=judgments_sha256)
     message = refusal(checks, stored.source)
-    if message and not args.allow_drift:
+    if message and not opts.allow_drift:
         raise RagReportError(message)
     if message:
         sys.stderr.write(f"ragreport: warning: baseline drift (--allow-drift): "
@@ -204,14 +199,14 @@ def _drift_checks(args: argparse.Namespace, results: Any, targets: Any,
     return checks
 
 
-def _slices(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+def _slices(opts: Options) -> tuple[Any, dict[str, Any]]:
     """The query slices (``--slices FILE``, or ``--slices-column NAME`` of the queries file)
     and the targets file's ``[targets.slices.NAME]`` tables; slice targets without slices
     are refused (a gate must not be switched off by a forgotten option)."""
     from ..targets import load_slice_targets
 
-    slice_targets = load_slice_targets(args.targets)
-    if args.slices is None and args.slices_column is None:
+    slice_targets = load_slice_targets(_targets_file(opts))
+    if opts.slices is None and opts.slices_column is None:
         if slice_targets:
             names = ", ".join(repr(n) for n in list(slice_targets)[:3])
             raise RagReportError(f"the targets file sets targets for slices ({names}) but no "
@@ -219,30 +214,39 @@ def _slices(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         return None, slice_targets
     from ..io.slices import load_slices
 
-    source = args.slices if args.slices is not None else args.queries
-    return load_slices(source, column=args.slices_column), slice_targets
+    source = opts.slices if opts.slices is not None else opts.queries
+    return load_slices(source, column=opts.slices_column), slice_targets
 
 
-def report_for(args: argparse.Namespace, workers: Any) -> Any:
+def report_for(opts: Options, workers: Any) -> Any:
     """The report of ``report`` / ``check`` from the options already checked: from
     ``--per-query-in`` results, else from QRELS and RUN (read once, hashed meanwhile).
     ``workers`` (not started) are started once the inputs are read."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from ..io.common import Source
 
-    if getattr(args, "per_query_in", None):  # per-query results (ragreport.core.perquery)
-        return _report_from_per_query(args, workers)
-    materialize_inputs(args, ("qrels", "runs", "queries", "docs", "targets", "doc_map", "slices"))
-    check_columns(args)
+    if opts.per_query_in:  # per-query results (ragreport.core.perquery)
+        return _report_from_per_query(opts, workers)
+    opts = materialized(opts, ("qrels", "runs", "queries", "docs", "targets", "doc_map",
+                               "slices"))
+    check_columns(opts)
 
-    if isinstance(args.targets, Source):
-        raise RagReportError(f"--targets must be a regular file, got {args.targets.name}")
+    _targets_file(opts)  # a regular file: read more than once
     hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragreport-hash")
     try:
-        return _report_from(args, hashing, workers)
+        return _report_from(opts, hashing, workers)
     finally:
         hashing.shutdown(wait=False, cancel_futures=True)
+
+
+def _targets_file(opts: Options) -> str | None:
+    """``--targets``: a regular file (its targets, settings and slice targets are read from
+    it apart), not an input read once."""
+    from ..io.common import Source
+
+    if isinstance(opts.targets, Source):
+        raise RagReportError(f"--targets must be a regular file, got {opts.targets.name}")
+    return opts.targets
 
 
 def check_names(names: Any, n_runs: int, where: str = "") -> None:
@@ -253,24 +257,26 @@ def check_names(names: Any, n_runs: int, where: str = "") -> None:
                              f"{where}: give one --name per run, in the order of the runs")
 
 
-def _merge_settings(args: argparse.Namespace) -> None:
-    """``compat``, ``ignore_identical_ids``, ``ties`` and ``score_precision`` written beside
-    the targets (:func:`ragreport.targets.load_settings`) fill the options not given; one
-    given both ways with two values is refused, naming both."""
+def _merge_settings(opts: Options) -> Options:
+    """The options with ``compat``, ``ignore_identical_ids``, ``ties`` and
+    ``score_precision`` written beside the targets (:func:`ragreport.targets.load_settings`)
+    filling those not given; one given both ways with two values is refused, naming both."""
     from ..targets import load_settings
 
-    settings = load_settings(args.targets)
+    settings = load_settings(_targets_file(opts))
+    merged: dict[str, Any] = {}
     for key, flag in (("compat", "--compat"), ("ignore_identical_ids", "--ignore-identical-ids"),
                       ("ties", "--ties"), ("score_precision", "--score-precision")):
         if key not in settings:
             continue
-        given, written = getattr(args, key, None), settings[key]
+        given, written = getattr(opts, key), settings[key]
         if given is not None and given != written:
             as_flag = f"{flag} {given}" if isinstance(given, str) else (
                 flag if given else "--no-" + flag[2:])
             raise RagReportError(f"{as_flag} conflicts with {key} = {_toml(written)} in "
                                  f"{escape_undecodable(settings['source'])}; give it in one place")
-        setattr(args, key, written)
+        merged[key] = written
+    return replace(opts, **merged)
 
 
 def _toml(value: Any) -> str:
@@ -290,7 +296,7 @@ def _input_file(role: str, path: Any, display: str | None) -> Any:
         return exc
 
 
-def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
+def _report_from(opts: Options, hashing: Any, workers: Any) -> Any:
     """Read, evaluate and build the report; ``hashing`` hashes the input files meanwhile.
 
     The worker processes start once the runs are read (a bad file is reported without waiting
@@ -312,53 +318,53 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
         if isinstance(path, Source):
             return None
         p = Path(path).resolve()
-        if args.example and p.parent == EXAMPLE_DIR:
+        if opts.example and p.parent == EXAMPLE_DIR:
             return f"ragreport/examples/pydoc/{p.name}"
         return None
 
-    roles = [("qrels", args.qrels), *(("run", p) for p in args.runs),
-             *((role, path) for role, path in (("queries", args.queries), ("docs", args.docs),
-                                               ("targets", args.targets),
-                                               ("doc_map", args.doc_map),
-                                               ("slices", args.slices)) if path)]
+    roles = [("qrels", opts.qrels), *(("run", p) for p in opts.runs),
+             *((role, path) for role, path in (("queries", opts.queries), ("docs", opts.docs),
+                                               ("targets", opts.targets),
+                                               ("doc_map", opts.doc_map),
+                                               ("slices", opts.slices)) if path)]
     hashes = [hashing.submit(_input_file, role, path, shown_path(path))
               for role, path in roles]  # hashlib releases the GIL: overlaps the evaluation
     skip_pandas_interop()
-    targets = load_targets(args.targets)
-    _merge_settings(args)
-    _load_stored_baseline(args)
-    qrels = load_qrels(args.qrels, **fractional_kwarg(args), **columns_kwarg(args, args.qrels))
-    if wants_html(args) and workers.jobs == 1:
+    targets = load_targets(_targets_file(opts))
+    opts = _merge_settings(opts)
+    stored = _load_stored_baseline(opts)
+    qrels = load_qrels(opts.qrels, **fractional_kwarg(opts), **columns_kwarg(opts, opts.qrels))
+    if wants_html(opts) and workers.jobs == 1:
         # no worker process draws the plots: import matplotlib here while the runs are
         # parsed (pyarrow's reader runs without the GIL meanwhile)
         importer = threading.Thread(target=_import_plotting, name="ragreport-import")
         importer.start()
     else:
         importer = None
-    check_names(args.names, len(args.runs))
-    runs = [load_run(p, **columns_kwarg(args, p)) for p in args.runs]
-    queries = load_queries(args.queries) if args.queries else None
-    docs = load_docs(args.docs) if args.docs else None
-    slices, slice_targets = _slices(args)  # --slices, --slices-column, [targets.slices.NAME]
+    check_names(opts.names, len(opts.runs))
+    runs = [load_run(p, **columns_kwarg(opts, p)) for p in opts.runs]
+    queries = load_queries(opts.queries) if opts.queries else None
+    docs = load_docs(opts.docs) if opts.docs else None
+    slices, slice_targets = _slices(opts)  # --slices, --slices-column, [targets.slices.NAME]
     workers.start()  # after the inputs are read: a bad file is reported without waiting
     from ..data import distinct_names
 
-    runs = distinct_names(runs, args.names)
+    runs = distinct_names(runs, list(opts.names) or None)
     from ..compat import default_measures
     from ..measures import normalize_measures
 
     # the summary measures (the defaults when none is given), then every target's measure and
     # the worst-queries measure: each is computed, so a target or --worst-measure may name any
     # measure the command accepts ("nDCG", "P(rel=2)@5", "hits@3"), not only the summary's
-    measures = normalize_measures(default_measures(args.compat) if args.measures is None
-                                  else args.measures)
-    k_max = args.k_max
-    worst = normalize_measures([args.worst_measure]) if args.worst_measure else []
+    measures = normalize_measures(default_measures(opts.compat) if opts.measures is None
+                                  else opts.measures)
+    k_max = opts.k_max
+    worst = normalize_measures([opts.worst_measure]) if opts.worst_measure else []
     wanted = list(dict.fromkeys([*measures, *(t.measure for t in targets), *worst,
                                  *(t.measure for ts in slice_targets.values() for t in ts)]))
     if k_max is None:
         k_max = max([20, *(m.cutoff for m in wanted if m.cutoff)])
-    kwargs = {**eval_kwargs(args), "k_max": k_max}
+    kwargs = {**eval_kwargs(opts), "k_max": k_max}
     results = [evaluate(qrels, r, wanted, **kwargs) for r in runs]
     inputs = []
     read: dict[str, list[Any]] = {"qrels": [qrels], "run": list(runs), "queries": [queries],
@@ -372,15 +378,13 @@ def _report_from(args: argparse.Namespace, hashing: Any, workers: Any) -> Any:
         elif role in read:
             read[role].pop(0)
         inputs.append(got)
-    if args.json is not None or args.stored_baseline is not None:  # --baseline-report's
-        from dataclasses import replace
-
+    if opts.json is not None or stored is not None:  # --baseline-report's
         from ..analysis.drift import judgments_sha256
 
         inputs[0] = replace(inputs[0], judgments_sha256=judgments_sha256(qrels))
-    report = _build(args, results, targets, queries=queries, docs=docs, inputs=inputs,
-                    slices=slices, slice_targets=slice_targets, workers=workers,
-                    qrels_sha256=inputs[0].sha256,
+    report = _build(opts, results, targets, stored=stored, queries=queries, docs=docs,
+                    inputs=inputs, slices=slices, slice_targets=slice_targets,
+                    workers=workers, qrels_sha256=inputs[0].sha256,
                     judgments_sha256=inputs[0].judgments_sha256)
     if importer is not None:
         # the plots are drawn next, in this thread: matplotlib must be imported by then, or

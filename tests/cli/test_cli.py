@@ -642,8 +642,8 @@ def test_one_function_named_shown() -> None:
     """The CLI's ``shown`` is the display rule of :mod:`ragreport.present`; the command-line
     text helper is named for what it does (undecodable bytes escaped)."""
     from ragreport import present
-    from ragreport.cli import app as cli
     from ragreport.cli import args as cliargs
+    from ragreport.cli import evaluate as cli
 
     assert cli.shown is present.shown
     assert not hasattr(cliargs, "shown")

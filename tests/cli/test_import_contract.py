@@ -54,8 +54,8 @@ def test_the_package_keeps_its_contracts(tmp_path: Path) -> None:
     ("stats.py", "from . import __version__",
      "ragreport.stats is not allowed to import"),
     # what the options ask to read reaching up to the report built from it
-    ("cli/options.py", "from .report import report_for",
-     "ragreport.cli.options is not allowed to import ragreport.cli.report"),
+    ("cli/inputs.py", "from .report import report_for",
+     "ragreport.cli.inputs is not allowed to import ragreport.cli.report"),
     # the measure registry reaching up to the engine that dispatches through it
     ("core/kernel.py", "from .engine import evaluate",
      "ragreport.core.kernel is not allowed to import ragreport.core.engine"),

@@ -19,7 +19,6 @@ FUNCTION_LINES = 80
 
 #: Modules over MODULE_LINES today (path under ragreport/ -> lines): to be split.
 BIG_MODULES = {
-    "cli/app.py": 650,
     "collect.py": 818,
     "explorer/state.py": 1308,
     "explorer/static/explorer.js": 1749,
@@ -35,7 +34,7 @@ BIG_MODULES = {
 BIG_FUNCTIONS = {
     "core/align.py:align": 193,
     "cli/args.py:_add_report_options": 87,
-    "cli/report.py:_report_from": 92,
+    "cli/report.py:_report_from": 90,
     "core/engine.py:evaluate": 122,
     "explorer/state.py:__init__": 85,
     "measures/names.py:_parse": 91,

@@ -114,6 +114,13 @@ def _mkdir(name: str) -> object:
 
 
 CASES = [
+    # the targets file is read three times (targets, settings, slice targets): not stdin
+    # (an internal error before the options object)
+    Case("targets-from-stdin", ["check", "--no-stats", "--jobs", "1", "--targets", "-",
+                                "--per-query-in", "a.parquet"],
+         {"a.parquet": _bytes(to_table(evaluate(_nested(QRELS), _nested_run(RUN), ["P@2"],
+                                                name="tag")))},
+         stdin=b'"P@2" = 0.1\n', stderr=r"--targets must be a regular file, got <stdin>"),
     Case("corrupt-parquet", [*CHECK, "--per-query-in", "bad.parquet"],
          {**TARGETS, "bad.parquet": b"PAR1" + b"\x00garbage" * 10 + b"PAR1"},
          stderr=r"bad\.parquet: not a readable Parquet file"),

@@ -1,21 +1,23 @@
 """What the command's options ask to read and write, for every command (:mod:`ragreport.cli.app`).
 
-Each helper takes the parsed options (``argparse.Namespace``) and reads or checks the inputs
-they name: the embedded example, the evaluation options, ``--columns`` of Parquet inputs,
-inputs that can be read only once (standard input), ``irds:`` ids, file fingerprints, and
-whether an HTML report or a tracker is asked for. The report that ``report`` and ``check``
+Each helper takes the command's :class:`~ragreport.cli.config.Options` and reads or checks
+the inputs they name (a helper that settles an option returns new options): the embedded
+example, the evaluation options, ``--columns`` of Parquet inputs, inputs that can be read
+only once (standard input), ``irds:`` ids, file fingerprints, and whether an HTML report or
+a tracker is asked for. The report that ``report`` and ``check``
 build from them is :mod:`ragreport.cli.report`.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..errors import RagReportError
 from .args import escape_undecodable
+from .config import Options
 
 #: True when this process is the ``ragreport`` command itself (set by
 #: :func:`ragreport.cli.app.run`).
@@ -52,94 +54,95 @@ def skip_pandas_interop() -> None:
         sys.meta_path.remove(finder)
 
 
-def example_inputs(args: argparse.Namespace) -> None:
+def with_example(opts: Options) -> Options:
+    """``--example``: the embedded example's qrels, runs, queries and documents (the queries
+    and documents given, when given)."""
     from ..examples import example_files
 
-    if args.qrels or args.runs:
+    if opts.qrels or opts.runs:
         raise RagReportError("--example takes no QRELS or RUN arguments")
     files = example_files()
-    args.qrels = str(files.qrels)
-    args.runs = [str(p) for p in files.runs]
-    args.queries = getattr(args, "queries", None) or str(files.queries)
-    args.docs = getattr(args, "docs", None) or str(files.docs)
+    return replace(opts, qrels=str(files.qrels), runs=tuple(str(p) for p in files.runs),
+                   queries=opts.queries or str(files.queries),
+                   docs=opts.docs or str(files.docs))
 
 
-def eval_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    kwargs = {
-        "k_max": args.k_max,
-        "complete": args.complete or None,  # None: the --compat preset's (mteb: on)
-        "max_depth": args.max_depth,
-        "rel_level": args.rel_level,
-        "order": args.order,
-        "no_relevant": args.no_relevant,
-        "duplicates": "first" if args.keep_first_duplicate else "error",
+def eval_kwargs(opts: Options) -> dict[str, Any]:
+    """The keywords of :func:`ragreport.evaluate` the options give (the doc map read)."""
+    kwargs: dict[str, Any] = {
+        "k_max": opts.k_max,
+        "complete": opts.complete or None,  # None: the --compat preset's (mteb: on)
+        "max_depth": opts.max_depth,
+        "rel_level": opts.rel_level,
+        "order": opts.order,
+        "no_relevant": opts.no_relevant,
+        "duplicates": "first" if opts.keep_first_duplicate else "error",
     }
     for option in ("compat", "ignore_identical_ids", "score_precision"):  # ragreport.compat
-        if getattr(args, option, None) is not None:
-            kwargs[option] = getattr(args, option)
-    if getattr(args, "ties", None) not in (None, "trec_eval"):  # --ties (ragreport.core.ties)
-        kwargs["ties"] = args.ties
-    kwargs.update(fractional_kwarg(args))
-    if getattr(args, "doc_map", None) is not None:  # read once, for every run
-        from ..core.docmap import load_doc_map
+        if getattr(opts, option) is not None:
+            kwargs[option] = getattr(opts, option)
+    if opts.ties not in (None, "trec_eval"):  # --ties (ragreport.core.ties)
+        kwargs["ties"] = opts.ties
+    kwargs.update(fractional_kwarg(opts))
+    if opts.doc_map is not None:  # read once, for every run
+        from ..io.docmap import load_doc_map
 
-        kwargs["doc_map"] = load_doc_map(args.doc_map, unmapped=args.doc_map_unmapped)
+        kwargs["doc_map"] = load_doc_map(opts.doc_map, unmapped=opts.doc_map_unmapped)
     return kwargs
 
 
-def check_doc_map_options(args: argparse.Namespace) -> None:
+def check_doc_map_options(opts: Options) -> None:
     """``--doc-map`` and the options that need it, before any input is read."""
-    if args.doc_map is None:
-        if args.doc_map_unmapped is not None:
+    if opts.doc_map is None:
+        if opts.doc_map_unmapped is not None:
             raise RagReportError("--doc-map-unmapped needs --doc-map")
-        if getattr(args, "target_level", "chunk") != "chunk":
+        if opts.target_level != "chunk":
             raise RagReportError("--target-level document needs --doc-map")
         return
-    if getattr(args, "stream", False):
+    if opts.stream:
         raise RagReportError("--doc-map is not supported with --stream (the document level "
                              "needs each query's whole chunk ranking); drop --stream")
-    if getattr(args, "format", None) == "trec":
+    if opts.format == "trec":
         raise RagReportError("--format trec holds one level only; with --doc-map use "
                              "--format table or json")
 
 
-def fractional_kwarg(args: argparse.Namespace) -> dict[str, Any]:
+def fractional_kwarg(opts: Options) -> dict[str, Any]:
     """``fractional_grades=True`` for ``--fractional-grades`` (readers, evaluate, notebook)."""
-    return {"fractional_grades": True} if getattr(args, "fractional_grades", False) else {}
+    return {"fractional_grades": True} if opts.fractional_grades else {}
 
 
-def columns_kwarg(args: argparse.Namespace, path: Any) -> dict[str, Any]:
+def columns_kwarg(opts: Options, path: Any) -> dict[str, Any]:
     """``columns=`` for the reader of ``path`` when it is a Parquet file and ``--columns``
-    is given (:func:`check_columns` has parsed it): the entries naming one of its columns
+    is given (:func:`check_columns` has checked it): the entries naming one of its columns
     (the qrels and a run may name theirs differently; the others are found by name)."""
-    from ..io.tabular import is_parquet, parquet_columns
+    from ..io.tabular import is_parquet, parquet_columns, parse_columns
 
-    mapping = getattr(args, "columns", None)
-    if not mapping or not is_parquet(path):
+    if not opts.columns or not is_parquet(path):
         return {}
     names = set(parquet_columns(path))
+    mapping = parse_columns(opts.columns) or {}
     return {"columns": {k: v for k, v in mapping.items() if v in names}}
 
 
-def check_columns(args: argparse.Namespace) -> None:
-    """``--columns`` parsed, and refused when no input is a Parquet file or a column it names
-    is in none of them; a Parquet run is refused with ``--stream`` (which reads text in
-    blocks). After :func:`materialize_inputs`."""
+def check_columns(opts: Options) -> None:
+    """``--columns`` refused when no input is a Parquet file or a column it names is in
+    none of them; a Parquet run is refused with ``--stream`` (which reads text in blocks).
+    After :func:`materialized`."""
     from ..io.tabular import is_parquet, parquet_columns, parse_columns
 
-    runs = as_list(args.runs)
-    if getattr(args, "stream", False) and any(is_parquet(p) for p in runs):
+    if opts.stream and any(is_parquet(p) for p in opts.runs):
         raise RagReportError("--stream reads text runs in blocks; a Parquet run is read at "
                              "once: drop --stream")
-    if getattr(args, "columns", None) is None:
+    if opts.columns is None:
         return
-    args.columns = parse_columns(args.columns)
-    tables = [p for p in (args.qrels, *runs) if p is not None and is_parquet(p)]
+    columns = parse_columns(opts.columns) or {}
+    tables = [p for p in (opts.qrels, *opts.runs) if p is not None and is_parquet(p)]
     if not tables:
         raise RagReportError("--columns applies to Parquet inputs, and no QRELS or RUN is a "
                              "Parquet file")
     found = {str(p): parquet_columns(p) for p in tables}
-    for key, column in args.columns.items():
+    for key, column in columns.items():
         if not any(column in names for names in found.values()):
             shown = "; ".join(f"{escape_undecodable(p)}: {', '.join(map(repr, names))}"
                               for p, names in found.items())
@@ -147,29 +150,32 @@ def check_columns(args: argparse.Namespace) -> None:
                                  f"{column!r} (columns of {shown})")
 
 
-def materialize_inputs(args: argparse.Namespace, attrs: Sequence[str]) -> None:
-    """Read every input that can be read only once (``-``, a FIFO, /dev/stdin) into memory.
+def materialized(opts: Options, attrs: Sequence[str]) -> Options:
+    """The options with every input of ``attrs`` that can be read only once (``-``, a FIFO,
+    /dev/stdin) read into memory.
 
     ``-`` (standard input) may stand for one input only.
     """
     from ..io.common import materialize
 
-    dashes = [a for a in attrs for v in as_list(getattr(args, a, None)) if v == "-"]
+    dashes = [a for a in attrs for v in _as_tuple(getattr(opts, a)) if v == "-"]
     if len(dashes) > 1:
         raise RagReportError("standard input ('-') can be read for one input only, got it "
                              f"for {len(dashes)} inputs")
+    changes: dict[str, Any] = {}
     for a in attrs:
-        value = getattr(args, a, None)
-        if isinstance(value, list):
-            setattr(args, a, [materialize(v) for v in value])
+        value = getattr(opts, a)
+        if isinstance(value, tuple):
+            changes[a] = tuple(materialize(v) for v in value)
         elif value is not None:
-            setattr(args, a, materialize(value))
+            changes[a] = materialize(value)
+    return replace(opts, **changes)
 
 
-def as_list(value: Any) -> list[Any]:
+def _as_tuple(value: Any) -> tuple[Any, ...]:
     if value is None:
-        return []
-    return list(value) if isinstance(value, list) else [value]
+        return ()
+    return value if isinstance(value, tuple) else (value,)
 
 
 def file_sha256(path: str) -> str | None:
@@ -194,15 +200,14 @@ def is_irds(path: Any) -> bool:
     return isinstance(path, str) and path.startswith(IRDS_PREFIX) and not os.path.exists(path)
 
 
-def wants_html(args: argparse.Namespace) -> bool:
-    # report writes HTML by default; check writes only what it is asked for; a tracker
-    # receives the HTML report too
-    return bool(args.html or (args.command == "report" and not (args.markdown or args.json))
-                or wanted_trackers(args))
+def wants_html(opts: Options) -> bool:
+    """Whether an HTML report is written: ``report`` writes one by default, ``check`` only
+    when asked; a tracker receives the HTML report too."""
+    return bool(opts.html or (opts.command == "report" and not (opts.markdown or opts.json))
+                or wanted_trackers(opts))
 
 
-def wanted_trackers(args: argparse.Namespace) -> list[str]:
+def wanted_trackers(opts: Options) -> list[str]:
     """The trackers ``--mlflow`` / ``--mlflow-run`` / ``--wandb`` ask for."""
-    mlflow = getattr(args, "mlflow", False) or getattr(args, "mlflow_run", None) is not None
-    return [name for name, on in (("mlflow", mlflow), ("wandb", getattr(args, "wandb", False)))
-            if on]
+    mlflow = opts.mlflow or opts.mlflow_run is not None
+    return [name for name, on in (("mlflow", mlflow), ("wandb", opts.wandb)) if on]

@@ -1,0 +1,130 @@
+"""The options of one command, typed and frozen: :class:`Options`, read once from argv
+(:func:`parse_options`). The commands read it and never change it: a step that settles an
+option (the embedded example's files, the targets file's settings, inputs read once from
+standard input) returns a new :class:`Options` (``dataclasses.replace``); what is read from
+the inputs (qrels, runs, a stored report) travels beside it, never inside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any, TypeAlias
+
+from ..io.common import Source
+from .args import build_parser
+
+__all__ = ["Input", "Options", "parse_options"]
+
+#: An input as named on the command line (a path, ``-``, an ``irds:`` id), or its bytes once
+#: an input that can be read only once was read (:func:`ragreport.cli.inputs.materialized`).
+Input: TypeAlias = "str | Source"
+
+
+@dataclass(frozen=True)
+class Options:
+    """Every option of ``evaluate``, ``report``, ``check`` and ``notebook``; an option a
+    command does not have keeps its default here."""
+
+    command: str
+    argv: tuple[str, ...] = ()
+    # ---- inputs
+    qrels: Input | None = None
+    runs: tuple[Input, ...] = ()
+    """The runs (``evaluate`` takes one)."""
+    example: bool = False
+    queries: Input | None = None
+    docs: Input | None = None
+    targets: Input | None = None
+    doc_map: Input | None = None
+    doc_map_unmapped: str | None = None
+    slices: Input | None = None
+    slices_column: str | None = None
+    columns: str | None = None
+    """``--columns`` as given (:func:`ragreport.io.tabular.parse_columns` reads it)."""
+    per_query_in: tuple[str, ...] = ()
+    baseline_report: str | None = None
+    # ---- evaluation
+    measures: tuple[str, ...] | None = None
+    k_max: int | None = None
+    complete: bool = False
+    max_depth: int | None = None
+    rel_level: float = 1
+    order: str | None = None
+    no_relevant: str = "zero"
+    keep_first_duplicate: bool = False
+    compat: str | None = None
+    ignore_identical_ids: bool | None = None
+    score_precision: str | None = None
+    ties: str | None = None
+    fractional_grades: bool = False
+    # ---- evaluate's output
+    stream: bool = False
+    format: str = "table"
+    per_query: bool = False
+    per_query_out: str | None = None
+    name: str | None = None
+    # ---- the report
+    names: tuple[str, ...] = ()
+    html: str | None = None
+    markdown: str | None = None
+    json: str | None = None
+    output: str | None = None
+    title: str = "Retrieval evaluation"
+    template_dir: str | None = None
+    generated_at: str | None = None
+    worst_measure: str | None = None
+    worst: int = 20
+    no_chart: bool = False
+    jobs: int | None = None
+    # ---- statistics and gates
+    no_stats: bool = False
+    ci_level: float = 0.95
+    resamples: int = 10_000
+    seed: int = 0
+    alpha: float = 0.05
+    max_drop: float | None = None
+    baseline: str | None = None
+    target_level: str = "chunk"
+    allow_drift: bool = False
+    max_query_drift: float | None = None
+    min_judged_ratio: float | None = None
+    # ---- trackers
+    mlflow: bool = False
+    mlflow_run: str | None = None
+    wandb: bool = False
+
+    @classmethod
+    def from_namespace(cls, ns: argparse.Namespace, argv: Sequence[str] = ()) -> Options:
+        """The options argparse read (lists become tuples; ``evaluate``'s one RUN a tuple of
+        one; an option the command lacks keeps its default)."""
+        given = vars(ns)
+        values: dict[str, Any] = {"argv": tuple(argv)}
+        for f in fields(cls):
+            if f.name in given and f.name != "argv":
+                values[f.name] = given[f.name]
+        runs = values.get("runs")
+        values["runs"] = () if runs is None else (runs,) if isinstance(runs, str) \
+            else tuple(runs)
+        for key in ("names", "per_query_in"):
+            values[key] = tuple(values.get(key) or ())
+        if values.get("measures") is not None:
+            values["measures"] = tuple(values["measures"])
+        return cls(**values)
+
+    @property
+    def outputs(self) -> list[str]:
+        """The report's output files (``--html``, ``--markdown``, ``--json``) given."""
+        return [p for p in (self.html, self.markdown, self.json) if p is not None]
+
+
+def parse_options(argv: Sequence[str]) -> Options | None:
+    """The options of ``argv``; None without a command (the help is printed). argparse's
+    errors, ``--help`` and ``--version`` raise SystemExit."""
+    parser = build_parser()
+    ns = parser.parse_args(list(argv))
+    if ns.command is None:
+        parser.print_help()
+        return None
+    return Options.from_namespace(ns, argv)

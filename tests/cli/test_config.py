@@ -1,0 +1,80 @@
+"""The command's options: one typed, frozen object read once from argv; no function of the
+CLI receives argparse's Namespace or changes the options it was given."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+import pytest
+from paths import ROOT
+
+from ragreport.cli.config import Options, parse_options
+
+
+def test_options_are_read_once_and_typed() -> None:
+    opts = parse_options(["report", "q.txt", "a.txt", "b.txt", "--name", "x", "-m", "P@5",
+                          "--max-drop", "0.02"])
+    assert opts is not None
+    assert opts.command == "report" and opts.qrels == "q.txt"
+    assert opts.runs == ("a.txt", "b.txt") and opts.names == ("x",)
+    assert opts.measures == ("P@5",) and opts.max_drop == 0.02
+    assert opts.argv[0] == "report" and opts.outputs == []
+    one = parse_options(["evaluate", "q.txt", "a.txt"])
+    assert one is not None and one.runs == ("a.txt",)  # evaluate's one RUN, as a tuple too
+    assert one.html is None and one.title == "Retrieval evaluation"  # report's defaults
+
+
+def test_options_are_frozen() -> None:
+    opts = parse_options(["check", "q.txt", "a.txt"])
+    assert opts is not None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        opts.html = "x.html"  # type: ignore[misc]
+    assert dataclasses.replace(opts, html="x.html").html == "x.html" and opts.html is None
+
+
+def test_no_command_gives_none(capsys: pytest.CaptureFixture[str]) -> None:
+    assert parse_options([]) is None
+    assert "usage: ragreport" in capsys.readouterr().out
+
+
+def _cli_functions() -> list[tuple[str, ast.FunctionDef]]:
+    out = []
+    for path in sorted((ROOT / "ragreport" / "cli").glob("*.py")):
+        if path.name in ("args.py", "config.py"):  # the parser and the one conversion
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        out += [(path.name, f) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)]
+    return out
+
+
+def test_no_function_takes_a_namespace_or_changes_its_options() -> None:
+    bad = []
+    for name, f in _cli_functions():
+        for a in f.args.args:
+            if a.annotation is not None and "Namespace" in ast.unparse(a.annotation):
+                bad.append(f"{name}:{f.name}: takes a Namespace")
+        for node in ast.walk(f):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for t in targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) \
+                        and t.value.id in ("opts", "args"):
+                    bad.append(f"{name}:{f.name}: assigns {ast.unparse(t)}")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id == "setattr":
+                bad.append(f"{name}:{f.name}: setattr")
+    assert bad == []
+    assert len(_cli_functions()) > 40  # the check looked at the commands
+
+
+def test_every_parser_option_is_a_field() -> None:
+    """Each option of every command lands in a field (none is dropped on the way)."""
+    import argparse
+
+    from ragreport.cli.args import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    dests = {a.dest for p in sub.choices.values() for a in p._actions} - {"help", "debug"}
+    assert dests <= {f.name for f in dataclasses.fields(Options)}
