@@ -17,7 +17,6 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from .analysis.drift import judgments_sha256
-    from .collect import collect_run, write_run
     from .core.engine import evaluate
     from .core.result import EvaluationResult
     from .core.stream import evaluate_stream
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     from .errors import ConfigError, InputError, MeasureError, RagReportError
     from .examples import example_files
     from .explorer import Explorer
+    from .integrations.collect import collect_run, write_run
     from .io import load_docs, load_qrels, load_queries, load_run, load_texts
     from .io.docmap import load_doc_map
     from .io.slices import load_slices
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "evaluate": "core.engine",
-    "collect_run": "collect",
-    "write_run": "collect",
+    "collect_run": "integrations.collect",
+    "write_run": "integrations.collect",
     "load_qrels": "io",
     "load_run": "io",
     "load_texts": "io",

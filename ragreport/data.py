@@ -127,7 +127,7 @@ class Run(_Rows):
     queries that the input lists with an empty result list (``{"q2": {}}``, a JSONL record
     with ``"retrieved": []``): they have no row, yet they are evaluated queries that score 0.
     ``latency_ms`` holds the time the retriever took per query, in milliseconds, when it is
-    known (:func:`ragreport.collect.collect_run`, a JSONL record's ``latency_ms``); empty
+    known (:func:`ragreport.collect_run`, a JSONL record's ``latency_ms``); empty
     otherwise.
     """
 

@@ -1,6 +1,6 @@
 """Latency of a retriever: percentiles of the per-query times a run carries.
 
-A run collected by :func:`ragreport.collect.collect_run` (or read from a JSONL file whose
+A run collected by :func:`ragreport.collect_run` (or read from a JSONL file whose
 records carry ``latency_ms``) knows how long the retriever took for each query;
 :func:`latency_summary` reduces those times to what the report shows beside the quality
 numbers: the median (p50), the 95th percentile and the maximum, in milliseconds.

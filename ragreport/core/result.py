@@ -161,7 +161,7 @@ class EvaluationResult:
         self.ranking = ranking
         self.query_texts = query_texts
         #: query id -> the retriever's time for the query in milliseconds, when the run
-        #: carried it (:func:`ragreport.collect.collect_run`, JSONL ``latency_ms``); every
+        #: carried it (:func:`ragreport.collect_run`, JSONL ``latency_ms``); every
         #: timed query, evaluated or not. Empty when unknown.
         self.latency_ms: dict[str, float] = dict(latency_ms or {})
         #: Evaluated with a doc map (``doc_map=``): the same run at document level, the

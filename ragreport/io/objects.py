@@ -325,7 +325,7 @@ def add_record(cols: Columns, record: Any, index: int, kind: str, source: str,
                              f"(keys: {', '.join(map(str, record))})", source, line)
         key = found
     add_entries(cols, qid, record[key], kind, source, line, place, fractional)
-    if kind == "run" and "latency_ms" in record:  # written by ragreport.collect
+    if kind == "run" and "latency_ms" in record:  # written by ragreport.collect_run
         cols.latency_ms[qid] = read_latency(record["latency_ms"], qid, source, line)
 
 

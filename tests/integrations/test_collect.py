@@ -33,8 +33,8 @@ from llama_index.core.retrievers import BaseRetriever as LIBaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 import ragreport
-from ragreport.collect import collect_run
 from ragreport.errors import ConfigError, InputError, RagReportError
+from ragreport.integrations.collect import collect_run
 from ragreport.report import build_report
 from ragreport.report.terminal import render_terminal
 
