@@ -74,7 +74,8 @@ def _check_per_query_in(opts: Options) -> None:
 
 def _check_trackers(opts: Options) -> None:
     """Before any work: each tracker's package is installed, a given MLflow run exists."""
-    from ..report.tracking import check_mlflow, check_wandb
+    from ..report.track_mlflow import check_mlflow
+    from ..report.track_wandb import check_wandb
 
     trackers = wanted_trackers(opts)
     if "mlflow" in trackers:
@@ -213,7 +214,8 @@ def _track_and_write(opts: Options, report: Any, workers: Any) -> None:
     filled, MLflow first; one failing undoes the other as far as it can
     (``log_to_trackers``)."""
     from ..fileio import write_outputs
-    from ..report.tracking import log_to_trackers, render_outputs
+    from ..report.payload import render_outputs
+    from ..report.tracking import log_to_trackers
 
     rendered = render_outputs(report, template_dir=opts.template_dir, workers=workers)
     trackers = wanted_trackers(opts)

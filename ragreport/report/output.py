@@ -17,7 +17,8 @@ from ..fileio import write_outputs
 from .html import render_html
 from .jsonout import render_json
 from .markdown import render_markdown
-from .tracking import log_to_mlflow, log_to_wandb
+from .track_mlflow import log_to_mlflow
+from .track_wandb import log_to_wandb
 
 if TYPE_CHECKING:
     from ..parallel import Mapper

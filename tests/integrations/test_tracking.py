@@ -26,7 +26,7 @@ import ragreport
 from ragreport.errors import RagReportError
 from ragreport.examples import example_files
 from ragreport.report import InputFile, Report, build_report
-from ragreport.report.tracking import (
+from ragreport.report.payload import (
     ARTIFACT_NAMES,
     metric_name,
     render_outputs,
@@ -218,14 +218,14 @@ def test_run_names_that_collide_are_refused() -> None:
 def test_a_name_that_is_also_a_folder_is_refused() -> None:
     """MLflow's file store keeps ``a/b`` in a folder ``a``: ``a`` cannot be a metric too
     (the run names' prefixes make it impossible today; the check keeps it so)."""
-    from ragreport.report.tracking import StepSeries, TrackingPayload, _check_names
+    from ragreport.report.payload import StepSeries, TrackingPayload, check_names
 
     with pytest.raises(RagReportError, match="'a' is used twice"):
-        _check_names(TrackingPayload(metrics={"a": 1.0, "a/b": 2.0}))
+        check_names(TrackingPayload(metrics={"a": 1.0, "a/b": 2.0}))
     with pytest.raises(RagReportError, match="'x_at_K' is used twice"):
-        _check_names(TrackingPayload(metrics={"x_at_K": 1.0},
+        check_names(TrackingPayload(metrics={"x_at_K": 1.0},
                                      steps={"x_at_K": StepSeries("K", [(1, 1.0)])}))
-    _check_names(TrackingPayload(metrics={"a/b": 1.0, "a/c": 2.0}))
+    check_names(TrackingPayload(metrics={"a/b": 1.0, "a/c": 2.0}))
 
 
 @pytest.fixture(scope="module")
@@ -378,7 +378,7 @@ def test_mlflow_active_run_one_run_report(mlflow_store: str, report1: Report,
     rendered = render_outputs(report1)
     with mlflow.start_run() as active:
         mlflow.log_param("retriever", "bm25")  # the user's own parameters stay
-        from ragreport.report.tracking import log_to_mlflow
+        from ragreport.report.track_mlflow import log_to_mlflow
 
         run_id = log_to_mlflow(report1, rendered=rendered)
         assert run_id == active.info.run_id
@@ -396,7 +396,7 @@ def test_mlflow_given_run_and_env_run(mlflow_store: str, report1: Report,
     client = MlflowClient()
     given = client.create_run("0").info.run_id
     rendered = render_outputs(report1)
-    from ragreport.report.tracking import log_to_mlflow
+    from ragreport.report.track_mlflow import log_to_mlflow
 
     assert log_to_mlflow(report1, given, rendered=rendered) == given
     assert_mlflow_holds(read_mlflow(given, report1, tmp_path / "a"), report1, rendered)
@@ -410,7 +410,7 @@ def test_mlflow_given_run_and_env_run(mlflow_store: str, report1: Report,
 def test_mlflow_slices_read_back(mlflow_store: str, sliced: Report) -> None:
     from mlflow.tracking import MlflowClient
 
-    from ragreport.report.tracking import log_to_mlflow
+    from ragreport.report.track_mlflow import log_to_mlflow
 
     run_id = log_to_mlflow(sliced, rendered={"html": "h", "markdown": "m", "json": "j"})
     metrics = MlflowClient().get_run(run_id).data.metrics
@@ -422,7 +422,7 @@ def test_mlflow_renders_only_what_is_not_given(mlflow_store: str, report1: Repor
                                                tmp_path: Path) -> None:
     from mlflow.tracking import MlflowClient
 
-    from ragreport.report.tracking import log_to_mlflow
+    from ragreport.report.track_mlflow import log_to_mlflow
 
     run_id = log_to_mlflow(report1, rendered={"html": "<p>mine</p>"})
     where = Path(MlflowClient().download_artifacts(run_id, "ragreport", str(tmp_path)))
@@ -434,7 +434,7 @@ def test_mlflow_renders_only_what_is_not_given(mlflow_store: str, report1: Repor
 def test_mlflow_bad_run_id(mlflow_store: str, report1: Report) -> None:
     from mlflow.tracking import MlflowClient
 
-    from ragreport.report.tracking import check_mlflow
+    from ragreport.report.track_mlflow import check_mlflow
 
     for bad in ("0123456789abcdef0123456789abcdef", "../etc"):
         with pytest.raises(RagReportError, match=r"^MLflow run '.*': .*") as err:
@@ -448,7 +448,7 @@ def test_mlflow_bad_run_id(mlflow_store: str, report1: Report) -> None:
 def test_mlflow_deleted_run_is_refused(mlflow_store: str, report1: Report) -> None:
     from mlflow.tracking import MlflowClient
 
-    from ragreport.report.tracking import check_mlflow
+    from ragreport.report.track_mlflow import check_mlflow
 
     client = MlflowClient()
     run_id = client.create_run("0").info.run_id
@@ -469,7 +469,7 @@ def test_mlflow_changed_parameter_is_refused(mlflow_store: str, report1: Report,
     from mlflow.tracking import MlflowClient
 
     rendered = render_outputs(report1)
-    from ragreport.report.tracking import log_to_mlflow
+    from ragreport.report.track_mlflow import log_to_mlflow
 
     run_id = MlflowClient().create_run("0").info.run_id
     log_to_mlflow(report1, run_id, rendered=rendered)
@@ -490,7 +490,7 @@ def test_mlflow_own_run_that_fails_is_deleted(mlflow_store: str, report1: Report
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(MlflowClient, "log_artifacts", broken)
-    from ragreport.report.tracking import log_to_mlflow
+    from ragreport.report.track_mlflow import log_to_mlflow
 
     with pytest.raises(RagReportError, match="No space left on device"):
         log_to_mlflow(report1, rendered=render_outputs(report1))
@@ -666,7 +666,7 @@ def test_wandb_active_run(wandb_dir: Path, report1: Report) -> None:
     run = wandb.init(project="mine", config={"retriever": "bm25"})
     try:
         run.log({"loss": 0.5})  # the user's own history stays
-        from ragreport.report.tracking import log_to_wandb
+        from ragreport.report.track_wandb import log_to_wandb
 
         assert log_to_wandb(report1, rendered=rendered) == run.id
         assert wandb.run is run  # not finished: it is the user's run
@@ -682,7 +682,7 @@ def test_wandb_active_run(wandb_dir: Path, report1: Report) -> None:
 def test_wandb_slices_read_back(wandb_dir: Path, sliced: Report) -> None:
     import wandb
 
-    from ragreport.report.tracking import log_to_wandb
+    from ragreport.report.track_wandb import log_to_wandb
 
     run = wandb.init(project="given")  # given explicitly (not only active)
     assert log_to_wandb(sliced, run, rendered={"html": "h", "markdown": "m", "json": "j"}
@@ -836,7 +836,8 @@ def test_mlflow_database_store_without_its_modules_says_what_to_do(
 
     import mlflow
 
-    from ragreport.report.tracking import _one_line, check_mlflow
+    from ragreport.report.payload import tracker_error as _one_line
+    from ragreport.report.track_mlflow import check_mlflow
 
     monkeypatch.delenv("MLFLOW_RUN_ID", raising=False)
     monkeypatch.setattr(mlflow, "get_tracking_uri", lambda: "sqlite:///mlflow.db")
@@ -862,7 +863,7 @@ def test_unreachable_tracking_server_fails_fast(monkeypatch: pytest.MonkeyPatch)
 
     import mlflow.tracking._tracking_service.utils as uri_state
 
-    from ragreport.report.tracking import check_mlflow
+    from ragreport.report.track_mlflow import check_mlflow
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:9")  # nothing listens
     monkeypatch.setattr(uri_state, "_tracking_uri", None)  # mlflow_store's set_tracking_uri
@@ -886,7 +887,7 @@ def test_unreachable_tracking_server_fails_fast(monkeypatch: pytest.MonkeyPatch)
 def test_a_long_slice_name_is_named_in_the_error() -> None:
     """A slice name of 200 characters (the most a slices file takes) under a long run name
     passes MLflow's 250: the message names the slice, not only the run."""
-    from ragreport.report.tracking import tracking_payload
+    from ragreport.report.payload import tracking_payload
 
     long = "s" * 200
     files = example_files()
@@ -992,12 +993,13 @@ def test_wandb_failing_after_mlflow_logged(mlflow_store: str, wandb_dir: Path,
     import mlflow
     from mlflow.tracking import MlflowClient
 
+    import ragreport.report.track_wandb as track_wandb
     import ragreport.report.tracking as tracking
 
     def broken(*args: Any, **kwargs: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(tracking, "_send_wandb", broken)
+    monkeypatch.setattr(track_wandb, "_send_wandb", broken)
     rendered = render_outputs(report1)
     with pytest.raises(RagReportError) as err:
         tracking.log_to_trackers(report1, mlflow=True, wandb=True, rendered=rendered)
@@ -1032,6 +1034,7 @@ def test_interrupt_while_logging_undoes_both_runs(mlflow_store: str, wandb_dir: 
     import mlflow
     import wandb
 
+    import ragreport.report.track_wandb as track_wandb
     import ragreport.report.tracking as tracking
 
     started: list[str] = []
@@ -1040,7 +1043,7 @@ def test_interrupt_while_logging_undoes_both_runs(mlflow_store: str, wandb_dir: 
         started.append(str(run.id))
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(tracking, "_send_wandb", interrupted)
+    monkeypatch.setattr(track_wandb, "_send_wandb", interrupted)
     with pytest.raises(KeyboardInterrupt):
         tracking.log_to_trackers(report1, mlflow=True, wandb=True,
                                  rendered=render_outputs(report1))
