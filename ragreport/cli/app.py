@@ -1,4 +1,5 @@
-"""Command-line interface: ``ragreport evaluate`` (and the report commands).
+"""Command-line interface: the ``ragreport`` process, its commands and exit codes
+(``evaluate`` is :mod:`.evaluate`; the report of ``report`` and ``check`` is :mod:`.report`).
 
 Exit codes (each means one thing):
 
@@ -18,7 +19,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._version import __version__
 from ..errors import RagReportError
@@ -43,6 +44,10 @@ from .inputs import (
     with_example,
 )
 from .report import PLOT_PRELOAD, report_for
+
+if TYPE_CHECKING:
+    from ..parallel import Workers
+    from ..report import Report
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TARGET_FAILED",
            "EXIT_TERMINATED", "main", "run"]
@@ -84,7 +89,7 @@ def _check_trackers(opts: Options) -> None:
         check_wandb()
 
 
-def _workers(opts: Options) -> Any:
+def _workers(opts: Options) -> Workers:
     """The worker processes of one report, not started yet
     (:func:`ragreport.cli.report.report_for` starts them once the inputs are read)."""
     from ..parallel import Workers, default_jobs
@@ -143,13 +148,13 @@ def _check_options(opts: Options) -> Options:
     outs = _outputs(opts)
     if sum(p == "-" for p in outs) > 1:
         raise RagReportError("standard output ('-') can be used for one output only")
-    inputs = [p for p in (opts.qrels, *opts.runs, opts.queries, opts.docs, opts.targets,
+    named = [p for p in (opts.qrels, *opts.runs, opts.queries, opts.docs, opts.targets,
                           opts.doc_map, opts.baseline_report, opts.slices,
                           *opts.per_query_in)
               if isinstance(p, str) and p != "-"]  # named, not yet read
     from ..fileio import check_outputs
 
-    check_outputs(outs, inputs)  # a missing folder or an input as output: before any work
+    check_outputs(outs, named)  # a missing folder or an input as output: before any work
     if opts.template_dir is not None and wants_html(opts):
         from pathlib import Path
 
@@ -196,7 +201,7 @@ def _to_stdout(opts: Options) -> bool:
     return any(is_stdout(p) for p in _outputs(opts))
 
 
-def _write_outputs(opts: Options, report: Any, workers: Any) -> None:
+def _write_outputs(opts: Options, report: Report, workers: Workers) -> None:
     if wanted_trackers(opts):
         return _track_and_write(opts, report, workers)
     written = report.save(html=opts.html, markdown=opts.markdown, json=opts.json,
@@ -206,7 +211,7 @@ def _write_outputs(opts: Options, report: Any, workers: Any) -> None:
             sys.stderr.write(f"wrote {escape_undecodable(str(path))}\n")
 
 
-def _track_and_write(opts: Options, report: Any, workers: Any) -> None:
+def _track_and_write(opts: Options, report: Report, workers: Workers) -> None:
     """``--mlflow`` / ``--wandb``: the outputs are rendered once, logged into each tracker,
     and only then written here (all or none), before the tracked runs are closed: a tracking
     failure (exit 2) leaves no local output written or replaced, and a write that fails
@@ -285,7 +290,7 @@ def _cmd_notebook(opts: Options) -> int:
         raise RagReportError("--example takes no QRELS or RUN arguments")
     if not opts.example and (not opts.qrels or not opts.runs):
         raise RagReportError("notebook needs QRELS and at least one RUN (or --example)")
-    if opts.output is None:
+    if opts.output is None:  # argparse requires it: for the type only
         raise RagReportError("notebook needs --output PATH")
     written = write_analysis_notebook(  # the inputs as paths: the notebook reads them
         None if opts.example else _path(opts.qrels),

@@ -50,7 +50,7 @@ class Options:
     k_max: int | None = None
     complete: bool = False
     max_depth: int | None = None
-    rel_level: float = 1
+    rel_level: int = 1
     order: str | None = None
     no_relevant: str = "zero"
     keep_first_duplicate: bool = False
@@ -104,9 +104,8 @@ class Options:
         for f in fields(cls):
             if f.name in given and f.name != "argv":
                 values[f.name] = given[f.name]
-        runs = values.get("runs")
-        values["runs"] = () if runs is None else (runs,) if isinstance(runs, str) \
-            else tuple(runs)
+        runs = values.get("runs")  # evaluate's RUN "" is no run, as report's [] is
+        values["runs"] = () if not runs else (runs,) if isinstance(runs, str) else tuple(runs)
         for key in ("names", "per_query_in"):
             values[key] = tuple(values.get(key) or ())
         if values.get("measures") is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import RagReportError
 from ..present import shown
@@ -26,10 +26,14 @@ from .inputs import (
     with_example,
 )
 
+if TYPE_CHECKING:
+    from ..core.result import EvaluationResult
+
 __all__ = ["cmd_evaluate"]
 
 
 def cmd_evaluate(opts: Options) -> int:
+    """``ragreport evaluate``: print the run's means (and per-query values with ``-q``)."""
     from ..core.engine import evaluate
     from ..measures import TREC_DEFAULT_MEASURES
     from ..textout import format_json, format_table, format_trec
@@ -111,8 +115,8 @@ def _check_per_query_out(opts: Options) -> list[str]:
     return paths
 
 
-def _write_per_query(out: str, result: Any, inputs: list[str],
-                     qrels_read: Any, given: tuple[Any, Any]) -> None:
+def _write_per_query(out: str, result: EvaluationResult, inputs: list[str],
+                     qrels_read: Any, given: tuple[Input, Input]) -> None:
     """Write the per-query Parquet file (atomically; the qrels' and the run's SHA-256 and the
     judgments' fingerprint in its metadata, :mod:`ragreport.core.perquery`). ``given``: the
     QRELS and RUN as named on the command line (a file is hashed; an ``irds:`` id states the
@@ -135,7 +139,8 @@ def _write_per_query(out: str, result: Any, inputs: list[str],
     sys.stderr.write(f"wrote {escape_undecodable(str(path))}\n")
 
 
-def _stream_evaluate(opts: Options, measures: Any, given: tuple[Input, Input]) -> int:
+def _stream_evaluate(opts: Options, measures: Sequence[str] | None,
+                     given: tuple[Input, Input]) -> int:
     import json
     from dataclasses import asdict
 
@@ -167,32 +172,41 @@ def _stream_evaluate(opts: Options, measures: Any, given: tuple[Input, Input]) -
     return EXIT_OK
 
 
-def _with_documents(data: dict[str, Any], result: Any, per_query: bool) -> dict[str, Any]:
+def _with_documents(data: dict[str, Any], result: EvaluationResult, per_query: bool
+                    ) -> dict[str, Any]:
     """``evaluate --format json`` with ``--doc-map``: the document level under "document"."""
     from dataclasses import asdict
 
-    doc = result.document.to_dict(per_query=per_query)
+    level, red, info = _document_level(result)
+    doc = level.to_dict(per_query=per_query)
     doc.pop("conventions", None)  # the chunk level's, which state the map
-    red = result.redundancy
     doc["redundancy"] = [float(x) for x in red.mean(axis=0)] if len(red) else []
-    doc["doc_map"] = asdict(result.doc_map_info)
+    doc["doc_map"] = asdict(info)
     return {**data, "document": doc}
 
 
-def _document_table(result: Any) -> str:
+def _document_level(result: EvaluationResult) -> tuple[EvaluationResult, Any, Any]:
+    """The document level of a result evaluated with a doc map, its redundancy counts and
+    how the inputs met the map."""
+    doc, red, info = result.document, result.redundancy, result.doc_map_info
+    if doc is None or red is None or info is None:
+        raise RagReportError("the run was not evaluated with a doc map")
+    return doc, red, info
+
+
+def _document_table(result: EvaluationResult) -> str:
     """Means at chunk and at document level side by side, and the redundancy at K."""
     from ..textout import terminal_safe
 
-    c, d = result.means(), result.document.means()
+    level, red, info = _document_level(result)
+    c, d = result.means(), level.means()
     width = max(len("measure"), *(len(k) for k in c))
     rows = [f"{'measure':<{width}}  {'chunks':>7}  {'documents':>9}   "
             f"(run {terminal_safe(result.run_name)}, --doc-map)"]
     rows += [f"{k:<{width}}  {shown(c[k]):>7}  {shown(d[k]):>9}" for k in c]
     # at the largest cutoff of the measures shown (10 when none has one)
     k = min(max([m.cutoff for m in result.measures if m.cutoff] or [10]), result.k_max)
-    red = result.redundancy
     mean = float(red[:, k - 1].mean()) if len(red) else 0.0
-    info = result.doc_map_info
     rows.append("")
     rows.append(f"redundancy@{k}: {shown(mean)} of the top {k} chunks per query belong to a "
                 f"document already ranked above (mean); {info.chunks_collapsed} ranked chunks "
@@ -200,7 +214,7 @@ def _document_table(result: Any) -> str:
     return "\n".join(rows) + "\n"
 
 
-def _per_query_table(result: Any) -> str:
+def _per_query_table(result: EvaluationResult) -> str:
     from ..textout import terminal_safe
 
     names = [str(m) for m in result.measures]

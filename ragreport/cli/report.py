@@ -9,8 +9,9 @@ and the process (signals, exit codes) stay in :mod:`ragreport.cli.app`.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import RagReportError
 from .args import escape_undecodable
@@ -25,6 +26,14 @@ from .inputs import (
     skip_pandas_interop,
     wants_html,
 )
+
+if TYPE_CHECKING:
+    from ..analysis.drift import DriftCheck
+    from ..core.result import EvaluationResult
+    from ..parallel import Workers
+    from ..report import InputFile, Report
+    from ..report.baseline import StoredBaseline
+    from ..targets import Target
 
 __all__ = ["PLOT_PRELOAD", "report_for"]
 
@@ -52,7 +61,7 @@ def _import_plotting() -> None:
             importlib.import_module(name)
 
 
-def _load_stored_baseline(opts: Options) -> Any:
+def _load_stored_baseline(opts: Options) -> StoredBaseline | None:
     """``--baseline-report``: the stored report's run (None without it), read before any
     input, so that a bad one is refused before any work."""
     if opts.baseline_report is None:
@@ -71,9 +80,10 @@ def _irds_input(role: str, path: object, read: Any) -> Any:
     return InputFile(role, str(path), str(path), content_sha256(read), 0)
 
 
-def _build(opts: Options, results: Any, targets: Any, *, stored: Any, queries: Any,
-           docs: Any, inputs: Any, slices: Any, slice_targets: Any, workers: Any,
-           qrels_sha256: str | None, judgments_sha256: str | None) -> Any:
+def _build(opts: Options, results: list[EvaluationResult], targets: list[Target], *,
+           stored: StoredBaseline | None, queries: Any, docs: Any, inputs: list[InputFile],
+           slices: Any, slice_targets: dict[str, Any], workers: Workers,
+           qrels_sha256: str | None, judgments_sha256: str | None) -> Report:
     """The report with the command's options, from raw files or per-query results: against
     ``--baseline-report``'s stored run when given (its drift checks first, refused unless
     ``--allow-drift``; the qrels compared by the fingerprints given), without the chart
@@ -107,7 +117,7 @@ def _build(opts: Options, results: Any, targets: Any, *, stored: Any, queries: A
 _STATED_QRELS = "(qrels stated by the per-query results)"
 
 
-def _report_from_per_query(opts: Options, workers: Any) -> Any:
+def _report_from_per_query(opts: Options, workers: Workers) -> Report:
     """The report from per-query results (:mod:`ragreport.core.perquery`): the same numbers,
     intervals, tests and gates as from the raw files, without the rankings."""
 
@@ -172,8 +182,9 @@ def _report_from_per_query(opts: Options, workers: Any) -> Any:
                   qrels_sha256=qrels_sha256, judgments_sha256=judgments)
 
 
-def _drift_checks(opts: Options, stored: Any, results: Any, targets: Any,
-                  qrels_sha256: str | None, judgments_sha256: str | None) -> Any:
+def _drift_checks(opts: Options, stored: StoredBaseline, results: list[EvaluationResult],
+                  targets: list[Target], qrels_sha256: str | None,
+                  judgments_sha256: str | None) -> list[DriftCheck]:
     """The drift checks of ``--baseline-report`` (:mod:`ragreport.analysis.drift`), before
     the report is built: refused here (exit 2) unless ``--allow-drift``, then one warning
     line on stderr."""
@@ -218,12 +229,11 @@ def _slices(opts: Options) -> tuple[Any, dict[str, Any]]:
     return load_slices(source, column=opts.slices_column), slice_targets
 
 
-def report_for(opts: Options, workers: Any) -> Any:
+def report_for(opts: Options, workers: Workers) -> Report:
     """The report of ``report`` / ``check`` from the options already checked: from
     ``--per-query-in`` results, else from QRELS and RUN (read once, hashed meanwhile).
     ``workers`` (not started) are started once the inputs are read."""
     from concurrent.futures import ThreadPoolExecutor
-
 
     if opts.per_query_in:  # per-query results (ragreport.core.perquery)
         return _report_from_per_query(opts, workers)
@@ -249,7 +259,7 @@ def _targets_file(opts: Options) -> str | None:
     return opts.targets
 
 
-def check_names(names: Any, n_runs: int, where: str = "") -> None:
+def check_names(names: Sequence[str], n_runs: int, where: str = "") -> None:
     """More ``--name`` than runs: refused naming the option (one name per run, in order)."""
     n = len(names or [])
     if n > n_runs:
@@ -296,7 +306,7 @@ def _input_file(role: str, path: Any, display: str | None) -> Any:
         return exc
 
 
-def _report_from(opts: Options, hashing: Any, workers: Any) -> Any:
+def _report_from(opts: Options, hashing: Any, workers: Workers) -> Report:
     """Read, evaluate and build the report; ``hashing`` hashes the input files meanwhile.
 
     The worker processes start once the runs are read (a bad file is reported without waiting

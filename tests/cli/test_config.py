@@ -78,3 +78,14 @@ def test_every_parser_option_is_a_field() -> None:
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     dests = {a.dest for p in sub.choices.values() for a in p._actions} - {"help", "debug"}
     assert dests <= {f.name for f in dataclasses.fields(Options)}
+
+
+def test_an_empty_run_is_no_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """evaluate's one RUN given as "" is no run (as report's none), not a file named ""."""
+    from ragreport.cli import main
+
+    opts = parse_options(["evaluate", "q.txt", ""])
+    assert opts is not None and opts.runs == ()
+    capsys.readouterr()
+    assert main(["evaluate", "q.txt", ""]) == 2
+    assert "evaluate needs QRELS and RUN (or --example)" in capsys.readouterr().err
