@@ -22,7 +22,6 @@ BIG_MODULES = {
     "explorer/state.py": 1308,
     "explorer/static/explorer.js": 1749,
     "io/tabular.py": 733,
-    "notebook.py": 641,
     "report/markdown.py": 773,
     "report/model.py": 766,
 }
