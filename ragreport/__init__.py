@@ -28,12 +28,12 @@ if TYPE_CHECKING:
     from .io import load_docs, load_qrels, load_queries, load_run, load_texts
     from .io.docmap import load_doc_map
     from .io.slices import load_slices
+    from .io.targets import load_slice_targets, load_targets
     from .measures import Measure, parse_measure, parse_measures
     from .report import InputFile, Report, build_report
     from .report.baseline import StoredBaseline, drift_checks, load_baseline_report
     from .seed import RetrievalEvaluator, evaluate_multiple_queries
     from .settings import StatsSettings
-    from .targets import load_slice_targets, load_targets
 
 _EXPORTS: dict[str, str] = {
     "evaluate": "core.engine",
@@ -61,8 +61,8 @@ _EXPORTS: dict[str, str] = {
     "build_report": "report",
     "Report": "report",
     "InputFile": "report",
-    "load_targets": "targets",
-    "load_slice_targets": "targets",
+    "load_targets": "io.targets",
+    "load_slice_targets": "io.targets",
     "load_slices": "io.slices",
     "load_doc_map": "io.docmap",
     "load_baseline_report": "report.baseline",

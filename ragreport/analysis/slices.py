@@ -5,7 +5,7 @@ A slice is the set of a run's evaluated queries tagged with its name
 slice and run: the mean of every measure with its bootstrap interval
 (:func:`ragreport.analysis.curves.run_intervals` on the slice's queries: the same seed, level
 and resamples as the whole run), the mean curves with their bands, the slice's targets
-(``[targets.slices.NAME]``, :func:`ragreport.targets.load_slice_targets`), and against the
+(``[targets.slices.NAME]``, :func:`ragreport.io.targets.load_slice_targets`), and against the
 baseline the wins, losses and ties and the paired randomization test
 (:func:`ragreport.analysis.compare.paired_columns`), Holm-corrected over every run, slice and
 measure together.

@@ -122,9 +122,9 @@ def _report_from_per_query(opts: Options, workers: Workers) -> Report:
     intervals, tests and gates as from the raw files, without the rankings."""
 
     from ..core import perquery
+    from ..io.targets import load_targets
     from ..measures import normalize_measures
     from ..report import InputFile
-    from ..targets import load_targets
 
     opts = materialized(opts, ("queries", "docs", "targets", "slices"))
     files = perquery.shard_files(list(opts.per_query_in))
@@ -214,7 +214,7 @@ def _slices(opts: Options) -> tuple[Any, dict[str, Any]]:
     """The query slices (``--slices FILE``, or ``--slices-column NAME`` of the queries file)
     and the targets file's ``[targets.slices.NAME]`` tables; slice targets without slices
     are refused (a gate must not be switched off by a forgotten option)."""
-    from ..targets import load_slice_targets
+    from ..io.targets import load_slice_targets
 
     slice_targets = load_slice_targets(_targets_file(opts))
     if opts.slices is None and opts.slices_column is None:
@@ -269,9 +269,9 @@ def check_names(names: Sequence[str], n_runs: int, where: str = "") -> None:
 
 def _merge_settings(opts: Options) -> Options:
     """The options with ``compat``, ``ignore_identical_ids``, ``ties`` and
-    ``score_precision`` written beside the targets (:func:`ragreport.targets.load_settings`)
+    ``score_precision`` written beside the targets (:func:`ragreport.io.targets.load_settings`)
     filling those not given; one given both ways with two values is refused, naming both."""
-    from ..targets import load_settings
+    from ..io.targets import load_settings
 
     settings = load_settings(_targets_file(opts))
     merged: dict[str, Any] = {}
@@ -316,7 +316,7 @@ def _report_from(opts: Options, hashing: Any, workers: Workers) -> Report:
 
     from ..core.engine import evaluate
     from ..io import load_docs, load_qrels, load_queries, load_run
-    from ..targets import load_targets
+    from ..io.targets import load_targets
 
     def shown_path(path: Any) -> str | None:
         # the embedded example's files are shown relative to the package, not this machine

@@ -3,11 +3,10 @@
 :class:`ExplorerState` holds what the person chose (measure family, K, filter, category, sort,
 selected query, runs A and B) and produces the small, JSON-able dicts the front end draws
 (``meta``, ``head``, ``summary``, ``ranking``, ``panel``, ``compare``; windows of rows on
-request). Numbers come from :mod:`ragreport.analysis` over the
-:class:`~ragreport.core.result.EvaluationResult` objects; per-(run, measure, K) arrays are computed
-once and cached, so changing the measure, K or a filter re-indexes and re-sorts numpy arrays
-(no Python loop over the queries). Text is cut with :mod:`ragreport.present`; nothing here
-builds HTML.
+request). Numbers come from :mod:`ragreport.analysis` over the results; per-(run, measure, K)
+arrays are computed once and cached, so changing the measure, K or a filter re-indexes and
+re-sorts numpy arrays (no Python loop over the queries). Text is cut with
+:mod:`ragreport.present`; nothing here builds HTML.
 
 >>> from ragreport import evaluate
 >>> r = evaluate({"a": {"x": 1}, "b": {"y": 1}}, {"a": ["x"], "b": ["x", "y"]}, ["P@1"])
@@ -43,12 +42,13 @@ from ..core.kernel import cutoff_values, kernel_of
 from ..core.result import EvaluationResult
 from ..errors import RagReportError
 from ..io.slices import QuerySlices
+from ..io.targets import load_targets
 from ..measures import Measure, parse_measure
 from ..parallel import Mapper, map_with
 from ..present import measure_label, measure_title, shown, snippet, target_rule
 from ..settings import StatsSettings
 from ..stats import bootstrap_ci
-from ..targets import Target, default_targets, load_targets, parse_targets, passes
+from ..targets import Target, default_targets, parse_targets, passes
 from ._data import contains, floats, haystack, number
 
 __all__ = ["CATEGORIES", "HEAD_ROWS", "ROWS_MAX", "SORTS", "ExplorerState"]

@@ -183,7 +183,7 @@ def build_report(
         Query id -> slice names (:func:`ragreport.io.slices.load_slices` reads any of its
         forms): :attr:`Report.slices` holds the numbers per slice.
     slice_targets : mapping, optional
-        Slice name -> its targets (:func:`ragreport.targets.load_slice_targets`); a failing
+        Slice name -> its targets (:func:`ragreport.io.targets.load_slice_targets`); a failing
         one fails the report (``Report.all_passed``).
     slice_min_queries : int, optional
         Fewest queries of a slice for an interval or a test (default

@@ -22,10 +22,11 @@ from ragreport.cli.app import main
 from ragreport.errors import ConfigError, InputError, RagReportError
 from ragreport.examples import example_files
 from ragreport.io.slices import MAX_SLICES, load_slices
+from ragreport.io.targets import load_slice_targets, load_targets
 from ragreport.measures import Measure
 from ragreport.report import Report, build_report
 from ragreport.stats import bootstrap_ci, holm
-from ragreport.targets import load_slice_targets, load_targets, parse_targets
+from ragreport.targets import parse_targets
 
 WANT = {"q1": ("a", "b"), "q2": ("b",), "q3": ("long name",)}
 

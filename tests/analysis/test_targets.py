@@ -9,14 +9,12 @@ import pytest
 
 from ragreport.cli.app import EXIT_BAD_INPUT, EXIT_OK, EXIT_TARGET_FAILED, main
 from ragreport.errors import ConfigError
+from ragreport.io.targets import load_settings, load_slice_targets, load_targets
 from ragreport.measures import Measure
 from ragreport.targets import (
     DEFAULT_TARGETS,
     check_targets,
     default_targets,
-    load_settings,
-    load_slice_targets,
-    load_targets,
     parse_targets,
     passes,
     shown,
@@ -176,7 +174,7 @@ def test_a_found_ragreport_toml_reads_every_layout_a_given_file_does(
     found = [str(t) for t in load_targets(cwd=tmp_path)]
     assert found == [str(t) for t in load_targets(tmp_path / "ragreport.toml")]
     assert found == ["nDCG@10 >= 0.5"]
-    from ragreport.targets import load_slice_targets
+    from ragreport.io.targets import load_slice_targets
 
     assert {k: [str(t) for t in v] for k, v in load_slice_targets(cwd=tmp_path).items()} == {
         "hard": ["R@5 >= 0.4"]}

@@ -704,7 +704,7 @@ def test_cli_flags(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_targets_file_compat(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from ragreport.targets import load_settings, load_targets
+    from ragreport.io.targets import load_settings, load_targets
 
     t = files / "targets.toml"
     t.write_text('compat = "beir"\n"nDCG@3" = 0.3\n')

@@ -62,8 +62,8 @@ def example_slices_report() -> Report:
     from ragreport.examples import example_files
     from ragreport.io import load_docs, load_queries
     from ragreport.io.slices import load_slices
+    from ragreport.io.targets import load_slice_targets, load_targets
     from ragreport.report import build_report
-    from ragreport.targets import load_slice_targets, load_targets
 
     files = example_files()
     targets_path = GOLD_DIR / "example_slices_targets.toml"

@@ -25,6 +25,7 @@ from paths import ROOT
 import ragreport
 from ragreport.errors import RagReportError
 from ragreport.examples import example_files
+from ragreport.io.targets import load_targets
 from ragreport.report import InputFile, Report, build_report
 from ragreport.report.payload import (
     ARTIFACT_NAMES,
@@ -32,7 +33,6 @@ from ragreport.report.payload import (
     render_outputs,
     tracking_payload,
 )
-from ragreport.targets import load_targets
 
 GENERATED = "2026-01-02T03:04:05Z"
 
