@@ -116,7 +116,8 @@ def columns_kwarg(opts: Options, path: Any) -> dict[str, Any]:
     """``columns=`` for the reader of ``path`` when it is a Parquet file and ``--columns``
     is given (:func:`check_columns` has checked it): the entries naming one of its columns
     (the qrels and a run may name theirs differently; the others are found by name)."""
-    from ..io.tabular import is_parquet, parquet_columns, parse_columns
+    from ..io.tableinput import is_parquet, parquet_columns
+    from ..io.tabular import parse_columns
 
     if not opts.columns or not is_parquet(path):
         return {}
@@ -129,7 +130,8 @@ def check_columns(opts: Options) -> None:
     """``--columns`` refused when no input is a Parquet file or a column it names is in
     none of them; a Parquet run is refused with ``--stream`` (which reads text in blocks).
     After :func:`materialized`."""
-    from ..io.tabular import is_parquet, parquet_columns, parse_columns
+    from ..io.tableinput import is_parquet, parquet_columns
+    from ..io.tabular import parse_columns
 
     if opts.stream and any(is_parquet(p) for p in opts.runs):
         raise RagReportError("--stream reads text runs in blocks; a Parquet run is read at "
@@ -195,7 +197,7 @@ def is_irds(path: Any) -> bool:
     """An ``irds:`` id (ir_datasets) that is not a file's name: no file to hash."""
     import os
 
-    from ..io.tabular import IRDS_PREFIX
+    from ..io.tableinput import IRDS_PREFIX
 
     return isinstance(path, str) and path.startswith(IRDS_PREFIX) and not os.path.exists(path)
 

@@ -36,7 +36,8 @@ def _normalise(pdf: Any, kind: str, cols: tuple[str, str, str]) -> Any:
     with the table readers' messages)."""
     import pandas as pd
 
-    from ..io.tabular import ids_column, pandas_input
+    from ..io.columns import ids_column
+    from ..io.tableinput import pandas_input
 
     q, d, v = cols
     src = f"{kind} ({_ENGINE})"

@@ -39,7 +39,7 @@ def _normalise(t: Any, kind: str, cols: tuple[str, str, str], other: Any,
     import pyarrow as pa
 
     from ..core.keys import string_fingerprints
-    from ..io.tabular import ids_column
+    from ..io.columns import ids_column
 
     q, d, v = cols
     src = f"{kind} ({_ENGINE})"

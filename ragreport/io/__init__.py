@@ -23,15 +23,8 @@ from .common import (
     strip_comment_lines,
 )
 from .objects import Columns, from_jsonl, from_object
-from .tabular import (
-    is_iterator_input,
-    is_parquet,
-    is_table_like,
-    parse_columns,
-    qrels_table,
-    run_table,
-    texts_table,
-)
+from .tableinput import is_iterator_input, is_parquet, is_table_like
+from .tabular import parse_columns, qrels_table, run_table, texts_table
 
 __all__ = ["load_docs", "load_qrels", "load_queries", "load_run", "load_texts"]
 
