@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from . import output
 from .build import build_report, generated_at_from_env
-from .model import InputFile, Report, install_output
+from .cells import InputFile
+from .model import Report, install_output
 
 install_output(output)
 

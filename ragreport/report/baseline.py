@@ -40,7 +40,7 @@ from ..analysis.failures import judged_at
 from ..compat import PRESETS
 from ..errors import InputError, MeasureError, RagReportError
 from ..measures import Measure, parse_measure
-from .model import BaselineDrift, InputFile, RunHealth
+from .cells import BaselineDrift, InputFile, RunHealth
 
 if TYPE_CHECKING:
     from ..core.result import EvaluationResult

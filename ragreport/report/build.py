@@ -46,19 +46,19 @@ __all__ = ["build_report", "drop_checks", "generated_at_from_env", "run_latencie
 
 from . import sections
 from .baseline import StoredBaseline, baseline_for
-from .documents import document_cis, document_report, document_results
-from .model import (
+from .breakdowns import RunLatency
+from .cells import (
     RANK_ROWS,
     DropCheck,
     InputFile,
     PRCurve,
     QueryDetail,
     RankRow,
-    Report,
-    RunLatency,
     StatsInfo,
     WorstQueries,
 )
+from .documents import document_cis, document_report, document_results
+from .model import Report
 from .slicing import slice_report
 
 _EPOCH = re.compile(r"[+-]?[0-9]{1,4000}")

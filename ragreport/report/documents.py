@@ -24,16 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["document_cis", "document_report", "document_results"]
 
 from ..present import curve_title
-from .model import (
-    Curve,
-    DocumentReport,
-    DocumentRun,
-    LevelCell,
-    LevelRow,
-    QueryDocuments,
-    StatsInfo,
-    WorstQueries,
-)
+from .breakdowns import DocumentReport, DocumentRun, LevelCell, LevelRow, QueryDocuments
+from .cells import Curve, StatsInfo, WorstQueries
 
 
 def document_results(results: Sequence[EvaluationResult], target_level: str

@@ -30,28 +30,29 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..present import html_finalize, p_clause, p_text, pct, shown, signed, snippet
-from .model import (
-    NO_RANKINGS_NOTE,
-    Comparison,
-    Curve,
-    Distribution,
+from .breakdowns import (
     DocumentReport,
     DocumentRun,
-    DropCheck,
     LevelCell,
     LevelRow,
-    PRCurve,
-    QueryDetail,
-    RankRow,
-    Report,
     Slice,
     SliceCell,
     SliceReport,
     SliceRow,
+)
+from .cells import (
+    Comparison,
+    Curve,
+    Distribution,
+    DropCheck,
+    PRCurve,
+    QueryDetail,
+    RankRow,
     StatsInfo,
     SummaryCell,
     WorstQueries,
 )
+from .model import NO_RANKINGS_NOTE, Report
 
 if TYPE_CHECKING:
     from ..parallel import Mapper

@@ -21,7 +21,9 @@ import math
 from typing import Any
 
 from ..errors import RagReportError
-from .model import DocumentReport, RankRow, Report, SliceReport
+from .breakdowns import DocumentReport, SliceReport
+from .cells import RankRow
+from .model import Report
 
 __all__ = ["SCHEMA", "render_json", "report_json"]
 

@@ -58,10 +58,7 @@ from .mdparts import (
     tie_warnings,
     worst_section,
 )
-from .model import (
-    NO_RANKINGS_NOTE,
-    Report,
-)
+from .model import NO_RANKINGS_NOTE, Report
 
 __all__ = ["BREAK", "MARKER", "MIN_CHARS", "escape_html", "escape_md", "render_markdown"]
 

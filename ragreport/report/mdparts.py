@@ -8,17 +8,9 @@ import math
 from dataclasses import dataclass
 
 from ..present import md_escape, md_html_escape, p_text, pct, shown, signed
-from .model import (
-    DocumentReport,
-    QueryDetail,
-    Report,
-    RunHealth,
-    SliceCell,
-    SliceTargetCell,
-    SummaryCell,
-    TargetCell,
-    WorstQueries,
-)
+from .breakdowns import DocumentReport, SliceCell, SliceTargetCell
+from .cells import QueryDetail, RunHealth, SummaryCell, TargetCell, WorstQueries
+from .model import Report
 
 __all__ = [
     "ARROWS",

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 from ..palette import LIGHT_RUNS, ROLES
 from ..present import shown, threshold_text
-from .model import Curve, Report
+from .cells import Curve
+from .model import Report
 
 __all__ = ["MAX_POINTS", "ChartLine", "chart_legend", "headline_curve", "mermaid_chart",
            "mermaid_text"]

@@ -34,7 +34,7 @@ from ..palette import DARK_RUNS, LIGHT_RUNS
 from ..present import escape_controls, shown
 
 if TYPE_CHECKING:
-    from .model import Curve, Distribution, PRCurve
+    from .cells import Curve, Distribution, PRCurve
 
 __all__ = [
     "BAND_ALPHA",
@@ -286,7 +286,7 @@ def draw_plot(job: tuple[Curve | Distribution | PRCurve, Sequence[str], str]) ->
 
     The report's pages hand these to :meth:`ragreport.parallel.Workers.map`.
     """
-    from .model import Curve, PRCurve
+    from .cells import Curve, PRCurve
 
     plot, runs, prefix = job
     if isinstance(plot, Curve):
@@ -302,7 +302,7 @@ def warm_up() -> None:
     A worker process runs this when it starts (:class:`ragreport.parallel.Workers`), while
     the main process is still evaluating, so its first real plot costs no more than the next.
     """
-    from .model import Curve, Distribution
+    from .cells import Curve, Distribution
 
     draw_plot((Curve("P", "P@K", [1, 2], {"r": [0.5, 0.25]}, [(1, 0.4, "> 0.4")],
                      {"r": ([0.4, 0.2], [0.6, 0.3])}), ["r"], "w"))

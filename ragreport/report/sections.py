@@ -28,7 +28,7 @@ from ..present import (
 )
 from ..targets import Target
 from .baseline import StoredBaseline, stored_health
-from .model import (
+from .cells import (
     Comparison,
     Curve,
     Distribution,

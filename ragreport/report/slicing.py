@@ -33,16 +33,8 @@ __all__ = ["MAX_SLICE_FAMILIES", "MAX_SLICE_MEASURES", "slice_report"]
 
 from ..present import curve_title, direction_mark
 from .baseline import StoredBaseline
-from .model import (
-    Curve,
-    Slice,
-    SliceCell,
-    SliceReport,
-    SliceRow,
-    SliceTargetCell,
-    SliceTargetRow,
-    StatsInfo,
-)
+from .breakdowns import Slice, SliceCell, SliceReport, SliceRow, SliceTargetCell, SliceTargetRow
+from .cells import Curve, StatsInfo
 
 # ---- query slices (slices=, --slices: ragreport.analysis.slices) ---------------------------
 

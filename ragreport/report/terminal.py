@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ..present import p_clause, plural
 from ..textout import terminal_safe
-from .model import DocumentReport, Report
+from .breakdowns import DocumentReport
+from .model import Report
 
 __all__ = ["render_failures", "render_terminal"]
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pytest
 from hostile import QRELS, RUN, Case, CaseResult, run_case, trec_means
 
-from ragreport.report.model import Curve, Distribution
+from ragreport.report.cells import Curve, Distribution
 from ragreport.report.plots import curve_svg, distribution_svg
 from ragreport.textout import terminal_safe
 

@@ -15,7 +15,7 @@ from test_report_html import parse, section
 
 import ragreport
 from ragreport.report import Report, build_report
-from ragreport.report.model import SummaryCell
+from ragreport.report.cells import SummaryCell
 from ragreport.targets import parse_targets
 
 WHEN = "2026-01-01T00:00:00Z"

@@ -18,7 +18,7 @@ from test_report_html import section
 import ragreport
 from ragreport.analysis.failures import judged_at, unjudged_in_top
 from ragreport.report import Report, build_report
-from ragreport.report.model import QueryDetail
+from ragreport.report.cells import QueryDetail
 from ragreport.targets import parse_targets
 
 WHEN = "2026-01-02T03:04:05Z"

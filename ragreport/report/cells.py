@@ -1,0 +1,355 @@
+"""The rows and cells of a report's tables (targets, summary, curves, worst queries, health,
+drop checks, statistics, the verdict): frozen dataclasses holding each value as a float *and*
+as the text every output shows; :class:`~.model.Report` holds them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..analysis.drift import DriftCheck
+from ..io.common import Source
+from ..present import (
+    pct,
+    shown,
+)
+
+__all__ = [
+    "RANK_ROWS",
+    "BaselineDrift",
+    "Comparison",
+    "Curve",
+    "Distribution",
+    "DropCheck",
+    "InputFile",
+    "PRCurve",
+    "QueryDetail",
+    "RankRow",
+    "RunHealth",
+    "StatsInfo",
+    "SummaryCell",
+    "SummaryRow",
+    "TargetCell",
+    "TargetRow",
+    "Verdict",
+    "WorstQueries",
+]
+
+RANK_ROWS = 20
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """An input file, identified by name and content hash."""
+
+    role: str
+    name: str
+    path: str
+    sha256: str
+    size: int
+    judgments_sha256: str | None = None
+    """For qrels: the fingerprint of the judgments read
+    (:func:`ragreport.analysis.drift.judgments_sha256`), the same for the same judgments in
+    any file format or row order; None when not computed."""
+
+    @classmethod
+    def from_path(cls, role: str, path: str | os.PathLike[str] | Source,
+                  display: str | None = None) -> InputFile:
+        """Hash an input; ``display`` replaces the path shown (e.g. package-relative).
+
+        A :class:`~ragreport.io.common.Source` (standard input, a FIFO, read once) is hashed
+        from the bytes it holds: the path is never opened again. Undecodable bytes of a file
+        name are shown escaped (``\\xff``).
+        """
+        from ..fileio import shown_path
+
+        h = hashlib.sha256()
+        size = 0
+        if isinstance(path, Source):
+            h.update(path.data)
+            size = len(path.data)
+            name = shown_path(path.name)
+            return cls(role, name, display or name, h.hexdigest(), size)
+        p = Path(path)
+        with p.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+                size += len(chunk)
+        return cls(role, shown_path(p.name), display or shown_path(path), h.hexdigest(),
+                   size)
+
+
+@dataclass(frozen=True)
+class TargetCell:
+    run: str
+    value: float
+    shown: str
+    passed: bool
+    margin: float
+    margin_text: str
+    on: str = "mean"  # "mean" or "ci_lower": what ``value`` is
+    mean: float = float("nan")
+
+
+@dataclass(frozen=True)
+class TargetRow:
+    measure: str
+    op: str
+    threshold: float
+    threshold_text: str
+    source: str
+    cells: list[TargetCell]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.cells)
+
+
+@dataclass(frozen=True)
+class SummaryCell:
+    run: str
+    value: float
+    shown: str
+    delta: float | None
+    delta_text: str
+    direction: str  # "up", "down", "same" or "" (the baseline itself)
+    ci_lower: float | None = None
+    ci_upper: float | None = None
+    ci_text: str = ""  # "[0.5012, 0.5833]"
+    p_value: float | None = None  # Holm-adjusted randomization-test p-value vs the baseline
+    t_p_value: float | None = None  # Holm-adjusted paired t-test p-value
+    significant: bool = False
+    total: float | None = None  # the sum over queries, for a count trec_eval sums (NumQ...)
+    total_text: str = ""  # "2050"
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    measure: str
+    title: str
+    cells: list[SummaryCell]
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Mean of one family at K = 1..k_max for each run, with the targets on that family."""
+
+    family: str
+    title: str
+    ks: list[int]
+    series: dict[str, list[float]]
+    targets: list[tuple[int | None, float, str]]  # (K or None for all K, threshold, label)
+    bands: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
+    """Per run: (lower, upper) bootstrap interval of the mean at each K."""
+
+
+@dataclass(frozen=True)
+class PRCurve:
+    """The 11-point interpolated precision-recall curve: per run, the mean over the queries
+    of the interpolated precision at recall 0.0, 0.1, ..., 1.0 (trec_eval's
+    ``iprec_at_recall``; see :func:`ragreport.core.engine.pr_curve`)."""
+
+    levels: list[float]
+    series: dict[str, list[float]]  # run -> 11 means, in ``levels`` order
+    rel: int  # the smallest grade that counts as relevant
+    queries: dict[str, int]  # run -> queries the mean is over
+    targets: list[tuple[float, float, str]] = field(default_factory=list)
+    """Targets on IPrec@r at this relevance level: (r, threshold, label)."""
+    tie_note: str = ""
+    """Under ``ties="average"``: the curve is in trec_eval's tie order (interpolated
+    precision has no exact expected value over tie orders), said in one sentence."""
+
+    def shown(self, run: str) -> list[str]:
+        """The run's 11 means as every output shows them (4 decimals)."""
+        return [shown(v) for v in self.series.get(run, [])]
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """Per-query values of one measure, per run."""
+
+    measure: str
+    values: dict[str, list[float]]
+
+
+@dataclass(frozen=True)
+class RankRow:
+    """One retrieved document of a query's ranking, as shown.
+
+    ``judged`` is False for an *unjudged* document (no qrels line for this query and
+    document), which is not the same as a judged non-relevant one (a grade below the
+    relevance level): ``grade`` is then ``"unjudged"`` and ``grade_value`` None.
+    """
+
+    rank: int
+    doc_id: str
+    score: str
+    grade: str
+    relevant: bool
+    judged: bool
+    within_k: bool
+    snippet: str
+    score_value: float | None = None
+    grade_value: float | None = None
+
+
+@dataclass(frozen=True)
+class QueryDetail:
+    query_id: str
+    text: str
+    run: str
+    value: float
+    shown: str
+    failure: str
+    n_ret: int
+    n_rel: int
+    rows: list[RankRow]
+    missing: list[tuple[str, str, str]]  # (doc id, grade, snippet) of unretrieved relevant docs
+    top_k: int = 0  # documents in the top K: min(K, retrieved)
+    unjudged_top_k: int = 0  # of those, how many have no judgment (no qrels line)
+    judged_at_k: float | None = None  # Judged@K of the query (None: measure unavailable)
+    tie_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Target measures whose value for this query depends on the order of tied scores:
+    measure -> (pessimistic, optimistic) value (see :mod:`ragreport.core.ties`)."""
+
+    @property
+    def tie_badge(self) -> str:
+        """``"R@5 0.2000–0.6000"`` (pessimistic–optimistic) for each target measure that
+        depends on the query's tie order; ``""`` when none does."""
+        return "; ".join(f"{m} {shown(lo)}–{shown(hi)}" for m, (lo, hi)
+                         in self.tie_ranges.items())
+
+    @property
+    def unjudged_text(self) -> str:
+        """``"3 of the top 10 unjudged"`` (``"nothing retrieved"`` for an empty ranking)."""
+        if self.top_k == 0:
+            return "nothing retrieved"
+        return f"{self.unjudged_top_k} of the top {self.top_k} unjudged"
+
+
+@dataclass(frozen=True)
+class WorstQueries:
+    """The worst queries of a run (:func:`ragreport.analysis.failures.worst_queries`): never
+    a query without a judged relevant document, which is counted apart."""
+
+    run: str
+    measure: str
+    k: int
+    total: int
+    queries: list[QueryDetail]
+    failure_counts: dict[str, int]
+    """Queries of each failure kind at K (failures of retrieval only), by label."""
+    no_judged_relevant: int = 0
+    """Queries without a judged relevant document: not failures, never among the worst."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Per-query wins/losses/ties of a run against the baseline, on their common queries."""
+
+    run: str
+    baseline: str
+    measure: str
+    wins: int
+    losses: int
+    ties: int
+
+
+@dataclass(frozen=True)
+class RunHealth:
+    run: str
+    evaluated: int
+    run_only: int
+    qrels_only: int
+    no_relevant: int
+    empty_retrievals: int
+    duplicates_dropped: int
+    skipped_no_relevant: int
+    run_only_examples: list[str]
+    qrels_only_examples: list[str]
+    identical_ids_dropped: int | None = None  # None: ignore_identical_ids was off
+
+
+@dataclass(frozen=True)
+class StatsInfo:
+    """How intervals and tests were computed (stated wherever they are shown)."""
+
+    level: float
+    resamples: int
+    curve_resamples: int
+    seed: int
+    alpha: float
+    test: str = "paired randomization test (sign flips)"
+    also: str = "paired t-test"
+    correction: str = "Holm"
+    interval: str = "percentile bootstrap over queries"
+
+    def describe(self) -> str:
+        return (f"{pct(self.level)} {self.interval} ({self.resamples} resamples, "
+                f"{self.curve_resamples} for curves, seed {self.seed}); significance: "
+                f"{self.test}, {self.correction}-corrected over all runs and measures, "
+                f"alpha {self.alpha:g}")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The counts behind the report's decision (:attr:`Report.verdict`).
+
+    ``checks`` / ``failed``: target checks on the whole runs (one per run and target) and
+    those that fail; ``slice_checks`` / ``slice_failed`` the same for the slices' targets,
+    ``failing_slices`` the slices with a failing one (in input order); ``drops`` /
+    ``drops_failed`` the ``--max-drop`` checks, ``max_drop`` the allowed drop; ``passed``:
+    nothing failed (:attr:`Report.all_passed`, exit 0).
+    """
+
+    checks: int
+    failed: int
+    slice_checks: int
+    slice_failed: int
+    failing_slices: list[str]
+    drops: int
+    drops_failed: int
+    max_drop: float | None
+    passed: bool
+
+    @property
+    def nothing_checked(self) -> bool:
+        """No target, slice target or drop check at all."""
+        return not (self.checks or self.slice_checks or self.drops)
+
+
+@dataclass(frozen=True)
+class DropCheck:
+    """``--max-drop``: is a run worse than the baseline by more than allowed, significantly?"""
+
+    run: str
+    baseline: str
+    measure: str
+    delta: float  # mean over common queries of run - baseline
+    delta_lower: float
+    delta_upper: float
+    p_value: float  # Holm-adjusted
+    max_drop: float
+    significant: bool
+    failed: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class BaselineDrift:
+    """The stored baseline of a report (``check --baseline-report``) and its drift checks
+    (:mod:`ragreport.analysis.drift`); ``allowed``: drift was reported (``--allow-drift``),
+    not refused."""
+
+    source: str
+    run: str
+    generated_at: str
+    checks: list[DriftCheck]
+    allowed: bool = False
+
+    @property
+    def drifted(self) -> bool:
+        return any(c.drifted for c in self.checks)
