@@ -363,7 +363,7 @@ def _worst_note(worst: Sequence[WorstQueries]) -> str:
     """How many worst queries the page shows and the JSON output holds, from the report's
     own numbers.
 
-    >>> from ragreport.report.model import WorstQueries
+    >>> from ragreport.report.cells import WorstQueries
     >>> _worst_note([WorstQueries("a", "P@5", 5, 30, [None] * 20, {})])  # type: ignore[list-item]
     'at most 20 per run; the JSON output holds the same 20'
     >>> _worst_note([WorstQueries("a", "P@5", 5, 80, [None] * 80, {})])  # type: ignore[list-item]

@@ -111,7 +111,7 @@ def drop_section(report: Report, runs: list[str], cap: int | None, esc: Esc) -> 
 def summary_cell(c: SummaryCell, intervals: bool = True) -> str:
     """Mean, interval (optional), then the delta: in bold only where it is significant.
 
-    >>> from ragreport.report.model import SummaryCell
+    >>> from ragreport.report.cells import SummaryCell
     >>> c = SummaryCell("b", 0.5, "0.5000", -0.02, "−0.0200", "down", 0.4, 0.6,
     ...                 "[0.4000, 0.6000]", 0.003, 0.002, True)
     >>> summary_cell(c), summary_cell(c, intervals=False)
