@@ -16,7 +16,7 @@ import numpy.typing as npt
 from ..data import Qrels, Run
 from ..errors import RagReportError
 
-__all__ = ["Counts", "QueryIndexed", "Ranking", "StoredRanks"]
+__all__ = ["Counts", "QueryIndexed", "Ranking", "StoredRanks", "position"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -42,13 +42,19 @@ class QueryIndexed:
 
     def query_index(self, qid: str) -> int:
         """Position of a query id among the evaluated queries."""
-        index: dict[str, int] | None = self.memo.get("index")
-        if index is None:
-            index = self.memo["index"] = {q: i for i, q in enumerate(self.query_ids)}
-        try:
-            return index[qid]
-        except KeyError:
-            raise RagReportError(f"query {qid!r} was not evaluated") from None
+        i = position(self.query_ids, self.memo, qid)
+        if i is None:
+            raise RagReportError(f"query {qid!r} was not evaluated")
+        return i
+
+
+def position(query_ids: list[str], memo: dict[Any, Any], qid: str) -> int | None:
+    """Position of ``qid`` in ``query_ids`` (None when absent), from an index built once and
+    kept in ``memo`` under ``"index"``."""
+    index: dict[str, int] | None = memo.get("index")
+    if index is None:
+        index = memo["index"] = {q: i for i, q in enumerate(query_ids)}
+    return index.get(qid)
 
 
 @dataclass(frozen=True)

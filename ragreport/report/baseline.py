@@ -38,6 +38,7 @@ from ..analysis.drift import (
 )
 from ..analysis.failures import judged_at
 from ..compat import PRESETS
+from ..core.ranking import position
 from ..errors import InputError, MeasureError, RagReportError
 from ..measures import Measure, parse_measure
 from .cells import BaselineDrift, InputFile, RunHealth
@@ -106,14 +107,10 @@ class StoredBaseline:
 
     def query_index(self, qid: str) -> int:
         """Position of a query id in :attr:`query_ids`."""
-        index: dict[str, int] | None = self.memo.get("index")
-        if index is None:
-            index = self.memo["index"] = {q: i for i, q in enumerate(self.query_ids)}
-        try:
-            return index[qid]
-        except KeyError:
-            raise RagReportError(f"query {qid!r} is not in the baseline report "
-                                 f"{self.source}") from None
+        i = position(self.query_ids, self.memo, qid)
+        if i is None:
+            raise RagReportError(f"query {qid!r} is not in the baseline report {self.source}")
+        return i
 
     def values(self, measure: str | Measure) -> FloatArray:
         """(queries,) stored per-query values of one measure, in :attr:`query_ids` order; a
