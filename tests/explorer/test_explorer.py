@@ -23,8 +23,12 @@ from ragreport.analysis.failures import FAILURE_KINDS, failure_kinds, worst_orde
 from ragreport.analysis.targets import passes_array, target_values
 from ragreport.core.kernel import cutoff_values
 from ragreport.examples import example_files
-from ragreport.explorer import state as state_mod
-from ragreport.explorer.state import HEAD_ROWS, ROWS_MAX, ROWS_WINDOW, ExplorerState
+from ragreport.explorer import limits
+from ragreport.explorer import stats as stats_mod
+from ragreport.explorer.alone import QueryCurves
+from ragreport.explorer.arrays import RunArrays
+from ragreport.explorer.limits import HEAD_ROWS, ROWS_MAX, ROWS_WINDOW
+from ragreport.explorer.state import ExplorerState
 from ragreport.explorer.widget import Explorer
 from ragreport.measures import Measure, parse_measure
 from ragreport.targets import default_targets, parse_targets
@@ -665,8 +669,8 @@ def test_hostile_texts_are_escaped_in_the_snapshot() -> None:
 def test_background_stats_match_inline(results: list[ragreport.EvaluationResult],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     inline = Explorer(results, targets=[], measure="P", k=25)
-    monkeypatch.setattr(state_mod, "INLINE_STATS_QUERIES", 0)
-    monkeypatch.setattr(state_mod, "MEAN_ALL_CELLS", 0)
+    monkeypatch.setattr(limits, "INLINE_STATS_QUERIES", 0)
+    monkeypatch.setattr(limits, "MEAN_ALL_CELLS", 0)
     big = Explorer(results, targets=[], measure="P", k=25)
     assert big.state.stats_inline is False
     big.wait_stats(30)
@@ -712,7 +716,7 @@ def test_background_stats_one_worker_superseded_and_closed(
         results: list[ragreport.EvaluationResult], monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    monkeypatch.setattr(state_mod, "INLINE_STATS_QUERIES", 0)
+    monkeypatch.setattr(limits, "INLINE_STATS_QUERIES", 0)
     big = Explorer(results, targets=[], measure="P", k=25)
     started: list[int] = []
     real = big.state.stats_job
@@ -773,7 +777,7 @@ def test_values_past_the_curves_equal_cutoff_values(results: list[ragreport.Eval
         for fam in [*s.families, Measure("Judged")]:
             for k in (21, 30, 50, 51, 1000):
                 want = cutoff_values(r.ranking, fam.at(k), float(r.conventions.rel_level))
-                assert s._cutoff(run, fam.at(k)).tolist() == want.tolist(), (fam, k)
+                assert s.arrays.cutoff(run, fam.at(k)).tolist() == want.tolist(), (fam, k)
 
 
 def test_targets_on_the_lower_bound(results: list[ragreport.EvaluationResult]) -> None:
@@ -808,7 +812,7 @@ def test_filtered_order_is_the_full_order_restricted(
             want = [q for q in ref.query_order() if needle in (q + "\t" + queries[q]).lower()]
             assert ex.query_order() == want, (sort, k, needle)
             assert ex.head["qid"] == want
-            assert ("sorted", 0, 1, ex.state.family, k, sort) not in ex.state._cache \
+            assert ("sorted", 0, 1, ex.state.family, k, sort) not in ex.state.arrays.memo.cache \
                 or 4 * len(want) > 41
     ex = Explorer(results, queries=queries, targets=[])
     ex.set_category("beyond_k")
@@ -826,7 +830,7 @@ def test_caches_are_bounded_and_keep_the_view_independent_arrays(
         results: list[ragreport.EvaluationResult]) -> None:
     s = ExplorerState(results, targets=[])
     s.kinds(0, 3)
-    deepest = s._fixed[("kinds-deepest", 0)]
+    deepest = s.arrays.memo.fixed[("kinds-deepest", 0)]
     for _ in range(3):
         for q in results[0].query_ids:
             s.select_query(q)
@@ -834,9 +838,9 @@ def test_caches_are_bounded_and_keep_the_view_independent_arrays(
         for k in range(1, s.k_max + 1):
             s.set_k(k)
             s.head()
-    assert len(s._cache) <= 4 * state_mod._CACHE_MAX
-    assert len(s._values) <= state_mod._CACHE_MAX
-    assert s._fixed[("kinds-deepest", 0)] is deepest  # never dropped
+    assert len(s.arrays.memo.cache) <= 4 * limits.CACHE_MAX
+    assert len(s.arrays.values_cache) <= limits.CACHE_MAX
+    assert s.arrays.memo.fixed[("kinds-deepest", 0)] is deepest  # never dropped
     assert s.kinds(0, 3).tolist() == failure_kinds(results[0], 3).tolist()
 
 
@@ -867,7 +871,7 @@ def test_deep_rankings_sample_the_curve() -> None:
 def test_panel_without_the_single_query_evaluation(results: list[ragreport.EvaluationResult],
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     # e.g. a doc-map evaluation: the panel falls back to the full evaluation's arrays
-    monkeypatch.setattr(ExplorerState, "_evaluate_query", lambda self, run, qid: None)
+    monkeypatch.setattr(QueryCurves, "_evaluate", lambda self, run, qid: None)
     ex = Explorer(results, targets=[], measure="nDCG", k=30)
     ex.select_query("q05")
     i = results[0].query_ids.index("q05")
@@ -886,7 +890,7 @@ def test_id_lookups_without_sorted_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     r1 = ragreport.evaluate(qrels, {"a": ["x"], "b": ["y"], "c": ["y"], "d": []}, name="one")
     r2 = ragreport.evaluate(qrels, {"a": ["y"], "c": ["y", "z"], "d": ["y"]}, name="two")
     sorted_state = ExplorerState([r1, r2], targets=[])
-    monkeypatch.setattr(ExplorerState, "_ids_sorted", lambda self, run: False)
+    monkeypatch.setattr(RunArrays, "ids_sorted", lambda self, run: False)
     s = ExplorerState([r1, r2], targets=[])  # the pyarrow look-ups
     for q in ("a", "b", "c", "d", "zz", ""):
         for run, ids in ((0, r1.query_ids), (1, r2.query_ids)):
@@ -898,12 +902,12 @@ def test_id_lookups_without_sorted_ids(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_kinds_of_large_evaluations(results: list[ragreport.EvaluationResult],
                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(state_mod, "INLINE_STATS_QUERIES", 0)
+    monkeypatch.setattr(limits, "INLINE_STATS_QUERIES", 0)
     s = ExplorerState(results, targets=[])
-    assert ("kinds-deepest", 0) not in s._fixed  # the first K: one pass of failure_kinds
+    assert ("kinds-deepest", 0) not in s.arrays.memo.fixed  # the first K: one pass of failure_kinds
     assert s.kinds(0, 4).tolist() == failure_kinds(results[0], 4).tolist()
     s.warm()
-    assert ("kinds-deepest", 1) in s._fixed
+    assert ("kinds-deepest", 1) in s.arrays.memo.fixed
     for k in (1, 7, 50):
         assert s.kinds(1, k).tolist() == failure_kinds(results[1], k).tolist()
 
@@ -968,12 +972,12 @@ def test_background_stats_failure_is_shown(results: list[ragreport.EvaluationRes
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A failure in the statistics thread does not vanish: ``error`` says it on one line and
     nothing stays pending."""
-    monkeypatch.setattr(state_mod, "INLINE_STATS_QUERIES", 0)
+    monkeypatch.setattr(limits, "INLINE_STATS_QUERIES", 0)
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("no memory for the resamples\nsecond line")
 
-    monkeypatch.setattr(state_mod, "run_intervals", broken)
+    monkeypatch.setattr(stats_mod, "run_intervals", broken)
     big = Explorer(results, targets=[], measure="P", k=5)
     big.set_runs(0, 1)
     big.wait_stats(60)
@@ -1035,7 +1039,7 @@ def test_view_top_from_the_view_sends_the_rows_there_with_the_change() -> None:
 
 
 def test_the_view_and_the_state_agree_on_the_window() -> None:
-    js = (Path(state_mod.__file__).parent / "static" / "explorer.js").read_text("utf-8")
+    js = (Path(limits.__file__).parent / "static" / "explorer.js").read_text("utf-8")
     got = re.search(r"^const WINDOW = (\d+);", js, re.M)
     assert got and int(got.group(1)) == ROWS_WINDOW and 2 * ROWS_WINDOW == ROWS_MAX
 
@@ -1049,7 +1053,7 @@ def test_background_stats_run_in_a_worker_process(results: list[ragreport.Evalua
     from ragreport.parallel import Workers
 
     inline = ExplorerState(results, targets=[], measure="P", k=25)
-    monkeypatch.setattr(state_mod, "INLINE_STATS_QUERIES", 0)
+    monkeypatch.setattr(limits, "INLINE_STATS_QUERIES", 0)
     big = Explorer(results, targets=[], measure="P", k=25)
     try:
         big.set_runs(0, 1)
@@ -1112,7 +1116,7 @@ def test_a_comparison_shows_the_reports_interval_and_p_value(n: int, settings: A
     [drop] = rep.drops
     state = ExplorerState(res, targets=[], measure="nDCG", k=10,
                           settings=None if settings is None else s)
-    state.b = 1
+    state.set_runs(0, 1)
     got = state.compare(force=True)
     assert (got["lo"], got["hi"], got["p_rand"]) == (
         drop.delta_lower, drop.delta_upper, drop.p_value)
