@@ -1,6 +1,6 @@
 """The explorer widget: an anywidget shell over :class:`~.state.ExplorerState`.
 
-The front end (``static/explorer.js``, one ES module, and ``static/explorer.css``) draws what
+The front end (``static/explorer.js``, an ES module, and ``static/explorer.css``) draws what
 the traits hold and asks for more rows, passages and the report with custom messages; this
 module only maps the state to traits and messages. Every trait is small and JSON-able, so a
 notebook saved with its widget state shows the last view again without a kernel; the MIME
@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
-import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,27 +21,17 @@ import traitlets as t
 
 from ..core.result import EvaluationResult
 from ..errors import RagReportError
-from ..parallel import Workers
 from ..settings import StatsSettings
-from .state import ROWS_MAX, ExplorerState
+from .background import StatsWorker
+from .limits import ROWS_MAX
+from .snapshot import render_snapshot
+from .state import ExplorerState
 
 __all__ = ["DEFAULT_REPORT", "Explorer"]
 
 _STATIC = Path(__file__).parent / "static"
 #: Where the report button writes when no path is given (in the working folder).
 DEFAULT_REPORT = "ragreport-report.html"
-#: Rows of the list, and of the ranking, in the static snapshot.
-SNAPSHOT_ROWS = 50
-SNAPSHOT_TEMPLATE = "explorer_snapshot.html.j2"
-#: Seconds a large evaluation's view stays put before its intervals and tests are computed.
-STATS_DELAY = 0.25
-#: Seconds :meth:`Explorer.close` waits for the background worker to stop (it stops at the
-#: next step of its computation; it is a daemon thread in any case).
-STATS_JOIN = 5.0
-#: Niceness of the background worker thread (Linux) and of the worker process.
-BACKGROUND_NICE = 10
-#: Modules the statistics worker process imports before its first task.
-WORKER_PRELOAD = ("ragreport.stats", "ragreport.analysis.compare", "ragreport.explorer.state")
 
 
 def _css() -> str:
@@ -104,14 +91,7 @@ class Explorer(anywidget.AnyWidget):
         super().__init__()
         self._state = state
         self._syncing = False
-        self._stats_cond = threading.Condition()
-        self._stats_thread: threading.Thread | None = None
-        self._stats_job: tuple[int, Callable[[], bool]] | None = None
-        self._stats_gen = 0
-        self._stats_done = 0
-        self._stats_touched = 0.0
-        self._stats_closed = False
-        self._workers: Workers | None = None
+        self._stats = StatsWorker(state, self._stats_ready, self._stats_failed)
         with self.hold_sync():
             self._syncing = True
             try:
@@ -368,80 +348,19 @@ class Explorer(anywidget.AnyWidget):
             self.send(reply)
 
     # ---- intervals and tests of large evaluations, off the interaction path ----------------
-    # One daemon worker per widget. Every change of runs, measure or K bumps a generation
-    # counter; the worker waits until the view has stayed put for STATS_DELAY seconds, then
-    # computes that generation's intervals and tests, checking between steps whether a newer
-    # generation (or close()) has superseded it, and pausing while the front end is busy
-    # (any interaction in the last STATS_DELAY seconds). So at most one computation runs, a
-    # superseded one stops at its next step, and nothing is left running after close().
     def _start_stats(self) -> None:
-        s = self._state
-        if s.stats_inline or self._stats_closed:
-            return
-        with self._stats_cond:
-            self._stats_gen += 1
-            gen = self._stats_gen
-            self._stats_job = (gen, s.stats_job(lambda: self._stats_superseded(gen)))
-            self._stats_cond.notify_all()
-            if self._stats_thread is None:
-                # the resamples and tests run in a worker process: in this thread they would
-                # hold the GIL for seconds, and every interaction would wait for it
-                self._workers = Workers(1, WORKER_PRELOAD, offload=True,
-                                        nice=BACKGROUND_NICE).start()
-                s.workers = self._workers
-                th = threading.Thread(target=self._stats_loop, name="ragreport-explorer-stats",
-                                      daemon=True)
-                self._stats_thread = th
-                th.start()
+        self._stats.start()
 
     def _busy(self) -> None:
         """An interaction has just been handled: background work waits a moment."""
-        self._stats_touched = time.monotonic()
+        self._stats.busy()
 
-    def _stats_superseded(self, gen: int) -> bool:
-        """Whether job ``gen`` should stop (a newer view, or the widget closed); while the
-        front end is busy, wait for a quiet moment first."""
-        with self._stats_cond:
-            while True:
-                if self._stats_closed or self._stats_gen != gen:
-                    return True
-                quiet = time.monotonic() - self._stats_touched
-                if quiet >= STATS_DELAY:
-                    return False
-                self._stats_cond.wait(STATS_DELAY - quiet)
-
-    def _stats_loop(self) -> None:
+    def _stats_ready(self) -> None:
         s = self._state
-        _background_priority()
-        while True:
-            with self._stats_cond:
-                while not self._stats_closed and self._stats_job is None:
-                    self._stats_cond.wait()
-                if self._stats_closed:
-                    self._stats_done = self._stats_gen
-                    self._stats_cond.notify_all()
-                    return
-                job, self._stats_job = self._stats_job, None
-                # the view stays put for a moment first (a dragged slider starts nothing)
-                self._stats_touched = max(self._stats_touched, time.monotonic())
-            if job is None:
-                continue
-            gen, compute = job
-            try:
-                with _one_blas_thread():
-                    done = not self._stats_superseded(gen) and compute()
-                if done and not self._stats_superseded(gen):
-                    with self.hold_sync():
-                        self.summary = s.summary()
-                        self.compare = s.compare()
-                        self.panel = s.panel()
-            except Exception as exc:  # said in the view, never lost: no interval stays pending
-                if not self._stats_superseded(gen):
-                    self._stats_failed(exc)
-            finally:
-                with self._stats_cond:
-                    self._stats_done = max(self._stats_done, gen)
-                    self._stats_cond.notify_all()
+        with self.hold_sync():
+            self.summary = s.summary()
+            self.compare = s.compare()
+            self.panel = s.panel()
 
     def _stats_failed(self, exc: BaseException) -> None:
         """A failure of the background statistics: the ``error`` trait says it on one line,
@@ -458,31 +377,17 @@ class Explorer(anywidget.AnyWidget):
     def wait_stats(self, timeout: float | None = None) -> None:
         """Wait for the background intervals and tests of the current view (large
         evaluations only; returns at once otherwise, or after ``timeout`` seconds)."""
-        with self._stats_cond:
-            self._stats_cond.wait_for(
-                lambda: self._stats_closed or self._stats_done >= self._stats_gen, timeout)
+        self._stats.wait(timeout)
 
     @property
     def stats_running(self) -> bool:
         """Whether the background worker thread is alive (False after :meth:`close`)."""
-        th = self._stats_thread
-        return th is not None and th.is_alive()
+        return self._stats.running
 
     def close(self) -> None:
         """Close the widget (its comm) and stop the background worker."""
-        if not hasattr(self, "_stats_cond"):  # __init__ did not get that far
-            super().close()
-            return
-        with self._stats_cond:
-            self._stats_closed = True
-            self._stats_job = None
-            self._stats_cond.notify_all()
-        th = self._stats_thread
-        if th is not None and th is not threading.current_thread():
-            th.join(STATS_JOIN)
-        if self._workers is not None:
-            self._state.workers = None
-            self._workers.close(terminate=True)
+        if hasattr(self, "_stats"):  # else __init__ did not get that far
+            self._stats.close()
         super().close()
 
     # ---- display -------------------------------------------------------------------------
@@ -507,27 +412,6 @@ class Explorer(anywidget.AnyWidget):
         return data, dict(meta)
 
 
-def _background_priority() -> None:
-    """Lower the calling thread's CPU priority (Linux: a thread id is a valid target of
-    ``setpriority``), so that the background statistics leave the cores to the kernel's
-    message loop, the Jupyter server and the browser; elsewhere, nothing."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
-
-
-def _one_blas_thread() -> contextlib.AbstractContextManager[Any]:
-    """One BLAS thread while the background statistics run (OpenBLAS's second thread spins
-    on a busy 2-core machine: 1.7 s of CPU for 1.0 s of wall time at 100,000 queries), when
-    ``threadpoolctl`` is installed; otherwise the BLAS as it is."""
-    try:
-        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
-    except ImportError:
-        return contextlib.nullcontext()
-    limits: contextlib.AbstractContextManager[Any] = threadpool_limits(1)
-    return limits
-
-
 def _error(mid: Any, message: str) -> dict[str, Any]:
     return {"type": "error", "id": mid, "message": message}
 
@@ -543,54 +427,3 @@ def _url(path: Path) -> str:
     from urllib.parse import quote
 
     return "files/" + quote(rel.as_posix())
-
-
-
-def render_snapshot(meta: dict[str, Any], summary: dict[str, Any], head: dict[str, Any],
-                    ranking: dict[str, Any], panel: dict[str, Any], compare: dict[str, Any],
-                    *, k: int, n_visible: int, filter_text: str = "",
-                    rows: int = SNAPSHOT_ROWS) -> str:
-    """The static HTML snapshot of a view, from the widget's trait dicts (Jinja2 template
-    ``explorer_snapshot.html.j2``, autoescaped: every id and text is escaped)."""
-    import jinja2
-    from markupsafe import Markup
-
-    from .. import palette
-    from ..analysis.failures import FAILURE_KINDS
-    from ..present import html_finalize, shown, signed, snippet
-    from ..report.html import default_template_dir
-
-    def num(x: Any, digits: int = 4) -> str:
-        return "–" if x is None else shown(float(x), digits)
-
-    def delta(x: Any) -> str:
-        return "–" if x is None else signed(float(x))
-
-    labels = {c["code"]: c["label"] for c in meta.get("categories", [])}
-    n = min(rows, len(head.get("qid", [])))
-    has_b = "b" in head
-    list_rows = [{"pos": head.get("start", 0) + j + 1, "qid": head["qid"][j],
-                  "text": head["text"][j], "a": head["a"][j],
-                  "b": head["b"][j] if has_b else None,
-                  "delta": head["delta"][j] if has_b else None,
-                  "kind": labels.get(head["kind"][j], FAILURE_KINDS.get(head["kind"][j], "")),
-                  "fails": head["fails"][j]} for j in range(n)]
-    ranking_rows: list[dict[str, Any]] = []
-    beyond: list[int] = []
-    if ranking.get("rows"):
-        cols = ranking["rows"]
-        shown_n = min(k, len(cols["rank"]), rows)
-        ranking_rows = [{name: cols[name][j] for name in cols} for j in range(shown_n)]
-        beyond = [cols["rank"][j] for j in range(shown_n, len(cols["rank"]))
-                  if cols["relevant"][j]][:20]
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(default_template_dir()), encoding="utf-8"),
-        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-        lstrip_blocks=True, auto_reload=False, finalize=html_finalize)
-    template = env.get_template(SNAPSHOT_TEMPLATE)
-    out: str = template.render(
-        meta=meta, summary=summary, compare=compare, ranking=ranking, panel=panel, k=k,
-        n_visible=n_visible, filter_text=filter_text, list_rows=list_rows,
-        shown_rows=len(list_rows), has_b=has_b, ranking_rows=ranking_rows, beyond=beyond,
-        num=num, delta=delta, snip=snippet, palette_css=Markup(palette.css_variables()))
-    return out

@@ -733,7 +733,7 @@ def test_background_stats_one_worker_superseded_and_closed(
     # a dragged slider: ten views, one worker, only the last computed. The worker's lock is
     # held meanwhile: on a loaded machine a set_k taking over STATS_DELAY (the quiet moment)
     # would let a middle view start, which is right but not what this test is about
-    with big._stats_cond:
+    with big._stats.cond:
         for k in range(2, 12):
             big.set_k(k)
     big.wait_stats(30)
