@@ -18,9 +18,10 @@ MODULE_LINES = 600
 FUNCTION_LINES = 80
 
 #: Modules over MODULE_LINES today (path under ragreport/ -> lines): to be split.
-BIG_MODULES = {
-    "explorer/static/explorer.js": 1749,
-}
+BIG_MODULES: dict[str, int] = {}
+#: Generated files: the explorer's bundle is its ES modules in static/src/ concatenated
+#: (each under 400 lines and the bundle checked against them: tests/explorer/test_bundle.py).
+GENERATED = {"explorer/static/explorer.js"}
 
 #: Functions over FUNCTION_LINES lines of code today ("module:function" -> lines); the
 #: report's JSON, HTML context and tracking payload are declarative tables.
@@ -49,7 +50,8 @@ def _name(path: Path) -> str:
 
 def module_sizes() -> dict[str, int]:
     files = [*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.js")]
-    return {_name(p): p.read_text(encoding="utf-8").count("\n") for p in sorted(files)}
+    return {_name(p): p.read_text(encoding="utf-8").count("\n") for p in sorted(files)
+            if _name(p) not in GENERATED}
 
 
 def _code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
