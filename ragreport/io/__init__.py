@@ -16,7 +16,7 @@ from ..errors import InputError
 from .common import (
     Source,
     is_input,
-    json_failure,
+    jsonl_objects,
     read_bytes,
     read_once,
     strip_bom,
@@ -326,15 +326,7 @@ def load_texts(texts: Any, *, what: str = "texts", columns: Any = None) -> dict[
                          data.count(b"\n", 0, exc.start) + 1) from None
     out: dict[str, str] = {}
     if text.lstrip().startswith("{"):
-        for no, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except (ValueError, RecursionError) as exc:
-                raise InputError(f"invalid JSON: {json_failure(exc)}", path, no) from None
-            if not isinstance(rec, dict):
-                raise InputError("expected a JSON object", path, no)
+        for no, rec in jsonl_objects(text, path):
             key = next((rec[k] for k in ("_id", "id", "doc_id", "docid", "query_id", "qid")
                         if k in rec), None)
             body = rec.get("text", rec.get("query", rec.get("contents")))

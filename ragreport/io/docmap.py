@@ -12,7 +12,6 @@ evaluation is :mod:`ragreport.core.docmap`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -217,21 +216,13 @@ def _from_tsv(data: bytes, source: str, unmapped: str) -> DocMap:
 def _from_jsonl(data: bytes, source: str, unmapped: str) -> DocMap:
     import pyarrow as pa
 
-    from .common import json_failure
+    from .common import jsonl_objects
 
     text = _decode(data, source)
     chunks: list[str] = []
     docs: list[str] = []
     lines: list[int] = []
-    for no, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except (ValueError, RecursionError) as exc:
-            raise InputError(f"invalid JSON: {json_failure(exc)}", source, no) from None
-        if not isinstance(rec, dict):
-            raise InputError(f"expected a JSON object, got {type(rec).__name__}", source, no)
+    for no, rec in jsonl_objects(text, source):
         ck = next((k for k in _CHUNK_KEYS if k in rec), None)
         dk = next((k for k in _DOC_KEYS if k in rec), None)
         if ck is None or dk is None:

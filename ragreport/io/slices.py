@@ -44,6 +44,7 @@ from .common import (
     gzip_error,
     is_input,
     json_failure,
+    jsonl_objects,
     read_once,
     source_name,
     strip_bom,
@@ -347,17 +348,7 @@ def _from_json(text: str, name: str, column: str | None) -> QuerySlices:
         return _from_records(whole, keys, name, column, rows=True)
     records: list[dict[str, Any]] = []
     lines: list[int] = []
-    for no, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except RecursionError:
-            raise InputError("JSON nested too deeply", name, no) from None
-        except ValueError as exc:
-            raise InputError(f"invalid JSON: {json_failure(exc)}", name, no) from None
-        if not isinstance(rec, dict):
-            raise InputError("expected a JSON object", name, no)
+    for no, rec in jsonl_objects(text, name):
         records.append(rec)
         lines.append(no)
     keys = list(dict.fromkeys(k for r in records for k in r))

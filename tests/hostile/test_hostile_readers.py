@@ -256,6 +256,12 @@ CASES = [
          {"q.txt": QRELS, "r.txt": RUN,
           "d.jsonl": '{"doc_id": "d1", "text": ' + "[" * 100000 + "]" * 100000 + '}\n'},
          stderr=r"d\.jsonl:1: invalid JSON: nested too deeply"),
+    # one JSONL loop for texts, doc maps and slices (io.common.jsonl_objects): one message
+    Case("queries-jsonl-array-line", ["report", "q.txt", "r.txt", "--queries", "t.jsonl",
+                                      "--no-stats", "--markdown", "o.md"],
+         {"q.txt": QRELS, "r.txt": RUN,
+          "t.jsonl": '{"query_id": "q1", "text": "a"}\n["q2", "b"]\n'},
+         stderr=r"t\.jsonl:2: expected a JSON object, got list$"),
     Case("score-bad-stdin", ["evaluate", "q.txt", "-"], {"q.txt": QRELS},
          stdin=_run_with("x1").encode(), stderr=r"<stdin>:2: score 'x1' is not a number"),
     Case("score-bad-stdin-stream", ["evaluate", "--stream", "q.txt", "-"], {"q.txt": QRELS},

@@ -76,6 +76,13 @@ CASES = [
     Case("bad-json", [*CHECK[:3], "--slices", "s.jsonl"],
          _with(**{"s.jsonl": '{"query_id": "q1", "slices": "a"}\n{"query_id": \n'}),
          stderr=r"s\.jsonl:2: invalid JSON"),
+    Case("jsonl-nested-deep", [*CHECK[:3], "--slices", "s.jsonl"],
+         _with(**{"s.jsonl": '{"query_id": "q1", "slices": "a"}\n'
+                             + "[" * 100000 + "]" * 100000 + "\n"}),
+         stderr=r"s\.jsonl:2: invalid JSON: nested too deeply$"),
+    Case("jsonl-string-line", [*CHECK[:3], "--slices", "s.jsonl"],
+         _with(**{"s.jsonl": '{"query_id": "q1", "slices": "a"}\n"q2"\n'}),
+         stderr=r"s\.jsonl:2: expected a JSON object, got str$"),
     Case("jsonl-no-tag-column", [*CHECK[:3], "--slices", "s.jsonl"],
          _with(**{"s.jsonl": '{"query_id": "q1", "text": "a"}\n'}),
          stderr=r"s\.jsonl: no slices column \(one of slices, slice, tags, tag, or name it "
