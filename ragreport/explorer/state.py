@@ -38,20 +38,27 @@ from ._data import BoolArray, FloatArray, IntArray
 from .alone import QueryCurves
 from .arrays import RunArrays
 from .inputs import ExplorerInputs
-from .limits import CATEGORIES, HEAD_ROWS, ROWS_MAX, SORTS
+from .limits import CATEGORIES, SORTS
 from .order import ListOrder, deltas
 from .panels import PanelView
 from .selection import Selection
 from .stats import ViewStats
 from .views import ListView
 
-__all__ = ["CATEGORIES", "HEAD_ROWS", "ROWS_MAX", "SORTS", "ExplorerState"]
+__all__ = ["CATEGORIES", "SORTS", "ExplorerState"]
 
 
 def _chosen(name: str) -> Any:
-    """A read-only view of one of the selection's choices (set them with ``set_*``)."""
+    """One of the selection's choices (``set_*`` checks a new value; assigning does not)."""
     return property(lambda self: getattr(self.selection, name),
+                    lambda self, value: setattr(self.selection, name, value),
                     doc=f"The chosen ``{name}`` (see :class:`~.selection.Selection`).")
+
+
+def _input(name: str) -> Any:
+    """One of the explorer's inputs, read once (read-only: the parts share it)."""
+    return property(lambda self: getattr(self.inputs, name),
+                    doc=f"The explorer's ``{name}`` (see :class:`~.inputs.ExplorerInputs`).")
 
 
 class ExplorerState:
@@ -89,6 +96,15 @@ class ExplorerState:
     slice = _chosen("slice")
     fails_only = _chosen("fails_only")
     selected = _chosen("selected")
+    results = _input("results")
+    run_names = _input("run_names")
+    settings = _input("settings")
+    targets = _input("targets")
+    queries = _input("queries")
+    docs = _input("docs")
+    slices = _input("slices")
+    k_max = _input("k_max")
+    families = _input("families")
 
     def __init__(self, results: EvaluationResult | Sequence[EvaluationResult],
                  targets: Any = None, queries: Any = None, docs: Any = None, *,
@@ -97,21 +113,11 @@ class ExplorerState:
         inputs = ExplorerInputs.build(results, targets, queries, docs, slices=slices,
                                       settings=settings)
         self.inputs = inputs
-        self.results: list[EvaluationResult] = inputs.results
-        self.run_names: list[str] = inputs.run_names
-        self.settings: StatsSettings = inputs.settings
-        self.targets: list[Target] = inputs.targets
-        self.queries: dict[str, str] = inputs.queries
-        self.docs: dict[str, str] = inputs.docs
-        self.slices = inputs.slices
-        self.k_max: int = inputs.k_max
-        self.families: list[Measure] = inputs.families
-        self.stats_inline = all(r.n_queries <= limits.INLINE_STATS_QUERIES
-                                for r in inputs.results)
         self.arrays = RunArrays(inputs)
         self.selection = Selection(inputs)
         self.listing = ListOrder(self.arrays)
-        self.stats = ViewStats(self.arrays, self.stats_inline)
+        self.stats = ViewStats(self.arrays, all(r.n_queries <= limits.INLINE_STATS_QUERIES
+                                                for r in inputs.results))
         self.curves = QueryCurves(self.arrays)
         self.list_view = ListView(self.arrays, self.selection, self.listing)
         self.panels = PanelView(self.stats, self.curves, self.selection)
@@ -126,6 +132,16 @@ class ExplorerState:
         self.selection.selected = self.result_a.query_ids[int(order[0])] if len(order) else ""
 
     # ---- what the parts hold -------------------------------------------------------------
+    @property
+    def stats_inline(self) -> bool:
+        """Whether the intervals and tests are computed on every change (small evaluations);
+        otherwise in the background or when forced."""
+        return self.stats.inline
+
+    @stats_inline.setter
+    def stats_inline(self, inline: bool) -> None:
+        self.stats.inline = bool(inline)
+
     @property
     def workers(self) -> Mapper | None:
         """Where the resamples and tests run (None: here; the widget gives a process)."""
@@ -142,12 +158,12 @@ class ExplorerState:
 
     @property
     def result_a(self) -> EvaluationResult:
-        return self.results[self.selection.a]
+        return self.inputs.results[self.selection.a]
 
     @property
     def result_b(self) -> EvaluationResult | None:
         b = self.selection.b
-        return None if b < 0 else self.results[b]
+        return None if b < 0 else self.inputs.results[b]
 
     @property
     def measure(self) -> Measure:
@@ -315,11 +331,11 @@ class ExplorerState:
         return self.list_view.meta()
 
     def rows(self, start: int, end: int) -> dict[str, Any]:
-        """Columns of the visible rows ``start:end`` (at most :data:`ROWS_MAX`; clamped)."""
+        """Columns of the visible rows ``start:end`` (at most ``limits.ROWS_MAX``; clamped)."""
         return self.list_view.rows(start, end)
 
     def head(self, view_top: int = 0) -> dict[str, Any]:
-        """The first :data:`HEAD_ROWS` rows of the visible list and the windows the view
+        """The first ``limits.HEAD_ROWS`` rows of the visible list and the windows the view
         draws next (see :meth:`.views.ListView.head`).
 
         >>> from ragreport import evaluate
@@ -342,7 +358,7 @@ class ExplorerState:
         """Full text of a document (``""`` when none was given)."""
         if not isinstance(doc_id, str):
             raise RagReportError(f"doc_id must be text, got {type(doc_id).__name__}")
-        return self.docs.get(doc_id, "")
+        return self.inputs.docs.get(doc_id, "")
 
     def summary(self, force: bool = False) -> dict[str, Any]:
         """Mean (and interval) of the measure at K per run; the targets for run A (and B).
@@ -397,8 +413,9 @@ class ExplorerState:
         """Write the HTML report (as ``ragreport report`` does) for these results."""
         from ..report import build_report
 
-        rep = build_report(self.results, self.targets, queries=self.queries or None,
-                           docs=self.docs or None, slices=self.slices, settings=self.settings)
+        i = self.inputs
+        rep = build_report(i.results, i.targets, queries=i.queries or None, docs=i.docs or None,
+                           slices=i.slices, settings=i.settings)
         written = rep.save(html=path)
         return Path(written[0])
 
@@ -406,7 +423,7 @@ class ExplorerState:
         """One line: runs, queries, the measure at K and run A's mean."""
         mean = self.panels.mean(self.selection.a)
         shown_mean = "n/a" if mean is None else shown(mean)
-        n_runs = len(self.results)
+        n_runs = len(self.inputs.results)
         return (f"ragreport Explorer: {n_runs} run{'s' if n_runs != 1 else ''}, "
                 f"{self.result_a.n_queries} queries, "
                 f"{measure_label(self.selection.family, self.selection.k)} mean "

@@ -22,8 +22,8 @@ import traitlets as t
 from ..core.result import EvaluationResult
 from ..errors import RagReportError
 from ..settings import StatsSettings
+from . import limits
 from .background import StatsWorker
-from .limits import ROWS_MAX
 from .snapshot import render_snapshot
 from .state import ExplorerState
 
@@ -320,7 +320,7 @@ class Explorer(anywidget.AnyWidget):
                 raise RagReportError(f"rows: {name} must be an integer, got {v!r:.40}")
         s = self._state
         lo = max(0, int(start))  # type: ignore[arg-type]
-        hi = max(lo, min(int(end), lo + ROWS_MAX))  # type: ignore[arg-type]
+        hi = max(lo, min(int(end), lo + limits.ROWS_MAX))  # type: ignore[arg-type]
         rows = s.rows(lo, hi)
         return {"type": "rows", "id": mid, "order_version": s.order_version,
                 "start": rows["start"], "total": s.n_visible, "rows": rows}

@@ -1116,7 +1116,7 @@ def test_a_comparison_shows_the_reports_interval_and_p_value(n: int, settings: A
     [drop] = rep.drops
     state = ExplorerState(res, targets=[], measure="nDCG", k=10,
                           settings=None if settings is None else s)
-    state.set_runs(0, 1)
+    state.b = 1  # a choice can be assigned (unchecked), as before the state had parts
     got = state.compare(force=True)
     assert (got["lo"], got["hi"], got["p_rand"]) == (
         drop.delta_lower, drop.delta_upper, drop.p_value)
@@ -1154,3 +1154,20 @@ def test_per_query_results_give_rank_measures_past_their_curves() -> None:
             full.values(f"{fam}@5").tolist()
     with pytest.raises(RagReportError, match="per-query results hold no rankings"):
         state.values(0, Measure("nDCG"), 5)
+
+
+def test_the_states_parts_share_its_inputs_and_choices(results: list[ragreport.EvaluationResult]
+                                                       ) -> None:
+    """Assigning a choice or ``stats_inline`` reaches every part; the inputs are read-only
+    (the parts share them)."""
+    s = ExplorerState(results, targets=[], measure="P", k=5)
+    s.k = 7
+    assert s.selection.k == 7 and s.summary()["label"] == "P@7"
+    s.stats_inline = False
+    s.set_k(9)  # an interval not computed yet: left for the background
+    assert s.stats.inline is False and s.summary()["pending"] is True
+    s.stats_inline = True
+    assert s.summary()["pending"] is False
+    with pytest.raises(AttributeError):
+        s.docs = {"d": "x"}  # type: ignore[misc]
+    assert s.results is s.inputs.results and s.settings is s.stats.settings
