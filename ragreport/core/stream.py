@@ -10,7 +10,6 @@ wrong number.
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import io
 import os
@@ -222,71 +221,6 @@ def _batches(src: str | Source, block_bytes: int) -> Iterator[tuple[Any, Any, np
         raise InputError("the file is empty", name)
 
 
-def _qrels_of(q: Any, query_ids: Any) -> Any:
-    """The rows of ``q`` judging one of ``query_ids`` (same source, same line numbers)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from ..data import Qrels, RowLines
-
-    sel = np.flatnonzero(np.asarray(pc.is_in(q.query_ids, value_set=query_ids)
-                                    .to_numpy(zero_copy_only=False), dtype=bool))
-    if q.lines is None:
-        lines = None
-    elif isinstance(q.lines, RowLines):
-        lines = sel + 1
-    else:
-        lines = np.asarray(q.lines)[sel]
-    take = pa.array(sel)
-    return Qrels(q.query_ids.take(take), q.doc_ids.take(take), q.source, lines, q.grades[sel])
-
-
-def _duplicates(qid: Any, doc: Any, lines: np.ndarray, source: str, refuse: bool) -> int:
-    """How many later occurrences of a (query, document) pair there are among these rows (of
-    the queries the qrels do not judge, which the blocks do not evaluate): ``evaluate``
-    counts them as dropped (duplicates='first') or refuses the first one (``refuse``), with
-    the same message."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from .keys import string_fingerprints
-
-    if len(qid) < 2:
-        return 0
-    # fingerprints prove the absence of a duplicate in one numeric sort (equal pairs have
-    # equal keys); only when two keys meet are the strings compared
-    codes = pc.dictionary_encode(qid).indices.to_numpy(zero_copy_only=False)
-    keys = string_fingerprints(doc)
-    keys ^= codes.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    keys.sort()
-    if not (keys[1:] == keys[:-1]).any():
-        return 0
-    counts = pa.table({"q": qid, "d": doc}).group_by(["q", "d"]).aggregate([([], "count_all")])
-    if pc.max(counts.column("count_all")).as_py() <= 1:
-        return 0
-    if not refuse:
-        return len(qid) - int(counts.num_rows)
-    seen: dict[tuple[str, str], int] = {}
-    for row, key in enumerate(zip(qid.to_pylist(), doc.to_pylist(), strict=True)):
-        if key in seen:
-            raise InputError(
-                f"document {key[1]!r} appears twice for query {key[0]!r} (first at line "
-                f"{int(lines[seen[key]])}); pass duplicates='first' (--keep-first-duplicate) "
-                "to keep the first occurrence", source, int(lines[row]))
-        seen[key] = row
-    return 0  # unreachable: a count above 1 is a pair seen twice
-
-
-def _identical_in(run: Any, query_ids: list[str]) -> int:
-    """Rows of ``run`` whose document id equals the query id, among the given queries."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    same = pc.and_(pc.equal(run.doc_ids, run.query_ids),
-                   pc.is_in(run.query_ids, value_set=pa.array(query_ids, pa.string())))
-    return int(pc.sum(same).as_py() or 0)
-
-
 def evaluate_stream(
     qrels: Any,
     run_path: str | os.PathLike[str] | Source,
@@ -319,13 +253,11 @@ def evaluate_stream(
         When a query's lines are not contiguous (the file is not grouped by query), or the
         run or the qrels are malformed.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from ..data import Run
+    from ..compat import check_compat, default_measures, resolve
     from ..io import load_qrels
     from .align import check_qrels
-    from .engine import NO_RELEVANT, check_choice, check_int, evaluate
+    from .blocks import StreamSetup, StreamTotals
+    from .engine import NO_RELEVANT, check_choice, check_int
 
     if isinstance(block_bytes, bool) or not isinstance(block_bytes, int) or block_bytes < 1:
         raise RagReportError(f"block_bytes must be an integer >= 1, got {block_bytes!r}")
@@ -333,24 +265,14 @@ def evaluate_stream(
         raise RagReportError("doc_map is not supported by evaluate_stream (the document level "
                              "needs each query's whole chunk ranking); use evaluate")
     # the blocks are evaluated with no_relevant='zero'; skipping and refusing are decided
-    # here, over the whole run, as evaluate() decides them over all its queries
+    # over the whole run (StreamTotals), as evaluate() decides them over all its queries
     no_relevant = check_choice("no_relevant", options.pop("no_relevant", "zero"), NO_RELEVANT)
     rel_level = check_int("rel_level", options.get("rel_level", 1), 0)
     src: str | Source = run_path if isinstance(run_path, Source) else os.fspath(run_path)
     path = source_name(src)
-    if isinstance(src, str) and src != "-":
-        if not os.path.exists(src):
-            raise InputError("no such file", path)
-        if os.path.isdir(src):
-            raise InputError("is a directory, not a file", path)
-    if src == "-" and not isinstance(qrels, Source) and isinstance(qrels, (str, os.PathLike)) \
-            and os.fspath(qrels) == "-":
-        raise InputError("standard input ('-') can be only one of the inputs; the qrels and "
-                         "the run are both '-'")
+    _check_inputs(qrels, src, path)
     q = load_qrels(qrels, fractional_grades=fractional_grades)
     check_qrels(q)  # blocks see only their own judgments: check them all once here
-    from ..compat import check_compat, default_measures, resolve
-
     compat = check_compat(options.get("compat"))
     # decided here (the blocks see only their own queries): the preset's, else False
     complete = resolve(compat, order=None, ignore_identical_ids=None,
@@ -362,93 +284,41 @@ def evaluate_stream(
     # STREAM_CURVE_K, so memory follows the block, not k_max; larger cutoffs are computed
     # from each block's rankings
     width = min(k_max, STREAM_CURVE_K)
-    judged_ids = pc.unique(q.query_ids)
-    # judged queries without a relevant document (grade >= rel_level)
-    with np.errstate(invalid="ignore"):
-        has_rel = pc.unique(q.query_ids.filter(pa.array(q.grades >= rel_level)))
-    no_rel_ids = judged_ids.filter(pc.invert(pc.is_in(judged_ids, value_set=has_rel)))
-    no_rel_seen: list[str] = []  # evaluated ones, in evaluate()'s order (run, then qrels)
-    done: set[str] = set()
-    per_query: dict[Measure, list[FloatArray]] = {m: [] for m in wanted}
-    curve_sums: dict[Measure, FloatArray] = {}
-    qids_out: list[str] = []
-    counts = {"evaluated": 0, "run_only": 0, "qrels_only": 0, "no_relevant": 0,
-              "empty_retrievals": 0, "duplicates_dropped": 0, "skipped_no_relevant": 0,
-              "run_queries": 0, "qrels_queries": 0, "identical_ids_dropped": 0}
+    totals = StreamTotals(StreamSetup(q, wanted, k_max, width, path, no_relevant, rel_level,
+                                      complete, fractional_grades, options))
+    for qid, doc, score, lines, tag in _query_blocks(src, block_bytes):
+        totals.name = totals.name or tag
+        totals.add_block(qid, doc, score, lines)
+    missing = totals.add_unretrieved()
+    qids, values, curves, conventions = totals.finish(missing)
+    return StreamResult(totals.name or os.path.basename(path), qids, tuple(wanted), values,
+                        curves, width, totals.counts, compat, conventions)
+
+
+def _check_inputs(qrels: Any, src: str | Source, path: str) -> None:
+    """Refuse a missing run file, a folder, and '-' for both inputs."""
+    if isinstance(src, str) and src != "-":
+        if not os.path.exists(src):
+            raise InputError("no such file", path)
+        if os.path.isdir(src):
+            raise InputError("is a directory, not a file", path)
+    if src == "-" and not isinstance(qrels, Source) and isinstance(qrels, (str, os.PathLike)) \
+            and os.fspath(qrels) == "-":
+        raise InputError("standard input ('-') can be only one of the inputs; the qrels and "
+                         "the run are both '-'")
+
+
+def _query_blocks(src: str | Source, block_bytes: int
+                  ) -> Iterator[tuple[Any, Any, np.ndarray, np.ndarray, str]]:
+    """(qids, docids, scores, lines, tag) of blocks of whole queries: the query cut by the end
+    of a block read is carried over to the next one. The tag is the block's (a block may hold
+    no query yet: empty arrays)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     pending: tuple[Any, Any, np.ndarray, np.ndarray] | None = None
-    name = ""
-    used: list[Conventions] = []  # those of the first evaluation (each block's are the same)
-
-    def flush(qid: Any, doc: Any, score: np.ndarray, lines: np.ndarray) -> None:
-        if len(qid) == 0:
-            return
-        # grouping check: each query id of this block forms one contiguous run
-        codes = pc.dictionary_encode(qid).indices.to_numpy(zero_copy_only=False)
-        starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-        ids = qid.take(pa.array(starts)).to_pylist()
-        if len(set(ids)) != len(ids) or not done.isdisjoint(ids):
-            seen: set[str] = set()
-            at = 0
-            while ids[at] not in done and ids[at] not in seen:
-                seen.add(ids[at])
-                at += 1
-            raise InputError(f"the run is not grouped by query: query {ids[at]!r} appears "
-                             "again after other queries; sort it by query (e.g. sort -s -k1,1) "
-                             "or use evaluate(), which reads it whole", path,
-                             int(lines[starts[at]]))
-        done.update(ids)
-        mask = pc.is_in(qid, value_set=judged_ids)
-        in_qrels = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
-        run_only = set(ids) - set(qid.filter(mask).unique().to_pylist())
-        if run_only:
-            # evaluate() refuses (or drops and counts) a document twice in any query, judged
-            # or not: so does this
-            other = pa.array(np.flatnonzero(~in_qrels))
-            counts["duplicates_dropped"] += _duplicates(
-                qid.take(other), doc.take(other), lines[other.to_numpy()], path,
-                options.get("duplicates", "error") == "error")
-        counts["run_only"] += len(run_only)
-        if not in_qrels.any():
-            return
-        sel = np.flatnonzero(in_qrels)
-        take = pa.array(sel)
-        run = Run(qid.take(take), doc.take(take), path, lines[sel], score[sel], name)
-        # only this block's judgments: the per-block work does not grow with the whole qrels
-        # complete changes nothing here (every judged query of the block is in the run) but
-        # names the preset's exceptions in the conventions as evaluate() names them
-        res = evaluate(_qrels_of(q, pa.array(ids, pa.string())), run, wanted, k_max,
-                       fractional_grades=fractional_grades, _curve_width=width,
-                       complete=complete, no_relevant="zero", **options)
-        used.append(res.conventions)
-        counts["duplicates_dropped"] += res.counts.duplicates_dropped
-        keep = np.ones(len(res.query_ids), dtype=bool)
-        if res.counts.no_relevant:
-            block_ids = pa.array(res.query_ids, pa.string())
-            no_rel = np.asarray(pc.is_in(block_ids, value_set=no_rel_ids)
-                                .to_numpy(zero_copy_only=False), dtype=bool)
-            if no_relevant == "zero":
-                counts["no_relevant"] += int(no_rel.sum())
-            else:  # skip, or refuse at the end (with the count over the whole run)
-                keep = ~no_rel
-                counts["skipped_no_relevant"] += int(no_rel.sum())
-                if no_relevant == "raise":  # named in file order, as evaluate() names them
-                    block_ids = pa.array(ids, pa.string())
-                    no_rel_seen.extend(block_ids.filter(
-                        pc.is_in(block_ids, value_set=no_rel_ids)).to_pylist())
-        kept = np.flatnonzero(keep)
-        if res.counts.identical_ids_dropped:  # those of the queries kept, as evaluate counts
-            counts["identical_ids_dropped"] += res.counts.identical_ids_dropped if keep.all() \
-                else _identical_in(run, [res.query_ids[i] for i in kept.tolist()])
-        qids_out.extend(res.query_ids[i] for i in kept.tolist())
-        for m in wanted:
-            per_query[m].append(res.values(m)[kept])
-        for key, c in res.curves.items():
-            curve_sums[key] = curve_sums.get(key, 0) + c[kept].sum(axis=0)
-        counts["evaluated"] += len(kept)
-        counts["empty_retrievals"] += int((res.ranking.n_ret[kept] == 0).sum())
-
+    tag = ""
     for qid, doc, score, lines, tag in _batches(src, block_bytes):
-        name = name or tag
         if pending is not None:
             qid = pa.concat_arrays([pending[0], qid])
             doc = pa.concat_arrays([pending[1], doc])
@@ -459,63 +329,9 @@ def evaluate_stream(
         last = qid[len(qid) - 1]
         same = np.asarray(pc.equal(qid, last).to_numpy(zero_copy_only=False), dtype=bool)
         tail_start = len(qid) - int(np.argmin(same[::-1])) if not same.all() else 0
-        flush(qid.slice(0, tail_start), doc.slice(0, tail_start), score[:tail_start],
-              lines[:tail_start])
+        yield (qid.slice(0, tail_start), doc.slice(0, tail_start), score[:tail_start],
+               lines[:tail_start], tag)
         pending = (qid.slice(tail_start), doc.slice(tail_start), score[tail_start:],
                    lines[tail_start:])
     if pending is not None:
-        flush(*pending)
-
-    judged_list = judged_ids.to_pylist()
-    missing = [x for x in judged_list if x not in done]  # in qrels order
-    counts["qrels_only"] = len(missing)
-    counts["run_queries"] = len(done)
-    counts["qrels_queries"] = len(judged_list)
-    if complete and missing:
-        from .kernel import CURVE_FAMILIES
-
-        no_rel_set = set(no_rel_ids.to_pylist())
-        added = missing
-        missing_no_rel = [x for x in missing if x in no_rel_set]
-        if no_relevant == "zero":
-            counts["no_relevant"] += len(missing_no_rel)
-        else:
-            added = [x for x in missing if x not in no_rel_set]
-            counts["skipped_no_relevant"] += len(missing_no_rel)
-            no_rel_seen.extend(missing_no_rel)
-        if added:
-            # evaluated by the engine with nothing retrieved, from their own judgments: 0 for
-            # most measures, but NumQ is 1 and NumRel their relevant count (as evaluate gives)
-            empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), path,
-                        np.zeros(0, dtype=np.int64), np.zeros(0), name)
-            res = evaluate(_qrels_of(q, pa.array(added, pa.string())), empty, wanted, k_max,
-                           fractional_grades=fractional_grades, _curve_width=width,
-                           complete=complete, no_relevant="zero", **options)
-            used.append(res.conventions)
-            at = {x: i for i, x in enumerate(res.query_ids)}
-            order = np.array([at[x] for x in added], dtype=np.int64)
-            qids_out.extend(added)
-            for m in wanted:
-                per_query[m].append(res.values(m)[order])
-            for key, c in res.curves.items():
-                curve_sums[key] = curve_sums.get(key, 0) + c.sum(axis=0)
-            counts["evaluated"] += len(added)
-            counts["empty_retrievals"] += len(added)
-            for f in CURVE_FAMILIES:
-                curve_sums.setdefault(Measure(f), np.zeros(width))
-    if no_relevant == "raise" and no_rel_seen:
-        raise InputError(f"{len(no_rel_seen)} evaluated queries have no relevant document "
-                         f"(grade >= {rel_level:g}), e.g. "
-                         f"{', '.join(map(repr, no_rel_seen[:5]))}", q.source)
-    if not qids_out:
-        if len(missing) == len(judged_list):
-            raise InputError(f"the run ({path}) and the qrels have no query in common")
-        raise InputError("no query left to evaluate (every common query has no relevant "
-                         "document and no_relevant='skip')")
-    n = len(qids_out)
-    values = {m: np.concatenate(per_query[m]) for m in wanted}
-    curves = {k: np.asarray(v, dtype=np.float64) / n for k, v in curve_sums.items()}
-    conventions = dataclasses.replace(used[0], no_relevant=no_relevant, curve_width=width)
-    return StreamResult(name or os.path.basename(path), qids_out, tuple(wanted), values, curves,
-                        width, counts, compat, conventions)
-
+        yield (*pending, tag)

@@ -40,7 +40,6 @@ BIG_FUNCTIONS = {
     "report/markdown.py:_render": 121,
     "report/slicing.py:slice_report": 87,
     "report/payload.py:tracking_payload": 125,
-    "core/stream.py:evaluate_stream": 210,
 }
 
 
