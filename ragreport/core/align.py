@@ -31,8 +31,9 @@ import numpy.typing as npt
 
 from ..data import Qrels, Run
 from ..errors import InputError
+from .evaluated import query_sets
 from .keys import common_prefix, order_keys, string_fingerprints
-from .ranking import Counts, Ranking
+from .ranking import Ranking
 
 __all__ = ["align", "check_qrels", "id_rank"]
 
@@ -367,12 +368,9 @@ def align(
     with no document is an empty retrieval. The dropped rows are counted in
     ``Counts.identical_ids_dropped``.
     """
-    import pyarrow as pa
     import pyarrow.compute as pc
 
-    n_run = len(run)
     rq, qq, q_dict, groups = _query_codes(run, qrels)
-    n_u = len(q_dict)
     # only judged documents need an integer identity for the join: look each run document up
     # in the (small) set of judged ids instead of hash-encoding every run document
     judged = pc.unique(qrels.doc_ids)
@@ -387,151 +385,30 @@ def align(
     del qd
 
     _check_judged_once(qrels, qkeys)
-
-    keep = np.ones(n_run, dtype=bool)
-    dropped = 0
-    # duplicates: fingerprints prove that there is none (the usual case) in one numeric sort;
-    # only when two fingerprints meet are the strings compared, by one Arrow (query, document)
-    # sort where equal neighbours are duplicates
-    has_dupes = False
-    if n_run > 1 and _maybe_duplicates(rq, fp, groups):
-        by_doc = pc.sort_indices(pa.table({"q": rq, "d": run.doc_ids}),
-                                 sort_keys=[("q", "ascending"), ("d", "ascending")]).to_numpy()
-        d_sorted = run.doc_ids.take(pa.array(by_doc))
-        q_sorted_run = rq[by_doc]
-        same = (q_sorted_run[1:] == q_sorted_run[:-1]) & np.asarray(
-            pc.equal(d_sorted.slice(1), d_sorted.slice(0, n_run - 1))
-            .to_numpy(zero_copy_only=False), dtype=bool)
-        has_dupes = bool(same.any())
-        del d_sorted, q_sorted_run
-    if has_dupes:
-        pair_id = np.empty(n_run, dtype=np.int64)  # one id per distinct (query, document)
-        pair_id[by_doc] = np.concatenate(([0], np.cumsum(~same)))
-        first, later = _duplicate_pairs(pair_id)
-        if duplicates == "error":
-            i, j = int(first[0]), int(later[0])
-            where = "".join(f" (first at {unit} {n})" for unit, n in run.place(i).items())
-            raise InputError(
-                f"document {run.doc_ids[j].as_py()!r} appears twice for query "
-                f"{run.query_ids[j].as_py()!r}{where}; pass duplicates='first' "
-                "(--keep-first-duplicate) to keep the first occurrence", run.source,
-                **run.place(j))
-        keep[later] = False
-        dropped = len(later)
-
-    in_run = np.bincount(rq, minlength=n_u) > 0
-    in_qrels = np.bincount(qq, minlength=n_u) > 0
-    # queries the run lists with an empty result: evaluated (scoring 0) when judged; the
-    # others are run-only like any query the qrels do not know
-    empty_only: list[str] = []
-    if run.empty_queries:
-        e_ids = pa.array(list(dict.fromkeys(run.empty_queries)), pa.string())
-        e_code = np.asarray(pc.index_in(e_ids, value_set=q_dict).fill_null(-1)
-                            .to_numpy(zero_copy_only=False), dtype=np.int64)
-        in_run[e_code[e_code >= 0]] = True
-        empty_only = [q for q, c in zip(e_ids.to_pylist(), e_code.tolist(), strict=True)
-                      if c < 0]
-    with np.errstate(invalid="ignore"):
-        nrel_u = np.bincount(qq, weights=(qrels.grades >= rel_level).astype(np.float64),
-                             minlength=n_u)
-    evaluated = in_qrels & (in_run | complete)
-    no_rel = evaluated & (nrel_u == 0)
-    all_ids = q_dict.to_pylist()
-    if no_relevant == "raise" and no_rel.any():
-        bad = [all_ids[i] for i in np.flatnonzero(no_rel)[:5]]
-        raise InputError(f"{int(no_rel.sum())} evaluated queries have no relevant document "
-                         f"(grade >= {rel_level:g}), e.g. {', '.join(map(repr, bad))}",
-                         qrels.source)
-    skipped = 0
-    if no_relevant == "skip":
-        skipped = int(no_rel.sum())
-        evaluated &= ~no_rel
-    if not evaluated.any():
-        if not (in_qrels & in_run).any():
-            r_ex = ", ".join(map(repr, ([all_ids[i] for i in np.flatnonzero(in_run)[:3]]
-                                        + empty_only)[:3]))
-            q_ex = ", ".join(repr(all_ids[i]) for i in np.flatnonzero(in_qrels)[:3])
-            raise InputError(f"the run ({run.source}) and the qrels ({qrels.source}) have no "
-                             f"query in common (run has {r_ex}...; qrels have {q_ex}...)")
-        raise InputError("no query left to evaluate (every common query has no relevant "
-                         "document and no_relevant='skip')")
-
+    keep, dropped = _deduplicated(run, rq, fp, groups, duplicates)
+    sets = query_sets(run, qrels, rq, qq, q_dict, complete=complete, rel_level=rel_level,
+                      no_relevant=no_relevant)
+    all_ids = sets.all_ids
     rank = id_rank(q_dict)
 
     def listed(mask: BoolArray) -> IntArray:
         chosen = np.flatnonzero(mask)
         return chosen[np.argsort(rank[chosen], kind="stable")]
 
-    ev_sorted = listed(evaluated)
+    ev_sorted = listed(sets.evaluated)
     qids = [all_ids[i] for i in ev_sorted.tolist()]
     n_q = len(qids)
-    qpos = np.full(n_u, -1, dtype=np.int64)
+    qpos = np.full(len(all_ids), -1, dtype=np.int64)
     qpos[ev_sorted] = np.arange(n_q)
 
-    # run rows of evaluated queries, ordered
-    fast = _grouped_order(run, groups, rq, qpos, order, skip) if not dropped else None
-    if fast is not None:
-        rows, rpos = fast
-    else:
-        rows = np.flatnonzero(keep & (qpos[rq] >= 0))
-        rpos = qpos[rq[rows]]
-        if order == "given":
-            perm = np.argsort(rpos, kind="stable")
-        else:
-            # one multi-key sort: query, score descending, document id descending (byte
-            # order); Arrow compares the strings only where query and score tie
-            docs = run.doc_ids if len(rows) == n_run else run.doc_ids.take(pa.array(rows))
-            perm = pc.sort_indices(
-                pa.table({"q": rpos, "s": run.scores[rows], "d": docs}),
-                sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")],
-            ).to_numpy()
-        rows = rows[perm]
-        rpos = rpos[perm]
-        del perm
+    rows, rpos = _ordered_rows(run, groups, rq, qpos, order, skip, keep, dropped)
     identical = 0
     if ignore_identical_ids and len(rows):
         rows, rpos, identical = _drop_identical(run, rows, rpos)
-    sizes = np.bincount(rpos, minlength=n_q)
-    offsets = np.concatenate(([0], np.cumsum(sizes)))
-    if max_depth is not None and len(rows) and int(sizes.max()) > max_depth:
-        cut = np.arange(len(rows)) - offsets[:-1][rpos] < max_depth
-        rows, rpos = rows[cut], rpos[cut]
-        sizes = np.bincount(rpos, minlength=n_q)
-        offsets = np.concatenate(([0], np.cumsum(sizes)))
-
-    # grades of retrieved documents, in ranking order: only judged rows are looked up; the
-    # rest stay NaN (a flat array: memory proportional to the input, whatever the depths)
-    ret_grades = np.full(len(rows), np.nan)
-    hit = np.flatnonzero(rd[rows] >= 0)
-    if len(hit) and len(qkeys):
-        hrows = rows[hit]
-        hkeys = rq[hrows].astype(np.int64) * n_judged + rd[hrows]
-        q_order = np.argsort(qkeys, kind="stable")
-        q_sorted = qkeys[q_order]
-        look = np.minimum(np.searchsorted(q_sorted, hkeys), len(q_sorted) - 1)
-        found = q_sorted[look] == hkeys
-        ret_grades[hit[found]] = qrels.grades[q_order[look[found]]]
+    rows, rpos, sizes, offsets = _depth_cut(rows, rpos, n_q, max_depth)
+    ret_grades = _retrieved_grades(rows, rd, rq, qkeys, n_judged, qrels.grades)
     del rd
-
-    # qrels rows of evaluated queries, best grade first
-    qrows = np.flatnonzero(qpos[qq] >= 0)
-    qrpos = qpos[qq[qrows]]
-    qperm = np.lexsort((-qrels.grades[qrows], qrpos))
-    qrows, qrpos = qrows[qperm], qrpos[qperm]
-    qsizes = np.bincount(qrpos, minlength=n_q)
-
-    counts = Counts(
-        evaluated=n_q,
-        run_only=int((in_run & ~in_qrels).sum()) + len(empty_only),
-        qrels_only=int((in_qrels & ~in_run).sum()),
-        no_relevant=int((evaluated & (nrel_u == 0)).sum()),
-        empty_retrievals=int((sizes == 0).sum()),
-        duplicates_dropped=dropped,
-        skipped_no_relevant=skipped,
-        run_queries=int(in_run.sum()) + len(empty_only),
-        qrels_queries=int(in_qrels.sum()),
-        identical_ids_dropped=identical,
-    )
+    qrows, qsizes = _judgments(qpos, qq, qrels.grades, n_q)
     return Ranking(
         query_ids=qids,
         ret_grades=ret_grades,
@@ -541,10 +418,121 @@ def align(
         qrels_rows=qrows.astype(np.int64),
         qrels_offsets=np.concatenate(([0], np.cumsum(qsizes))).astype(np.int64),
         qrels_grades=qrels.grades[qrows],
-        counts=counts,
+        counts=sets.counts(n_q, int((sizes == 0).sum()), dropped, identical),
         run=run,
         qrels=qrels,
-        run_only_ids=_listed_ids([all_ids[i] for i in listed(in_run & ~in_qrels).tolist()],
-                                 empty_only),
-        qrels_only_ids=[all_ids[i] for i in listed(in_qrels & ~in_run).tolist()],
+        run_only_ids=_listed_ids([all_ids[i] for i in
+                                  listed(sets.in_run & ~sets.in_qrels).tolist()],
+                                 sets.empty_only),
+        qrels_only_ids=[all_ids[i] for i in listed(sets.in_qrels & ~sets.in_run).tolist()],
     )
+
+
+def _deduplicated(run: Run, rq: npt.NDArray[np.int32], fp: npt.NDArray[np.uint64],
+                  groups: tuple[IntArray, IntArray] | None, duplicates: str
+                  ) -> tuple[BoolArray, int]:
+    """The run rows kept (later occurrences of a (query, document) pair dropped with
+    ``duplicates='first'``, refused with ``'error'``) and how many were dropped.
+
+    Fingerprints prove that there is none (the usual case) in one numeric sort; only when two
+    fingerprints meet are the strings compared, by one Arrow (query, document) sort where
+    equal neighbours are duplicates."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n_run = len(run)
+    keep = np.ones(n_run, dtype=bool)
+    if not (n_run > 1 and _maybe_duplicates(rq, fp, groups)):
+        return keep, 0
+    by_doc = pc.sort_indices(pa.table({"q": rq, "d": run.doc_ids}),
+                             sort_keys=[("q", "ascending"), ("d", "ascending")]).to_numpy()
+    d_sorted = run.doc_ids.take(pa.array(by_doc))
+    q_sorted_run = rq[by_doc]
+    same = (q_sorted_run[1:] == q_sorted_run[:-1]) & np.asarray(
+        pc.equal(d_sorted.slice(1), d_sorted.slice(0, n_run - 1))
+        .to_numpy(zero_copy_only=False), dtype=bool)
+    del d_sorted, q_sorted_run
+    if not same.any():
+        return keep, 0
+    pair_id = np.empty(n_run, dtype=np.int64)  # one id per distinct (query, document)
+    pair_id[by_doc] = np.concatenate(([0], np.cumsum(~same)))
+    first, later = _duplicate_pairs(pair_id)
+    if duplicates == "error":
+        i, j = int(first[0]), int(later[0])
+        where = "".join(f" (first at {unit} {n})" for unit, n in run.place(i).items())
+        raise InputError(
+            f"document {run.doc_ids[j].as_py()!r} appears twice for query "
+            f"{run.query_ids[j].as_py()!r}{where}; pass duplicates='first' "
+            "(--keep-first-duplicate) to keep the first occurrence", run.source,
+            **run.place(j))
+    keep[later] = False
+    return keep, len(later)
+
+
+def _ordered_rows(run: Run, groups: tuple[IntArray, IntArray] | None,
+                  rq: npt.NDArray[np.int32], qpos: IntArray, order: str, skip: int,
+                  keep: BoolArray, dropped: int) -> tuple[IntArray, IntArray]:
+    """The run rows of the evaluated queries in ranking order, and each row's query position:
+    by query, then score descending, then document id descending (``order="given"``: as
+    the run lists them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    fast = _grouped_order(run, groups, rq, qpos, order, skip) if not dropped else None
+    if fast is not None:
+        return fast
+    rows = np.flatnonzero(keep & (qpos[rq] >= 0))
+    rpos = qpos[rq[rows]]
+    if order == "given":
+        perm = np.argsort(rpos, kind="stable")
+    else:
+        # one multi-key sort: query, score descending, document id descending (byte
+        # order); Arrow compares the strings only where query and score tie
+        docs = run.doc_ids if len(rows) == len(run) else run.doc_ids.take(pa.array(rows))
+        perm = pc.sort_indices(
+            pa.table({"q": rpos, "s": run.scores[rows], "d": docs}),
+            sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")],
+        ).to_numpy()
+    return rows[perm], rpos[perm]
+
+
+def _depth_cut(rows: IntArray, rpos: IntArray, n_q: int, max_depth: int | None
+               ) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """The rows of each query down to ``max_depth``, with each query's size and offsets."""
+    sizes = np.bincount(rpos, minlength=n_q)
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    if max_depth is not None and len(rows) and int(sizes.max()) > max_depth:
+        cut = np.arange(len(rows)) - offsets[:-1][rpos] < max_depth
+        rows, rpos = rows[cut], rpos[cut]
+        sizes = np.bincount(rpos, minlength=n_q)
+        offsets = np.concatenate(([0], np.cumsum(sizes)))
+    return rows, rpos, sizes, offsets
+
+
+def _retrieved_grades(rows: IntArray, rd: npt.NDArray[np.int32], rq: npt.NDArray[np.int32],
+                      qkeys: IntArray, n_judged: int, grades: FloatArray) -> FloatArray:
+    """Grades of the retrieved documents, in ranking order: only judged rows are looked up;
+    the rest stay NaN (a flat array: memory proportional to the input, whatever the
+    depths)."""
+    ret_grades = np.full(len(rows), np.nan)
+    hit = np.flatnonzero(rd[rows] >= 0)
+    if len(hit) and len(qkeys):
+        hrows = rows[hit]
+        hkeys = rq[hrows].astype(np.int64) * n_judged + rd[hrows]
+        q_order = np.argsort(qkeys, kind="stable")
+        q_sorted = qkeys[q_order]
+        look = np.minimum(np.searchsorted(q_sorted, hkeys), len(q_sorted) - 1)
+        found = q_sorted[look] == hkeys
+        ret_grades[hit[found]] = grades[q_order[look[found]]]
+    return ret_grades
+
+
+def _judgments(qpos: IntArray, qq: IntArray, grades: FloatArray, n_q: int
+               ) -> tuple[IntArray, IntArray]:
+    """The qrels rows of the evaluated queries (by query, best grade first) and how many
+    each query has."""
+    qrows = np.flatnonzero(qpos[qq] >= 0)
+    qrpos = qpos[qq[qrows]]
+    qperm = np.lexsort((-grades[qrows], qrpos))
+    qrows, qrpos = qrows[qperm], qrpos[qperm]
+    return qrows, np.bincount(qrpos, minlength=n_q)

@@ -26,7 +26,6 @@ GENERATED = {"explorer/static/explorer.js"}
 #: Functions over FUNCTION_LINES lines of code today ("module:function" -> lines); the
 #: report's JSON, HTML context and tracking payload are declarative tables.
 BIG_FUNCTIONS = {
-    "core/align.py:align": 193,
     "cli/args.py:_add_report_options": 87,
     "cli/report.py:_report_from": 90,
     "core/engine.py:evaluate": 122,
