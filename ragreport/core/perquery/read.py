@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -256,8 +256,6 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
     >>> merged.query_ids, merged.values("P@1").tolist() == whole.values("P@1").tolist()
     (['1', '2', '10'], True)
     """
-    import pyarrow as pa
-
     if not tables:
         raise InputError("no per-query table to read")
     names = list(sources) if sources is not None else [f"shard {i + 1}"
@@ -268,47 +266,80 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
     meta = merge_meta(metas, names)
     shared = _conventions(meta["conventions"], names[0])
     measures = tuple(measure_from(d, names[0]) for d in meta["measures"])
+    columns = _declared_columns(meta, names[0])
+    rows = _Rows.read(tables, names, columns)
+    unknown = sorted(set(rows.run) - set(meta["runs"]))
+    if unknown:
+        raise InputError(f"run {unknown[0]!r} has rows but no counts in the metadata",
+                         names[rows.shard[rows.run.index(unknown[0])]])
+    merged = _Merged(names, metas, meta, shared, measures, columns, rows,
+                     *_gathered(tables, names, columns))
+    return [merged.result(run) for run in meta["runs"]]
+
+
+def _declared_columns(meta: Mapping[str, Any], source: str) -> list[tuple[str, str, Measure]]:
+    """The value columns the metadata declares: (column, kind, measure)."""
     columns: list[tuple[str, str, Measure]] = []
     for d in meta["columns"]:
         name, kind = (d.get("column"), d.get("kind")) if isinstance(d, dict) else (None, None)
         if not isinstance(name, str) or kind not in ("curve", "scalar", "judged"):
-            raise InputError(f"metadata {KEY}columns is malformed", names[0])
-        columns.append((name, str(kind), measure_from(d.get("measure"), names[0])))
+            raise InputError(f"metadata {KEY}columns is malformed", source)
+        columns.append((name, str(kind), measure_from(d.get("measure"), source)))
+    return columns
 
-    # every row of every shard, with the shard it came from (for errors)
-    run_col: list[str] = []
-    qid_col: list[str] = []
-    shard_of: list[int] = []
-    row_of: list[int] = []
-    for i, (t, src) in enumerate(zip(tables, names, strict=True)):
-        for c in FIXED:
-            _column(t, c, src)
-        for c, kind, m in columns:
-            if kind != "scalar" or m.cutoff is None:  # else: read from the curve if missing
-                _column(t, str(c), src)
-        ids: dict[str, list[str]] = {}
-        for c in ("run", "query_id"):
-            col = t.column(c)
-            if pa.types.is_dictionary(col.type) and (
-                    pa.types.is_string(col.type.value_type)
-                    or pa.types.is_large_string(col.type.value_type)):
-                col = col.cast(col.type.value_type)  # categorical (pandas, Spark)
-            if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-                raise InputError(f"column {c!r} must hold strings, not {col.type}", src)
-            if col.null_count:
-                nulls = np.asarray(col.is_null().to_numpy(), dtype=bool)
-                raise InputError(f"column {c!r} is null", src,
-                                 row=int(np.flatnonzero(nulls)[0]) + 1)
-            ids[c] = col.to_pylist()
-        run_col += ids["run"]
-        qid_col += ids["query_id"]
-        shard_of += [i] * t.num_rows
-        row_of += range(t.num_rows)
-    unknown = sorted(set(run_col) - set(meta["runs"]))
-    if unknown:
-        raise InputError(f"run {unknown[0]!r} has rows but no counts in the metadata",
-                         names[shard_of[run_col.index(unknown[0])]])
-    wanted = [*FIXED[2:], *(str(c) for c, _, _ in columns)]  # run, query_id: read above
+
+@dataclass
+class _Rows:
+    """Every row of every shard: its run, its query, the shard and the row in it (errors)."""
+
+    run: list[str]
+    qid: list[str]
+    shard: list[int]
+    row: list[int]
+
+    @classmethod
+    def read(cls, tables: Sequence[pa.Table], names: list[str],
+             columns: list[tuple[str, str, Measure]]) -> _Rows:
+        out = cls([], [], [], [])
+        for i, (t, src) in enumerate(zip(tables, names, strict=True)):
+            for c in FIXED:
+                _column(t, c, src)
+            for c, kind, m in columns:
+                if kind != "scalar" or m.cutoff is None:  # else: read from the curve if missing
+                    _column(t, str(c), src)
+            out.run += _id_column(t, "run", src)
+            out.qid += _id_column(t, "query_id", src)
+            out.shard += [i] * t.num_rows
+            out.row += range(t.num_rows)
+        return out
+
+
+def _id_column(t: pa.Table, c: str, src: str) -> list[str]:
+    """A column of ids as strings (a categorical one too); refuses other types and nulls."""
+    import pyarrow as pa
+
+    col = t.column(c)
+    if pa.types.is_dictionary(col.type) and (
+            pa.types.is_string(col.type.value_type)
+            or pa.types.is_large_string(col.type.value_type)):
+        col = col.cast(col.type.value_type)  # categorical (pandas, Spark)
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        raise InputError(f"column {c!r} must hold strings, not {col.type}", src)
+    if col.null_count:
+        nulls = np.asarray(col.is_null().to_numpy(), dtype=bool)
+        raise InputError(f"column {c!r} is null", src, row=int(np.flatnonzero(nulls)[0]) + 1)
+    ids: list[str] = col.to_pylist()
+    return ids
+
+
+def _gathered(tables: Sequence[pa.Table], names: list[str],
+              columns: list[tuple[str, str, Measure]]
+              ) -> tuple[dict[str, Any], list[float | None]]:
+    """The value columns of every shard, one after the other (arrays by name), and the
+    latency of every row (None where a shard has none)."""
+    import pyarrow as pa
+
+    wanted = [*FIXED[2:], *(str(c) for c, _, _ in columns)]  # run, query_id: read apart
     curve_of = {m: c for c, kind, m in columns if kind != "scalar"}
     tables = [_with_points(t, src, columns, curve_of) for t, src in
               zip(tables, names, strict=True)]
@@ -320,69 +351,100 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
                          names[0]) from None
     cols = {c: full.column(c).chunk(0) if full.column(c).num_chunks == 1
             else full.column(c).combine_chunks() for c in wanted}
-    latency_col = [x for t in tables for x in (t.column("latency_ms").to_pylist()
-                                                if "latency_ms" in t.column_names
-                                                else [None] * t.num_rows)]
+    latency = [x for t in tables for x in (t.column("latency_ms").to_pylist()
+                                           if "latency_ms" in t.column_names
+                                           else [None] * t.num_rows)]
+    return cols, latency
 
-    out: list[EvaluationResult] = []
-    for run in meta["runs"]:
-        idx = [j for j, r in enumerate(run_col) if r == run]
+
+@dataclass
+class _Merged:
+    """The shards read and checked as one; :meth:`result` builds one run's result."""
+
+    names: list[str]
+    metas: list[dict[str, Any]]
+    meta: dict[str, Any]
+    shared: Conventions
+    measures: tuple[Measure, ...]
+    columns: list[tuple[str, str, Measure]]
+    rows: _Rows
+    cols: dict[str, Any]
+    latency: list[float | None]
+
+    def _order(self, run: str) -> tuple[list[str], dict[str, int]]:
+        """The run's query ids in evaluation order, and each one's row (refuses a query in
+        two shards)."""
+        rows, names = self.rows, self.names
         seen: dict[str, int] = {}
-        for j in idx:
-            q = qid_col[j]
+        for j in (j for j, r in enumerate(rows.run) if r == run):
+            q = rows.qid[j]
             if q in seen:
-                a, b = names[shard_of[seen[q]]], names[shard_of[j]]
+                a, b = names[rows.shard[seen[q]]], names[rows.shard[j]]
                 where = f"{a} and {b}" if a != b else f"{a} (twice)"
                 hint = ""
-                if meta["runs"][run].get("shared_qrels") is True and shared.complete:
+                if self.meta["runs"][run].get("shared_qrels") is True and self.shared.complete:
                     hint = (" (with -c each shard evaluated every query of the whole qrels: "
                             "such shards do not merge)")
                 raise InputError(f"query {q!r} of run {run!r} is in {where}; each query "
-                                 f"must be in one shard{hint}", b, row=row_of[j] + 1)
+                                 f"must be in one shard{hint}", b, row=rows.row[j] + 1)
             seen[q] = j
-        order = sorted_ids([qid_col[j] for j in idx], meta["id_order"])
-        take = np.array([seen[q] for q in order], dtype=np.int64)
-        where = names[0] if len(tables) == 1 else "per-query shards"
-        shown_rows = np.array([row_of[j] for j in take.tolist()], dtype=np.int64)
+        return sorted_ids(list(seen), self.meta["id_order"]), seen
 
-        def place(i: int, take: Any = take) -> tuple[str, int]:
+    def _values(self, k_max: int, take: Any, where: str, shown_rows: Any, mixed: bool
+                ) -> tuple[dict[Measure, FloatArray], dict[Measure, FloatArray],
+                           dict[Measure, FloatArray]]:
+        """The run's curves, whole-ranking values and values past the curves."""
+        names, rows = self.names, self.rows
+
+        def place(i: int) -> tuple[str, int]:
             j = int(take[i])
-            return names[shard_of[j]], row_of[j] + 1
-        rm = meta["runs"][run]
-        k_max = rm.get("curve_width")
-        if isinstance(k_max, bool) or not isinstance(k_max, int) or k_max < 0:
-            raise InputError(f"metadata {KEY}runs: bad curve_width for run {run!r}", where)
-        conv = replace(shared, curve_width=k_max)
+            return names[rows.shard[j]], rows.row[j] + 1
+
         curves: dict[Measure, FloatArray] = {}
         scalars: dict[Measure, FloatArray] = {}
         beyond: dict[Measure, FloatArray] = {}
-        whole = shared.ties != "average"  # expected counts over tie orders are fractional
-        for (name, kind, m) in columns:
+        whole = self.shared.ties != "average"  # expected counts over tie orders are fractional
+        for (name, kind, m) in self.columns:
             if kind in ("curve", "judged"):  # judged: Judged@K, kept for the health checks
-                curves[m] = _curve(cols[name], name, k_max, take, where, shown_rows,
-                                   rm.get("mixed_widths") is True)
+                curves[m] = _curve(self.cols[name], name, k_max, take, where, shown_rows, mixed)
                 _check_values(curves[m], m, name, whole, place)
             else:
-                v = _floats(cols[name], name, take, where, shown_rows)
+                v = _floats(self.cols[name], name, take, where, shown_rows)
                 _check_values(v, m, name, whole, place)
                 if m.cutoff is not None:
                     beyond[m] = v
                 else:
                     scalars[m] = v
+        return curves, scalars, beyond
+
+    def result(self, run: str) -> EvaluationResult:
+        """One run's result, equal to that of evaluating its queries at once."""
+        order, seen = self._order(run)
+        take = np.array([seen[q] for q in order], dtype=np.int64)
+        where = self.names[0] if len(self.metas) == 1 else "per-query shards"
+        shown_rows = np.array([self.rows.row[j] for j in take.tolist()], dtype=np.int64)
+        rm = self.meta["runs"][run]
+        k_max = rm.get("curve_width")
+        if isinstance(k_max, bool) or not isinstance(k_max, int) or k_max < 0:
+            raise InputError(f"metadata {KEY}runs: bad curve_width for run {run!r}", where)
+        conv = replace(self.shared, curve_width=k_max)
+        curves, scalars, beyond = self._values(k_max, take, where, shown_rows,
+                                               rm.get("mixed_widths") is True)
         counts = _counts(rm.get("counts"), where)
         if counts.evaluated != len(order):
             raise InputError(f"run {run!r}: {len(order)} query rows but the counts say "
                              f"{counts.evaluated} evaluated queries (a shard is missing or "
                              "was filtered)", where)
+        cols = self.cols
         n_ret = _ints(cols["retrieved"], "retrieved", take, where, shown_rows)
         n_rel = _ints(cols["relevant"], "relevant", take, where, shown_rows)
         judged = _ints(cols["judged"], "judged", take, where, shown_rows)
         wide: dict[Measure, FloatArray] = {}
-        width = _whole_width(int(shared.k_max), n_ret, judged)
+        width = _whole_width(int(self.shared.k_max), n_ret, judged)
         if width < k_max:  # e.g. an engine's partitions: curves k_max wide, cut as one
             wide, k_max = curves, width  # evaluation of these queries cuts them
             curves = {m: np.ascontiguousarray(c[:, :width]) for m, c in wide.items()}
-            conv = replace(shared, curve_width=k_max)
+            conv = replace(self.shared, curve_width=k_max)
         rel_ranks = _ranks(cols["relevant_ranks"], "relevant_ranks", n_ret, take, where,
                            shown_rows)
         judged_ranks = _ranks(cols["judged_ranks"], "judged_ranks", n_ret, take, where,
@@ -391,20 +453,19 @@ def from_tables(tables: Sequence[pa.Table], sources: Sequence[str] | None = None
         if rm.get("shared_qrels") is True:  # a query of the whole qrels evaluated elsewhere
             qrels_only_ids = [q for q in qrels_only_ids if q not in seen][:EXAMPLES]
         ranking = StoredRanks(order, n_ret, n_rel, judged, float(conv.rel_level), counts,
-                             [str(x) for x in rm.get("run_only_ids", [])],
-                             qrels_only_ids,
-                             meta["id_order"], rel_ranks, judged_ranks)
-        latency = {qid_col[j]: float(latency_col[j]) for j in take.tolist()
-                   if latency_col[j] is not None}
+                              [str(x) for x in rm.get("run_only_ids", [])], qrels_only_ids,
+                              self.meta["id_order"], rel_ranks, judged_ranks)
+        latency = {self.rows.qid[j]: float(t) for j in take.tolist()
+                   if (t := self.latency[j]) is not None}
         latency.update({str(q): float(t) for q, t in (rm.get("latency_other") or {}).items()})
-        prints = {attr: common_value(m["fingerprints"].get(key) for m in metas if run in m["runs"])
+        prints = {attr: common_value(m["fingerprints"].get(key) for m in self.metas
+                                     if run in m["runs"])
                   for attr, key in (("qrels_sha256", "qrels"),
                                     ("qrels_judgments_sha256", "qrels_judgments"))}
-        out.append(EvaluationResult(
-            run_name=run, query_ids=order, measures=measures, k_max=k_max, curves=curves,
+        return EvaluationResult(
+            run_name=run, query_ids=order, measures=self.measures, k_max=k_max, curves=curves,
             scalars=scalars, counts=counts, conventions=conv, ranking=ranking,
-            query_texts={}, latency_ms=latency, beyond=beyond, wide_curves=wide, **prints))
-    return out
+            query_texts={}, latency_ms=latency, beyond=beyond, wide_curves=wide, **prints)
 
 
 def _whole_width(k_max: int, n_ret: Any, judged: Any) -> int:
