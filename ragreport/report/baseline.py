@@ -164,10 +164,44 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
         the key that is wrong), no per-query values, or no such run.
     """
     from ..fileio import shown_path
-    from ..io.common import json_failure
 
     p = Path(path)
     source = shown_path(p)
+    doc = _read_report(p, source)
+    base, rows = _chosen_run(doc, run, source)
+    query_ids, values = _per_query_values(rows, base, source)
+    stored = _RunOf(doc, base, source)
+    means = {m: float(v) for m, v in stored.run_map("means").items() if _finite(v)}
+    conventions = {str(k): str(v) for k, v in stored.section("conventions").items()}
+    _check_means(source, base, means, values, conventions)
+    intervals = {m: (float(v[0]), float(v[1])) for m, v in stored.run_map("intervals").items()
+                 if isinstance(v, list) and len(v) == 2 and all(_finite(x) for x in v)}
+    totals = {m: float(v) for m, v in stored.run_map("totals").items() if _finite(v)}
+    curves, bands, pr_series = stored.curves(), stored.bands(), stored.pr_curve()
+    counts = stored.run_map("counts")
+    qrels, content = stored.qrels_fingerprints()
+    judged_k, judged_v = stored.judged()
+    return StoredBaseline(
+        source=source, name=base, generated_at=str(doc.get("generated_at", "")),
+        query_ids=query_ids, per_query=values, means=means, intervals=intervals, totals=totals,
+        curves=curves, bands=bands, pr_curve=pr_series, counts=counts,
+        conventions=conventions,
+        # "" : a report from per-query results that state only the judgments' fingerprint
+        qrels_sha256=qrels[0] if len(qrels) == 1 and isinstance(qrels[0], str) and qrels[0]
+        else None,
+        judged_k=judged_k if isinstance(judged_k, int) and not isinstance(judged_k, bool)
+        and judged_k > 0 else None,
+        judged=float(judged_v) if judged_v is not None and _finite(judged_v) else None,
+        input_file=InputFile.from_path("baseline_report", p),
+        qrels_judgments_sha256=content[0] if len(content) == 1 and isinstance(content[0], str)
+        else None,
+    )
+
+
+def _read_report(p: Path, source: str) -> dict[str, Any]:
+    """The JSON report at ``p`` as a dict, with a ragreport report's schema."""
+    from ..io.common import json_failure
+
     try:
         data = p.read_bytes()
     except OSError as exc:
@@ -190,6 +224,13 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
     if schema not in SCHEMAS:
         raise _bad(source, f"not a ragreport JSON report (schema {schema!r}; expected "
                            f"{' or '.join(map(repr, SCHEMAS))})")
+    return doc
+
+
+def _chosen_run(doc: dict[str, Any], run: str | None, source: str
+                ) -> tuple[str, dict[str, Any]]:
+    """The run to read (``run``, else the report's baseline, else its first run with
+    per-query values) and its per-query rows."""
     runs = _get(doc, "runs", list, source)
     per_query = doc.get("per_query")
     # the runs that have per-query values: a report gated against a stored report in turn
@@ -208,7 +249,14 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
         raise _bad(source, f"run {base!r} has no per-query values in the baseline report "
                            f"(runs with them: {', '.join(map(repr, with_values))}); pick one "
                            "with --baseline")
-    rows = _get(per_query, base, dict, source, "per_query")
+    rows: dict[str, Any] = _get(per_query, base, dict, source, "per_query")
+    return base, rows
+
+
+def _per_query_values(rows: dict[str, Any], base: str, source: str
+                      ) -> tuple[list[str], dict[str, list[float]]]:
+    """The query ids and, per measure, every query's value (each query has every measure,
+    each value a finite number)."""
     query_ids = [str(q) for q in rows]
     values: dict[str, list[float]] = {}
     for q, vals in rows.items():
@@ -227,74 +275,79 @@ def load_baseline_report(path: str | Path, run: str | None = None) -> StoredBase
                                    f"{v!r}")
             col.append(float(v))
         values[m] = col
+    return query_ids, values
 
-    def run_map(key: str) -> dict[str, Any]:
-        got = doc.get(key) or {}
+
+def _numbers(v: object) -> list[float] | None:
+    """A list of finite numbers, else None."""
+    if isinstance(v, list) and all(_finite(x) for x in v):
+        return [float(x) for x in v]
+    return None
+
+
+class _RunOf:
+    """One run's parts of a stored report (what is malformed there reads as absent, except
+    a section that is not an object)."""
+
+    def __init__(self, doc: dict[str, Any], base: str, source: str) -> None:
+        self.doc, self.base, self.source = doc, base, source
+
+    def run_map(self, key: str) -> dict[str, Any]:
+        """The run's entry of a per-run object (means, intervals, totals, counts)."""
+        got = self.doc.get(key) or {}
         if not isinstance(got, dict):
-            raise _bad(source, f"{key} is not an object")
-        val = got.get(base, {})
+            raise _bad(self.source, f"{key} is not an object")
+        val = got.get(self.base, {})
         return val if isinstance(val, dict) else {}
 
-    def section(key: str) -> dict[str, Any]:  # an optional object of the report
-        got = doc.get(key)
+    def section(self, key: str) -> dict[str, Any]:
+        """An optional object of the report."""
+        got = self.doc.get(key)
         if got is None:
             return {}
         if not isinstance(got, dict):
-            raise _bad(source, f"{key} must be a JSON object, got {type(got).__name__}")
+            raise _bad(self.source, f"{key} must be a JSON object, got {type(got).__name__}")
         return got
 
-    def numbers(v: object) -> list[float] | None:  # a list of finite numbers, else None
-        if isinstance(v, list) and all(_finite(x) for x in v):
-            return [float(x) for x in v]
-        return None
+    def curves(self) -> dict[str, list[float]]:
+        curves = {}
+        for fam, series in self.section("curves").items():
+            s = _numbers(series.get(self.base)) if isinstance(series, dict) else None
+            if s is not None:
+                curves[fam] = s
+        return curves
 
-    means = {m: float(v) for m, v in run_map("means").items() if _finite(v)}
-    conventions = {str(k): str(v) for k, v in section("conventions").items()}
-    _check_means(source, base, means, values, conventions)
-    intervals = {m: (float(v[0]), float(v[1])) for m, v in run_map("intervals").items()
-                 if isinstance(v, list) and len(v) == 2 and all(_finite(x) for x in v)}
-    totals = {m: float(v) for m, v in run_map("totals").items() if _finite(v)}
-    curves = {}
-    for fam, series in section("curves").items():
-        s = numbers(series.get(base)) if isinstance(series, dict) else None
-        if s is not None:
-            curves[fam] = s
-    bands = {}
-    for fam, series in section("curve_bands").items():
-        b = series.get(base) if isinstance(series, dict) else None
-        lower, upper = (numbers(b.get("lower")), numbers(b.get("upper"))) \
-            if isinstance(b, dict) else (None, None)
-        if lower is not None and upper is not None:
-            bands[fam] = (lower, upper)
-    pr = section("pr_curve")
-    pr_series = numbers(pr["precision"].get(base)) if isinstance(pr.get("precision"), dict) \
-        else None
-    counts = run_map("counts")
-    inputs = doc.get("inputs") or []
-    if not isinstance(inputs, list):
-        raise _bad(source, f"inputs must be a JSON array, got {type(inputs).__name__}")
-    qrels_inputs = [f for f in inputs if isinstance(f, dict) and f.get("role") == "qrels"]
-    qrels = [f.get("sha256") for f in qrels_inputs]
-    content = [f.get("judgments_sha256") for f in qrels_inputs]
-    judged = doc.get("judged_at_k")
-    judged_k = judged.get("k") if isinstance(judged, dict) else None
-    judged_v = judged.get("means", {}).get(base) if isinstance(judged, dict) \
-        and isinstance(judged.get("means"), dict) else None
-    return StoredBaseline(
-        source=source, name=base, generated_at=str(doc.get("generated_at", "")),
-        query_ids=query_ids, per_query=values, means=means, intervals=intervals, totals=totals,
-        curves=curves, bands=bands, pr_curve=pr_series, counts=counts,
-        conventions=conventions,
-        # "" : a report from per-query results that state only the judgments' fingerprint
-        qrels_sha256=qrels[0] if len(qrels) == 1 and isinstance(qrels[0], str) and qrels[0]
-        else None,
-        judged_k=judged_k if isinstance(judged_k, int) and not isinstance(judged_k, bool)
-        and judged_k > 0 else None,
-        judged=float(judged_v) if judged_v is not None and _finite(judged_v) else None,
-        input_file=InputFile.from_path("baseline_report", p),
-        qrels_judgments_sha256=content[0] if len(content) == 1 and isinstance(content[0], str)
-        else None,
-    )
+    def bands(self) -> dict[str, tuple[list[float], list[float]]]:
+        bands = {}
+        for fam, series in self.section("curve_bands").items():
+            b = series.get(self.base) if isinstance(series, dict) else None
+            lower, upper = (_numbers(b.get("lower")), _numbers(b.get("upper"))) \
+                if isinstance(b, dict) else (None, None)
+            if lower is not None and upper is not None:
+                bands[fam] = (lower, upper)
+        return bands
+
+    def pr_curve(self) -> list[float] | None:
+        pr = self.section("pr_curve")
+        return _numbers(pr["precision"].get(self.base)) \
+            if isinstance(pr.get("precision"), dict) else None
+
+    def qrels_fingerprints(self) -> tuple[list[Any], list[Any]]:
+        """The qrels inputs' file and judgments fingerprints."""
+        inputs = self.doc.get("inputs") or []
+        if not isinstance(inputs, list):
+            raise _bad(self.source, f"inputs must be a JSON array, got {type(inputs).__name__}")
+        qrels_inputs = [f for f in inputs if isinstance(f, dict) and f.get("role") == "qrels"]
+        return ([f.get("sha256") for f in qrels_inputs],
+                [f.get("judgments_sha256") for f in qrels_inputs])
+
+    def judged(self) -> tuple[Any, Any]:
+        """Judged@K's K and the run's mean, as stored (unchecked)."""
+        judged = self.doc.get("judged_at_k")
+        judged_k = judged.get("k") if isinstance(judged, dict) else None
+        judged_v = judged.get("means", {}).get(self.base) if isinstance(judged, dict) \
+            and isinstance(judged.get("means"), dict) else None
+        return judged_k, judged_v
 
 
 def _check_means(source: str, run: str, means: Mapping[str, float],

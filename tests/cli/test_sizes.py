@@ -31,7 +31,6 @@ BIG_FUNCTIONS = {
     "core/engine.py:evaluate": 122,
     "measures/names.py:_parse": 91,
     "core/perquery/meta.py:merge_meta": 102,
-    "report/baseline.py:load_baseline_report": 133,
     "report/documents.py:document_report": 81,
     "report/html.py:_context": 114,
     "report/jsonout.py:report_json": 118,
