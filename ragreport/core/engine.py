@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -263,13 +263,81 @@ def evaluate(
     >>> r.curve("P")[0, :3].round(3).tolist()
     [0.0, 0.5, 0.333]
     """
-    from ..compat import default_measures, prepare_qrels, resolve
+    from ..compat import prepare_qrels
     from ..io import load_qrels, load_run
+
+    s = _settings(measures, k_max, order=order, rel_level=rel_level, complete=complete,
+                  max_depth=max_depth, no_relevant=no_relevant, duplicates=duplicates,
+                  fractional_grades=fractional_grades, doc_map=doc_map, ties=ties,
+                  compat=compat, ignore_identical_ids=ignore_identical_ids,
+                  score_precision=score_precision)
+    cfg = s.cfg
+    q = prepare_qrels(cfg.compat, load_qrels(qrels, fractional_grades=s.fractional_grades),
+                      s.rel_level)
+    r = load_run(run, name=name).at_precision(cfg.score_precision)
+    if doc_map is not None:  # chunks and documents (ragreport.core.docmap)
+        from .docmap import chunk_qrels, judgment_level, load_doc_map
+
+        dm = load_doc_map(doc_map)
+        given_qrels = q
+        dm_level, dm_neither = judgment_level(q, dm)
+        q = chunk_qrels(q, dm, dm_level)
+    ranking = _aligned(q, r, s)
+    width = _curve_width if _curve_width is not None else curve_width(s.k_max, ranking)
+    width = min(width, s.k_max)
+    curves, scalars = _computed(ranking, s, width)
+    conventions = Conventions(order=s.order, rel_level=s.rel_level, complete=bool(cfg.complete),
+                              max_depth=s.max_depth, no_relevant=s.no_relevant,
+                              duplicates=s.duplicates, k_max=s.k_max,
+                              fractional_grades=s.fractional_grades,
+                              curve_width=width, ties=s.ties, compat=cfg.compat,
+                              compat_exceptions=cfg.exceptions,
+                              ignore_identical_ids=cfg.ignore_identical_ids,
+                              score_precision=cfg.score_precision)
+    level: dict[str, Any] = {}
+    if doc_map is not None:  # the same run at document level, and the chunks' redundancy
+        level = _document_level(ranking, conventions, width, s.wanted, r.name, dm, dm_level,
+                                dm_neither, given_qrels, {
+            "k_max": s.k_max, "rel_level": s.rel_level, "complete": bool(cfg.complete),
+            "no_relevant": s.no_relevant, "fractional_grades": s.fractional_grades,
+            "compat": cfg.compat, "ignore_identical_ids": cfg.ignore_identical_ids,
+            "score_precision": cfg.score_precision})
+    fields: dict[str, Any] = {
+        "run_name": r.name, "query_ids": ranking.query_ids, "measures": tuple(s.wanted),
+        "k_max": width, "curves": curves, "scalars": scalars, "counts": ranking.counts,
+        "conventions": conventions, "ranking": ranking, "query_texts": dict(r.query_texts),
+        "latency_ms": r.latency_ms}
+    return EvaluationResult(**(fields | level))
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """The options of one evaluation, checked (``cfg``: the compat preset resolved)."""
+
+    cfg: Any
+    order: str
+    no_relevant: str
+    duplicates: str
+    ties: str
+    rel_level: int
+    max_depth: int | None
+    wanted: list[Measure]
+    k_max: int
+    fractional_grades: bool
+
+
+def _settings(measures: Any, k_max: int | None, *, order: str | None, rel_level: int,
+              complete: bool | None, max_depth: int | None, no_relevant: str,
+              duplicates: str, fractional_grades: bool, doc_map: Any, ties: str,
+              compat: str | None, ignore_identical_ids: bool | None,
+              score_precision: str | None) -> _Settings:
+    """Check evaluate's options (a RagReportError or MeasureError names the first wrong
+    one) and resolve the compat preset."""
+    from ..compat import default_measures, resolve
 
     cfg = resolve(compat, order=order, ignore_identical_ids=ignore_identical_ids,
                   explicit={"rel_level": rel_level} if rel_level != 1 else None,
                   complete=complete, score_precision=score_precision)
-    complete = cfg.complete
     order = check_choice("order", cfg.order, _ORDERS)
     no_relevant = check_choice("no_relevant", no_relevant, NO_RELEVANT)
     duplicates = check_choice("duplicates", duplicates, _DUPS)
@@ -298,72 +366,49 @@ def evaluate(
         too_big = [m for m in wanted if m.cutoff is not None and m.cutoff > k_max]
         if too_big:
             raise MeasureError(f"k_max ({k_max}) is smaller than the cutoff of {too_big[0]}")
-
     if not isinstance(fractional_grades, (bool, np.bool_)):
         raise RagReportError(f"fractional_grades must be True or False, got "
                              f"{fractional_grades!r}")
-    q = prepare_qrels(cfg.compat, load_qrels(qrels, fractional_grades=bool(fractional_grades)),
-                      rel_level)
-    r = load_run(run, name=name).at_precision(cfg.score_precision)
-    if doc_map is not None:  # chunks and documents (ragreport.core.docmap)
-        from .docmap import chunk_qrels, judgment_level, load_doc_map
+    return _Settings(cfg, order, no_relevant, duplicates, ties, rel_level, max_depth, wanted,
+                     k_max, bool(fractional_grades))
 
-        dm = load_doc_map(doc_map)
-        given_qrels = q
-        dm_level, dm_neither = judgment_level(q, dm)
-        q = chunk_qrels(q, dm, dm_level)
-    ranking = align(q, r, order=order, complete=bool(complete), max_depth=max_depth,
-                    rel_level=rel_level, no_relevant=no_relevant, duplicates=duplicates,
+
+def _aligned(q: Qrels, r: Any, s: _Settings) -> Ranking:
+    """The run joined to the qrels and ordered (:func:`~.align.align`); with
+    ``ties="average"`` and a depth cut, the uncut ranking's tie groups attached."""
+    cfg = s.cfg
+    ranking = align(q, r, order=s.order, complete=bool(cfg.complete), max_depth=s.max_depth,
+                    rel_level=s.rel_level, no_relevant=s.no_relevant, duplicates=s.duplicates,
                     ignore_identical_ids=cfg.ignore_identical_ids)
-    if ties == "average" and max_depth is not None and int(ranking.n_ret.max(initial=0)) \
-            >= max_depth:  # tie groups are the uncut ranking's; the depth cuts after them
-        attach_uncut(ranking, align(q, r, order=order, complete=bool(complete),
-                                    rel_level=rel_level, no_relevant=no_relevant,
-                                    duplicates=duplicates,
-                                    ignore_identical_ids=cfg.ignore_identical_ids), max_depth)
-    width = _curve_width if _curve_width is not None else curve_width(k_max, ranking)
-    width = min(width, k_max)
-    ctx = Context(ranking, float(rel_level), width)
-    for check in dict.fromkeys(kernel_of(m).check for m in wanted):
-        if check is not None:
-            check(ctx)  # refused now, not when the curve is first read
+    if s.ties == "average" and s.max_depth is not None and int(ranking.n_ret.max(initial=0)) \
+            >= s.max_depth:  # tie groups are the uncut ranking's; the depth cuts after them
+        attach_uncut(ranking, align(q, r, order=s.order, complete=bool(cfg.complete),
+                                    rel_level=s.rel_level, no_relevant=s.no_relevant,
+                                    duplicates=s.duplicates,
+                                    ignore_identical_ids=cfg.ignore_identical_ids), s.max_depth)
+    return ranking
 
+
+def _computed(ranking: Ranking, s: _Settings, width: int
+              ) -> tuple[LazyCurves, dict[Measure, FloatArray]]:
+    """The curves (computed when first read) and the whole-ranking values of a ranking; the
+    measures' input checks run now (refused now, not when a curve is first read)."""
+    ctx = Context(ranking, float(s.rel_level), width)
+    for check in dict.fromkeys(kernel_of(m).check for m in s.wanted):
+        if check is not None:
+            check(ctx)
     curve_keys: list[Measure] = [Measure(f) for f in CURVE_FAMILIES]
-    for m in wanted:
+    for m in s.wanted:
         if m.has_curve and m.curve_key not in curve_keys:
             curve_keys.append(m.curve_key)
-    average = ties == "average" and _average_needed(ranking)
+    average = s.ties == "average" and _average_needed(ranking)
     curves = LazyCurves(curve_keys, (lambda key: expected_curve(ctx, key, width)) if average
                         else (lambda key: _curve(ctx, key, width)))
-
     scalar_keys: list[Measure] = [Measure(f) for f in ALWAYS_SCALAR]
-    for m in wanted:
+    for m in s.wanted:
         if m.cutoff is None and m not in scalar_keys:
             scalar_keys.append(m)
-    scalars = {key: _scalar(ctx, key, average) for key in scalar_keys}
-
-    conventions = Conventions(order=order, rel_level=rel_level, complete=bool(complete),
-                              max_depth=max_depth, no_relevant=no_relevant,
-                              duplicates=duplicates, k_max=k_max,
-                              fractional_grades=bool(fractional_grades),
-                              curve_width=width, ties=ties, compat=cfg.compat,
-                              compat_exceptions=cfg.exceptions,
-                              ignore_identical_ids=cfg.ignore_identical_ids,
-                              score_precision=cfg.score_precision)
-    level: dict[str, Any] = {}
-    if doc_map is not None:  # the same run at document level, and the chunks' redundancy
-        level = _document_level(ranking, conventions, width, wanted, r.name, dm, dm_level,
-                                dm_neither, given_qrels, {
-            "k_max": k_max, "rel_level": rel_level, "complete": bool(complete),
-            "no_relevant": no_relevant, "fractional_grades": bool(fractional_grades),
-            "compat": cfg.compat, "ignore_identical_ids": cfg.ignore_identical_ids,
-            "score_precision": cfg.score_precision})
-    fields: dict[str, Any] = {
-        "run_name": r.name, "query_ids": ranking.query_ids, "measures": tuple(wanted),
-        "k_max": width, "curves": curves, "scalars": scalars, "counts": ranking.counts,
-        "conventions": conventions, "ranking": ranking, "query_texts": dict(r.query_texts),
-        "latency_ms": r.latency_ms}
-    return EvaluationResult(**(fields | level))
+    return curves, {key: _scalar(ctx, key, average) for key in scalar_keys}
 
 
 def _document_level(ranking: Ranking, conventions: Conventions, width: int,

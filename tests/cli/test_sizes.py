@@ -28,7 +28,6 @@ GENERATED = {"explorer/static/explorer.js"}
 BIG_FUNCTIONS = {
     "cli/args.py:_add_report_options": 87,
     "cli/report.py:_report_from": 90,
-    "core/engine.py:evaluate": 122,
     "measures/names.py:_parse": 91,
     "core/perquery/meta.py:merge_meta": 102,
     "report/documents.py:document_report": 81,
