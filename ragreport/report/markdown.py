@@ -136,7 +136,37 @@ def _render(report: Report, opts: Opts, notice: str) -> str:
     run_names = {r: esc.md(r) for r in report.runs}
     lines = [MARKER, f"## {esc.md(report.title) or 'Retrieval evaluation'}", "", status(report),
              ""]
+    lines += _runs_line(report, runs, run_names)
+    if notice:
+        lines += [notice, ""]
+    lines += drift_section(report, esc)
+    lines += _targets_section(report, runs, run_names, opts, esc)
+    lines += drop_section(report, runs, opts.cap, esc)
+    lines += _summary_section(report, runs, run_names, opts, esc)
+    if opts.chart and report.chart:
+        lines += chart_section(report, esc)
+    lines += latency_section(report, runs, run_names)
+    if report.slices is not None:  # --slices
+        lines += slices_section(report, runs, opts, esc)
+    if report.document is not None:
+        lines += document_section(report, report.document, runs, opts, esc)
+    if opts.details and report.worst:
+        lines += ["### Worst queries", ""]
+        if not report.rankings:
+            lines += [NO_RANKINGS_NOTE, ""]
+        for w in report.worst:
+            if w.run in runs:
+                lines += worst_section(w, opts.rows, w.run, esc)
+    if opts.pr and report.pr_curve is not None:
+        lines += pr_section(report, runs, run_names)
+    lines += _health_line(report, runs, run_names)
+    if opts.extras:
+        lines += _extras(report, esc)
+    return "\n".join(lines)
 
+
+def _runs_line(report: Report, runs: list[str], run_names: dict[str, str]) -> list[str]:
+    """The runs shown (and how many more) and the queries evaluated."""
     listed = ", ".join(run_names[r] + (" (baseline)" if r == report.baseline and
                                        len(report.runs) > 1 else "") for r in runs)
     if len(runs) < len(report.runs):
@@ -147,44 +177,45 @@ def _render(report: Report, opts: Opts, notice: str) -> str:
     else:
         ev = "evaluated: " + ", ".join(f"{run_names[h.run]} {h.evaluated}"
                                        for h in report.health if h.run in runs)
-    lines += [f"**{plural(len(report.runs), 'Run')}:** {listed} · **Queries:** "
-              f"{report.qrels_queries} in qrels, {ev}", ""]
-    if notice:
-        lines += [notice, ""]
-    lines += drift_section(report, esc)
+    return [f"**{plural(len(report.runs), 'Run')}:** {listed} · **Queries:** "
+            f"{report.qrels_queries} in qrels, {ev}", ""]
 
-    # targets
-    lines += ["### Targets" + (" (document level)" if report.document is not None and
-                               report.document.target_level == "document" else ""), ""]
+
+def _targets_section(report: Report, runs: list[str], run_names: dict[str, str], opts: Opts,
+                     esc: Esc) -> list[str]:
+    """The targets table (a row per target, a value and margin per run), its tie exposure."""
+    lines = ["### Targets" + (" (document level)" if report.document is not None and
+                              report.document.target_level == "document" else ""), ""]
     if not report.targets:
-        lines += ["No targets set.", ""]
-    else:
-        targets = report.targets if opts.cap is None else report.targets[: opts.cap]
-        head = ["Measure", "Target"]
-        align = ["|:--|:--"]
+        return [*lines, "No targets set.", ""]
+    targets = report.targets if opts.cap is None else report.targets[: opts.cap]
+    head = ["Measure", "Target"]
+    align = ["|:--|:--"]
+    for r in runs:
+        head += [run_names[r], "Margin"]
+        align.append("|:--|--:")
+    lines += [table_row(head), "".join(align) + "|"]
+    for t in targets:
+        cells = {c.run: c for c in t.cells}
+        on_ci = any(c.on == "ci_lower" for c in t.cells)
+        row = [esc.md(t.measure), esc.md(f"{t.op} {t.threshold_text}")
+               + (" (CI lower bound)" if on_ci else "")]
         for r in runs:
-            head += [run_names[r], "Margin"]
-            align.append("|:--|--:")
-        lines += [table_row(head), "".join(align) + "|"]
-        for t in targets:
-            cells = {c.run: c for c in t.cells}
-            on_ci = any(c.on == "ci_lower" for c in t.cells)
-            row = [esc.md(t.measure), esc.md(f"{t.op} {t.threshold_text}")
-                   + (" (CI lower bound)" if on_ci else "")]
-            for r in runs:
-                row += target_cell(cells[r]) if r in cells else ["", ""]
-            lines.append(table_row(row))
-        lines.append("")
-        if len(targets) < len(report.targets):
-            n = len(report.targets) - len(targets)
-            lines += [f"{n} more target {plural(n, 'row')} not shown.", ""]
-        lines += tie_table(report, runs, [t.measure for t in targets], esc)
-        lines += tie_warnings(report, runs, esc)
+            row += target_cell(cells[r]) if r in cells else ["", ""]
+        lines.append(table_row(row))
+    lines.append("")
+    if len(targets) < len(report.targets):
+        n = len(report.targets) - len(targets)
+        lines += [f"{n} more target {plural(n, 'row')} not shown.", ""]
+    lines += tie_table(report, runs, [t.measure for t in targets], esc)
+    lines += tie_warnings(report, runs, esc)
+    return lines
 
-    lines += drop_section(report, runs, opts.cap, esc)
 
-    # summary
-    lines += ["### Summary", ""]
+def _summary_section(report: Report, runs: list[str], run_names: dict[str, str], opts: Opts,
+                     esc: Esc) -> list[str]:
+    """Each measure's value per run (deltas against the baseline), the statistics line."""
+    lines = ["### Summary", ""]
     if len(report.runs) > 1:
         lines += [f"Deltas against the baseline {run_names[report.baseline]}: ▲ higher, "
                   "▼ lower.", ""]
@@ -204,53 +235,38 @@ def _render(report: Report, opts: Opts, notice: str) -> str:
     if len(summary) < len(report.summary):
         n = len(report.summary) - len(summary)
         lines += [f"{n} more summary {plural(n, 'row')} not shown.", ""]
-    if opts.chart and report.chart:
-        lines += chart_section(report, esc)
-    lines += latency_section(report, runs, run_names)
+    return lines
 
-    if report.slices is not None:  # --slices
-        lines += slices_section(report, runs, opts, esc)
 
-    if report.document is not None:
-        lines += document_section(report, report.document, runs, opts, esc)
-
-    # worst queries
-    if opts.details and report.worst:
-        lines += ["### Worst queries", ""]
-        if not report.rankings:
-            lines += [NO_RANKINGS_NOTE, ""]
-        for w in report.worst:
-            if w.run in runs:
-                lines += worst_section(w, opts.rows, w.run, esc)
-
-    if opts.pr and report.pr_curve is not None:
-        lines += pr_section(report, runs, run_names)
-
-    # dataset health
+def _health_line(report: Report, runs: list[str], run_names: dict[str, str]) -> list[str]:
+    """Dataset health: one line for every run when they agree, else one part per run."""
     health = [h for h in report.health if h.run in runs]
     texts = [health_text(h) for h in health]
     if texts and len(set(texts)) == 1:
         scope = " (every run)" if len(report.runs) > 1 else ""
-        lines += [f"**Dataset health:** {texts[0]}{scope}.", ""]
-    elif texts:
-        lines += ["**Dataset health:** " + "; ".join(
+        return [f"**Dataset health:** {texts[0]}{scope}.", ""]
+    if texts:
+        return ["**Dataset health:** " + "; ".join(
             f"{run_names[h.run]}: {t}" for h, t in zip(health, texts, strict=True)) + ".", ""]
+    return []
 
-    if opts.extras:
-        if report.conventions:
-            lines += ["**Conventions**", ""]
-            lines += [f"- {esc.md(k)}: {esc.md(v)}" for k, v in report.conventions.items()]
-            if report.stats is not None:
-                lines.append(f"- statistics: {esc.md(report.stats.describe())}")
-            lines.append("")
-        foot = [f"ragreport {esc.md(report.version)}", f"generated {esc.md(report.generated_at)}"]
-        if report.command:
-            foot.append(esc.md(report.command))
-        if report.inputs:
-            foot.append("inputs: " + ", ".join(f"{esc.md(f.name)} (sha256 {esc.md(f.sha256[:12])})"
-                                               for f in report.inputs))
-        lines += ["<sub>" + " · ".join(foot) + "</sub>", ""]
-    return "\n".join(lines)
+
+def _extras(report: Report, esc: Esc) -> list[str]:
+    """The conventions and the footer (version, time, command, inputs' fingerprints)."""
+    lines: list[str] = []
+    if report.conventions:
+        lines += ["**Conventions**", ""]
+        lines += [f"- {esc.md(k)}: {esc.md(v)}" for k, v in report.conventions.items()]
+        if report.stats is not None:
+            lines.append(f"- statistics: {esc.md(report.stats.describe())}")
+        lines.append("")
+    foot = [f"ragreport {esc.md(report.version)}", f"generated {esc.md(report.generated_at)}"]
+    if report.command:
+        foot.append(esc.md(report.command))
+    if report.inputs:
+        foot.append("inputs: " + ", ".join(f"{esc.md(f.name)} (sha256 {esc.md(f.sha256[:12])})"
+                                           for f in report.inputs))
+    return [*lines, "<sub>" + " · ".join(foot) + "</sub>", ""]
 
 
 def _fits(text: str, max_chars: int) -> bool:

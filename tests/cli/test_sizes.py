@@ -33,7 +33,6 @@ BIG_FUNCTIONS = {
     "report/documents.py:document_report": 81,
     "report/html.py:_context": 114,
     "report/jsonout.py:report_json": 118,
-    "report/markdown.py:_render": 121,
     "report/slicing.py:slice_report": 87,
     "report/payload.py:tracking_payload": 125,
 }
