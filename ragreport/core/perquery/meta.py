@@ -103,39 +103,9 @@ def _curve_columns(columns: Sequence[Any]) -> list[Any]:
 
 def merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
     """One metadata for shards that agree; a one-line InputError naming two that do not."""
+    _check_same_qrels(metas, sources)
+    _check_same_evaluation(metas, sources)
     first = metas[0]
-    # the first shard stating each kind of qrels fingerprint: every shard is compared with
-    # them (a first shard that states none, an engine's, must not let any qrels through)
-    stating: list[tuple[dict[str, Any], str]] = []
-    for key in ("qrels_judgments", "qrels"):
-        found = next(((m, s) for m, s in zip(metas, sources, strict=True)
-                      if m["fingerprints"].get(key) is not None), None)
-        if found is not None and all(found[0] is not m for m, _ in stating):
-            stating.append(found)
-    for meta, src in zip(metas, sources, strict=True):
-        for ref, ref_src in stating:
-            same = _same_qrels(ref, meta)
-            if same is not None and not same[0]:
-                _, what, qa, qb = same
-                raise InputError(f"{ref_src} and {src} were evaluated on different qrels "
-                                 f"({what} {str(qa)[:12]}... vs {str(qb)[:12]}...); evaluate "
-                                 "every shard against the same (whole) qrels file", src)
-    for meta, src in zip(metas[1:], sources[1:], strict=True):
-        for key, what in (("conventions", "conventions"), ("measures", "measures")):
-            a, b = first[key], meta[key]
-            if key == "conventions" and isinstance(a, dict) and isinstance(b, dict):
-                # k_max only sets how wide the curves may be: no value depends on it
-                a, b = ({k: v for k, v in c.items() if k != "k_max"} for c in (a, b))
-            if a != b:
-                diff = ""
-                if key == "conventions":
-                    bad = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-                    diff = f" ({', '.join(f'{k}: {a.get(k)!r} vs {b.get(k)!r}' for k in bad[:3])})"
-                raise InputError(f"{sources[0]} and {src} have different {what}{diff}; "
-                                 "only shards of one evaluation merge", src)
-        if _curve_columns(meta["columns"]) != _curve_columns(first["columns"]):
-            raise InputError(f"{sources[0]} and {src} have different measure columns; only "
-                             "shards of one evaluation merge", src)
     out = dict(first)
     # a cutoff beyond one shard's curves is a column of its own there, a curve point in a
     # deeper shard: the merge lists every such column (read from the curve where missing)
@@ -153,6 +123,60 @@ def merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict[
     if judgments is not None:
         out["fingerprints"]["qrels_judgments"] = judgments
     out["id_order"] = "numeric" if all(m["id_order"] == "numeric" for m in metas) else "bytes"
+    runs = _merged_runs(metas, sources)
+    for rm in runs.values():
+        for key in ("run_only_ids", "qrels_only_ids"):
+            ids = sorted_ids(list(dict.fromkeys(rm[key])), out["id_order"])
+            # shared qrels: shortened once the queries evaluated in other shards are left out
+            rm[key] = ids if rm.get("shared_qrels") is True else ids[:EXAMPLES]
+    out["runs"] = runs
+    return out
+
+
+def _check_same_qrels(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> None:
+    """Every shard states the qrels the first shard stating each kind of fingerprint
+    states (a first shard that states none, an engine's, must not let any qrels through)."""
+    stating: list[tuple[dict[str, Any], str]] = []
+    for key in ("qrels_judgments", "qrels"):
+        found = next(((m, s) for m, s in zip(metas, sources, strict=True)
+                      if m["fingerprints"].get(key) is not None), None)
+        if found is not None and all(found[0] is not m for m, _ in stating):
+            stating.append(found)
+    for meta, src in zip(metas, sources, strict=True):
+        for ref, ref_src in stating:
+            same = _same_qrels(ref, meta)
+            if same is not None and not same[0]:
+                _, what, qa, qb = same
+                raise InputError(f"{ref_src} and {src} were evaluated on different qrels "
+                                 f"({what} {str(qa)[:12]}... vs {str(qb)[:12]}...); evaluate "
+                                 "every shard against the same (whole) qrels file", src)
+
+
+def _check_same_evaluation(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> None:
+    """Every shard has the first one's conventions (but k_max), measures and curve
+    columns."""
+    first = metas[0]
+    for meta, src in zip(metas[1:], sources[1:], strict=True):
+        for key, what in (("conventions", "conventions"), ("measures", "measures")):
+            a, b = first[key], meta[key]
+            if key == "conventions" and isinstance(a, dict) and isinstance(b, dict):
+                # k_max only sets how wide the curves may be: no value depends on it
+                a, b = ({k: v for k, v in c.items() if k != "k_max"} for c in (a, b))
+            if a != b:
+                diff = ""
+                if key == "conventions":
+                    bad = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+                    diff = f" ({', '.join(f'{k}: {a.get(k)!r} vs {b.get(k)!r}' for k in bad[:3])})"
+                raise InputError(f"{sources[0]} and {src} have different {what}{diff}; "
+                                 "only shards of one evaluation merge", src)
+        if _curve_columns(meta["columns"]) != _curve_columns(first["columns"]):
+            raise InputError(f"{sources[0]} and {src} have different measure columns; only "
+                             "shards of one evaluation merge", src)
+
+
+def _merged_runs(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
+    """Each run's metadata over the shards: counts summed (an engine evaluation's once),
+    curve widths reconciled, the example ids and latencies gathered."""
     runs: dict[str, Any] = {}
     src_of = {id(m): s for m, s in zip(metas, sources, strict=True)}
     counted: set[str] = set()
@@ -170,40 +194,40 @@ def merge_meta(metas: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict[
                 runs[name] = json.loads(json.dumps(rm))
                 qrels_of[name] = m
                 continue
-            got = runs[name]
-            wa, wb = got.get("curve_width"), rm.get("curve_width")
-            if wa != wb and all(isinstance(w, int) and not isinstance(w, bool) and w >= 0
-                                for w in (wa, wb)):
-                # shards evaluated apart stop their curves at their own deepest ranking:
-                # merged, the curves stop at the narrowest (the rest stays in the files)
-                got["curve_width"] = min(wa, wb)
-                got["mixed_widths"] = True
-            elif wa != wb:
-                raise InputError(
-                    f"{sources[0]} and {src_of[id(m)]} hold run {name!r} with curves of "
-                    f"different widths ({got.get('curve_width')} vs {rm.get('curve_width')}); "
-                    "evaluate every shard with the same curve width", src_of[id(m)])
-            summed = {k: int(got["counts"].get(k, 0)) + int(rm["counts"].get(k, 0))
-                      for k in set(got["counts"]) | set(rm["counts"])}
-            same = _same_qrels(qrels_of[name], m)
-            if same is not None and same[0]:
-                # shards of a run evaluated against the same (whole) qrels file: its queries
-                # were counted by each shard; those of no shard's run are the qrels-only ones
-                whole = int(rm["counts"].get("qrels_queries", 0))
-                summed["qrels_queries"] = whole
-                summed["qrels_only"] = max(summed.get("qrels_only", 0) - whole, 0)
-                got["shared_qrels"] = True
-            got["counts"] = summed
-            for key in ("run_only_ids", "qrels_only_ids"):
-                got[key] = got[key] + rm[key]
-            got["latency_other"] = {**got["latency_other"], **rm["latency_other"]}
-    for rm in runs.values():
-        for key in ("run_only_ids", "qrels_only_ids"):
-            ids = sorted_ids(list(dict.fromkeys(rm[key])), out["id_order"])
-            # shared qrels: shortened once the queries evaluated in other shards are left out
-            rm[key] = ids if rm.get("shared_qrels") is True else ids[:EXAMPLES]
-    out["runs"] = runs
-    return out
+            _add_run(runs[name], rm, name, sources[0], src_of[id(m)],
+                     _same_qrels(qrels_of[name], m))
+    return runs
+
+
+def _add_run(got: dict[str, Any], rm: dict[str, Any], name: str, first: str, src: str,
+             same: tuple[Any, ...] | None) -> None:
+    """Add a shard's metadata of run ``name`` (``rm``) to the merged one (``got``)."""
+    wa: Any = got.get("curve_width")
+    wb: Any = rm.get("curve_width")
+    if wa != wb and all(isinstance(w, int) and not isinstance(w, bool) and w >= 0
+                        for w in (wa, wb)):
+        # shards evaluated apart stop their curves at their own deepest ranking:
+        # merged, the curves stop at the narrowest (the rest stays in the files)
+        got["curve_width"] = min(wa, wb)
+        got["mixed_widths"] = True
+    elif wa != wb:
+        raise InputError(
+            f"{first} and {src} hold run {name!r} with curves of different widths "
+            f"({got.get('curve_width')} vs {rm.get('curve_width')}); evaluate every shard "
+            "with the same curve width", src)
+    summed = {k: int(got["counts"].get(k, 0)) + int(rm["counts"].get(k, 0))
+              for k in set(got["counts"]) | set(rm["counts"])}
+    if same is not None and same[0]:
+        # shards of a run evaluated against the same (whole) qrels file: its queries
+        # were counted by each shard; those of no shard's run are the qrels-only ones
+        whole = int(rm["counts"].get("qrels_queries", 0))
+        summed["qrels_queries"] = whole
+        summed["qrels_only"] = max(summed.get("qrels_only", 0) - whole, 0)
+        got["shared_qrels"] = True
+    got["counts"] = summed
+    for key in ("run_only_ids", "qrels_only_ids"):
+        got[key] = got[key] + rm[key]
+    got["latency_other"] = {**got["latency_other"], **rm["latency_other"]}
 
 
 def sorted_ids(ids: Sequence[str], id_order: str) -> list[str]:
