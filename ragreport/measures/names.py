@@ -463,21 +463,7 @@ def _parse(text: str | Measure, family: bool) -> list[Measure]:
         if name.lower() in _PRESETS and params.gain != gain:
             raise MeasureError(f"{name} has gain={gain}; got {quoted(text)}")
         gain = params.gain
-    rel = params.rel
-    if level is not None:
-        if rel is not None:
-            raise MeasureError(f"parameter 'rel' is given twice in {quoted(text)}")
-        if fam == "nDCG":
-            # right whether or not the preset is given: a suffix is never read as the
-            # evaluation's level (the other measures would change with it)
-            raise MeasureError(f"{quoted(text)}: ranx's -l{level} leaves grades below {level} "
-                               f"out of nDCG's gains; ragreport's nDCG has no relevance level "
-                               f"of its own (every positive grade is a gain, as in trec_eval), "
-                               f"even with compat='ranx': for ranx's number ask for "
-                               f"{quoted(body)} with compat='ranx' and rel_level={level} "
-                               f"(--compat ranx -l {level} -m {quoted(body)}), which sets the "
-                               f"level of every measure")
-        rel = level
+    rel = params.rel if level is None else _ranx_level(level, params.rel, fam, text, body)
     if fam == "NumRet" and rel is not None:
         fam = "NumRelRet"  # ir_measures: NumRet(rel=1) counts the retrieved with grade >= 1
     values: list[str] | None = None
@@ -489,19 +475,7 @@ def _parse(text: str | Measure, family: bool) -> list[Measure]:
     elif at is not None:
         values = [at]
     if values is not None and name.lower() == "rbp" and name != "RBP" and parens is None:
-        digits = values[0] if values[0].isdigit() and len(values) == 1 else "95"
-        lvl = 1 if rel is None else rel
-        # ranx 0.3.21's rank_biased_precision weights each rank by the grade of a document
-        # of grade >= rel_lvl (its docstring says 0/1): ragreport's graded RBP, with ranx's
-        # reading of grades below the level (compat='ranx')
-        at_level = "" if lvl == 1 else (f" with compat='ranx' and rel_level={lvl} (--compat "
-                                        f"ranx -l {lvl})")
-        raise MeasureError(f"{quoted(text)} is read differently by the peers: ranx reads the "
-                           f"number after rbp as the persistence (rbp.95: p = 0.95) and "
-                           f"weights each rank by the grade of a document of grade >= {lvl}; "
-                           f"ir_measures' RBP@K is a cutoff, graded RBP with p = 0.8; write "
-                           f"RBP(p=0.{short(digits)}){at_level} for ranx's or "
-                           f"RBP(p=0.8)@{short(digits)} for ir_measures'")
+        _refuse_peer_rbp(values, rel, text)
     if FAMILIES[fam].at == "recall":
         if params.cutoff is not None:
             raise MeasureError(f"{fam} takes a recall level, not a cutoff (got "
@@ -531,6 +505,41 @@ def _parse(text: str | Measure, family: bool) -> list[Measure]:
     cuts = ([_parse_cutoff(v, text) for v in values] if values is not None
             else [params.cutoff])
     return [Measure(fam, k, rel, gain, params.p, params.recall) for k in cuts]
+
+
+def _ranx_level(level: int, rel: int | None, fam: str, text: str, body: str) -> int:
+    """The relevance level of ranx's ``-l`` suffix (refused with ``rel=`` or on nDCG)."""
+    if rel is not None:
+        raise MeasureError(f"parameter 'rel' is given twice in {quoted(text)}")
+    if fam == "nDCG":
+        # right whether or not the preset is given: a suffix is never read as the
+        # evaluation's level (the other measures would change with it)
+        raise MeasureError(f"{quoted(text)}: ranx's -l{level} leaves grades below {level} "
+                           f"out of nDCG's gains; ragreport's nDCG has no relevance level "
+                           f"of its own (every positive grade is a gain, as in trec_eval), "
+                           f"even with compat='ranx': for ranx's number ask for "
+                           f"{quoted(body)} with compat='ranx' and rel_level={level} "
+                           f"(--compat ranx -l {level} -m {quoted(body)}), which sets the "
+                           f"level of every measure")
+    return level
+
+
+def _refuse_peer_rbp(values: list[str], rel: int | None, text: str) -> None:
+    """``rbp.95`` / ``rbp@10``: the peers read the number differently; say how to write
+    each one's measure."""
+    digits = values[0] if values[0].isdigit() and len(values) == 1 else "95"
+    lvl = 1 if rel is None else rel
+    # ranx 0.3.21's rank_biased_precision weights each rank by the grade of a document
+    # of grade >= rel_lvl (its docstring says 0/1): ragreport's graded RBP, with ranx's
+    # reading of grades below the level (compat='ranx')
+    at_level = "" if lvl == 1 else (f" with compat='ranx' and rel_level={lvl} (--compat "
+                                    f"ranx -l {lvl})")
+    raise MeasureError(f"{quoted(text)} is read differently by the peers: ranx reads the "
+                       f"number after rbp as the persistence (rbp.95: p = 0.95) and "
+                       f"weights each rank by the grade of a document of grade >= {lvl}; "
+                       f"ir_measures' RBP@K is a cutoff, graded RBP with p = 0.8; write "
+                       f"RBP(p=0.{short(digits)}){at_level} for ranx's or "
+                       f"RBP(p=0.8)@{short(digits)} for ir_measures'")
 
 
 def parse_measure(text: str | Measure) -> Measure:
