@@ -315,29 +315,12 @@ def _report_from(opts: Options, hashing: Any, workers: Workers) -> Report:
     import threading
 
     from ..core.engine import evaluate
+    from ..data import distinct_names
     from ..io import load_docs, load_qrels, load_queries, load_run
     from ..io.targets import load_targets
 
-    def shown_path(path: Any) -> str | None:
-        # the embedded example's files are shown relative to the package, not this machine
-        from pathlib import Path
-
-        from ..examples import EXAMPLE_DIR
-        from ..io.common import Source
-
-        if isinstance(path, Source):
-            return None
-        p = Path(path).resolve()
-        if opts.example and p.parent == EXAMPLE_DIR:
-            return f"ragreport/examples/pydoc/{p.name}"
-        return None
-
-    roles = [("qrels", opts.qrels), *(("run", p) for p in opts.runs),
-             *((role, path) for role, path in (("queries", opts.queries), ("docs", opts.docs),
-                                               ("targets", opts.targets),
-                                               ("doc_map", opts.doc_map),
-                                               ("slices", opts.slices)) if path)]
-    hashes = [hashing.submit(_input_file, role, path, shown_path(path))
+    roles = _roles(opts)
+    hashes = [hashing.submit(_input_file, role, path, _shown_path(path, opts.example))
               for role, path in roles]  # hashlib releases the GIL: overlaps the evaluation
     skip_pandas_interop()
     targets = load_targets(_targets_file(opts))
@@ -357,37 +340,12 @@ def _report_from(opts: Options, hashing: Any, workers: Workers) -> Report:
     docs = load_docs(opts.docs) if opts.docs else None
     slices, slice_targets = _slices(opts)  # --slices, --slices-column, [targets.slices.NAME]
     workers.start()  # after the inputs are read: a bad file is reported without waiting
-    from ..data import distinct_names
-
     runs = distinct_names(runs, list(opts.names) or None)
-    from ..compat import default_measures
-    from ..measures import normalize_measures
-
-    # the summary measures (the defaults when none is given), then every target's measure and
-    # the worst-queries measure: each is computed, so a target or --worst-measure may name any
-    # measure the command accepts ("nDCG", "P(rel=2)@5", "hits@3"), not only the summary's
-    measures = normalize_measures(default_measures(opts.compat) if opts.measures is None
-                                  else opts.measures)
-    k_max = opts.k_max
-    worst = normalize_measures([opts.worst_measure]) if opts.worst_measure else []
-    wanted = list(dict.fromkeys([*measures, *(t.measure for t in targets), *worst,
-                                 *(t.measure for ts in slice_targets.values() for t in ts)]))
-    if k_max is None:
-        k_max = max([20, *(m.cutoff for m in wanted if m.cutoff)])
+    wanted, k_max = _wanted(opts, targets, slice_targets)
     kwargs = {**eval_kwargs(opts), "k_max": k_max}
     results = [evaluate(qrels, r, wanted, **kwargs) for r in runs]
-    inputs = []
-    read: dict[str, list[Any]] = {"qrels": [qrels], "run": list(runs), "queries": [queries],
-                                  "docs": [docs]}
-    for (role, path), h in zip(roles, hashes, strict=True):
-        got = h.result()
-        if isinstance(got, OSError):
-            raise RagReportError(f"cannot read {escape_undecodable(str(path))}: {got.strerror}")
-        if got is None:  # an irds: id: the fingerprint of what ir_datasets gave
-            got = _irds_input(role, path, read[role].pop(0))
-        elif role in read:
-            read[role].pop(0)
-        inputs.append(got)
+    inputs = _fingerprints(roles, hashes, {"qrels": [qrels], "run": list(runs),
+                                           "queries": [queries], "docs": [docs]})
     if opts.json is not None or stored is not None:  # --baseline-report's
         from ..analysis.drift import judgments_sha256
 
@@ -401,3 +359,65 @@ def _report_from(opts: Options, hashing: Any, workers: Workers) -> Report:
         # two threads importing its modules at once meet a partially initialised module
         importer.join()
     return report
+
+
+def _shown_path(path: Any, example: bool) -> str | None:
+    """How a file of the embedded example is shown: relative to the package, not this
+    machine (None: as given)."""
+    from pathlib import Path
+
+    from ..examples import EXAMPLE_DIR
+    from ..io.common import Source
+
+    if isinstance(path, Source):
+        return None
+    p = Path(path).resolve()
+    if example and p.parent == EXAMPLE_DIR:
+        return f"ragreport/examples/pydoc/{p.name}"
+    return None
+
+
+def _roles(opts: Options) -> list[tuple[str, Any]]:
+    """Every input file with its role, in the report's order."""
+    return [("qrels", opts.qrels), *(("run", p) for p in opts.runs),
+            *((role, path) for role, path in (("queries", opts.queries), ("docs", opts.docs),
+                                              ("targets", opts.targets),
+                                              ("doc_map", opts.doc_map),
+                                              ("slices", opts.slices)) if path)]
+
+
+def _wanted(opts: Options, targets: list[Any], slice_targets: dict[str, list[Any]]
+            ) -> tuple[list[Any], int]:
+    """The measures to compute and K: the summary measures (the defaults when none is
+    given), then every target's measure and the worst-queries measure: each is computed, so
+    a target or --worst-measure may name any measure the command accepts ("nDCG",
+    "P(rel=2)@5", "hits@3"), not only the summary's."""
+    from ..compat import default_measures
+    from ..measures import normalize_measures
+
+    measures = normalize_measures(default_measures(opts.compat) if opts.measures is None
+                                  else opts.measures)
+    worst = normalize_measures([opts.worst_measure]) if opts.worst_measure else []
+    wanted = list(dict.fromkeys([*measures, *(t.measure for t in targets), *worst,
+                                 *(t.measure for ts in slice_targets.values() for t in ts)]))
+    k_max = opts.k_max
+    if k_max is None:
+        k_max = max([20, *(m.cutoff for m in wanted if m.cutoff)])
+    return wanted, k_max
+
+
+def _fingerprints(roles: list[tuple[str, Any]], hashes: list[Any],
+                  read: dict[str, list[Any]]) -> list[Any]:
+    """The input files' fingerprints (hashed meanwhile); an ir_datasets id's from what it
+    gave (``read``: the objects read, per role, in order)."""
+    inputs = []
+    for (role, path), h in zip(roles, hashes, strict=True):
+        got = h.result()
+        if isinstance(got, OSError):
+            raise RagReportError(f"cannot read {escape_undecodable(str(path))}: {got.strerror}")
+        if got is None:  # an irds: id: the fingerprint of what ir_datasets gave
+            got = _irds_input(role, path, read[role].pop(0))
+        elif role in read:
+            read[role].pop(0)
+        inputs.append(got)
+    return inputs

@@ -27,7 +27,6 @@ GENERATED = {"explorer/static/explorer.js"}
 #: report's JSON, HTML context and tracking payload are declarative tables.
 BIG_FUNCTIONS = {
     "cli/args.py:_add_report_options": 87,
-    "cli/report.py:_report_from": 90,
     "report/documents.py:document_report": 81,
     "report/html.py:_context": 114,
     "report/jsonout.py:report_json": 118,
