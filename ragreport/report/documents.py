@@ -84,51 +84,9 @@ def document_report(results: Sequence[EvaluationResult], doc_results: list[Evalu
         curves.append(Curve(str(fam), curve_title(fam, documents=True),
                             list(range(1, k_doc + 1)), series, marks))
     k = wm.cutoff or k_max
-    runs = []
-    for r in results:
-        red = r.redundancy if r.redundancy is not None else np.zeros((r.n_queries, 1), int)
-        at = red[:, min(k, red.shape[1]) - 1] if red.shape[1] else np.zeros(r.n_queries, int)
-        mean = float(at.mean()) if len(at) else 0.0
-        info = r.doc_map_info
-        runs.append(DocumentRun(
-            r.run_name, k, mean, shown(mean), int((at > 0).sum()), r.n_queries,
-            [float(x) for x in (red.mean(axis=0) if len(red) else red.sum(axis=0))[:k_max]],
-            info.chunks_collapsed if info else 0, info.unmapped_retrieved if info else 0,
-            info.unmapped_judged if info else 0))
-    queries: dict[str, dict[str, QueryDocuments]] = {}
-    for w in worst:
-        r = results[[x.run_name for x in results].index(w.run)]
-        d = doc_results[[x.run_name for x in results].index(w.run)]
-        dm = r.doc_map
-        per: dict[str, QueryDocuments] = {}
-        for qd in w.queries:
-            chunks = [row.doc_id for row in qd.rows]
-            found = dm.document_of(chunks) if dm is not None and chunks else []
-            docs_of = [f if f is not None else c for f, c in zip(found, chunks, strict=True)]
-            seen: set[str] = set()
-            repeated = []
-            for x in docs_of:
-                repeated.append(x in seen)
-                seen.add(x)
-            i = r.ranking.query_index(qd.query_id)
-            qred = r.redundancy
-            n_red = int(qred[i, min(w.k, qred.shape[1]) - 1]) if qred is not None else 0
-            value = float(d.values(w.measure)[d.ranking.query_index(qd.query_id)])
-            per[qd.query_id] = QueryDocuments(w.k, n_red, value, shown(value), docs_of,
-                                              repeated)
-        # worst first by the document-level value (ties: the chunk level's order)
-        items = list(per.items())
-        order = sorted(range(len(items)), key=lambda j: (items[j][1].value, j))
-        queries[w.run] = dict(items[j] for j in order)
-    pq: dict[str, dict[str, dict[str, float]]] = {}
-    if per_query:
-        for r, d in zip(results, doc_results, strict=True):
-            cols = {str(m): d.values(m).tolist() for m in measures}
-            if r.redundancy is not None and r.redundancy.shape[1]:
-                cols[f"redundancy@{min(k, r.redundancy.shape[1])}"] = [
-                    float(x) for x in r.redundancy[:, min(k, r.redundancy.shape[1]) - 1]]
-            pq[d.run_name] = {q: {name: v[i] for name, v in cols.items()}
-                              for i, q in enumerate(d.query_ids)}
+    runs = [_document_run(r, k, k_max) for r in results]
+    queries = {w.run: _worst_documents(w, results, doc_results) for w in worst}
+    pq = _per_query(results, doc_results, measures, k) if per_query else {}
     info0 = results[0].doc_map_info
     return DocumentReport(
         source=info0.source if info0 else "",
@@ -139,3 +97,57 @@ def document_report(results: Sequence[EvaluationResult], doc_results: list[Evalu
         unmapped=info0.unmapped if info0 else "error",
         description=results[0].conventions.doc_map or "",
         summary=rows, curves=curves, runs=runs, queries=queries, per_query=pq)
+
+
+def _document_run(r: EvaluationResult, k: int, k_max: int) -> DocumentRun:
+    """A run's redundancy at K (chunks of one document retrieved twice) and doc-map counts."""
+    red = r.redundancy if r.redundancy is not None else np.zeros((r.n_queries, 1), int)
+    at = red[:, min(k, red.shape[1]) - 1] if red.shape[1] else np.zeros(r.n_queries, int)
+    mean = float(at.mean()) if len(at) else 0.0
+    info = r.doc_map_info
+    return DocumentRun(
+        r.run_name, k, mean, shown(mean), int((at > 0).sum()), r.n_queries,
+        [float(x) for x in (red.mean(axis=0) if len(red) else red.sum(axis=0))[:k_max]],
+        info.chunks_collapsed if info else 0, info.unmapped_retrieved if info else 0,
+        info.unmapped_judged if info else 0)
+
+
+def _worst_documents(w: WorstQueries, results: Sequence[EvaluationResult],
+                     doc_results: list[EvaluationResult]) -> dict[str, QueryDocuments]:
+    """The worst queries' rankings as documents, worst first by the document-level value
+    (ties: the chunk level's order)."""
+    r = results[[x.run_name for x in results].index(w.run)]
+    d = doc_results[[x.run_name for x in results].index(w.run)]
+    dm = r.doc_map
+    per: dict[str, QueryDocuments] = {}
+    for qd in w.queries:
+        chunks = [row.doc_id for row in qd.rows]
+        found = dm.document_of(chunks) if dm is not None and chunks else []
+        docs_of = [f if f is not None else c for f, c in zip(found, chunks, strict=True)]
+        seen: set[str] = set()
+        repeated = []
+        for x in docs_of:
+            repeated.append(x in seen)
+            seen.add(x)
+        i = r.ranking.query_index(qd.query_id)
+        qred = r.redundancy
+        n_red = int(qred[i, min(w.k, qred.shape[1]) - 1]) if qred is not None else 0
+        value = float(d.values(w.measure)[d.ranking.query_index(qd.query_id)])
+        per[qd.query_id] = QueryDocuments(w.k, n_red, value, shown(value), docs_of, repeated)
+    items = list(per.items())
+    order = sorted(range(len(items)), key=lambda j: (items[j][1].value, j))
+    return dict(items[j] for j in order)
+
+
+def _per_query(results: Sequence[EvaluationResult], doc_results: list[EvaluationResult],
+               measures: list[Measure], k: int) -> dict[str, dict[str, dict[str, float]]]:
+    """Each run's document-level values per query (and its redundancy at K)."""
+    pq: dict[str, dict[str, dict[str, float]]] = {}
+    for r, d in zip(results, doc_results, strict=True):
+        cols = {str(m): d.values(m).tolist() for m in measures}
+        if r.redundancy is not None and r.redundancy.shape[1]:
+            cols[f"redundancy@{min(k, r.redundancy.shape[1])}"] = [
+                float(x) for x in r.redundancy[:, min(k, r.redundancy.shape[1]) - 1]]
+        pq[d.run_name] = {q: {name: v[i] for name, v in cols.items()}
+                          for i, q in enumerate(d.query_ids)}
+    return pq

@@ -90,19 +90,7 @@ def slice_report(results: Sequence[EvaluationResult], base: PerQueryValues | Non
     out = []
     for name in got.names:
         per = got.runs[name]
-        trows = []
-        for t in slice_targets.get(name, ()):
-            cells = []
-            for sc in (x for x in got.checks if x.slice == name and x.check.target is t):
-                ch = sc.check
-                ok = math.isfinite(ch.value)
-                cells.append(SliceTargetCell(
-                    ch.run, ch.value if ok else None, ch.shown, ch.passed,
-                    signed(ch.margin) if ok else "–", t.on,
-                    ch.mean if math.isfinite(ch.mean) else None, sc.reason,
-                    ch.margin if ok else None))
-            trows.append(SliceTargetRow(str(t.measure), t.op, t.threshold,
-                                        threshold_text(t.threshold), t.source, cells))
+        trows = _target_rows(got.checks, name, slice_targets.get(name, ()))
         idx = slice_indices(stored.query_ids, [q for q, t in qs.tags.items() if name in t]) \
             if stored is not None else None
         rows = []
@@ -113,19 +101,7 @@ def slice_report(results: Sequence[EvaluationResult], base: PerQueryValues | Non
                        for r in results]
             target = next((t for t in trows if t.measure == str(m)), None)
             rows.append(SliceRow(str(m), m.family.title, cells_, target))
-        curves = []
-        for fam in families:
-            series = {r.run_name: per[r.run_name].curves[fam] for r in results
-                      if per[r.run_name].curves.get(fam)}
-            if not series:
-                continue
-            marks = [(t.measure.cutoff, t.threshold, target_rule(t.op, t.threshold))
-                     for t in slice_targets.get(name, ()) if t.measure.curve_key == fam]
-            bands = {r.run_name: per[r.run_name].bands[fam] for r in results
-                     if fam in per[r.run_name].bands}
-            width = len(next(iter(series.values())))
-            curves.append(Curve(str(fam), curve_title(fam), list(range(1, width + 1)),
-                                series, marks, bands))
+        curves = _slice_curves(results, per, families, slice_targets.get(name, ()))
         queries = {r: sr.n for r, sr in per.items()}
         few = got.few(name)
         if stored is not None and idx is not None:
@@ -135,6 +111,44 @@ def slice_report(results: Sequence[EvaluationResult], base: PerQueryValues | Non
     return SliceReport(qs.source, minimum, describe_rule(minimum), out,
                        [str(m) for m in head], len(got.unknown), got.unknown[:10],
                        dict(got.untagged), qs.duplicates)
+
+
+def _target_rows(checks: Sequence[Any], name: str, targets: Sequence[Target]
+                 ) -> list[SliceTargetRow]:
+    """The slice's targets, each with its check per run."""
+    trows = []
+    for t in targets:
+        cells = []
+        for sc in (x for x in checks if x.slice == name and x.check.target is t):
+            ch = sc.check
+            ok = math.isfinite(ch.value)
+            cells.append(SliceTargetCell(
+                ch.run, ch.value if ok else None, ch.shown, ch.passed,
+                signed(ch.margin) if ok else "–", t.on,
+                ch.mean if math.isfinite(ch.mean) else None, sc.reason,
+                ch.margin if ok else None))
+        trows.append(SliceTargetRow(str(t.measure), t.op, t.threshold,
+                                    threshold_text(t.threshold), t.source, cells))
+    return trows
+
+
+def _slice_curves(results: Sequence[EvaluationResult], per: Mapping[str, SliceRun],
+                  families: Sequence[Measure], targets: Sequence[Target]) -> list[Curve]:
+    """The slice's mean curves per family (with bands, and the slice targets' marks)."""
+    curves = []
+    for fam in families:
+        series = {r.run_name: per[r.run_name].curves[fam] for r in results
+                  if per[r.run_name].curves.get(fam)}
+        if not series:
+            continue
+        marks = [(t.measure.cutoff, t.threshold, target_rule(t.op, t.threshold))
+                 for t in targets if t.measure.curve_key == fam]
+        bands = {r.run_name: per[r.run_name].bands[fam] for r in results
+                 if fam in per[r.run_name].bands}
+        width = len(next(iter(series.values())))
+        curves.append(Curve(str(fam), curve_title(fam), list(range(1, width + 1)),
+                            series, marks, bands))
+    return curves
 
 
 def _cell(run: str, sr: SliceRun, m: Measure, c: SliceComparison | None) -> SliceCell:

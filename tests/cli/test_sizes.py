@@ -27,10 +27,8 @@ GENERATED = {"explorer/static/explorer.js"}
 #: report's JSON, HTML context and tracking payload are declarative tables.
 BIG_FUNCTIONS = {
     "cli/args.py:_add_report_options": 87,
-    "report/documents.py:document_report": 81,
     "report/html.py:_context": 114,
     "report/jsonout.py:report_json": 118,
-    "report/slicing.py:slice_report": 87,
     "report/payload.py:tracking_payload": 125,
 }
 
