@@ -23,8 +23,10 @@ BIG_MODULES: dict[str, int] = {}
 #: (each under 400 lines and the bundle checked against them: tests/explorer/test_bundle.py).
 GENERATED = {"explorer/static/explorer.js"}
 
-#: Functions over FUNCTION_LINES lines of code today ("module:function" -> lines); the
-#: report's JSON, HTML context and tracking payload are declarative tables.
+#: Functions over FUNCTION_LINES lines of code ("module:function" -> lines): declarative
+#: tables only (the issue's exception), a row per option or per field: the report command's
+#: argparse options, the HTML context, the report's JSON and the tracking payload. Every
+#: other function is under 80 lines.
 BIG_FUNCTIONS = {
     "cli/args.py:_add_report_options": 87,
     "report/html.py:_context": 114,
