@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ..io.common import Source
 from .args import build_parser
+
+if TYPE_CHECKING:  # not imported at run time: --help stays light (no numpy, no pyarrow)
+    from ..io.common import Source
 
 __all__ = ["Input", "Options", "parse_options"]
 
