@@ -57,7 +57,7 @@ _EXPORTS: dict[str, str] = {
     "MeasureError": "errors",
     "ConfigError": "errors",
     "Explorer": "explorer",
-    # reports, targets and the stored baseline (the README's Python examples)
+    # reports, targets and the stored baseline (the Python examples of the README and docs/)
     "build_report": "report",
     "Report": "report",
     "InputFile": "report",

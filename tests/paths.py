@@ -10,3 +10,12 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 #: The gold outputs the report renderers are compared with (``python tests/gold/regen.py``).
 GOLD = TESTS / "gold"
+#: The user documentation: the README and the pages of the site (``mkdocs.yml``).
+DOCS = ROOT / "docs"
+
+
+def user_docs() -> str:
+    """The README and every page of ``docs/``, one after the other (sections are found by
+    their headings wherever they live)."""
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    return "\n\n".join(p.read_text(encoding="utf-8") for p in pages)

@@ -27,6 +27,8 @@ class ExampleFiles:
 def example_files() -> ExampleFiles:
     """Paths of the embedded example (qrels, the BM25 and TF-IDF runs, query and doc texts).
 
+    Examples
+    --------
     >>> files = example_files()
     >>> [p.name for p in files.runs]
     ['run_bm25.txt', 'run_tfidf.txt']

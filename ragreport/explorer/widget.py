@@ -289,7 +289,7 @@ class Explorer(anywidget.AnyWidget):
 
     # ---- custom messages -------------------------------------------------------------------
     def handle_message(self, msg: Any) -> list[dict[str, Any]]:
-        """The replies to one message of the front end (see the protocol in the README).
+        """The replies to one message of the front end (protocol: docs/guides/explorer.md).
 
         ``{type: "rows", id, start, end}``, ``{type: "passage", id, qid, doc_id}`` and
         ``{type: "report", id, path?}``; anything else gets ``{type: "error", id, message}``.

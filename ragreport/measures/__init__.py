@@ -15,7 +15,7 @@ parameters. Its canonical string round-trips through :func:`parse_measure`::
     ['P@5', 'P@10']
 
 Every peer's spelling is read with that peer's meaning (trec_eval, ir_measures, ranx,
-MTEB/BEIR, LlamaIndex; the README's measure table lists them), or refused: a bare trec_eval
+MTEB/BEIR, LlamaIndex; docs/measures.md lists them), or refused: a bare trec_eval
 name that takes cutoffs (``P``, ``ndcg_cut``, ``map_cut``, ``success``) means trec_eval's
 default cutoffs, as ``trec_eval -m`` and ir_measures' ``parse_trec_measure`` read it; ranx's
 ``hits@k`` is the number of relevant documents in the top k (:data:`FAMILIES` ``Hits``), not

@@ -37,7 +37,7 @@ class Family:
     bounded : bool
         True when every value lies in [0, 1] (counts do not).
     definition : str
-        One-line formula for the README and reports.
+        One-line formula for the docs' measure table and the reports.
     aggregate : str
         How per-query values become one number in trec_eval's layout: ``"mean"`` (every
         measure, counts such as ``Hits@K`` included, as ranx averages them) or ``"sum"``

@@ -21,7 +21,7 @@ __all__ = ["DEFAULT_MEASURES", "PARAMS", "TREC_DEFAULT_CUTOFFS", "TREC_DEFAULT_M
 
 
 # lowercase alias -> canonical family: ranx, ir_measures, trec_eval, MTEB/BEIR and common
-# spellings, each with the meaning the peer that spells it so gives it (README, "Measures").
+# spellings, each with the meaning the peer that spells it so gives it (docs/measures.md).
 # ``hits`` is ranx's count of relevant documents in the top k, never the hit rate.
 _ALIASES: dict[str, str] = {
     "p": "P", "precision": "P", "prec": "P",
@@ -384,7 +384,7 @@ def _bare(name: str, fam: str, text: str, rel: int | None, whole: Measure | None
 def parse_measures(text: str | Measure) -> list[Measure]:
     """Parse one measure name, which may expand to several (trec_eval cutoff lists).
 
-    Every peer's spelling is read with that peer's meaning (the README's measure table lists
+    Every peer's spelling is read with that peer's meaning (docs/measures.md's table lists
     them): canonical names (``nDCG@10``, ``P(rel=2)@5``, ``RBP(p=0.8)``, ``IPrec@0.5``);
     ir_measures names and parameters (``Success@5``, ``nDCG(dcg=exp-log2)@10`` = nDCG with
     gain 2^grade - 1, ``NumRet(rel=1)`` = ``NumRelRet(rel=1)``, ``SetP(rel=2)``,

@@ -1,6 +1,6 @@
 """The JSON document of a report: everything a machine needs, in a fixed key order.
 
-Schema ``ragreport.report/1`` (documented in the README). Floats are written at full precision
+Schema ``ragreport.report/1`` (docs/guides/outputs.md). Floats are written at full precision
 (Python's shortest round-trip form), so ``json.loads`` gives back exactly the values the
 evaluation computed; NaN and infinities are refused. Keys keep the documented order (they are
 *not* sorted), text is UTF-8 (``ensure_ascii=False``), indented by 2, with a final newline. The

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from paths import GOLD, ROOT
+from paths import GOLD, user_docs
 
 import ragreport
 from ragreport.analysis.drift import (
@@ -481,7 +481,7 @@ def test_baseline_picks_a_run_of_the_stored_report(
 def test_readme_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The README's "Gate against a stored baseline" Python example, as written, in a fresh
     folder holding main's report (written by the command on main) and the PR's run."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = user_docs()
     section = readme.split("### Gate against a stored baseline", 1)[1].split("\n### ", 1)[0]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     f = example_files()

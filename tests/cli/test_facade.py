@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 
-from paths import ROOT
+from paths import user_docs
 
 import ragreport
 
@@ -16,7 +16,7 @@ PUBLIC_MODULES = {"spark", "dask", "ray", "perquery"}
 
 
 def _python_blocks() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = user_docs()
     return re.findall(r"```python\n(.*?)```", text, re.S)
 
 

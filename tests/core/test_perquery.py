@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from paths import ROOT
+from paths import user_docs
 
 from ragreport import evaluate
 from ragreport.cli.app import EXIT_OK, EXIT_TARGET_FAILED, main
@@ -601,7 +601,7 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     """The README's "Per-query results (Parquet)" Python example, as written."""
     import re
 
-    readme = (ROOT / "README.md").read_text("utf-8")
+    readme = user_docs()
     section = readme.split("### Per-query results (Parquet)", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert code is not None

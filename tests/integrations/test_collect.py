@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from paths import ROOT
+from paths import user_docs
 
 # no telemetry, no download, no network: set before the frameworks are imported
 os.environ.setdefault("LANGCHAIN_TRACING_V2", "false")
@@ -632,7 +632,7 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     """The README's "Measure a retriever directly" example, as written, twice (resumed)."""
     import re
 
-    readme = (ROOT / "README.md").read_text("utf-8")
+    readme = user_docs()
     section = readme[readme.index("## Measure a retriever directly"):]
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert code is not None

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from paths import ROOT
+from paths import user_docs
 
 import ragreport
 from ragreport.errors import RagReportError
@@ -801,7 +801,7 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     """The README's example, as written, in a fresh folder: read back from both trackers."""
     from mlflow.tracking import MlflowClient
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = user_docs()
     section = readme[readme.index("### Experiment tracking: MLflow and W&B"):]
     code = section[section.index("```python\n") + 10:section.index("```\n", section.index(
         "```python\n") + 10)]

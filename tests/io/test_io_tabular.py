@@ -26,7 +26,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from paths import ROOT
+from paths import user_docs
 
 import ragreport
 from ragreport.errors import InputError
@@ -646,7 +646,7 @@ def test_cli_parquet_and_columns(tmp_path: Path, example: dict[str, Any],
 def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                              capsys: pytest.CaptureFixture[str]) -> None:
     """The README's Parquet/polars example, as written (its assert: the same numbers)."""
-    readme = (ROOT / "README.md").read_text()
+    readme = user_docs()
     section = readme.split("### Parquet, Arrow, polars and Hugging Face inputs", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     monkeypatch.chdir(tmp_path)

@@ -36,7 +36,7 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from paths import ROOT
+from paths import user_docs
 
 import ragreport
 from ragreport.errors import MeasureError
@@ -632,7 +632,7 @@ def test_readme_measure_table_matches_the_parser() -> None:
     """The README's measure table lists every family, and each peer's name in it reads as the
     row's measure (K and k stand for a cutoff; a name marked ¹ is refused, see the README)."""
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = user_docs()
     section = text[text.index("## Measures\n"):text.index("### Conventions of each preset")]
     rows = [line.split("|")[1:-1] for line in section.splitlines()
             if line.startswith("| `")]
@@ -658,7 +658,7 @@ def test_readme_judged_divisor_is_the_codes() -> None:
     """The README's Judged@K row divides by min(K, retrieved), as judged_at_k and ir_measures
     do: qrels {a, b, c}, run [a, b, x] gives Judged@10 = 2/3, not 2/10."""
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = user_docs()
     row = next(line for line in text.splitlines() if line.startswith("| `Judged@K`"))
     definition = row.split("|")[2]
     assert "min(K, retrieved)" in definition, definition

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from paths import ROOT
+from paths import user_docs
 
 from ragreport import evaluate, metrics
 from ragreport.core.engine import pr_curve
@@ -442,7 +442,7 @@ def test_judged_on_tied_runs_against_ir_measures() -> None:
                     differing += 1
     assert checked > 300
     assert differing > 0  # the data has ties across the cut that change the value
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = user_docs()
     known = readme[readme.index("## Known differences from the peers"):]
     assert "`Judged@K` on tied scores: ir_measures' judged provider breaks ties by " \
            "document id\n  ascending" in known

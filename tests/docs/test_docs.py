@@ -1,0 +1,108 @@
+"""The user documentation: the README is short and its quick starts run as written (their
+printed numbers included), its links resolve, and the site in ``docs/`` builds with
+``mkdocs build --strict`` (every page in the navigation, every link and API reference
+resolved)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from paths import DOCS, ROOT
+
+README = ROOT / "README.md"
+#: The README says what the project is, how to set it up and start; the rest is in docs/.
+README_LINES = 200
+
+
+def _blocks(text: str, lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", text, re.S)
+
+
+def _expected_output(block: str) -> str:
+    """What a block says it prints: the ``# `` comment lines right after a ``print(...)``
+    line, in order."""
+    out: list[str] = []
+    lines = block.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("print("):
+            for follow in lines[i + 1:]:
+                if not follow.startswith("# "):
+                    break
+                out.append(follow[2:])
+    return "".join(f"{x}\n" for x in out)
+
+
+def test_the_readme_is_short() -> None:
+    n = README.read_text(encoding="utf-8").count("\n")
+    assert n < README_LINES, f"README.md has {n} lines; move detail into docs/"
+
+
+def test_the_readme_python_quick_starts_run_and_print_what_they_say(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocks = _blocks(README.read_text(encoding="utf-8"), "python")
+    assert len(blocks) >= 2
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    said = 0
+    for block in blocks:
+        out = io.StringIO()
+        scope: dict[str, object] = {}
+        with contextlib.redirect_stdout(out):
+            exec(compile(block, "README.md", "exec"), scope)
+        expected = _expected_output(block)
+        said += bool(expected)
+        assert out.getvalue() == expected, block
+    assert said >= 1  # the numbers a quick start prints are checked
+    assert {"report.html", "summary.md", "report.json"} <= {p.name for p in tmp_path.iterdir()}
+
+
+def test_the_readme_command_line_quick_start_runs(tmp_path: Path) -> None:
+    """Each command of the command-line quick start, as written (``ragreport`` is this
+    interpreter's), in a fresh folder: every one exits 0 and the report is written."""
+    blocks = [b for b in _blocks(README.read_text(encoding="utf-8"), "sh")
+              if "pip install" not in b and "venv" not in b]
+    assert blocks
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    ran = 0
+    for block in blocks:
+        for line in block.strip().splitlines():
+            command = re.sub(r"^ragreport ", f"{sys.executable} -m ragreport ", line)
+            done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env,
+                                  capture_output=True, text=True, timeout=300, check=False)
+            assert done.returncode == 0, (line, done.stderr[-2000:])
+            ran += 1
+    assert ran >= 3 and (tmp_path / "example-report.html").stat().st_size > 10_000
+    assert (tmp_path / "ragreport.toml").is_file()
+
+
+def test_the_readme_links_resolve() -> None:
+    text = README.read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    local = [x for x in links if "://" not in x]
+    assert local
+    assert [x for x in local if not (ROOT / x).exists()] == []
+
+
+def test_every_docs_page_is_in_the_site_navigation() -> None:
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
+    assert pages and {p for p in pages if f": {p}" not in nav} == set()
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    import mkdocs  # noqa: F401  (the test extras install it: never skipped)
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d",
+                           str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600, check=False,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text(encoding="utf-8")
+    assert "evaluate" in api and "build_report" in api
+    assert (tmp_path / "site" / "guides" / "gates" / "index.html").is_file()
