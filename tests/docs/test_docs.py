@@ -106,3 +106,43 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text(encoding="utf-8")
     assert "evaluate" in api and "build_report" in api
     assert (tmp_path / "site" / "guides" / "gates" / "index.html").is_file()
+
+
+def _doc_blocks() -> list[tuple[str, str]]:
+    """Every Python block of the docs pages, as ``(page#n, code)``."""
+    out = []
+    for page in sorted(DOCS.rglob("*.md")):
+        name = page.relative_to(DOCS).as_posix()
+        for n, code in enumerate(_blocks(page.read_text(encoding="utf-8"), "python"), start=1):
+            out.append((f"{name}#{n}", code))
+    return out
+
+
+#: Blocks that need a scene of their own, run as written by the test named here (which
+#: prepares main's stored report, a Spark session, tracking stores...).
+ELSEWHERE = {
+    "guides/gates.md#1": ("analysis/test_drift.py", "test_readme_python_example_runs"),
+    "guides/large-runs.md#2": ("engines/test_engines.py", "test_the_docs_spark_example_runs"),
+    "guides/tracking.md#1": ("integrations/test_tracking.py", "test_readme_example_runs"),
+}
+
+
+def test_the_blocks_run_elsewhere_are_run_there() -> None:
+    blocks = dict(_doc_blocks())
+    for key, (module, test) in ELSEWHERE.items():
+        assert key in blocks, f"{key}: no such block (the page changed: update ELSEWHERE)"
+        source = (ROOT / "tests" / module).read_text(encoding="utf-8")
+        assert f"def {test}(" in source, (key, module, test)
+
+
+@pytest.mark.parametrize(("key", "code"), [b for b in _doc_blocks() if b[0] not in ELSEWHERE],
+                         ids=lambda v: v if isinstance(v, str) and "#" in v else "")
+def test_every_docs_python_block_runs_as_written(key: str, code: str, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a fresh folder; what a block prints is what its ``# `` lines after ``print`` say."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, key, "exec"), {})
+    assert out.getvalue() == _expected_output(code), key

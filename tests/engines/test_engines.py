@@ -133,6 +133,30 @@ def test_spark_same_numbers_and_parquet(spark: Any, whole: Any, tmp_path: Path) 
     assert '"nDCG@10"' in done.stdout
 
 
+def test_the_docs_spark_example_runs(spark: Any, tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The Spark example of docs/guides/large-runs.md, as written, in a folder holding the
+    qrels and a run as Parquet folders (``qrels/``, ``run/``): its result is evaluate's.
+    (Spark resolves a relative path against its JVM's folder, not Python's: the example's
+    folders are named by their full path here.)"""
+    from paths import DOCS
+
+    text = (DOCS / "guides" / "large-runs.md").read_text(encoding="utf-8")
+    [code] = [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "pyspark" in b]
+    monkeypatch.chdir(tmp_path)
+    for folder in ("qrels/", "run/", "per-query/bm25"):
+        assert f'"{folder}"' in code, folder
+        code = code.replace(f'"{folder}"', repr(f"{tmp_path}/{folder}"))
+    _sdf(spark, QRELS).write.parquet(str(tmp_path / "qrels"))
+    _sdf(spark, RUN).write.parquet(str(tmp_path / "run"))
+    exec(compile(code, "large-runs.md", "exec"), {})
+    assert (tmp_path / "per-query" / "bm25").is_dir()
+    want = ragreport.evaluate(QRELS, RUN, ["nDCG@10", "P@5", "AP"], 20, name="bm25")
+    printed = capsys.readouterr().out
+    assert printed.strip() == str(want.means())
+
+
 def test_spark_other_column_names_and_integer_ids(spark: Any) -> None:
     from ragreport import spark as rs
 
