@@ -148,3 +148,14 @@ def test_every_docs_python_block_runs_as_written(key: str, code: str, tmp_path: 
     with contextlib.redirect_stdout(out):
         exec(compile(code, key, "exec"), {})
     assert out.getvalue() == _expected_output(code), key
+
+
+def test_the_user_docs_speak_of_the_product_only() -> None:
+    """No project history in the README or the docs: issue numbers, dated logs, estimates of
+    machines nobody measured."""
+    from paths import user_docs
+
+    text = user_docs()
+    found = re.findall(r"\bissues? \d+\b|\(issue\b|\b20\d\d-\d\d-\d\d \d\d:\d\d|"
+                       r"\bthis (?:2-core |shared )?machine\b|\b10-node\b", text, re.I)
+    assert found == []
