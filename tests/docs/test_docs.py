@@ -159,3 +159,13 @@ def test_the_user_docs_speak_of_the_product_only() -> None:
     found = re.findall(r"\bissues? \d+\b|\(issue\b|\b20\d\d-\d\d-\d\d \d\d:\d\d|"
                        r"\bthis (?:2-core |shared )?machine\b|\b10-node\b", text, re.I)
     assert found == []
+
+
+def test_the_generated_pages_are_up_to_date() -> None:
+    """docs/reference/cli.md is every command's --help (scripts/gen_docs.py): it never drifts
+    from the parser."""
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_docs.py"), "--check"],
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    page = (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
+    assert "## ragreport check" in page and "--max-drop" in page
