@@ -131,54 +131,70 @@ def _jobs(text: str) -> int:
 _positive = _integer_in(1, MAX_INT)
 
 
-def _add_inputs(p: argparse.ArgumentParser, many_runs: bool) -> None:
-    p.add_argument("qrels", nargs="?",
+#: The sections of a command's --help, in order (a section with no option is not shown).
+GROUPS = ("inputs", "measures and conventions", "targets and gates", "statistics", "outputs",
+          "baseline report", "tracking")
+
+
+def _groups(p: argparse.ArgumentParser) -> dict[str, Any]:
+    """The titled option sections of a command (argparse argument groups)."""
+    return {title: p.add_argument_group(title) for title in GROUPS}
+
+
+def _add_inputs(p: argparse.ArgumentParser, many_runs: bool,
+                groups: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The inputs and the evaluation's measures and conventions; returns the sections."""
+    g = groups if groups is not None else _groups(p)
+    i = g["inputs"]
+    i.add_argument("qrels", nargs="?", metavar="QRELS",
                    help="qrels file (TREC, BEIR TSV, JSONL or Parquet; .gz ok)")
-    p.add_argument("runs", nargs="*" if many_runs else "?", metavar="RUN",
+    i.add_argument("runs", nargs="*" if many_runs else "?", metavar="RUN",
                    help=("run files" if many_runs else "run file")
                    + " (TREC, JSONL or Parquet; .gz ok)")
-    p.add_argument("--columns", default=None, metavar="MAP",
+    i.add_argument("--columns", default=None, metavar="MAP",
                    help="the columns of Parquet inputs, e.g. qid=query-id,docid=corpus-id,"
                         "score=score (relevance= or rel= for the qrels' grades); default: "
                         "found from the common layouts (TREC, MTEB/BEIR, ir_measures)")
-    p.add_argument("--example", action="store_true",
+    i.add_argument("--example", action="store_true",
                    help="use the embedded example (Python docs passages, BM25 and TF-IDF runs)")
-    p.add_argument("-m", "--measure", action="append", default=None, dest="measures",
+    c = g["measures and conventions"]
+    c.add_argument("-m", "--measure", action="append", default=None, dest="measures",
                    metavar="MEASURES",
                    help="measure(s), repeatable; e.g. nDCG@10, 'P@5', mrr, P.5,10 (trec_eval)")
-    p.add_argument("--k-max", type=_positive, default=None, metavar="K",
+    c.add_argument("--k-max", type=_positive, default=None, metavar="K",
                    help="largest K of the curves")
-    p.add_argument("-c", "--complete", action="store_true",
+    c.add_argument("-c", "--complete", action="store_true",
                    help="qrels queries missing from the run count as 0 (trec_eval -c)")
-    p.add_argument("-M", "--max-depth", type=_integer_in(1, 2**62), default=None,
+    c.add_argument("-M", "--max-depth", type=_integer_in(1, 2**62), default=None,
                    help="only the first N results per query count (trec_eval -M)")
-    p.add_argument("-l", "--rel-level", type=_integer_in(-MAX_GRADE, MAX_GRADE), default=1,
+    c.add_argument("-l", "--rel-level", type=_integer_in(-MAX_GRADE, MAX_GRADE), default=1,
                    help="minimum grade that counts as relevant (trec_eval -l; default 1)")
-    p.add_argument("--order", choices=("score", "given"), default=None,
+    c.add_argument("--order", choices=("score", "given"), default=None,
                    help="score: by score, ties by doc id descending (trec_eval; the default, "
                         "but --compat llamaindex: given); given: as listed")
-    p.add_argument("--ties", choices=("trec_eval", "average"), default=None,
+    c.add_argument("--ties", choices=("trec_eval", "average"), default=None,
                    help="trec_eval: tied scores in trec_eval's order (default); average: each "
                         "value is its expected value over all orders of the tied scores "
                         "(McSherry & Najork 2008); also 'ties = \"average\"' in the targets "
                         "file")
-    _add_compat(p)
-    p.add_argument("--no-relevant", choices=("zero", "skip", "raise"), default="zero",
+    _add_compat(c)
+    c.add_argument("--no-relevant", choices=("zero", "skip", "raise"), default="zero",
                    help="queries without a relevant document: score 0 (default), skip, or error")
-    p.add_argument("--keep-first-duplicate", action="store_true",
+    c.add_argument("--keep-first-duplicate", action="store_true",
                    help="keep the first occurrence of a document repeated in a query "
                         "(default: error)")
-    p.add_argument("--doc-map", default=None, metavar="FILE",
+    c.add_argument("--doc-map", default=None, metavar="FILE",
                    help="chunk id -> document id (TSV chunk_id<TAB>doc_id or JSONL): evaluate "
                         "at chunk and at document level (a document's rank is its best "
                         "chunk's)")
-    p.add_argument("--doc-map-unmapped", choices=("error", "own"), default=None,
+    c.add_argument("--doc-map-unmapped", choices=("error", "own"), default=None,
                    help="an id missing from --doc-map: error (default) or a document of its "
                         "own")
-    _add_common(p)
+    _add_common(p, c)
+    return g
 
 
-def _add_compat(p: argparse.ArgumentParser) -> None:
+def _add_compat(p: Any) -> None:
     """``--compat``, ``--ignore-identical-ids`` and ``--score-precision``
     (:mod:`ragreport.compat`)."""
     from ..compat import COMPAT_NAMES, SCORE_PRECISIONS
@@ -197,9 +213,11 @@ def _add_compat(p: argparse.ArgumentParser) -> None:
                         "the --compat preset's (beir, mteb: float32), else float64")
 
 
-def _add_common(p: argparse.ArgumentParser) -> None:
-    """Options every command has: ``--fractional-grades`` and ``--debug``."""
-    p.add_argument("--fractional-grades", action="store_true",
+def _add_common(p: argparse.ArgumentParser, conventions: Any = None) -> None:
+    """Options every command has: ``--fractional-grades`` (in ``conventions``, a section of
+    ``p``, when given) and ``--debug``."""
+    (conventions if conventions is not None else p).add_argument(
+                   "--fractional-grades", action="store_true",
                    help="keep fractional grades as gains (default: grades are read as "
                         "trec_eval reads them, truncated to whole numbers)")
     _add_debug(p)
@@ -209,6 +227,41 @@ def _add_debug(p: argparse.ArgumentParser) -> None:
     # SUPPRESS: a command's parser leaves the global --debug alone when not given again
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                    help="on an error, also print the traceback")
+
+
+def _usage(command: str, runs: str) -> str:
+    return (f"ragreport {command} [options] QRELS {runs}\n"
+            f"       ragreport {command} [options] --example"
+            + (f"\n       ragreport {command} [options] --per-query-in PATH"
+               if command != "evaluate" else ""))
+
+
+#: Each command's usage lines: QRELS and RUN are required, unless --example (or
+#: --per-query-in) stands for them.
+_USAGE = {"evaluate": _usage("evaluate", "RUN"), "report": _usage("report", "RUN [RUN ...]"),
+          "check": _usage("check", "RUN [RUN ...]")}
+
+#: Each command's examples, and what it writes.
+_EPILOG = {
+    "evaluate": """examples:
+  ragreport evaluate qrels.txt run.txt -m nDCG@10 -m R@5
+  ragreport evaluate qrels.txt run.txt --format trec     # trec_eval's layout
+  ragreport evaluate qrels.txt big.run --stream          # a run larger than memory
+
+writes: nothing; prints the measures (--per-query-out also writes them as Parquet).""",
+    "report": """examples:
+  ragreport report qrels.txt bm25.txt dense.txt --html report.html
+  ragreport report --example --markdown summary.md --json report.json
+
+writes: the files --html, --markdown and --json name; with none of them,
+ragreport-report.html in the working folder. Prints a summary.""",
+    "check": """examples:
+  ragreport check qrels.txt run.txt --targets ragreport.toml
+  ragreport check qrels.txt main.txt pr.txt --max-drop 0.02 --markdown comment.md
+
+writes: only the files --html, --markdown and --json name (nothing by default); prints
+each check. Exit 0: every target and gate passed; 1: one failed; 2: an error.""",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -221,25 +274,28 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     ev = sub.add_parser("evaluate", help="compute measures for one run",
-                        description="Compute measures for one run against qrels.")
-    _add_inputs(ev, many_runs=False)
-    ev.add_argument("-q", "--per-query", action="store_true", help="add per-query values")
-    ev.add_argument("--stream", action="store_true",
+                        description="Compute measures for one run against qrels.",
+                        usage=_USAGE["evaluate"], epilog=_EPILOG["evaluate"],
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    out = _add_inputs(ev, many_runs=False)["outputs"]
+    out.add_argument("-q", "--per-query", action="store_true", help="add per-query values")
+    out.add_argument("--stream", action="store_true",
                     help="read the run in blocks, in bounded memory (run grouped by query)")
-    ev.add_argument("--format", choices=("table", "json", "trec"), default="table",
+    out.add_argument("--format", choices=("table", "json", "trec"), default="table",
                     help="table (default), json (schema ragreport.evaluate/1) or trec "
                          "(trec_eval's exact layout)")
-    ev.add_argument("--per-query-out", default=None, metavar="FILE.parquet",
+    out.add_argument("--per-query-out", default=None, metavar="FILE.parquet",
                     help="also write every per-query value, curve and count as Parquet "
                          "(schema ragreport.per_query/1): shards that ragreport report / "
                          "check --per-query-in merge")
-    ev.add_argument("--name", default=None, metavar="NAME", action=_Once,
+    out.add_argument("--name", default=None, metavar="NAME", action=_Once,
                     help="run name (default: TREC tag, else file name)")
     for name, helptext in (("report", "write the HTML / Markdown / JSON report"),
                            ("check", "check targets; exit 1 when one fails (CI gate)")):
-        rp = sub.add_parser(name, help=helptext, description=helptext[0].upper() + helptext[1:])
-        _add_inputs(rp, many_runs=True)
-        _add_report_options(rp)
+        rp = sub.add_parser(name, help=helptext, description=helptext[0].upper() + helptext[1:],
+                            usage=_USAGE[name], epilog=_EPILOG[name],
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+        _add_report_options(_add_inputs(rp, many_runs=True))
     _add_notebook_parser(sub)
     return parser
 
@@ -269,7 +325,18 @@ def _add_notebook_parser(sub: Any) -> None:
     _add_common(nb)
 
 
-def _add_report_options(p: argparse.ArgumentParser) -> None:
+def _add_report_options(g: dict[str, Any]) -> None:
+    """The options of report and check, each in its section of --help."""
+    _report_inputs(g["inputs"])
+    _report_gates(g["targets and gates"])
+    _report_outputs(g["outputs"])
+    _report_statistics(g["statistics"])
+    _report_baseline(g["baseline report"])
+    _report_tracking(g["tracking"])
+
+
+def _report_inputs(p: Any) -> None:
+    """--help section: the inputs beside QRELS and RUN."""
     p.add_argument("--per-query-in", action="append", default=None, metavar="PATH",
                    help="read per-query results (ragreport evaluate --per-query-out, or the "
                         "engines' shards) instead of QRELS and RUN: a Parquet file, a "
@@ -277,11 +344,6 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", action="append", default=None, dest="names", metavar="NAME",
                    help="run name, repeatable, in the order of the runs (default: TREC tag, "
                         "else file name)")
-    p.add_argument("--targets", default=None, metavar="FILE",
-                   help="TOML targets file (default: [tool.ragreport.targets] in ./pyproject.toml,"
-                        " else ./ragreport.toml, else the seed tutorial's typical targets)")
-    p.add_argument("--baseline", default=None, metavar="NAME",
-                   help="run the others are compared with (default: the first)")
     p.add_argument("--queries", default=None, metavar="FILE",
                    help="query texts (TSV, JSONL or Parquet)")
     p.add_argument("--docs", default=None, metavar="FILE",
@@ -294,6 +356,26 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--slices-column", default=None, metavar="NAME",
                    help="the slices are column NAME of --slices FILE, or of --queries FILE "
                         "when --slices is not given (JSONL, CSV or Parquet)")
+
+
+def _report_gates(p: Any) -> None:
+    """--help section: the targets and the drop gate."""
+    p.add_argument("--targets", default=None, metavar="FILE",
+                   help="TOML targets file (default: [tool.ragreport.targets] in ./pyproject.toml,"
+                        " else ./ragreport.toml, else the seed tutorial's typical targets)")
+    p.add_argument("--baseline", default=None, metavar="NAME",
+                   help="run the others are compared with (default: the first)")
+    p.add_argument("--max-drop", type=_number_in(0.0, 1.0, high_open=True), default=None,
+                   metavar="D",
+                   help="fail when a run is below the baseline by more than D (0 <= D < 1) "
+                        "on a target measure and the drop is significant")
+    p.add_argument("--target-level", choices=("chunk", "document"), default="chunk",
+                   help="with --doc-map: check the targets (and --max-drop) at chunk level "
+                        "(default) or at document level")
+
+
+def _report_outputs(p: Any) -> None:
+    """--help section: the files written and what they show."""
     p.add_argument("--html", default=None, metavar="PATH",
                    help="write the HTML report here ('-': standard output)")
     p.add_argument("--markdown", default=None, metavar="PATH",
@@ -310,10 +392,12 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
                    help="measure ranking the worst queries (default: the first target's)")
     p.add_argument("--worst", type=_integer_in(0, MAX_INT), default=20, metavar="N",
                    help="worst queries detailed per run (default 20)")
-    p.add_argument("--max-drop", type=_number_in(0.0, 1.0, high_open=True), default=None,
-                   metavar="D",
-                   help="fail when a run is below the baseline by more than D (0 <= D < 1) "
-                        "on a target measure and the drop is significant")
+    p.add_argument("--no-chart", action="store_true",
+                   help="leave the Mermaid chart out of the Markdown")
+
+
+def _report_statistics(p: Any) -> None:
+    """--help section: intervals, tests and the worker processes."""
     p.add_argument("--ci-level", type=_number_in(0.0, 1.0, low_open=True, high_open=True),
                    default=0.95, metavar="L",
                    help="confidence level of the bootstrap intervals (default 0.95)")
@@ -327,9 +411,13 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
                    help="significance level of the Holm-corrected tests (default 0.05)")
     p.add_argument("--no-stats", action="store_true",
                    help="skip confidence intervals and significance tests")
-    p.add_argument("--target-level", choices=("chunk", "document"), default="chunk",
-                   help="with --doc-map: check the targets (and --max-drop) at chunk level "
-                        "(default) or at document level")
+    p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                   help="processes for the bootstrap and the plots (default: the CPUs, at "
+                        "most 4; 1: no worker process). The output does not depend on it")
+
+
+def _report_baseline(p: Any) -> None:
+    """--help section: a stored JSON report as the baseline."""
     p.add_argument("--baseline-report", default=None, metavar="JSON",
                    help="compare with a run of a stored JSON report written with --per-query "
                         "(e.g. main's last run) instead of a baseline run file; --baseline "
@@ -343,8 +431,10 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-judged-ratio", type=_number_in(0.0, 1.0), default=None, metavar="R",
                    help="with --baseline-report: Judged@K of a run below R times the "
                         "baseline's is a collapse (default 0.5)")
-    p.add_argument("--no-chart", action="store_true",
-                   help="leave the Mermaid chart out of the Markdown")
+
+
+def _report_tracking(p: Any) -> None:
+    """--help section: MLflow and W&B."""
     p.add_argument("--mlflow", action="store_true",
                    help="also log the report into MLflow (MLFLOW_TRACKING_URI; the run "
                         "MLFLOW_RUN_ID names, else a new one); needs ragreport[mlflow]")
@@ -353,10 +443,6 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wandb", action="store_true",
                    help="also log the report into W&B (WANDB_PROJECT, WANDB_MODE ...: a new "
                         "run, or the one WANDB_RUN_ID names); needs ragreport[wandb]")
-    p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
-                   help="processes for the bootstrap and the plots (default: the CPUs, at "
-                        "most 4; 1: no worker process). The output does not depend on it")
-
 
 def write_stdout(text: str) -> None:
     """Write ``text`` to standard output; undecodable bytes of a name are shown escaped."""

@@ -648,3 +648,26 @@ def test_one_function_named_shown() -> None:
     assert cli.shown is present.shown
     assert not hasattr(cliargs, "shown")
     assert cliargs.escape_undecodable("a\udcffb") == "a\\xffb"
+
+
+@pytest.mark.parametrize("command", ["evaluate", "report", "check"])
+def test_help_in_sections_with_examples_and_what_it_writes(command: str) -> None:
+    """--help: usage lines where QRELS and RUN look required (or --example stands for
+    them), the options in titled sections, examples, and what the command writes."""
+    from ragreport.cli.args import build_parser
+
+    sub = next(a for a in build_parser()._actions if hasattr(a, "choices") and a.choices
+               and command in a.choices).choices[command]
+    text = sub.format_help()
+    assert f"usage: ragreport {command} [options] QRELS RUN" in text
+    assert f"ragreport {command} [options] --example" in text
+    assert "[qrels]" not in text and "[RUN ...]" not in text.split("\n\n")[0].replace(
+        "RUN [RUN ...]", "")
+    sections = [line[:-1] for line in text.splitlines() if line.endswith(":")
+                and not line.startswith(" ")]
+    want = ["inputs", "measures and conventions", "outputs"]
+    if command != "evaluate":
+        want += ["targets and gates", "statistics", "baseline report", "tracking"]
+    assert set(want) <= set(sections), sections
+    assert f"\n  ragreport {command} " in text.split("examples:", 1)[1]
+    assert "writes:" in text
