@@ -169,3 +169,37 @@ def test_the_generated_pages_are_up_to_date() -> None:
     assert done.returncode == 0, done.stderr
     page = (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
     assert "## ragreport check" in page and "--max-drop" in page
+
+
+def test_the_github_actions_recipe_gates_as_written(tmp_path: Path) -> None:
+    """The workflow of docs/guides/gates.md: its targets file and its gate step's commands,
+    as written, in a checkout holding the embedded example's qrels and runs (main: BM25, the
+    pull request: TF-IDF): the gate passes (code=0), and the step summary is the Markdown."""
+    import yaml
+
+    import ragreport
+
+    text = (DOCS / "guides" / "gates.md").read_text(encoding="utf-8")
+    [toml] = [b for b in _blocks(text, "toml") if b.startswith("# eval/ragreport.toml")]
+    [workflow] = _blocks(text, "yaml")
+    steps = yaml.safe_load(workflow)["jobs"]["ragreport"]["steps"]
+    gate = next(s for s in steps if s.get("id") == "gate")["run"]
+    files = ragreport.example_files()
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "eval" / "qrels.txt").write_bytes(Path(files.qrels).read_bytes())
+    (tmp_path / "runs" / "main.txt").write_bytes(Path(files.runs[0]).read_bytes())
+    (tmp_path / "runs" / "pr.txt").write_bytes(Path(files.runs[1]).read_bytes())
+    (tmp_path / "eval" / "ragreport.toml").write_text(toml, encoding="utf-8")
+    out, summary = tmp_path / "github_output", tmp_path / "step_summary"
+    env = {**os.environ, "GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(summary),
+           "MPLBACKEND": "Agg"}
+    script = re.sub(r"^(\s*)ragreport ", rf"\1{sys.executable} -m ragreport ", gate, flags=re.M)
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert out.read_text(encoding="utf-8").strip() == "code=0", done.stdout[-3000:]
+    md = summary.read_text(encoding="utf-8")
+    assert md.startswith("<!-- ragreport -->") and "nDCG@10" in md
+    assert {"ragreport.html", "ragreport.md", "ragreport.json"} <= {
+        p.name for p in tmp_path.iterdir()}
