@@ -277,6 +277,12 @@ class Workers:
         """Start the processes in a background thread (returns at once); idempotent."""
         with self._lock:
             if self._processes and self._starter is None and not (self._broken or self._closed):
+                # the pool's modules register exit handlers when first imported: here, not in
+                # the thread, where an interpreter already exiting refuses them (a script that
+                # ends right after building an Explorer printed that thread's traceback)
+                import concurrent.futures.process  # noqa: F401
+                import multiprocessing.util  # noqa: F401
+
                 # not a daemon: an interpreter that exits meanwhile waits for the start to end
                 # instead of finalizing under it (then close() or atexit stops the workers)
                 self._starter = threading.Thread(target=self._start, name="ragreport-workers")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -1171,3 +1173,21 @@ def test_the_states_parts_share_its_inputs_and_choices(results: list[ragreport.E
     with pytest.raises(AttributeError):
         s.docs = {"d": "x"}  # type: ignore[misc]
     assert s.results is s.inputs.results and s.settings is s.stats.settings
+
+
+def test_a_script_that_builds_a_large_explorer_and_exits_prints_nothing(tmp_path: Path) -> None:
+    """Above the inline limit the explorer starts its statistics worker; a script that exits
+    right away ends without a traceback from the thread starting the worker processes."""
+    script = tmp_path / "build.py"
+    script.write_text(
+        "import numpy as np\nimport ragreport\n"
+        "rng = np.random.default_rng(3)\n"
+        "qrels = {f'q{i:05d}': {f'd{j}': 1 for j in rng.choice(20, 2, replace=False)}\n"
+        "         for i in range(800)}\n"
+        "runs = [ragreport.evaluate(qrels, {q: {f'd{j}': float(-r) for r, j in\n"
+        "        enumerate(rng.permutation(20)[:10])} for q in qrels}, name=n) for n in 'xy']\n"
+        "ex = ragreport.Explorer(runs)\nex.set_k(5)\nprint('built')\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, check=False, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == "built\n", done.stderr
+    assert done.stderr == ""
