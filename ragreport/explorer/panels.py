@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis.compare import outcomes
 from ..analysis.targets import run_checks
 from ..measures import Measure
 from ..present import measure_label, measure_title, target_rule
@@ -111,6 +112,9 @@ class PanelView:
         }
         if n == 0:
             return out
+        # the counts need no resampling: shown at once, also while the tests are pending
+        wins, losses, ties = outcomes(va, vb)
+        out |= {"wins": int(wins), "losses": int(losses), "ties": int(ties)}
         got = self.stats.compared(sel.a, sel.b, sel.family, sel.k, force)
         if got is None:
             out["pending"] = True

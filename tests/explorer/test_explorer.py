@@ -1191,3 +1191,18 @@ def test_a_script_that_builds_a_large_explorer_and_exits_prints_nothing(tmp_path
                           timeout=120, check=False, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout == "built\n", done.stderr
     assert done.stderr == ""
+
+
+def test_the_pending_comparison_already_counts_wins_losses_and_ties(
+        results: list[ragreport.EvaluationResult], monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the paired tests of a large evaluation are pending, the comparison's counts are
+    the real ones (the view said "B better on 0, worse on 0, tied on 0" as if it were data):
+    they need no resampling, and equal the test's once it ran."""
+    monkeypatch.setattr(limits, "INLINE_STATS_QUERIES", 0)
+    s = ExplorerState(results, targets=[], measure="P", k=5)
+    pending = s.compare()
+    assert pending["pending"] is True and pending["p_rand"] is None
+    done = s.compare(force=True)
+    assert (pending["wins"], pending["losses"], pending["ties"]) == (
+        done["wins"], done["losses"], done["ties"])
+    assert pending["wins"] + pending["losses"] + pending["ties"] == pending["n"] > 0
