@@ -33,6 +33,7 @@ __all__ = [
     "shown",
     "signed",
     "snippet",
+    "tie_summary",
     "total_text",
 ]
 
@@ -579,3 +580,20 @@ def total_text(total: float | None) -> str:
     if total is None:
         return ""
     return str(int(total)) if float(total).is_integer() else shown(total)
+
+
+def tie_summary(exposed: int, flips: int) -> str:
+    """The one line a report's tie exposure says first: whether any target decision depends
+    on the order of tied scores (``flips``), over the ``exposed`` (run, measure) pairs with
+    tied scores across their cut or a tie-dependent query.
+
+    >>> tie_summary(7, 0)
+    'no target decision depends on the order of tied scores (7 run-measure pairs have ties)'
+    >>> tie_summary(2, 1)
+    '1 target decision depends on the order of tied scores'
+    """
+    if flips:
+        return (f"{plural(flips, 'target decision')} "
+                f"{'depends' if flips == 1 else 'depend'} on the order of tied scores")
+    return ("no target decision depends on the order of tied scores "
+            f"({plural(exposed, 'run-measure pair')} {'has' if exposed == 1 else 'have'} ties)")

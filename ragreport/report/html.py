@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..present import html_finalize, p_clause, p_text, pct, shown, signed, snippet
+from ..present import html_finalize, p_clause, p_text, pct, shown, signed, snippet, tie_summary
 from .breakdowns import (
     DocumentReport,
     DocumentRun,
@@ -243,6 +243,14 @@ class WorstView:
     omitted: int
 
 
+def _ties(report: Report) -> dict[str, Any]:
+    """The tie exposure section (:mod:`ragreport.core.ties`): its rows, its one line, and
+    the target decisions the order of tied scores could flip."""
+    return {"tie_rows": [t for t in report.ties if t.exposed],
+            "tie_summary": tie_summary(report.ties_exposed, report.tie_flips),
+            "tie_warnings": [t for t in report.ties if t.note]}
+
+
 def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
     from markupsafe import Markup
 
@@ -353,10 +361,8 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
         "pr_curve": pr_view,
         "document": document,
         "document_queries": report.document.queries if report.document is not None else {},
-        "tie_rows": [t for t in report.ties if t.exposed],  # ragreport.core.ties
         "slices": slices,
-        "tie_warnings": [t for t in report.ties if t.note],
-    }
+    } | _ties(report)
 
 
 def _worst_note(worst: Sequence[WorstQueries]) -> str:

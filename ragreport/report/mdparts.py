@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..present import md_escape, md_html_escape, p_text, pct, shown, signed
+from ..present import md_escape, md_html_escape, p_text, pct, shown, signed, tie_summary
 from .breakdowns import DocumentReport, SliceCell, SliceTargetCell
 from .cells import QueryDetail, RunHealth, SummaryCell, TargetCell, WorstQueries
 from .model import Report
@@ -344,10 +344,13 @@ def tie_table(report: Report, runs: list[str], measures: list[str], esc: Esc) ->
                               esc.md(t.dependent_text), esc.md(t.interval_cell)]))
     if not rows:
         return []
-    return ["Tie exposure: queries with tied scores across the target's cut, and the mean "
-            "over all orders of tied scores.", "",
-            table_row(["Measure", "Run", "Ties across the cut", "Tie-dependent",
-                  "Mean over all tie orders"]), "|:--|:--|--:|--:|:--|", *rows, ""]
+    table = [table_row(["Measure", "Run", "Ties across the cut", "Tie-dependent",
+                        "Mean over all tie orders"]), "|:--|:--|--:|--:|:--|", *rows, ""]
+    line = f"Tie exposure: {tie_summary(report.ties_exposed, report.tie_flips)}"
+    if not report.tie_flips:  # nothing to say: one line, the table folded under it
+        return [f"<details><summary>{line}</summary>", "", *table, "</details>", ""]
+    return [f"{line}: queries with tied scores across the target's cut, and the mean over "
+            "all orders of tied scores.", "", *table]
 
 
 def tie_warnings(report: Report, runs: list[str], esc: Esc) -> list[str]:

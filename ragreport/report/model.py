@@ -117,6 +117,16 @@ class Report:
             passed=self.all_passed)
 
     @property
+    def ties_exposed(self) -> int:
+        """(run, measure) pairs with tied scores across their cut or a tie-dependent query."""
+        return sum(1 for t in self.ties if t.exposed)
+
+    @property
+    def tie_flips(self) -> int:
+        """Target decisions the order of tied scores could flip (their ``TieCheck.note``)."""
+        return sum(1 for t in self.ties if t.note)
+
+    @property
     def failed_checks(self) -> list[tuple[TargetRow, TargetCell]]:
         return [(t, c) for t in self.targets for c in t.cells if not c.passed]
 

@@ -482,8 +482,13 @@ def test_warning_lines_exactly_when_the_interval_straddles(threshold: str, note:
             assert note in out
     assert doc["ties"][0]["depends_on_tie_order"] == bool(note)
     assert doc["ties"][0]["dependent_queries"] == {"q1": [1 / 3, 1.0]}
-    # the tie exposure is shown (and the badge) whatever the verdict
+    # the tie exposure is shown (and the badge) whatever the verdict; with nothing to say
+    # (no decision flips) it is one line, its table folded under it
     assert "<h3>Tie exposure</h3>" in html and 'class="tie-badge"' in html
+    section = html[html.index('<div class="ties" id="ties">'):].split("</summary>")[0]
+    assert ("<details open>" in section) == bool(note)
+    assert ("no target decision depends on the order" in section) == (not note)
+    assert ("<details><summary>Tie exposure: no target decision" in md) == (not note)
     assert "Tie exposure" in text
     worst = {q["query_id"]: q for q in doc["worst_queries"]["bm25"]}
     assert worst["q1"]["tie_ranges"] == {"RR": [1 / 3, 1.0]}

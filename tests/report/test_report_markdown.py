@@ -194,11 +194,14 @@ def test_baseline_choice() -> None:
 def test_worst_queries_in_details(example_md: str) -> None:
     blocks = re.findall(r"<details><summary>(.*?)</summary>\n(.*?)</details>", example_md,
                         flags=re.S)
-    assert [s for s, _ in blocks] == ["bm25: 20 worst of 41 queries by R@5 (K=5)",
+    assert [s for s, _ in blocks] == ["Tie exposure: no target decision depends on the order "
+                                      "of tied scores (8 run-measure pairs have ties)",
+                                      "bm25: 20 worst of 41 queries by R@5 (K=5)",
                                       "tfidf: 20 worst of 41 queries by R@5 (K=5)",
                                       "Precision-recall curve (11-point interpolated "
                                       "precision)"]
-    body = blocks[0][1]
+    assert "| R@5 | bm25 | 6 of 41 at K=5 | 0 of 41 |" in blocks[0][1]  # folded, still there
+    body = blocks[1][1]
     assert "| Query | Text | R@5 | Failure |" in body
     assert "| q03 | difference between is and == | 0.0000 | relevant only beyond K |" in body
     assert len([line for line in body.split("\n") if line.startswith("| q")]) == 20
