@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..present import html_finalize, p_clause, p_text, pct, shown, signed, snippet, tie_summary
+from ..present import html_finalize, p_clause, p_text, pct, shown, signed, snippet
+from ..present.phrases import no_relevant_text, tie_summary
 from .breakdowns import (
     DocumentReport,
     DocumentRun,
@@ -243,12 +244,14 @@ class WorstView:
     omitted: int
 
 
-def _ties(report: Report) -> dict[str, Any]:
-    """The tie exposure section (:mod:`ragreport.core.ties`): its rows, its one line, and
-    the target decisions the order of tied scores could flip."""
+def _ties_and_health(report: Report) -> dict[str, Any]:
+    """The tie exposure (:mod:`ragreport.core.ties`: rows, one line, the decisions tie order
+    could flip) and what health says of the queries without a relevant document."""
     return {"tie_rows": [t for t in report.ties if t.exposed],
             "tie_summary": tie_summary(report.ties_exposed, report.tie_flips),
-            "tie_warnings": [t for t in report.ties if t.note]}
+            "tie_warnings": [t for t in report.ties if t.note],
+            "no_relevant_texts": {h.run: no_relevant_text(h.no_relevant, h.skipped_no_relevant)
+                                  for h in report.health}}
 
 
 def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
@@ -362,7 +365,7 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
         "document": document,
         "document_queries": report.document.queries if report.document is not None else {},
         "slices": slices,
-    } | _ties(report)
+    } | _ties_and_health(report)
 
 
 def _worst_note(worst: Sequence[WorstQueries]) -> str:

@@ -7,7 +7,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..present import md_escape, md_html_escape, p_text, pct, shown, signed, tie_summary
+from ..present import (
+    md_escape,
+    md_html_escape,
+    no_relevant_text,
+    p_text,
+    pct,
+    shown,
+    signed,
+    tie_summary,
+)
 from .breakdowns import DocumentReport, SliceCell, SliceTargetCell
 from .cells import QueryDetail, RunHealth, SummaryCell, TargetCell, WorstQueries
 from .model import Report
@@ -143,11 +152,9 @@ def stats_text(report: Report, intervals: bool) -> str:
 
 def health_text(h: RunHealth) -> str:
     return (f"{h.evaluated} evaluated, {h.run_only} run-only, {h.qrels_only} qrels-only, "
-            f"{h.no_relevant} without relevant documents, {h.empty_retrievals} empty "
-            f"{plural(h.empty_retrievals, 'retrieval')}, {h.duplicates_dropped} "
-            f"{plural(h.duplicates_dropped, 'duplicate')} dropped"
-            + (f", {h.skipped_no_relevant} skipped (no relevant document)"
-               if h.skipped_no_relevant else "")
+            f"no relevant document: {no_relevant_text(h.no_relevant, h.skipped_no_relevant)}"
+            f", {h.empty_retrievals} empty {plural(h.empty_retrievals, 'retrieval')}, "
+            f"{h.duplicates_dropped} {plural(h.duplicates_dropped, 'duplicate')} dropped"
             + (f", {h.identical_ids_dropped} identical "
                f"{plural(h.identical_ids_dropped, 'id')} dropped"
                if h.identical_ids_dropped is not None else ""))

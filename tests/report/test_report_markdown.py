@@ -210,8 +210,8 @@ def test_worst_queries_in_details(example_md: str) -> None:
 
 
 def test_health_and_conventions(example_md: str) -> None:
-    assert ("**Dataset health:** 41 evaluated, 0 run-only, 0 qrels-only, 2 without relevant "
-            "documents, 0 empty retrievals, 0 duplicates dropped (every run).") in example_md
+    assert ("**Dataset health:** 41 evaluated, 0 run-only, 0 qrels-only, no relevant document: "
+            "2 (scored 0), 0 empty retrievals, 0 duplicates dropped (every run).") in example_md
     assert "- P@K denominator: K, even when fewer than K documents were retrieved" in example_md
 
 

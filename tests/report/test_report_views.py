@@ -347,3 +347,22 @@ def test_evaluate_trec_format_with_every_new_measure(
     for name in ("set_P", "set_recall", "set_F", "judged_10", "bpref", "iprec_at_recall_0.50",
                  "err_10", "r_cap_10", "num_rel", "num_rel_ret", "hits_5"):
         assert re.fullmatch(r"\d+(\.\d{4})?", rows[name]), name
+
+
+@pytest.mark.parametrize(("no_relevant", "cell"), [("zero", "2 (scored 0)"),
+                                                   ("skip", "2 (skipped)")])
+def test_health_says_once_what_became_of_queries_without_a_relevant_document(
+        no_relevant: str, cell: str) -> None:
+    """One number and what was done with those queries ('No relevant document ⚠ 2' stood
+    beside 'Skipped (no relevant) 0', which seemed to disagree)."""
+    import ragreport
+    from ragreport.report import build_report
+
+    files = ragreport.example_files()
+    r = ragreport.evaluate(files.qrels, files.runs[0], ["RR"], no_relevant=no_relevant)
+    rep = build_report([r], [], stats=False, generated_at="2026-01-01T00:00:00Z")
+    html, md = rep.to_html(), rep.to_markdown()
+    health = html[html.index('<section id="health">'):]
+    health = health[:health.index("</table>")]
+    assert f'<td class="num warn">{cell}</td>' in health and "Skipped" not in health
+    assert f"no relevant document: {cell}" in md

@@ -12,7 +12,8 @@ import html as _html
 import math
 import re
 
-from .measures import FAMILIES, Measure, parse_family, parse_measure
+from ..measures import FAMILIES, Measure, parse_family, parse_measure
+from .phrases import no_relevant_text, plural, tie_summary
 
 __all__ = [
     "BREAK",
@@ -26,6 +27,7 @@ __all__ = [
     "measure_label",
     "measure_title",
     "ms_text",
+    "no_relevant_text",
     "p_clause",
     "p_text",
     "pct",
@@ -130,32 +132,6 @@ def snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
         return ""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: max(limit - 1, 0)].rstrip() + "…"
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``n`` and ``word`` in the singular when ``n`` is 1, else in the plural (``many``, by
-    default ``word + "s"``): "1 query", "0 queries", "3 runs".
-
-    Parameters
-    ----------
-    n : int
-        The count.
-    word : str
-        The singular.
-    many : str or None
-        The plural, when it is not ``word + "s"``.
-
-    Returns
-    -------
-    str
-        ``"{n} {word}"`` or ``"{n} {many}"``.
-
-    >>> plural(1, "query", "queries"), plural(0, "query", "queries"), plural(3, "run")
-    ('1 query', '0 queries', '3 runs')
-    >>> plural(1, "query id"), plural(2, "query id")
-    ('1 query id', '2 query ids')
-    """
-    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 def pct(x: float, digits: int = 0) -> str:
@@ -580,20 +556,3 @@ def total_text(total: float | None) -> str:
     if total is None:
         return ""
     return str(int(total)) if float(total).is_integer() else shown(total)
-
-
-def tie_summary(exposed: int, flips: int) -> str:
-    """The one line a report's tie exposure says first: whether any target decision depends
-    on the order of tied scores (``flips``), over the ``exposed`` (run, measure) pairs with
-    tied scores across their cut or a tie-dependent query.
-
-    >>> tie_summary(7, 0)
-    'no target decision depends on the order of tied scores (7 run-measure pairs have ties)'
-    >>> tie_summary(2, 1)
-    '1 target decision depends on the order of tied scores'
-    """
-    if flips:
-        return (f"{plural(flips, 'target decision')} "
-                f"{'depends' if flips == 1 else 'depend'} on the order of tied scores")
-    return ("no target decision depends on the order of tied scores "
-            f"({plural(exposed, 'run-measure pair')} {'has' if exposed == 1 else 'have'} ties)")
