@@ -106,9 +106,16 @@ class ListOrder:
         return np.concatenate([head, rest]).astype(np.int64)
 
 
+def b_values(arrays: RunArrays, sel: Selection, rows: IntArray | None = None) -> FloatArray:
+    """Run B's value at K of each query of A (``rows``: of those only), NaN where B did not
+    evaluate the query."""
+    idx = arrays.b_index(sel.a, sel.b)
+    if rows is not None:
+        idx = idx[rows]
+    vb = arrays.values(sel.b, sel.family, sel.k)
+    return np.where(idx >= 0, vb[np.maximum(idx, 0)] if len(vb) else np.nan, np.nan)
+
+
 def deltas(arrays: RunArrays, sel: Selection) -> FloatArray:
     """(queries of A,) value of B minus value of A at K (NaN where B lacks the query)."""
-    idx = arrays.b_index(sel.a, sel.b)
-    vb = arrays.values(sel.b, sel.family, sel.k)
-    va = arrays.values(sel.a, sel.family, sel.k)
-    return np.where(idx >= 0, vb[np.maximum(idx, 0)] if len(vb) else np.nan, np.nan) - va
+    return b_values(arrays, sel) - arrays.values(sel.a, sel.family, sel.k)

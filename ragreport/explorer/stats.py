@@ -97,12 +97,14 @@ class ViewStats:
 
     def compared(self, a: int, b: int, family: Measure, k: int, force: bool
                  ) -> dict[str, Any] | None:
-        """The paired test of runs ``a`` and ``b`` (None when not computed and not
-        ``force``: large evaluations)."""
+        """The paired test of runs ``a`` and ``b`` on their common queries (None when not
+        computed and not ``force``: large evaluations; or without a common query)."""
         key = ("paired", a, b, family, k)
         if not self._ready(key, force):
             return None
         va, vb = self.arrays.paired_values(a, b, family, k)
+        if not len(va):  # no common query: nothing to test
+            return None
         got: dict[str, Any] = self.arrays.memo.get(key, lambda: self._paired(va, vb))
         return got
 
@@ -111,17 +113,6 @@ class ViewStats:
         got: dict[str, Any] = map_with(self.workers, paired_view,
                                        [(va, vb, self.settings)])[0]
         return got
-
-    def _paired_key(self, a: int, b: int, family: Measure, k: int) -> None:
-        key = ("paired", a, b, family, k)
-        if self.arrays.memo.has(key):
-            return
-        idx = self.arrays.b_index(a, b)
-        common = idx >= 0
-        va = self.arrays.values(a, family, k)[common]
-        vb = self.arrays.values(b, family, k)[idx[common]]
-        if len(va):
-            self.arrays.memo.get(key, lambda: self._paired(va, vb))
 
     def warm(self, a: int, k: int) -> None:
         """Compute what the next interactions may need and that does not depend on the view:
@@ -160,7 +151,7 @@ class ViewStats:
                     return False
                 self.band(run, family, k, force=True)
             if b >= 0 and not moved():
-                self._paired_key(a, b, family, k)
+                self.compared(a, b, family, k, force=True)
             return not moved()
 
         return job

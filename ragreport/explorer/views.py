@@ -13,7 +13,7 @@ from ..present import measure_title, snippet
 from . import limits
 from ._data import floats
 from .arrays import RunArrays
-from .order import ListOrder
+from .order import ListOrder, b_values
 from .selection import Selection, category_label
 
 __all__ = ["ListView"]
@@ -68,10 +68,7 @@ class ListView:
             "a": floats(va),
         }
         if sel.b >= 0:
-            rb = self.inputs.results[sel.b]
-            bi = arrays.b_index(sel.a, sel.b)[idx]
-            vb = np.where(bi >= 0, arrays.values(sel.b, sel.family, sel.k)[np.maximum(bi, 0)]
-                          if rb.n_queries else np.nan, np.nan)
+            vb = b_values(arrays, sel, idx)
             out["b"] = floats(vb)
             out["delta"] = floats(vb - va)
         out["kind"] = arrays.kinds(sel.a, sel.k)[idx].astype(int).tolist()
