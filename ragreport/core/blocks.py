@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import InputError
 from ..measures import Measure
 from ..metrics import FloatArray
+from .evaluated import NOTHING_LEFT
 from .result import Conventions, EvaluationResult
 
 __all__ = ["StreamTotals", "qrels_of"]
@@ -223,8 +224,7 @@ class StreamTotals:
         if not self.qids_out:
             if len(missing) == len(self.judged_ids):
                 raise InputError(f"the run ({s.path}) and the qrels have no query in common")
-            raise InputError("no query left to evaluate (every common query has no relevant "
-                             "document and no_relevant='skip')")
+            raise InputError(NOTHING_LEFT)
         n = len(self.qids_out)
         values = {m: np.concatenate(self.per_query[m]) for m in s.wanted}
         curves = {k: np.asarray(v, dtype=np.float64) / n for k, v in self.curve_sums.items()}

@@ -15,7 +15,12 @@ from ..data import Qrels, Run
 from ..errors import InputError
 from .ranking import Counts
 
-__all__ = ["QuerySets", "query_sets"]
+__all__ = ["NOTHING_LEFT", "QuerySets", "query_sets"]
+
+#: The refusal of an evaluation whose every common query was skipped (no relevant document,
+#: ``no_relevant="skip"``): the same words from evaluate, streaming and the engines.
+NOTHING_LEFT = ("no query left to evaluate (every common query has no relevant document and "
+                "no_relevant='skip')")
 
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
@@ -101,5 +106,4 @@ def _refuse_nothing_left(run: Run, qrels: Qrels, in_run: BoolArray, in_qrels: Bo
         q_ex = ", ".join(repr(all_ids[i]) for i in np.flatnonzero(in_qrels)[:3])
         raise InputError(f"the run ({run.source}) and the qrels ({qrels.source}) have no "
                          f"query in common (run has {r_ex}...; qrels have {q_ex}...)")
-    raise InputError("no query left to evaluate (every common query has no relevant "
-                     "document and no_relevant='skip')")
+    raise InputError(NOTHING_LEFT)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import errors
+from ..core.evaluated import NOTHING_LEFT
 from ..errors import InputError, RagReportError
 
 __all__ = ["COLUMNS", "PartError", "PartSpec", "check_options", "empty_meta", "evaluate_part",
@@ -198,7 +199,7 @@ def evaluate_part(qt: Any, rt: Any, spec: PartSpec, probe_meta: Mapping[str, Any
             result = evaluate(qrels, run, list(spec.measures), spec.k_max,
                               _curve_width=spec.k_max, name=spec.name, **opts)
         except InputError as exc:
-            if not exc.reason.startswith("no query left to evaluate"):
+            if not exc.reason.startswith(NOTHING_LEFT):
                 raise _no_row(exc) from None
             # every evaluated query of this partition was skipped (no_relevant='skip')
             n_eval = len(qids) if complete else common

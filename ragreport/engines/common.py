@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..core.evaluated import NOTHING_LEFT
 from ..errors import InputError, RagReportError
 
 __all__ = ["META_COLUMN", "columns_for", "finish", "meta_strings", "missing_column", "need"]
@@ -80,8 +81,7 @@ def finish(metas: Sequence[Mapping[str, Any]], engine: str) -> dict[str, Any]:
     counts = run_meta["counts"]
     if not counts["evaluated"]:
         if counts["skipped_no_relevant"]:
-            raise InputError("no query left to evaluate (every common query has no relevant "
-                             "document and no_relevant='skip')")
+            raise InputError(NOTHING_LEFT)
         r_ex = ", ".join(map(repr, run_meta["run_only_ids"][:3])) or "none"
         q_ex = ", ".join(map(repr, run_meta["qrels_only_ids"][:3])) or "none"
         raise InputError(f"the run (run ({engine})) and the qrels (qrels ({engine})) have no "
