@@ -9,7 +9,6 @@ A test runs ``--check``: the reference never drifts from the parser.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -19,18 +18,11 @@ CLI_PAGE = ROOT / "docs" / "reference" / "cli.md"
 COLUMNS = "80"
 
 
-def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    for action in parser._actions:  # argparse keeps its subcommands only there
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
-
-
 def cli_page() -> str:
     """The command-line reference: the commands, then each one's help."""
     os.environ["COLUMNS"] = COLUMNS  # argparse wraps to the terminal's width
     sys.path.insert(0, str(ROOT))
-    from ragreport.cli.args import build_parser
+    from ragreport.cli.args import build_parser, commands
 
     parser = build_parser()
     parser.prog = "ragreport"
@@ -39,7 +31,7 @@ def cli_page() -> str:
              "generated from the parser). The [command-line guide](../guides/command-line.md) "
              "shows them at work.\n",
              "```text\n" + parser.format_help() + "```\n"]
-    for name, sub in _subparsers(parser).items():
+    for name, sub in commands(parser).items():
         sub.prog = f"ragreport {name}"
         parts.append(f"## ragreport {name}\n")
         parts.append("```text\n" + sub.format_help() + "```\n")

@@ -300,6 +300,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parser of each command of :func:`build_parser`'s parser, by name (the docs'
+    reference and the tests read them)."""
+    for action in parser._actions:  # argparse keeps its subcommands only there
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
 def _add_notebook_parser(sub: Any) -> None:
     nb = sub.add_parser("notebook", help="write and run an analysis notebook (and its HTML)",
                         description="Write an analysis notebook (loading code, summary, "

@@ -654,10 +654,9 @@ def test_one_function_named_shown() -> None:
 def test_help_in_sections_with_examples_and_what_it_writes(command: str) -> None:
     """--help: usage lines where QRELS and RUN look required (or --example stands for
     them), the options in titled sections, examples, and what the command writes."""
-    from ragreport.cli.args import build_parser
+    from ragreport.cli.args import build_parser, commands
 
-    sub = next(a for a in build_parser()._actions if hasattr(a, "choices") and a.choices
-               and command in a.choices).choices[command]
+    sub = commands(build_parser())[command]
     text = sub.format_help()
     assert f"usage: ragreport {command} [options] QRELS RUN" in text
     assert f"ragreport {command} [options] --example" in text
