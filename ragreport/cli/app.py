@@ -65,16 +65,22 @@ _EVAL_OPTIONS = (("complete", "-c"), ("max_depth", "-M"), ("order", "--order"),
 def _check_per_query_in(opts: Options) -> None:
     """``report`` / ``check --per-query-in``: instead of QRELS and RUN, without evaluation
     options (the results were evaluated already, with the conventions they state)."""
+    from ..targets import SETTINGS
+
     if opts.qrels or opts.runs or opts.example:
         raise RagReportError("give --per-query-in or QRELS and RUN (or --example), not both")
-    for attr, flag in _EVAL_OPTIONS:
-        if getattr(opts, attr) not in (None, False):
+    for attr, flag in (*_EVAL_OPTIONS, ("rel_level", "-l"), ("no_relevant", "--no-relevant")):
+        value = getattr(opts, attr)
+        if value in (None, False) or (attr, value) in (("rel_level", 1), ("no_relevant", "zero")):
+            continue
+        where = opts.file_source(attr)
+        if where is None:
             raise RagReportError(f"{flag} does not apply to --per-query-in: the per-query "
                                  "results were evaluated with the conventions they state")
-    if opts.rel_level != 1 or opts.no_relevant != "zero":
-        flag = "-l" if opts.rel_level != 1 else "--no-relevant"
-        raise RagReportError(f"{flag} does not apply to --per-query-in: the per-query "
-                             "results were evaluated with the conventions they state")
+        if attr not in SETTINGS:  # the settings: compared with the stated conventions
+            raise RagReportError(f"{attr} (set in {where}) does not apply to --per-query-in: "
+                                 "the per-query results were evaluated with the conventions "
+                                 "they state; set it for 'evaluate' only ([evaluate] table)")
 
 
 def _check_trackers(opts: Options) -> None:
@@ -291,7 +297,8 @@ def _cmd_notebook(opts: Options) -> int:
     if not opts.example and (not opts.qrels or not opts.runs):
         raise RagReportError("notebook needs QRELS and at least one RUN (or --example)")
     if opts.output is None:  # argparse requires it: for the type only
-        raise RagReportError("notebook needs --output PATH")
+        raise RagReportError("notebook needs -o/--output PATH (or output = \"PATH\" in the "
+                             "configuration file)")
     written = write_analysis_notebook(  # the inputs as paths: the notebook reads them
         None if opts.example else _path(opts.qrels),
         [] if opts.example else [str(p) for p in opts.runs], opts.output,
@@ -305,13 +312,20 @@ def _cmd_notebook(opts: Options) -> int:
     return EXIT_OK
 
 
+def _cmd_config(opts: Options) -> int:
+    from .configshow import show_config
+
+    write_stdout(show_config(opts.config_for, opts.config_args))
+    return EXIT_OK
+
+
 def _path(value: Input | None) -> str | None:
     return None if value is None else str(value)
 
 
 _COMMANDS: dict[str, Callable[[Options], int]] = {
     "evaluate": cmd_evaluate, "report": _cmd_report, "check": _cmd_check,
-    "notebook": _cmd_notebook}
+    "notebook": _cmd_notebook, "config": _cmd_config}
 
 
 class Terminated(BaseException):
@@ -459,6 +473,6 @@ def _quiet_stdout() -> None:
 def _main(argv: list[str]) -> int:
     opts = parse_options(argv)
     if opts is None:
-        _say("ragreport: error: a command is required: evaluate, report, check or notebook")
+        _say("ragreport: error: a command is required: evaluate, report, check, notebook or config")
         return EXIT_BAD_INPUT
     return _COMMANDS[opts.command](opts)

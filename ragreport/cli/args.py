@@ -190,7 +190,7 @@ def _add_inputs(p: argparse.ArgumentParser, many_runs: bool,
     c.add_argument("--doc-map-unmapped", choices=("error", "own"), default=None,
                    help="an id missing from --doc-map: error (default) or a document of its "
                         "own")
-    _add_common(p, c)
+    _add_common(p, c, i)
     return g
 
 
@@ -213,13 +213,19 @@ def _add_compat(p: Any) -> None:
                         "the --compat preset's (beir, mteb: float32), else float64")
 
 
-def _add_common(p: argparse.ArgumentParser, conventions: Any = None) -> None:
+def _add_common(p: argparse.ArgumentParser, conventions: Any = None, inputs: Any = None
+                ) -> None:
     """Options every command has: ``--fractional-grades`` (in ``conventions``, a section of
-    ``p``, when given) and ``--debug``."""
+    ``p``, when given), ``--config`` (in ``inputs``) and ``--debug``."""
     (conventions if conventions is not None else p).add_argument(
                    "--fractional-grades", action="store_true",
                    help="keep fractional grades as gains (default: grades are read as "
                         "trec_eval reads them, truncated to whole numbers)")
+    (inputs if inputs is not None else p).add_argument(
+                   "--config", default=None, metavar="FILE",
+                   help="configuration file: every long option as a key (k_max = 20); "
+                        "default: [tool.ragreport] in ./pyproject.toml, else ./ragreport.toml; "
+                        "options given here win ('ragreport config' shows each value's source)")
     _add_debug(p)
 
 
@@ -297,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
                             formatter_class=argparse.RawDescriptionHelpFormatter)
         _add_report_options(_add_inputs(rp, many_runs=True))
     _add_notebook_parser(sub)
+    _add_config_parser(sub)
     return parser
 
 
@@ -317,8 +324,9 @@ def _add_notebook_parser(sub: Any) -> None:
     nb.add_argument("qrels", nargs="?", help="qrels file (TREC, BEIR TSV or JSONL; .gz ok)")
     nb.add_argument("runs", nargs="*", metavar="RUN", help="run files (TREC or JSONL)")
     nb.add_argument("--example", action="store_true", help="use the embedded example")
-    nb.add_argument("-o", "--output", required=True, metavar="PATH",
-                    help="where to write the executed notebook (.ipynb)")
+    nb.add_argument("-o", "--output", default=None, metavar="PATH",
+                    help="where to write the executed notebook (.ipynb); required, here or "
+                         "as output = in the configuration file")
     nb.add_argument("--html", default=None, metavar="PATH",
                     help="also export the executed notebook to this HTML file")
     nb.add_argument("--queries", default=None, metavar="FILE",
@@ -332,6 +340,26 @@ def _add_notebook_parser(sub: Any) -> None:
     nb.add_argument("--worst-measure", default=None, metavar="MEASURE",
                     help="measure ranking the worst queries (default nDCG@10)")
     _add_common(nb)
+
+
+def _add_config_parser(sub: Any) -> None:
+    cf = sub.add_parser(
+        "config", help="print the effective configuration and where each value comes from",
+        usage="ragreport config [COMMAND [OPTIONS ...]]",
+        description="Print every option of COMMAND (default: report) as a key of the "
+                    "configuration file, with the value it takes and where that value comes "
+                    "from: the command line, the --targets file, the configuration file "
+                    "([tool.ragreport] in ./pyproject.toml, else ./ragreport.toml, else "
+                    "--config FILE) or the default.",
+        epilog="examples:\n  ragreport config\n  ragreport config check --k-max 20\n"
+               "  ragreport config evaluate --config eval/ragreport.toml\n\n"
+               "writes: nothing; prints the configuration as TOML.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    cf.add_argument("config_for", nargs="?", default="report", metavar="COMMAND",
+                    choices=("evaluate", "report", "check", "notebook"),
+                    help="the command whose configuration is shown (default: report)")
+    cf.add_argument("config_args", nargs=argparse.REMAINDER, metavar="OPTIONS",
+                    help="the command's options, as they would be given to it")
 
 
 def _add_report_options(g: dict[str, Any]) -> None:

@@ -8,7 +8,8 @@ the inputs (qrels, runs, a stored report) travels beside it, never inside it.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -36,6 +37,8 @@ class Options:
     runs: tuple[Input, ...] = ()
     """The runs (``evaluate`` takes one)."""
     example: bool = False
+    config: str | None = None
+    """``--config``: the configuration file (:mod:`ragreport.cli.configfile`)."""
     queries: Input | None = None
     docs: Input | None = None
     targets: Input | None = None
@@ -96,23 +99,38 @@ class Options:
     mlflow: bool = False
     mlflow_run: str | None = None
     wandb: bool = False
+    # ---- ragreport config
+    config_for: str = "report"
+    config_args: tuple[str, ...] = ()
+    # ---- where each value came from
+    sources: tuple[tuple[str, str], ...] = ()
+    """Option -> where its value came from: its flag (``--k-max``), the configuration file
+    or the targets file (``pyproject.toml [tool.ragreport], line 3``), or ``default``."""
 
     @classmethod
-    def from_namespace(cls, ns: argparse.Namespace, argv: Sequence[str] = ()) -> Options:
+    def from_namespace(cls, ns: argparse.Namespace, argv: Sequence[str] = (),
+                       sources: Mapping[str, str] | None = None) -> Options:
         """The options argparse read (lists become tuples; ``evaluate``'s one RUN a tuple of
         one; an option the command lacks keeps its default)."""
         given = vars(ns)
-        values: dict[str, Any] = {"argv": tuple(argv)}
+        values: dict[str, Any] = {"argv": tuple(argv),
+                                  "sources": tuple(sorted((sources or {}).items()))}
         for f in fields(cls):
-            if f.name in given and f.name != "argv":
+            if f.name in given and f.name not in ("argv", "sources"):
                 values[f.name] = given[f.name]
         runs = values.get("runs")  # evaluate's RUN "" is no run, as report's [] is
         values["runs"] = () if not runs else (runs,) if isinstance(runs, str) else tuple(runs)
-        for key in ("names", "per_query_in"):
+        for key in ("names", "per_query_in", "config_args"):
             values[key] = tuple(values.get(key) or ())
         if values.get("measures") is not None:
             values["measures"] = tuple(values["measures"])
         return cls(**values)
+
+    def file_source(self, key: str) -> str | None:
+        """The file that set option ``key`` (its label), None when the command line or the
+        default did."""
+        where = dict(self.sources).get(key, "default")
+        return None if where == "default" or where.startswith("-") else where
 
     @property
     def outputs(self) -> list[str]:
@@ -120,12 +138,21 @@ class Options:
         return [p for p in (self.html, self.markdown, self.json) if p is not None]
 
 
-def parse_options(argv: Sequence[str]) -> Options | None:
-    """The options of ``argv``; None without a command (the help is printed). argparse's
-    errors, ``--help`` and ``--version`` raise SystemExit."""
+def parse_options(argv: Sequence[str], cwd: str | os.PathLike[str] | None = None
+                  ) -> Options | None:
+    """The options of ``argv`` and of the configuration file (in ``cwd``, default the working
+    folder; :func:`ragreport.cli.configfile.resolve`); None without a command (the help is
+    printed). argparse's errors, ``--help`` and ``--version`` raise SystemExit; the file's, a
+    ConfigError."""
     parser = build_parser()
     ns = parser.parse_args(list(argv))
     if ns.command is None:
         parser.print_help()
         return None
+    if ns.command != "config":
+        from .configfile import given_options, resolve
+
+        resolved = resolve(ns.command, vars(ns), given_options(argv), cwd)
+        return Options.from_namespace(argparse.Namespace(**resolved.values), argv,
+                                      resolved.sources)
     return Options.from_namespace(ns, argv)

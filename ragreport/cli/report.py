@@ -129,15 +129,14 @@ def _report_from_per_query(opts: Options, workers: Workers) -> Report:
     opts = materialized(opts, ("queries", "docs", "targets", "slices"))
     files = perquery.shard_files(list(opts.per_query_in))
     targets = load_targets(_targets_file(opts))
-    opts = _merge_settings(opts)
     stored = _load_stored_baseline(opts)  # a bad stored report: before any reading
     results = perquery.read(files)
     conv = results[0].conventions
-    for attr in ("ties", "compat", "ignore_identical_ids", "score_precision"):  # targets file
+    for attr in ("ties", "compat", "ignore_identical_ids", "score_precision"):  # from a file
         given = getattr(opts, attr)
         if given is not None and given != getattr(conv, attr):
-            raise RagReportError(f"the targets file sets {attr} = {_toml(given)} but the "
-                                 f"per-query results were evaluated with "
+            raise RagReportError(f"{opts.file_source(attr)} sets {attr} = {_toml(given)} but "
+                                 f"the per-query results were evaluated with "
                                  f"{_toml(getattr(conv, attr))}")
     check_names(opts.names, len(results), " in the per-query results")
     results = [r.replace(run_name=name) for r, name in zip(results, opts.names, strict=False)
@@ -267,28 +266,6 @@ def check_names(names: Sequence[str], n_runs: int, where: str = "") -> None:
                              f"{where}: give one --name per run, in the order of the runs")
 
 
-def _merge_settings(opts: Options) -> Options:
-    """The options with ``compat``, ``ignore_identical_ids``, ``ties`` and
-    ``score_precision`` written beside the targets (:func:`ragreport.io.targets.load_settings`)
-    filling those not given; one given both ways with two values is refused, naming both."""
-    from ..io.targets import load_settings
-
-    settings = load_settings(_targets_file(opts))
-    merged: dict[str, Any] = {}
-    for key, flag in (("compat", "--compat"), ("ignore_identical_ids", "--ignore-identical-ids"),
-                      ("ties", "--ties"), ("score_precision", "--score-precision")):
-        if key not in settings:
-            continue
-        given, written = getattr(opts, key), settings[key]
-        if given is not None and given != written:
-            as_flag = f"{flag} {given}" if isinstance(given, str) else (
-                flag if given else "--no-" + flag[2:])
-            raise RagReportError(f"{as_flag} conflicts with {key} = {_toml(written)} in "
-                                 f"{escape_undecodable(settings['source'])}; give it in one place")
-        merged[key] = written
-    return replace(opts, **merged)
-
-
 def _toml(value: Any) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else f'"{value}"'
 
@@ -324,7 +301,6 @@ def _report_from(opts: Options, hashing: Any, workers: Workers) -> Report:
               for role, path in roles]  # hashlib releases the GIL: overlaps the evaluation
     skip_pandas_interop()
     targets = load_targets(_targets_file(opts))
-    opts = _merge_settings(opts)
     stored = _load_stored_baseline(opts)
     qrels = load_qrels(opts.qrels, **fractional_kwarg(opts), **columns_kwarg(opts, opts.qrels))
     if wants_html(opts) and workers.jobs == 1:

@@ -15,10 +15,17 @@ from typing import Any
 from ..errors import ConfigError
 from ..targets import SETTINGS, SLICES_KEY, Target, default_targets, parse_targets, shortened
 
-__all__ = ["load_settings", "load_slice_targets", "load_targets"]
+__all__ = ["load_settings", "load_slice_targets", "load_targets", "read_toml"]
 
 
 def _load_toml(path: Path) -> dict[str, Any]:
+    return read_toml(path)[0]
+
+
+def read_toml(path: Path, shown: str | None = None) -> tuple[dict[str, Any], str]:
+    """A TOML file's table and its text; an unreadable or invalid file is a ConfigError
+    naming it (as ``shown``, else its path) and, where TOML says it, the line."""
+    name = str(path) if shown is None else shown
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
@@ -26,30 +33,30 @@ def _load_toml(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
+        raise ConfigError(f"{name}: no such file") from None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        raise ConfigError(f"{name}: cannot read: {exc.strerror}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise ConfigError(f"{path}: line {line}: not UTF-8 text (byte {exc.start}); TOML "
+        raise ConfigError(f"{name}: line {line}: not UTF-8 text (byte {exc.start}); TOML "
                           "files are UTF-8") from None
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        raise ConfigError(f"{name}: invalid TOML: {exc}") from None
     except RecursionError:
-        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
+        raise ConfigError(f"{name}: invalid TOML: nested too deeply") from None
     except ValueError as exc:  # an integer longer than Python converts
         detail = "a number of more digits than Python reads (4300)" if "digits" in str(exc) \
             else str(exc).splitlines()[0]
-        raise ConfigError(f"{path}: invalid TOML: {detail}") from None
-    _check_tool_table(data, path)
-    return data
+        raise ConfigError(f"{name}: invalid TOML: {detail}") from None
+    _check_tool_table(data, name)
+    return data, text
 
 
-def _check_tool_table(data: Mapping[str, Any], path: Path) -> None:
+def _check_tool_table(data: Mapping[str, Any], path: str) -> None:
     """``[tool.ragreport]`` written as something else than a table (``[tool]`` with
     ``ragreport = "x"``) is an error, never a configuration silently ignored; so are
     per-slice targets beside a ``[targets]`` table instead of in it."""

@@ -255,8 +255,8 @@ def test_unknown_option_and_no_command(capsys: pytest.CaptureFixture[str]) -> No
     code, out, err = _run([], capsys)
     assert code == EXIT_BAD_INPUT
     assert "usage: ragreport" in out
-    assert err == ("ragreport: error: a command is required: evaluate, report, check or "
-                   "notebook\n")
+    assert err == ("ragreport: error: a command is required: evaluate, report, check, "
+                   "notebook or config\n")
 
 
 @pytest.mark.parametrize("flag", ["--help", "--version"])

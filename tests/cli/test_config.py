@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from pathlib import Path
 
 import pytest
 from paths import ROOT
@@ -89,3 +90,40 @@ def test_an_empty_run_is_no_run(capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     assert main(["evaluate", "q.txt", ""]) == 2
     assert "evaluate needs QRELS and RUN (or --example)" in capsys.readouterr().err
+
+
+def test_the_configuration_example_of_the_docs_runs_as_shown(tmp_path: Path) -> None:
+    """The guide's ``[tool.ragreport]`` example, written to a pyproject.toml, and its
+    ``ragreport config`` command: every line the guide shows is printed (``...`` elides),
+    and ``check --example`` then writes the PR comment the check table names."""
+    import re
+    import subprocess
+    import sys
+
+    text = (ROOT / "docs" / "guides" / "command-line.md").read_text(encoding="utf-8")
+    section = text[text.index("### Configuration file"):]
+    toml = re.search(r"```toml\n(.*?)```", section, re.S)
+    console = re.search(r"```console\n\$ (.*?)\n(.*?)```", section, re.S)
+    assert toml is not None and console is not None
+    (tmp_path / "pyproject.toml").write_text(toml.group(1), encoding="utf-8")
+    command = console.group(1).split()
+    assert command[0] == "ragreport"
+    done = subprocess.run([sys.executable, "-m", "ragreport", *command[1:]], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=True)
+    printed = [" ".join(line.split()) for line in done.stdout.splitlines()]
+    shown = [" ".join(line.split()) for line in console.group(2).splitlines()]
+    assert [line for line in shown if line != "..." and line not in printed] == []
+    subprocess.run([sys.executable, "-m", "ragreport", "check", "--example", "--no-stats",
+                    "--jobs", "1"], cwd=tmp_path, capture_output=True, timeout=300, check=False)
+    assert "nDCG@10" in (tmp_path / "ragreport-comment.md").read_text(encoding="utf-8")
+
+
+def test_a_file_value_and_its_source(tmp_path: Path) -> None:
+    (tmp_path / "ragreport.toml").write_text("k_max = 7\n[report]\nseed = 4\n")
+    opts = parse_options(["report", "q.txt", "r.txt", "--alpha", "0.1"], cwd=tmp_path)
+    assert opts is not None and (opts.k_max, opts.seed, opts.alpha) == (7, 4, 0.1)
+    assert opts.file_source("k_max") == "ragreport.toml, line 1"
+    assert opts.file_source("seed") == "ragreport.toml [report], line 3"
+    assert opts.file_source("alpha") is None and dict(opts.sources)["alpha"] == "--alpha"
+    other = parse_options(["check", "q.txt", "r.txt"], cwd=tmp_path)
+    assert other is not None and (other.k_max, other.seed) == (7, 0)  # [report] is report's

@@ -60,6 +60,13 @@ def _report_json(key: str, pattern: str) -> Callable[[CaseResult], None]:
     return check
 
 
+def _no_convention(key: str) -> Callable[[CaseResult], None]:
+    def check(r: CaseResult) -> None:
+        doc = json.loads((r.tmp / "r.json").read_text())
+        assert key not in doc["conventions"], doc["conventions"]
+    return check
+
+
 CASES = [
     # unknown presets, wherever they are written
     Case("unknown-preset", [*EVAL, "--compat", "BEIR"], FILES, exit=2,
@@ -77,19 +84,20 @@ CASES = [
     Case("preset-in-targets-huge", [*CHECK, "--targets", "t.toml"],
          {**FILES, "t.toml": f'compat = "{"b" * 5000}"\n'}, exit=2,
          stderr=r"got 'b{59}'…$"),
-    # the targets file and the command line disagree: refused, naming both
-    Case("preset-file-vs-cli", [*CHECK, "--targets", "t.toml", "--compat", "mteb"],
-         {**FILES, "t.toml": 'compat = "beir"\n"P@1" = 0.1\n'}, exit=2,
-         stderr=r'--compat mteb conflicts with compat = "beir" in t\.toml; give it in one '
-                r"place"),
-    Case("preset-pyproject-vs-cli", [*CHECK, "--compat", "ranx"],
+    # the targets file (or the configuration) and the command line disagree: the command
+    # line wins (as for every option), and the report names the preset that applied
+    Case("preset-file-vs-cli", [*CHECK, "--targets", "t.toml", "--compat", "mteb", "--json",
+                                "r.json"],
+         {**FILES, "t.toml": 'compat = "beir"\n"P@1" = 0.1\n'}, exit=0,
+         check=_report_json("conventions", "mteb: MTEB"), unchanged=["t.toml"]),
+    Case("preset-pyproject-vs-cli", [*CHECK, "--compat", "ranx", "--json", "r.json"],
          {**FILES, "pyproject.toml": '[tool.ragreport]\ncompat = "llamaindex"\n'
-                                     '[tool.ragreport.targets]\n"P@1" = 0.1\n'}, exit=2,
-         stderr=r'--compat ranx conflicts with compat = "llamaindex" in .*pyproject\.toml'),
-    Case("identical-file-vs-cli", [*CHECK, "--targets", "t.toml", "--no-ignore-identical-ids"],
-         {**FILES, "t.toml": 'ignore_identical_ids = true\n"P@1" = 0.1\n'}, exit=2,
-         stderr=r"--no-ignore-identical-ids conflicts with ignore_identical_ids = true in "
-                r"t\.toml"),
+                                     '[tool.ragreport.targets]\n"P@1" = 0.1\n'}, exit=0,
+         check=_report_json("conventions", "ranx: ranx")),
+    Case("identical-file-vs-cli", [*CHECK, "--targets", "t.toml", "--no-ignore-identical-ids",
+                                   "--json", "r.json"],
+         {**FILES, "t.toml": 'ignore_identical_ids = true\n"P@1" = 0.1\n'}, exit=0,
+         check=_no_convention("identical ids")),
     Case("identical-not-a-bool", [*CHECK, "--targets", "t.toml"],
          {**FILES, "t.toml": 'ignore_identical_ids = "yes"\n"P@1" = 0.1\n'}, exit=2,
          stderr=r"t\.toml: ignore_identical_ids must be true or false, got 'yes'"),
@@ -157,11 +165,12 @@ CASES = [
     Case("precision-in-targets-not-a-string", [*CHECK, "--targets", "t.toml"],
          {**FILES, "t.toml": 'score_precision = 32\n"P@1" = 0.1\n'}, exit=2,
          stderr=r't\.toml: score_precision must be "float64" or "float32", got 32$'),
-    Case("precision-file-vs-cli", [*CHECK, "--targets", "t.toml", "--score-precision",
-                                   "float64"],
-         {**FILES, "t.toml": 'score_precision = "float32"\n"P@1" = 0.1\n'}, exit=2,
-         stderr=r'--score-precision float64 conflicts with score_precision = "float32" in '
-                r"t\.toml; give it in one place"),
+    Case("precision-file-vs-cli", ["evaluate", "q.txt", "r.txt", "--config", "t.toml",
+                                   "--score-precision", "float64", "-m", "RR", "--format",
+                                   "json"],
+         {"q.txt": "q 0 d7 1\nq 0 d8 0\n", "r.txt": CLOSE_RUN,
+          "t.toml": 'score_precision = "float32"\n'}, exit=0,
+         check=_means({"RR": 1.0})),
     Case("precision-set-twice-in-pyproject", [*CHECK],
          {**FILES, "pyproject.toml": '[tool.ragreport]\nscore_precision = "float32"\n'
                                      '[tool.ragreport.targets]\nscore_precision = "float64"\n'

@@ -171,7 +171,7 @@ CASES = [
                 r"evaluated with the conventions they state"),
     Case("targets-ties-differ", [*CHECK, "--per-query-in", "w.parquet"],
          {"t.toml": 'ties = "average"\n[targets]\n"P@2" = 0.1\n', "w.parquet": WHOLE},
-         stderr=r"the targets file sets ties = \"average\" but the per-query results were "
+         stderr=r"t\.toml sets ties = \"average\" but the per-query results were "
                 r"evaluated with \"trec_eval\""),
     Case("out-over-input", ["evaluate", "qrels.txt", "run.txt", "--per-query-out",
                             "run.txt"], FILES, stderr=r"run\.txt"),

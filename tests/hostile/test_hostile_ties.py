@@ -75,9 +75,13 @@ CASES = [
          stderr=r't\.toml: ties must be "trec_eval" or "average", got \'avg\''),
     Case("ties-toml-bool", CHECK, {**TIED, "t.toml": '"RR" = 0.5\nties = true\n'},
          stderr=r"ties must be \"trec_eval\" or \"average\", got True"),
-    Case("ties-toml-conflict", [*CHECK, "--ties", "trec_eval"],
-         {**TIED, "t.toml": '"RR" = 0.5\nties = "average"\n'},
-         stderr=r'--ties trec_eval conflicts with ties = "average" in .*t\.toml'),
+    # the command line wins over the file: trec_eval's 0.4167 fails the target, where the
+    # file's average (0.5556) would pass it
+    Case("ties-toml-flag-wins", [*CHECK, "--ties", "trec_eval"],
+         {**TIED, "t.toml": '"RR" = 0.5\nties = "average"\n'}, exit=1,
+         stdout=r"RR\s+>= 0\.5\s+0\.4167 FAIL"),
+    Case("ties-toml-applies", CHECK, {**TIED, "t.toml": '"RR" = 0.5\nties = "average"\n'},
+         exit=0, stdout=r"RR\s+>= 0\.5\s+0\.5556 PASS"),
     Case("ties-toml-twice", CHECK,
          {**TIED, "t.toml": 'ties = "average"\n[targets]\n"RR" = 0.5\nties = "trec_eval"\n'},
          stderr=r"ties is set twice"),
