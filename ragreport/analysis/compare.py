@@ -18,6 +18,7 @@ from ..errors import RagReportError
 from ..measures import Measure
 
 __all__ = [
+    "BaselineTest",
     "PairedComparison",
     "PerQueryValues",
     "baseline_tests",
@@ -259,12 +260,30 @@ def paired(a_values: npt.ArrayLike, b_values: npt.ArrayLike, *, resamples: int =
                           level=level)[0]
 
 
+@dataclass(frozen=True)
+class BaselineTest:
+    """One run against the baseline on one measure: the raw and the Holm-adjusted p-values
+    of the randomization test and of the t-test, and the size of the Holm family."""
+
+    p: float
+    """Holm-adjusted randomization-test p-value."""
+    t_p: float
+    """Holm-adjusted paired t-test p-value (NaN where the test is undefined)."""
+    p_raw: float
+    t_p_raw: float
+    family: int
+    """Comparisons (runs x measures) in the Holm family: 1 leaves the p-value as it is."""
+
+
 def baseline_tests(results: Sequence[EvaluationResult], base: PerQueryValues,
-                   measures: Sequence[Measure], *, resamples: int, seed: int
-                   ) -> dict[tuple[str, Measure], tuple[float, float]]:
-    """Holm-adjusted (randomization p, t-test p) of every other run against ``base`` for
-    every measure, on their common queries; the correction runs over all runs and
-    measures together (t-test p-values that are NaN are left out of it).
+                   measures: Sequence[Measure], *, resamples: int, seed: int,
+                   families: Sequence[Sequence[Measure]] | None = None
+                   ) -> dict[tuple[str, Measure], BaselineTest]:
+    """Paired tests of every other run against ``base`` for every measure, on their common
+    queries, with Holm's correction run within each family: every run compared with the
+    baseline on every measure of the family (``families``; default one family of all the
+    ``measures``; a measure in none is a family of its own). t-test p-values that are NaN
+    are left out of the correction.
 
     Parameters
     ----------
@@ -278,26 +297,39 @@ def baseline_tests(results: Sequence[EvaluationResult], base: PerQueryValues,
         Sign patterns of the randomization test.
     seed : int
         Seed of the sign patterns.
+    families : sequence of sequences of Measure, optional
+        The Holm families, as groups of measures.
 
     Returns
     -------
     dict
-        ``(run name, measure) -> (randomization p, t-test p)``, Holm-adjusted.
+        ``(run name, measure) -> BaselineTest``.
 
     >>> from ragreport import evaluate
     >>> q = {"a": {"x": 1}, "b": {"x": 1}}
     >>> r1 = evaluate(q, {"a": ["x"], "b": ["x"]}, ["P@1"], name="one")
     >>> r2 = evaluate(q, {"a": ["y"], "b": ["y"]}, ["P@1"], name="two")
     >>> baseline_tests([r1, r2], r1, r1.measures, resamples=100, seed=0)
-    {('two', Measure('P@1')): (0.5, 0.0)}
+    {('two', Measure('P@1')): BaselineTest(p=0.5, t_p=0.0, p_raw=0.5, t_p_raw=0.0, family=1)}
     """
-    from ..stats import holm
+    raw = _raw_tests(results, base, measures, resamples, seed)
+    groups = [list(f) for f in families] if families is not None else [list(measures)]
+    grouped = {m for f in groups for m in f}
+    groups += [[m] for m in measures if m not in grouped]
+    out: dict[tuple[str, Measure], BaselineTest] = {}
+    for group in groups:
+        keys = [k for k in raw if k[1] in group]
+        out.update(_holm_family(keys, raw))
+    return {k: out[k] for k in raw}
 
+
+def _raw_tests(results: Sequence[EvaluationResult], base: PerQueryValues,
+               measures: Sequence[Measure], resamples: int, seed: int
+               ) -> dict[tuple[str, Measure], tuple[float, float]]:
+    """``(run, measure) -> (randomization p, t-test p)``, uncorrected."""
+    out: dict[tuple[str, Measure], tuple[float, float]] = {}
     if not measures:
-        return {}
-    keys: list[tuple[str, Measure]] = []
-    perm: list[float] = []
-    tt: list[float] = []
+        return out
     for r in results:
         if r is base:
             continue
@@ -307,14 +339,22 @@ def baseline_tests(results: Sequence[EvaluationResult], base: PerQueryValues,
         a = np.column_stack([base.values(m)[ib] for m in measures])
         b = np.column_stack([r.values(m)[ia] for m in measures])
         got = paired_columns(a, b, resamples=resamples, seed=seed, interval=False)
-        perm += [c.p_rand for c in got]
-        tt += [c.p_t for c in got]
-        keys += [(r.run_name, m) for m in measures]
+        out.update({(r.run_name, m): (c.p_rand, c.p_t)
+                    for m, c in zip(measures, got, strict=True)})
+    return out
+
+
+def _holm_family(keys: Sequence[tuple[str, Measure]],
+                 raw: dict[tuple[str, Measure], tuple[float, float]]
+                 ) -> dict[tuple[str, Measure], BaselineTest]:
+    from ..stats import holm
+
     if not keys:
         return {}
-    p_adj = holm(perm)
-    t_raw = np.array(tt)
+    perm = np.array([raw[k][0] for k in keys])
+    t_raw = np.array([raw[k][1] for k in keys])
     t_adj = np.full(len(t_raw), np.nan)
     ok = ~np.isnan(t_raw)
     t_adj[ok] = holm(t_raw[ok])
-    return {k: (float(p), float(t)) for k, p, t in zip(keys, p_adj, t_adj, strict=True)}
+    return {k: BaselineTest(float(p), float(t), float(pr), float(tr), len(keys))
+            for k, p, t, pr, tr in zip(keys, holm(perm), t_adj, perm, t_raw, strict=True)}

@@ -59,7 +59,7 @@ DEFAULT_MAX_QUERY_DRIFT = 0.05
 DEFAULT_MIN_JUDGED_RATIO = 0.5
 
 #: Convention lines that differ without changing a per-query value (the curves' width).
-_IGNORED_CONVENTIONS = frozenset({"curves"})
+_IGNORED_CONVENTIONS = frozenset({"curves", "p-values"})  # not how values are computed
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ __all__ = [
     "BREAK",
     "DISPLAY_DIGITS",
     "SNIPPET_CHARS",
+    "byte_size",
     "curve_title",
     "direction_mark",
     "html_escape",
@@ -29,6 +30,7 @@ __all__ = [
     "ms_text",
     "no_relevant_text",
     "p_clause",
+    "p_pair_text",
     "p_text",
     "pct",
     "plural",
@@ -204,6 +206,29 @@ def p_text(p: float) -> str:
     if p < 0.001:
         return "< 0.001"
     return f"{p:.2g}" if p < 0.1 else f"{p:.2f}"
+
+
+def byte_size(n: int) -> str:
+    """A byte count as people read it.
+
+    >>> byte_size(999), byte_size(26211), byte_size(3_500_000)
+    ('999 B', '25.6 KiB', '3.3 MiB')
+    """
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / 1024 / 1024:.1f} MiB"
+
+
+def p_pair_text(raw: float, adjusted: float, family: int) -> str:
+    """A raw p-value and, when its Holm family holds more than one comparison, the adjusted
+    one beside it (one comparison: Holm leaves it as it is).
+
+    >>> p_pair_text(0.45, 0.45, 1), p_pair_text(0.2, 0.8, 4)
+    ('0.45', '0.20, Holm 0.80')
+    """
+    return p_text(raw) if family <= 1 else f"{p_text(raw)}, Holm {p_text(adjusted)}"
 
 
 def p_clause(p: float) -> str:

@@ -30,6 +30,7 @@ from ..errors import RagReportError
 from ..measures import Measure, parse_measure
 from ..present import (
     p_clause,
+    p_text,
     pct,
     shown,
     snippet,
@@ -214,12 +215,13 @@ def build_report(
     measures = _measures(results, targets)
     bounded = [m for m in measures if m.bounded]
     _check_measures(stored, bounded, targets, stats)
-    info = _stats_info(results, settings) if stats else None
+    holm_groups = holm_families(bounded, targets)
+    info = _stats_info(results, settings, holm_groups, base) if stats else None
     families = curve_families(results, measures)
     means = {r.run_name: {m: r.mean(m) for m in measures} for r in results}
     cis, all_bands = sections.run_cis(results, bounded, families, k_max, info, workers)
-    tests = baseline_tests(results, base, bounded, resamples=info.resamples, seed=info.seed
-                           ) if info is not None else {}
+    tests = baseline_tests(results, base, bounded, resamples=info.resamples, seed=info.seed,
+                           families=holm_groups) if info is not None else {}
     doc_results = document_results(results, target_level)  # None without a doc map
     doc_cis = document_cis(doc_results, bounded, info, workers)
     target_rows, tie_rows = sections.target_rows(results, doc_results, targets,
@@ -240,7 +242,8 @@ def build_report(
         runs=[base_name, *names] if stored is not None else names, baseline=base_name,
         measures=[str(m) for m in measures], k_max=k_shown,
         qrels_queries=first.counts.qrels_queries, targets=target_rows, curves=curves,
-        worst=worst, stats=info, ties=tie_rows, conventions=first.conventions.describe(),
+        worst=worst, stats=info, ties=tie_rows,
+        conventions=first.conventions.describe() | _p_value_convention(info),
         summary=sections.summary_rows(results, measures, means, cis, tests, base, stored,
                                       info),
         distributions=sections.distributions(results, bounded, stored),
@@ -359,11 +362,63 @@ def _measures(results: Sequence[EvaluationResult], targets: Sequence[Target]) ->
     return measures
 
 
-def _stats_info(results: Sequence[EvaluationResult], s: StatsSettings) -> StatsInfo:
+def _stats_info(results: Sequence[EvaluationResult], s: StatsSettings,
+                holm_groups: Sequence[Sequence[Measure]], base: PerQueryValues) -> StatsInfo:
     from ..stats import bootstrap_scheme  # the resampling the intervals used, as stated
 
+    compared = sum(1 for r in results if r is not base)  # a stored baseline is none of them
     scheme = " / ".join(sorted({bootstrap_scheme(r.n_queries) for r in results}))
-    return StatsInfo(s.level, s.resamples, s.curve_resamples, s.seed, s.alpha, interval=scheme)
+    return StatsInfo(s.level, s.resamples, s.curve_resamples, s.seed, s.alpha, interval=scheme,
+                     families=families_text(holm_groups, compared))
+
+
+def _p_value_convention(info: StatsInfo | None) -> dict[str, str]:
+    """The Conventions' line on the p-values, when runs are compared."""
+    if info is None or not info.families:
+        return {}
+    return {"p-values": f"the raw p-value of the {info.test} against the baseline, and "
+                        f"{info.correction}'s adjusted value within {info.families}: a gate "
+                        "decides on the target measures, so a comparison on one target is not "
+                        "corrected for every other measure shown beside it"}
+
+
+def holm_families(bounded: Sequence[Measure], targets: Sequence[Target]
+                  ) -> list[list[Measure]]:
+    """The Holm families of the summary's tests, as groups of measures (each with every run
+    compared with the baseline): the target measures, the decisions (the family
+    ``max_drop`` decides on, too), then the other measures, so that a comparison on one
+    target is not corrected for every measure shown beside it.
+
+    >>> from ragreport.targets import parse_targets
+    >>> ms = [Measure("P", 5), Measure("RR"), Measure("nDCG", 10)]
+    >>> holm_families(ms, parse_targets({"nDCG@10": 0.5}))
+    [[Measure('nDCG@10')], [Measure('P@5'), Measure('RR')]]
+    """
+    aimed = {t.measure for t in targets}
+    groups = [[m for m in bounded if m in aimed], [m for m in bounded if m not in aimed]]
+    return [g for g in groups if g]
+
+
+def families_text(holm_groups: Sequence[Sequence[Measure]], compared: int) -> str:
+    """What Holm's correction runs over, as the report states it ("" when no run is compared
+    with a baseline).
+
+    >>> print(families_text([[Measure("nDCG", 10)], [Measure("P", 5), Measure("RR")]],
+    ...                     1))  # doctest: +NORMALIZE_WHITESPACE
+    two families, each within itself: the target measure (1 measure × 1 run compared with
+    the baseline) and the other measures (2 measures × 1 run)
+    """
+    runs = f"{compared} run{'s' if compared != 1 else ''}"
+    if compared == 0:  # one run: nothing is compared
+        return ""
+    if len(holm_groups) < 2:
+        n = len(holm_groups[0]) if holm_groups else 0
+        return f"one family: {n} measure{'s' if n != 1 else ''} × {runs} compared with the " \
+               "baseline"
+    t, o = (len(g) for g in holm_groups)
+    return (f"two families, each within itself: the target measure{'s' if t != 1 else ''} "
+            f"({t} measure{'s' if t != 1 else ''} × {runs} compared with the baseline) and "
+            f"the other measures ({o} measure{'s' if o != 1 else ''} × {runs})")
 
 
 def _check_max_drop(max_drop: float | None) -> None:
@@ -400,19 +455,20 @@ def drop_checks(results: Sequence[EvaluationResult], base: PerQueryValues,
                  for m, c in zip(measures, got, strict=True)]
     adj = holm(pvals) if pvals else np.zeros(0)
     out = []
-    for (run, m, d, lo, hi, _, n), p in zip(rows, adj.tolist(), strict=True):
+    for (run, m, d, lo, hi, _, n), p, raw in zip(rows, adj.tolist(), pvals, strict=True):
         significant = p < info.alpha
         too_big = drop_beyond(d, max_drop)
         failed = drop_fails(d, max_drop, significant)
         where = f"{shown(-d)} below" if d < 0 else f"{shown(d)} above"
         msg = (f"{m}: run {run!r} is {where} baseline {base.run_name!r} "
                f"({pct(info.level)} CI of the delta [{shown(lo)}, {shown(hi)}], "
-               f"{p_clause(p)} {info.test}, Holm-corrected, {n} queries); allowed drop "
+               f"{p_clause(p)} {info.test}, Holm-corrected over the target measures, raw "
+               f"{p_text(raw)}, {n} queries); allowed drop "
                f"{max_drop:g}"
                + ("; beyond it but not significant, so no failure"
                   if too_big and not significant else ""))
         out.append(DropCheck(run, base.run_name, str(m), d, lo, hi, float(p), max_drop,
-                             significant, failed, msg))
+                             significant, failed, msg, raw))
     return out
 
 

@@ -124,6 +124,9 @@ class SummaryCell:
     significant: bool = False
     total: float | None = None  # the sum over queries, for a count trec_eval sums (NumQ...)
     total_text: str = ""  # "2050"
+    p_raw: float | None = None  # the randomization-test p-value before Holm's correction
+    t_p_raw: float | None = None  # the t-test p-value before Holm's correction
+    family: int = 0  # comparisons in the Holm family of this one (1: p_value == p_raw)
 
 
 @dataclass(frozen=True)
@@ -286,12 +289,15 @@ class StatsInfo:
     also: str = "paired t-test"
     correction: str = "Holm"
     interval: str = "percentile bootstrap over queries"
+    families: str = "all runs and measures"
+    """What Holm's correction runs over (:func:`ragreport.report.build.holm_families`)."""
 
     def describe(self) -> str:
         return (f"{pct(self.level)} {self.interval} ({self.resamples} resamples, "
                 f"{self.curve_resamples} for curves, seed {self.seed}); significance: "
-                f"{self.test}, {self.correction}-corrected over all runs and measures, "
-                f"alpha {self.alpha:g}")
+                f"{self.test}, "
+                + (f"{self.correction}-corrected over {self.families}, " if self.families
+                   else "") + f"alpha {self.alpha:g}")
 
 
 @dataclass(frozen=True)
@@ -336,6 +342,7 @@ class DropCheck:
     significant: bool
     failed: bool
     message: str
+    p_raw: float = float("nan")  # before Holm's correction
 
 
 @dataclass(frozen=True)

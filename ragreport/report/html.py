@@ -29,7 +29,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..present import html_finalize, p_clause, p_text, pct, shown, signed, snippet
+from ..present import (
+    byte_size,
+    html_finalize,
+    p_clause,
+    p_pair_text,
+    p_text,
+    pct,
+    shown,
+    signed,
+    snippet,
+)
 from ..present.phrases import no_relevant_text, tie_summary
 from .breakdowns import (
     DocumentReport,
@@ -331,7 +341,7 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
         "several_runs": len(runs) > 1,
         "baseline": by_name.get(report.baseline),
         # no size for what was stated, not read (per-query results' qrels: no path)
-        "inputs": [{"file": f, "short": f.sha256[:12], "size": _size(f.size) if f.path else ""}
+        "inputs": [{"file": f, "short": f.sha256[:12], "size": byte_size(f.size) if f.path else ""}
                    for f in report.inputs],
         "evaluated": evaluated,
         "targets": targets,
@@ -460,9 +470,12 @@ def _cell_view(c: SummaryCell, stats: StatsInfo | None) -> CellView:
     word = "significant" if c.significant else "not significant"
     t = "" if c.t_p_value is None or c.t_p_value != c.t_p_value else (
         f"; {stats.also}: {p_clause(c.t_p_value)}")
-    title = (f"vs baseline: {word} at alpha {stats.alpha:g} ({stats.test}, "
-             f"{stats.correction}-corrected {p_clause(c.p_value)}{t})")
-    return CellView(c, ci_title, "sig" if c.significant else "ns", title, p_text(c.p_value))
+    raw = c.p_value if c.p_raw is None else c.p_raw
+    title = (f"vs baseline: {word} at alpha {stats.alpha:g} ({stats.test}: raw "
+             f"{p_clause(raw)}, {stats.correction}-corrected {p_clause(c.p_value)} over "
+             f"{c.family} comparison{'s' if c.family != 1 else ''}{t})")
+    return CellView(c, ci_title, "sig" if c.significant else "ns", title,
+                    p_pair_text(raw, c.p_value, c.family))
 
 
 def _query_view(q: QueryDetail, k: int) -> QueryView:
@@ -513,19 +526,6 @@ def _stats(values: list[float]) -> dict[str, str]:
     return {"n": str(len(a)), "mean": shown(float(a.mean())),
             "median": shown(float(np.median(a))),
             "zero": pct(float((a == 0).mean())), "one": pct(float((a == 1).mean()))}
-
-
-def _size(n: int) -> str:
-    """Human-readable byte count.
-
-    >>> _size(999), _size(26211), _size(3_500_000)
-    ('999 B', '25.6 KiB', '3.3 MiB')
-    """
-    if n < 1024:
-        return f"{n} B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.1f} KiB"
-    return f"{n / 1024 / 1024:.1f} MiB"
 
 
 #: The most slices with their own metric-vs-K plots in the HTML report (the failing slices

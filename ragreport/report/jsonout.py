@@ -52,6 +52,15 @@ def _clean(obj: Any, where: str) -> Any:
     raise TypeError(f"{where}: cannot write {type(obj).__name__} as JSON")
 
 
+def _significance(report: Report) -> list[dict[str, Any]]:
+    """Each run against the baseline on each measure: raw and Holm-adjusted p-values."""
+    return [{"run": c.run, "baseline": report.baseline, "measure": s.measure,
+             "delta": c.delta, "p_value": _maybe(c.p_value), "t_p_value": _maybe(c.t_p_value),
+             "p_value_raw": _maybe(c.p_raw), "t_p_value_raw": _maybe(c.t_p_raw),
+             "holm_family": c.family, "significant": c.significant}
+            for s in report.summary for c in s.cells if c.delta is not None]
+
+
 def _maybe(x: float | None) -> float | None:
     """An optional statistic: ``None`` (JSON null) when absent or undefined (NaN)."""
     if x is None or not math.isfinite(float(x)):
@@ -109,7 +118,8 @@ def report_json(report: Report) -> dict[str, Any]:
         "all_targets_passed": report.verdict.failed == 0,
         "drops": [{"run": d.run, "baseline": d.baseline, "measure": d.measure,
                    "delta": d.delta, "delta_lower": d.delta_lower, "delta_upper": d.delta_upper,
-                   "p_value": _maybe(d.p_value), "max_drop": d.max_drop,
+                   "p_value": _maybe(d.p_value), "p_value_raw": _maybe(d.p_raw),
+                   "max_drop": d.max_drop,
                    "significant": d.significant, "failed": d.failed, "message": d.message}
                   for d in report.drops],
         "all_passed": report.all_passed,
@@ -131,7 +141,8 @@ def report_json(report: Report) -> dict[str, Any]:
             "level": info.level, "resamples": info.resamples,
             "curve_resamples": info.curve_resamples, "seed": info.seed, "alpha": info.alpha,
             "interval": info.interval, "test": info.test, "also": info.also,
-            "correction": info.correction, "description": info.describe()},
+            "correction": info.correction, "families": info.families,
+            "description": info.describe()},
         "curves": {c.family: {r: list(v) for r, v in c.series.items()} for c in report.curves},
         "curve_bands": {c.family: {r: {"lower": list(lo), "upper": list(hi)}
                                    for r, (lo, hi) in c.bands.items()}
@@ -142,11 +153,7 @@ def report_json(report: Report) -> dict[str, Any]:
         "comparisons": [{"run": c.run, "baseline": c.baseline, "measure": c.measure,
                          "wins": c.wins, "losses": c.losses, "ties": c.ties}
                         for c in report.comparisons],
-        "significance": [{"run": c.run, "baseline": report.baseline, "measure": s.measure,
-                          "delta": c.delta, "p_value": _maybe(c.p_value),
-                          "t_p_value": _maybe(c.t_p_value), "significant": c.significant}
-                         for s in report.summary for c in s.cells
-                         if c.delta is not None and info is not None],
+        "significance": _significance(report) if info is not None else [],
         "worst_queries_by": None if worst_by is None else {"measure": worst_by.measure,
                                                            "k": worst_by.k},
         "failure_kinds": {w.run: dict(w.failure_counts) for w in report.worst},

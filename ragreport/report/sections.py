@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..analysis.compare import PerQueryValues, common_queries, outcomes
+from ..analysis.compare import BaselineTest, PerQueryValues, common_queries, outcomes
 from ..analysis.curves import run_intervals
 from ..analysis.targets import run_checks
 from ..core.result import EvaluationResult
@@ -98,7 +98,7 @@ def target_rows(results: Sequence[EvaluationResult],
 def summary_rows(results: Sequence[EvaluationResult], measures: list[Measure],
                  means: Mapping[str, Mapping[Measure, float]],
                  cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
-                 tests: Mapping[tuple[str, Measure], tuple[float, float]],
+                 tests: Mapping[tuple[str, Measure], BaselineTest],
                  base: PerQueryValues, stored: StoredBaseline | None,
                  info: StatsInfo | None) -> list[SummaryRow]:
     """Each measure's row: every run's mean and interval, and its delta and Holm-corrected
@@ -119,22 +119,26 @@ def summary_rows(results: Sequence[EvaluationResult], measures: list[Measure],
                 cells.append(_cell(r.run_name, v, lo, hi, _total(r, m)))
                 continue
             d = v - bv
-            p, tp = tests.get((r.run_name, m), (None, None))
-            cells.append(_cell(r.run_name, v, lo, hi, _total(r, m), d, p, tp,
-                               p is not None and info is not None and p < info.alpha))
+            test = tests.get((r.run_name, m))
+            cells.append(_cell(r.run_name, v, lo, hi, _total(r, m), d, test,
+                               test is not None and info is not None and test.p < info.alpha))
         rows.append(SummaryRow(str(m), m.family.title, cells))
     return rows
 
 
 def _cell(run: str, v: float, lo: float | None, hi: float | None, total: float | None,
-          d: float | None = None, p: float | None = None, tp: float | None = None,
+          d: float | None = None, test: BaselineTest | None = None,
           significant: bool = False) -> SummaryCell:
     ci_text = f"[{shown(lo)}, {shown(hi)}]" if lo is not None and hi is not None else ""
     if d is None:
         return SummaryCell(run, v, shown(v), None, "", "", lo, hi, ci_text, total=total,
                            total_text=total_text(total))
-    return SummaryCell(run, v, shown(v), d, signed(d), direction_mark(d), lo, hi, ci_text, p,
-                       tp, significant, total, total_text(total))
+    if test is None:
+        return SummaryCell(run, v, shown(v), d, signed(d), direction_mark(d), lo, hi, ci_text,
+                           total=total, total_text=total_text(total))
+    return SummaryCell(run, v, shown(v), d, signed(d), direction_mark(d), lo, hi, ci_text,
+                       test.p, test.t_p, significant, total, total_text(total), test.p_raw,
+                       test.t_p_raw, test.family)
 
 
 def curves(results: Sequence[EvaluationResult], families: list[Measure], k_max: int,

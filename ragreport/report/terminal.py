@@ -7,9 +7,10 @@ can be read by a CI runner as a workflow command.
 
 from __future__ import annotations
 
-from ..present import p_clause, plural
+from ..present import p_pair_text, plural
 from ..textout import terminal_safe
 from .breakdowns import DocumentReport
+from .cells import SummaryCell
 from .model import Report
 
 __all__ = ["render_failures", "render_terminal"]
@@ -63,7 +64,8 @@ def render_terminal(report: Report) -> str:
                     cells.append("-")
                     continue
                 mark = " *" if c.significant else ""
-                p = f" {p_clause(c.p_value)}{mark}" if c.p_value is not None else ""
+                p = "" if c.p_value is None else \
+                    f" p = {p_pair_text(_raw(c), c.p_value, c.family)}{mark}"
                 cells.append(f"{c.ci_text}{p}")
             rows.append([s.measure, *cells])
         lines += _table(rows)
@@ -182,3 +184,8 @@ def _drift_lines(report: Report) -> list[str]:
         f"{'DRIFT' if c.drifted else 'ok   '} {c.check}"
         f"{' (' + terminal_safe(c.run) + ')' if c.run else ''}: {terminal_safe(c.measured)} "
         f"[needs {c.threshold}]" for c in d.checks]
+
+
+def _raw(c: SummaryCell) -> float:
+    """A summary cell's raw p-value (a stored report's cells may have only the adjusted)."""
+    return c.p_value if c.p_raw is None else c.p_raw  # type: ignore[return-value]

@@ -215,8 +215,14 @@ def test_baseline_tests_are_holm_corrected(ra, rb) -> None:  # type: ignore[no-u
     a = np.column_stack([ra.values(m) for m in ms])
     b = np.column_stack([rb.values(m) for m in ms])
     raw = paired_randomization_pvalues(a, b, 100, 0)
-    assert [got[("b", m)][0] for m in ms] == holm(raw).tolist()
+    assert [got[("b", m)].p for m in ms] == holm(raw).tolist()
+    assert [got[("b", m)].p_raw for m in ms] == raw.tolist()
+    assert {got[("b", m)].family for m in ms} == {2}
     assert baseline_tests([ra], ra, ms, resamples=100, seed=0) == {}
+    # two families: each measure alone, so Holm leaves each p as it is
+    apart = baseline_tests([ra, rb], ra, ms, resamples=100, seed=0, families=[[ms[0]], [ms[1]]])
+    assert [apart[("b", m)].p for m in ms] == raw.tolist()
+    assert {apart[("b", m)].family for m in ms} == {1}
 
 
 # ---- curves -----------------------------------------------------------------------------------

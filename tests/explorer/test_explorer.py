@@ -1122,6 +1122,11 @@ def test_a_comparison_shows_the_reports_interval_and_p_value(n: int, settings: A
     got = state.compare(force=True)
     assert (got["lo"], got["hi"], got["p_rand"]) == (
         drop.delta_lower, drop.delta_upper, drop.p_value)
+    # the summary's p of the one target: the same raw p-value, and Holm over a family of one
+    # (the target) leaves it as it is, however many other measures the report shows
+    [cell] = [c for row in rep.summary if row.measure == "nDCG@10" for c in row.cells
+              if c.delta is not None]
+    assert cell.family == 1 and cell.p_raw == cell.p_value == got["p_rand"] == drop.p_raw
     assert (got["level"], got["alpha"], got["resamples"]) == (s.level, s.alpha, s.resamples)
     summary = state.summary(force=True)
     assert summary["level"] == s.level and summary["resamples"] == s.resamples

@@ -11,9 +11,11 @@ import dataclasses
 import re
 from functools import cache
 
+import pytest
 from test_report_html import parse, section
 
 import ragreport
+from ragreport.present import p_text
 from ragreport.report import Report, build_report
 from ragreport.report.cells import SummaryCell
 from ragreport.targets import parse_targets
@@ -84,7 +86,9 @@ def test_html_intervals_and_significance_marks() -> None:
     # the mean, the delta with its mark, the interval and the corrected p-value
     assert text[("P@1", "b")].startswith("0.6667 ▼ −0.3333✱ significant [")
     assert p1.ci_text in text[("P@1", "b")]
-    assert re.search(r"\bp (< 0\.001|0\.\d+)$", text[("P@1", "b")])
+    # the raw p-value, then Holm's over the family of the other measures (no target here)
+    assert p1.p_raw is not None and p1.p_value is not None and p1.family == 4
+    assert text[("P@1", "b")].endswith(f"p {p_text(p1.p_raw)}, Holm {p_text(p1.p_value)}")
     assert "[1.0000, 1.0000]" in text[("P@1", "a")]  # the baseline has its interval too
     assert "✱" not in text[("R@5", "b")] and "not significant" in text[("R@5", "b")]
     sec = section(html, "summary")
@@ -280,3 +284,35 @@ def test_statistics_line_names_the_poisson_bootstrap() -> None:
     c = cells(big)[("P@1", "b")]
     assert c.ci_lower is not None and c.ci_upper is not None
     assert c.ci_lower < 0.75 < c.ci_upper  # 900 of 1,200 queries have P@1 = 1
+
+
+def test_holm_families_keep_a_one_target_comparison_apart() -> None:
+    """Two runs, one target, eleven measures shown: the target's p is Holm over a family of
+    one (its raw p-value), the others are corrected among themselves; every view states the
+    families, and the JSON carries raw and adjusted p-values."""
+    import json
+
+    from ragreport.examples import example_files
+    from ragreport.stats import holm
+
+    ex = example_files()
+    runs = [ragreport.load_run(p) for p in ex.runs]
+    qrels = ragreport.load_qrels(ex.qrels)
+    results = [ragreport.evaluate(qrels, r, name=n) for r, n in zip(runs, ("bm25", "tfidf"),
+                                                                    strict=True)]
+    rep = build_report(results, parse_targets({"nDCG@10": 0.5}), resamples=2000,
+                       curve_resamples=100, generated_at=WHEN)
+    by = {row.measure: next(c for c in row.cells if c.delta is not None) for row in rep.summary}
+    target = by.pop("nDCG@10")
+    assert target.family == 1 and target.p_value == target.p_raw
+    others = [c for c in by.values() if c.p_raw is not None]
+    assert len(others) >= 5 and {c.family for c in others} == {len(others)}
+    assert [c.p_value for c in others] == pytest.approx(holm([c.p_raw for c in others]))
+    assert rep.stats is not None
+    said = "the target measure (1 measure × 1 run compared with the baseline)"
+    assert said in rep.stats.describe() and said in rep.to_markdown()
+    doc = json.loads(rep.to_json())
+    assert said in doc["stats"]["families"]
+    sig = {s["measure"]: s for s in doc["significance"]}
+    assert sig["nDCG@10"]["holm_family"] == 1
+    assert sig["nDCG@10"]["p_value"] == sig["nDCG@10"]["p_value_raw"]
