@@ -138,19 +138,30 @@ class Options:
         return [p for p in (self.html, self.markdown, self.json) if p is not None]
 
 
+def _config_command(argv: Sequence[str]) -> list[str]:
+    """``ragreport config --k-max 5`` is ``ragreport config report --k-max 5``: the command
+    shown is report's unless named."""
+    args = list(argv)
+    at = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
+    if at is not None and args[at] == "config" and at + 1 < len(args) and \
+            args[at + 1].startswith("-") and args[at + 1] not in ("-h", "--help"):
+        args.insert(at + 1, "report")
+    return args
+
+
 def parse_options(argv: Sequence[str], cwd: str | os.PathLike[str] | None = None
                   ) -> Options | None:
     """The options of ``argv`` and of the configuration file (in ``cwd``, default the working
-    folder; :func:`ragreport.cli.configfile.resolve`); None without a command (the help is
+    folder; :func:`ragreport.cli.resolve.resolve`); None without a command (the help is
     printed). argparse's errors, ``--help`` and ``--version`` raise SystemExit; the file's, a
     ConfigError."""
     parser = build_parser()
-    ns = parser.parse_args(list(argv))
+    ns = parser.parse_args(_config_command(argv))
     if ns.command is None:
         parser.print_help()
         return None
     if ns.command != "config":
-        from .configfile import given_options, resolve
+        from .resolve import given_options, resolve
 
         resolved = resolve(ns.command, vars(ns), given_options(argv), cwd)
         return Options.from_namespace(argparse.Namespace(**resolved.values), argv,

@@ -1,5 +1,5 @@
 """``ragreport config``: a command's effective configuration as TOML, each value with where it
-came from (:func:`show_config`); the values are :func:`ragreport.cli.configfile.resolve`'s."""
+came from (:func:`show_config`); the values are :func:`ragreport.cli.resolve.resolve`'s."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .args import build_parser, commands
-from .configfile import given_options, option_keys, resolve
+from .resolve import given_options, option_keys, reserved_keys, resolve
 
 __all__ = ["show_config"]
 
@@ -71,7 +71,7 @@ def _toml(value: Any) -> str:
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     if isinstance(value, (int, float)):
         return repr(value)
-    return json.dumps(str(value), ensure_ascii=False)
+    return json.dumps(str(value), ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _targets(path: Any, cwd: str | os.PathLike[str] | None) -> list[str]:
@@ -80,7 +80,7 @@ def _targets(path: Any, cwd: str | os.PathLike[str] | None) -> list[str]:
 
     if path == "-":
         return ["# targets: read from standard input"]
-    targets = load_targets(path, cwd)
+    targets = load_targets(path, cwd, skip=reserved_keys())
     source = targets[0].source if targets else "none"
     return [f"# ---- targets ({source})", *(f"# {t}" for t in targets)] if targets else \
         ["# ---- targets: none"]

@@ -26,6 +26,7 @@ from .inputs import (
     skip_pandas_interop,
     wants_html,
 )
+from .resolve import reserved_keys
 
 if TYPE_CHECKING:
     from ..analysis.drift import DriftCheck
@@ -128,14 +129,15 @@ def _report_from_per_query(opts: Options, workers: Workers) -> Report:
 
     opts = materialized(opts, ("queries", "docs", "targets", "slices"))
     files = perquery.shard_files(list(opts.per_query_in))
-    targets = load_targets(_targets_file(opts))
+    targets = load_targets(_targets_file(opts), skip=reserved_keys())
     stored = _load_stored_baseline(opts)  # a bad stored report: before any reading
     results = perquery.read(files)
     conv = results[0].conventions
     for attr in ("ties", "compat", "ignore_identical_ids", "score_precision"):  # from a file
         given = getattr(opts, attr)
         if given is not None and given != getattr(conv, attr):
-            raise RagReportError(f"{opts.file_source(attr)} sets {attr} = {_toml(given)} but "
+            raise RagReportError(f"{opts.file_source(attr) or 'the command line'} sets {attr} = "
+                                 f"{_toml(given)} but "
                                  f"the per-query results were evaluated with "
                                  f"{_toml(getattr(conv, attr))}")
     check_names(opts.names, len(results), " in the per-query results")
@@ -215,7 +217,7 @@ def _slices(opts: Options) -> tuple[Any, dict[str, Any]]:
     are refused (a gate must not be switched off by a forgotten option)."""
     from ..io.targets import load_slice_targets
 
-    slice_targets = load_slice_targets(_targets_file(opts))
+    slice_targets = load_slice_targets(_targets_file(opts), skip=reserved_keys())
     if opts.slices is None and opts.slices_column is None:
         if slice_targets:
             names = ", ".join(repr(n) for n in list(slice_targets)[:3])
@@ -300,7 +302,7 @@ def _report_from(opts: Options, hashing: Any, workers: Workers) -> Report:
     hashes = [hashing.submit(_input_file, role, path, _shown_path(path, opts.example))
               for role, path in roles]  # hashlib releases the GIL: overlaps the evaluation
     skip_pandas_interop()
-    targets = load_targets(_targets_file(opts))
+    targets = load_targets(_targets_file(opts), skip=reserved_keys())
     stored = _load_stored_baseline(opts)
     qrels = load_qrels(opts.qrels, **fractional_kwarg(opts), **columns_kwarg(opts, opts.qrels))
     if wants_html(opts) and workers.jobs == 1:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -90,24 +90,33 @@ def _nested(data: Mapping[str, Any], *keys: str) -> Any:
     return node
 
 
-def _targets_table(data: Mapping[str, Any]) -> Any:
+def _targets_table(data: Mapping[str, Any], skip: Collection[str] = ()) -> Any:
     """The targets table of a targets file (given, or ``./ragreport.toml`` found): under
-    ``[tool.ragreport.targets]``, else under ``[targets]``, else the top level."""
+    ``[tool.ragreport.targets]``, else under ``[targets]``, else the top level without the
+    keys in ``skip`` (a configuration's options beside the targets)."""
     table = _nested(data, "tool", "ragreport", "targets")
-    return data.get("targets", data) if table is None else table
+    if table is not None:
+        return table
+    if "targets" in data:
+        return data["targets"]
+    return {k: v for k, v in data.items()
+            if not (k == "tool" and isinstance(v, Mapping))
+            and (k not in skip or (k == SLICES_KEY and isinstance(v, Mapping)))}
 
 
 def load_targets(path: str | os.PathLike[str] | None = None,
-                 cwd: str | os.PathLike[str] | None = None) -> list[Target]:
+                 cwd: str | os.PathLike[str] | None = None,
+                 skip: Collection[str] = ()) -> list[Target]:
     """Targets from ``path``, else ``[tool.ragreport.targets]`` in ``cwd/pyproject.toml``, else
     ``cwd/ragreport.toml``, else the defaults.
 
     A targets file may hold the table at the top level, under ``[targets]`` or under
-    ``[tool.ragreport.targets]``.
+    ``[tool.ragreport.targets]``; at the top level, the keys in ``skip`` are no target (the
+    command line's options, :func:`ragreport.cli.resolve.reserved_keys`).
     """
     if path is not None:
         p = Path(path)
-        return parse_targets(_targets_table(_load_toml(p)), str(p))
+        return parse_targets(_targets_table(_load_toml(p), skip), str(p))
     base = Path(cwd) if cwd is not None else Path.cwd()
     pyproject = base / "pyproject.toml"
     if pyproject.is_file():
@@ -117,12 +126,13 @@ def load_targets(path: str | os.PathLike[str] | None = None,
             return parse_targets(table, f"{pyproject} [tool.ragreport.targets]")
     rr = base / "ragreport.toml"
     if rr.is_file():
-        return parse_targets(_targets_table(_load_toml(rr)), str(rr))
+        return parse_targets(_targets_table(_load_toml(rr), skip), str(rr))
     return default_targets()
 
 
 def load_slice_targets(path: str | os.PathLike[str] | None = None,
-                       cwd: str | os.PathLike[str] | None = None) -> dict[str, list[Target]]:
+                       cwd: str | os.PathLike[str] | None = None,
+                       skip: Collection[str] = ()) -> dict[str, list[Target]]:
     """Per-slice targets: slice name -> its targets, from the ``slices`` table of the targets
     table :func:`load_targets` reads (``[targets.slices.NAME]``, ``[slices.NAME]`` in a file
     whose targets are at the top level, or ``[tool.ragreport.targets.slices.NAME]`` in
@@ -140,7 +150,7 @@ def load_slice_targets(path: str | os.PathLike[str] | None = None,
     table: Any = None
     if path is not None:
         p = Path(path)
-        table = _targets_table(_load_toml(p))
+        table = _targets_table(_load_toml(p), skip)
         where = str(p)
     else:
         base = Path(cwd) if cwd is not None else Path.cwd()
@@ -151,7 +161,7 @@ def load_slice_targets(path: str | os.PathLike[str] | None = None,
             table = _nested(_load_toml(pyproject), "tool", "ragreport", "targets")
             where = f"{pyproject} [tool.ragreport.targets]"
         elif rr.is_file():
-            table = _targets_table(_load_toml(rr))
+            table = _targets_table(_load_toml(rr), skip)
             where = str(rr)
     if not isinstance(table, Mapping) or SLICES_KEY not in table:
         return {}

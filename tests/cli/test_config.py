@@ -127,3 +127,23 @@ def test_a_file_value_and_its_source(tmp_path: Path) -> None:
     assert opts.file_source("alpha") is None and dict(opts.sources)["alpha"] == "--alpha"
     other = parse_options(["check", "q.txt", "r.txt"], cwd=tmp_path)
     assert other is not None and (other.k_max, other.seed) == (7, 0)  # [report] is report's
+
+
+def test_config_prints_toml_that_reads_back_as_the_same_configuration(tmp_path: Path) -> None:
+    """``ragreport config``'s output, comments aside, is TOML; given back with --config it
+    is the same configuration, every value now from that file."""
+    import tomllib
+
+    from ragreport.cli.configshow import show_config
+
+    (tmp_path / "ragreport.toml").write_text(
+        'title = "Ré\\u007fsumé \\"x\\""\nk_max = 30\nmeasures = ["P@5", "RR"]\n'
+        '[check]\nalpha = 0.01\n[targets]\n"RR" = 0.5\n', encoding="utf-8")
+    shown = show_config("check", ["--seed", "3"], cwd=tmp_path)
+    data = tomllib.loads(shown)
+    assert data["title"] == 'Ré\x7fsumé "x"' and data["k_max"] == 30
+    assert data["measures"] == ["P@5", "RR"] and data["alpha"] == 0.01 and data["seed"] == 3
+    assert "# ---- targets (" in shown and "# RR >= 0.5" in shown
+    (tmp_path / "eff.toml").write_text(shown, encoding="utf-8")
+    again = tomllib.loads(show_config("check", ["--config", "eff.toml"], cwd=tmp_path))
+    assert again == data
