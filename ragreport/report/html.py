@@ -494,8 +494,10 @@ def _query_view(q: QueryDetail, k: int) -> QueryView:
 def _curve_caption(c: Curve, stats: StatsInfo | None = None) -> str:
     band = ""
     if c.bands and stats is not None:
-        band = (f" Shaded: {pct(stats.level)} bootstrap interval of each run's mean "
-                f"({stats.curve_resamples} resamples over queries, seed {stats.seed}).")
+        band = (f" Bands: {pct(stats.level)} bootstrap interval of each run's mean "
+                f"({stats.curve_resamples} resamples over queries, seed {stats.seed}), "
+                "outlined in the run's colour" + (", every second run's hatched"
+                                                  if len(c.bands) > 1 else "") + ".")
     if not c.targets:
         return (f"Mean {c.family}@K for K = 1 to {len(c.ks)}; no target on this measure."
                 + band)

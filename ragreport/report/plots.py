@@ -71,6 +71,8 @@ _FONT_SIZE = 10.0
 #: Opacity of the interval bands drawn behind the curves (readable on light and dark pages).
 BAND_ALPHA = 0.16
 _BAND_GID = "rrband-"
+#: The edges of a band: where two bands overlap, each stays outlined in its run's colour.
+_EDGE_GID = "rrbandedge-"
 
 
 def run_style(index: int) -> dict[str, str]:
@@ -165,7 +167,9 @@ def curve_svg(curve: Curve, runs: Sequence[str], *, prefix: str) -> str:
     A target on a cutoff (``nDCG@5 > 0.85``) is a hollow diamond at (K, threshold) on a thin
     dashed line; a target without cutoff (``RR > 0.8``) is a dashed line across every K.
     A run's interval band (``curve.bands``), when there is one, is a translucent area in the
-    run's colour behind the lines (``<g class="band band-N">`` in the SVG, N the run index).
+    run's colour behind the lines (``<g class="band band-N">`` in the SVG, N the run index),
+    outlined by dotted edges in the same colour (``band-edge band-edge-N``): where two bands
+    overlap, each keeps its outline.
     """
     from matplotlib.ticker import MaxNLocator
 
@@ -186,10 +190,21 @@ def curve_svg(curve: Curve, runs: Sequence[str], *, prefix: str) -> str:
             if band is not None and len(band[0]) and len(band[0]) == len(band[1]):
                 lo, hi = band
                 n = min(len(lo), len(ks))
-                # behind every line, no edge; the gid becomes class="band band-N" in the SVG
-                ax.fill_between(ks[:n], lo[:n], hi[:n], color=_RUN_SENTINELS[
-                    i % len(_RUN_SENTINELS)], alpha=BAND_ALPHA, linewidth=0, zorder=1,
-                    gid=f"{_BAND_GID}{i}")
+                # behind every line; the gid becomes class="band band-N" in the SVG, and
+                # its edges, dotted in the run's colour, class="band-edge band-edge-N"
+                sentinel = _RUN_SENTINELS[i % len(_RUN_SENTINELS)]
+                if i % 2 == 0:  # a translucent area; every other run's, hatched: where
+                    ax.fill_between(ks[:n], lo[:n], hi[:n], color=sentinel,  # two overlap,
+                                    alpha=BAND_ALPHA, linewidth=0, zorder=1,  # both show
+                                    gid=f"{_BAND_GID}{i}")
+                else:
+                    ax.fill_between(ks[:n], lo[:n], hi[:n], facecolor="none",
+                                    edgecolor=sentinel, hatchcolor=sentinel, hatch="////",
+                                    alpha=0.45, linewidth=0, zorder=1,
+                                    gid=f"{_BAND_GID}{i}")
+                for edge in (lo[:n], hi[:n]):
+                    ax.plot(ks[:n], edge, color=sentinel, linewidth=0.9, alpha=0.7,
+                            linestyle=(0, (1.2, 1.6)), zorder=1.5, gid=f"{_EDGE_GID}{i}")
                 top = max(top, *hi[:n]) if n else top
             (line,) = ax.plot(ks[: len(ys)], ys, color=_RUN_SENTINELS[i % len(_RUN_SENTINELS)],
                               linestyle=st["linestyle"], marker=st["marker"],
@@ -404,6 +419,8 @@ def _to_svg(fig: Any, prefix: str, label: str, desc: str = "") -> str:
     def _id(m: re.Match[str]) -> str:
         if m.group(1).startswith(_BAND_GID):  # an interval band: a class, not an id
             return f' class="band band-{m.group(1)[len(_BAND_GID):]}"'
+        if m.group(1).startswith(_EDGE_GID):
+            return f' class="band-edge band-edge-{m.group(1)[len(_EDGE_GID):]}"'
         return f' id="{prefix}-{m.group(1)}"' if m.group(1) in referenced else ""
 
     svg = _ID.sub(_id, svg)

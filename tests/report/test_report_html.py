@@ -371,7 +371,7 @@ def test_hostile_strings_in_plots_only_text() -> None:
     assert "&lt;script&gt;" in svg
     tb = parse(svg)
     assert {t for t, _ in tb.tags} <= {"svg", "g", "path", "defs", "clipPath", "rect", "use",
-                                       "text", "clippath"}
+                                       "pattern", "text", "clippath"}
 
 
 def test_dollar_signs_are_not_mathtext() -> None:

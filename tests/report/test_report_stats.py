@@ -127,7 +127,7 @@ def test_html_without_stats() -> None:
     assert not sec.find("span", cls="ci") and not sec.find("p", id="stats-note")
     body = html[html.index("<body>"):]
     assert "sig-mark" not in body and "confidence interval" not in body
-    assert 'class="band' not in html and "Shaded" not in html
+    assert 'class="band' not in html and "Bands:" not in html
     assert 'id="drops"' not in html
 
 
@@ -143,11 +143,22 @@ def test_html_bands_in_curves() -> None:
         for i in (0, 1):
             groups = svg.find("g", cls=f"band-{i}")
             assert len(groups) == 1 and "band" in groups[0].classes()
-            # one filled area (a path used once), in the run's colour, translucent
+            # the first run's band a translucent area in its colour, the second's hatched in
+            # its colour (where they overlap, both show), each outlined by its two edges
             styles = [n.attrs.get("style") or "" for n in groups[0].iter()]
-            assert any(f"fill: var(--c{i}," in s and "fill-opacity: 0.16" in s for s in styles)
+            if i == 0:
+                assert any(f"fill: var(--c{i}," in s and "fill-opacity: 0.16" in s
+                           for s in styles)
+            else:
+                assert any("fill: url(#" in s for s in styles)
+                hatch = [n.attrs.get("style") or "" for p in svg.find("pattern")
+                         for n in p.iter()]
+                assert any(f"stroke: var(--c{i}," in s for s in hatch)
+            edges = svg.find("g", cls=f"band-edge-{i}")
+            assert len(edges) == 2 and all("band-edge" in e.classes() for e in edges)
         caption = " ".join(fig.find("figcaption")[0].text().split())
-        assert "Shaded: 95% bootstrap interval of each run's mean (200 resamples" in caption
+        assert ("Bands: 95% bootstrap interval of each run's mean (200 resamples over queries, "
+                "seed 0), outlined in the run's colour, every second run's hatched.") in caption
     # the bands sit behind the lines: drawn before them in the SVG
     svg_text = html[html.index('class="plot"'):]
     assert svg_text.index('class="band band-1"') < svg_text.index("stroke: var(--c0")
