@@ -229,7 +229,7 @@ class CellView:
     ci_title: str  # title of the interval: the level and the method
     sig: str  # "sig", "ns" or "" (baseline, no test, or no statistics)
     test_title: str  # the p-values and the test, for the delta's title
-    p_text: str  # the corrected p-value as shown, "" when there is none
+    p_text: str  # the raw and the corrected p-values as shown, "" when there is none
 
     def __getattr__(self, name: str) -> Any:
         # templates written for the bare SummaryCell (c.shown, c.direction...) keep working
@@ -319,7 +319,7 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
     any_sig = any(v is not None and v.sig for _, cells in summary for _, v in cells)
     on_ci = any(c.on == "ci_lower" for t in report.targets for c in t.cells)
     drops = [DropView(d, signed(d.delta), f"[{shown(d.delta_lower)}, {shown(d.delta_upper)}]",
-                      p_text(d.p_value)) for d in report.drops]
+                      p_pair_text(d.p_raw, d.p_value, len(report.drops))) for d in report.drops]
 
     document = _document_view(report, runs, [
         PlotView(f"doc-curve-{i}", c.title, _curve_caption(c) + " Documents: each query's "

@@ -11,7 +11,7 @@ from ..present import (
     md_escape,
     md_html_escape,
     no_relevant_text,
-    p_text,
+    p_pair_text,
     pct,
     shown,
     signed,
@@ -103,13 +103,13 @@ def drop_section(report: Report, runs: list[str], cap: int | None, esc: Esc) -> 
     level = f"{pct(report.stats.level)} " if report.stats is not None else ""
     shown_drops = drops if cap is None else drops[:cap]
     out = [f"### Drop gate (max drop {drops[0].max_drop:g})", "",
-           table_row(["Run", "Measure", "Δ vs baseline", f"{level}CI of Δ", "p (Holm)", "Result"]),
+           table_row(["Run", "Measure", "Δ vs baseline", f"{level}CI of Δ", "p, Holm", "Result"]),
            "|:--|:--|--:|--:|--:|:--|"]
     for d in shown_drops:
         result = "❌ fail" if d.failed else "✅ pass"
         out.append(table_row([esc.md(d.run), esc.md(d.measure),
                          signed(d.delta), f"[{shown(d.delta_lower)}, {shown(d.delta_upper)}]",
-                         p_text(d.p_value), result]))
+                         p_pair_text(d.p_raw, d.p_value, len(drops)), result]))
     out.append("")
     if len(shown_drops) < len(drops):
         n = len(drops) - len(shown_drops)

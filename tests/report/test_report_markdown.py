@@ -582,7 +582,7 @@ def test_drop_gate_and_ci_targets() -> None:
     assert "| R@5 | &gt;= 0.3 (CI lower bound) | " in md
     assert "(mean 0.3940)" in md
     assert "### Drop gate (max drop 0)" in md
-    assert "| Run | Measure | Δ vs baseline | 95% CI of Δ | p (Holm) | Result |" in md
+    assert "| Run | Measure | Δ vs baseline | 95% CI of Δ | p, Holm | Result |" in md
     n_fail = sum(d.failed for d in report.drops)
     status = md.split("\n")[3]
     if n_fail:
