@@ -41,6 +41,7 @@ from ..targets import Target
 
 if TYPE_CHECKING:
     from ..analysis.drift import DriftCheck
+    from ..core.result import RankedDoc
     from ..parallel import Mapper
 
 __all__ = ["build_report", "drop_checks", "generated_at_from_env", "run_latencies"]
@@ -476,7 +477,7 @@ def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Map
                    docs: Mapping[str, str]) -> WorstQueries:
     """The report's view of :func:`ragreport.analysis.failures.worst_queries`: each worst
     query with its ranking (at least :data:`RANK_ROWS` rows, through K up to 1,000), the
-    relevant documents it missed, and texts."""
+    relevant documents ranked below those rows, the ones it missed, and texts."""
     sel = worst_queries(r, m, k, n)
     values, kinds = sel.values, sel.kinds
     level = r.conventions.rel_level
@@ -487,19 +488,26 @@ def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Map
     ranked = r.has_rankings  # per-query results (ragreport.core.perquery): no ranked lists
     for i in sel.indices.tolist():
         q = r.query_ids[i]
-        rows = [RankRow(d.rank, d.doc_id, "" if d.score is None else f"{d.score:g}",
-                        _grade_text(d.grade), d.relevant, d.grade is not None, d.rank <= k,
-                        snippet(docs.get(d.doc_id)), d.score, d.grade)
-                for d in r.ranked_list(q, limit=max(RANK_ROWS, min(k, 1000)))] if ranked else []
+        ranking = r.ranked_list(q) if ranked else []
+        shown_to = max(RANK_ROWS, min(k, 1000))
+        rows = [_rank_row(d, k, docs) for d in ranking[:shown_to]]
+        later = [_rank_row(d, k, docs) for d in ranking[shown_to:] if d.relevant]
         missing = [(d, f"{g:g}", snippet(docs.get(d))) for d, g in r.missing_relevant(q)] \
             if ranked else []
         top, unjudged = unjudged_in_top(r, i, k) if ranked else stored_unjudged_in_top(r, i, k)
         details.append(QueryDetail(q, texts.get(q, ""), r.run_name, float(values[i]),
                                    shown(float(values[i])), FAILURE_KINDS[int(kinds[i])],
                                    int(r.ranking.n_ret[i]), int(n_rel[i]), rows, missing,
-                                   top, unjudged, float(judged[i])))
+                                   top, unjudged, float(judged[i]), later=later))
     return WorstQueries(r.run_name, str(m), k, r.n_queries, details, sel.counts,
                         sel.no_judged_relevant)
+
+
+def _rank_row(d: RankedDoc, k: int, docs: Mapping[str, str]) -> RankRow:
+    """One ranked document as the drill-downs show it."""
+    return RankRow(d.rank, d.doc_id, "" if d.score is None else f"{d.score:g}",
+                   _grade_text(d.grade), d.relevant, d.grade is not None, d.rank <= k,
+                   snippet(docs.get(d.doc_id)), d.score, d.grade)
 
 
 def _pr_curve(results: Sequence[EvaluationResult], targets: Sequence[Target] = (),

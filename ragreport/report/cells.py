@@ -217,6 +217,9 @@ class QueryDetail:
     tie_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
     """Target measures whose value for this query depends on the order of tied scores:
     measure -> (pessimistic, optimistic) value (see :mod:`ragreport.core.ties`)."""
+    later: list[RankRow] = field(default_factory=list)
+    """The relevant documents ranked below ``rows`` (with their ranks): a drill-down reaches
+    the last relevant document, however deep."""
 
     @property
     def tie_badge(self) -> str:

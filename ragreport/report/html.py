@@ -38,7 +38,6 @@ from ..present import (
     pct,
     shown,
     signed,
-    snippet,
 )
 from ..present.phrases import no_relevant_text, tie_summary
 from .breakdowns import (
@@ -57,12 +56,11 @@ from .cells import (
     Distribution,
     DropCheck,
     PRCurve,
-    QueryDetail,
-    RankRow,
     StatsInfo,
     SummaryCell,
     WorstQueries,
 )
+from .drilldown import MAX_MISSING, MAX_RANK_ROWS, MAX_TEXT_CHARS, QueryView, query_view
 from .model import NO_RANKINGS_NOTE, Report
 
 if TYPE_CHECKING:
@@ -82,9 +80,6 @@ TEMPLATE_NAME = "report.html.j2"
 #: Caps on the per-query details, so the page stays small whatever the number of queries
 #: (the JSON output keeps everything).
 MAX_DETAILS_PER_RUN = 50
-MAX_RANK_ROWS = 60
-MAX_MISSING = 25
-MAX_TEXT_CHARS = 400
 
 
 
@@ -210,18 +205,6 @@ class PlotView:
 
 
 @dataclass(frozen=True)
-class QueryView:
-    detail: QueryDetail
-    text: str
-    text_cut: bool
-    rows: list[RankRow]
-    rows_cut: int
-    cut_index: int | None  # the K cut line goes before rows[cut_index]; None: no line
-    missing: list[tuple[str, str, str]]
-    missing_cut: int
-
-
-@dataclass(frozen=True)
 class CellView:
     """A summary cell with its interval and significance, as shown."""
 
@@ -297,7 +280,7 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
              for i, d in enumerate(report.distributions)]
 
     worst = [WorstView(w, by_name[w.run] if w.run in by_name else runs[0],
-                       [_query_view(q, w.k) for q in w.queries[:MAX_DETAILS_PER_RUN]],
+                       [query_view(q, w.k) for q in w.queries[:MAX_DETAILS_PER_RUN]],
                        max(0, len(w.queries) - MAX_DETAILS_PER_RUN))
              for w in report.worst]
 
@@ -476,19 +459,6 @@ def _cell_view(c: SummaryCell, stats: StatsInfo | None) -> CellView:
              f"{c.family} comparison{'s' if c.family != 1 else ''}{t})")
     return CellView(c, ci_title, "sig" if c.significant else "ns", title,
                     p_pair_text(raw, c.p_value, c.family))
-
-
-def _query_view(q: QueryDetail, k: int) -> QueryView:
-    text = snippet(q.text, MAX_TEXT_CHARS)
-    text_cut = len(" ".join(q.text.split())) > MAX_TEXT_CHARS
-    rows = q.rows[:MAX_RANK_ROWS]
-    # the K cut line goes before the first row beyond K; after the last row when the rows
-    # shown stop exactly at K and more were retrieved; nowhere when everything is within K
-    cut = next((i for i, r in enumerate(rows) if not r.within_k), None)
-    if cut is None and rows and rows[-1].rank == k and q.n_ret > len(rows):
-        cut = len(rows)
-    return QueryView(q, text, text_cut, rows, max(0, q.n_ret - len(rows)), cut,
-                     q.missing[:MAX_MISSING], max(0, len(q.missing) - MAX_MISSING))
 
 
 def _curve_caption(c: Curve, stats: StatsInfo | None = None) -> str:

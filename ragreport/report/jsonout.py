@@ -52,6 +52,19 @@ def _clean(obj: Any, where: str) -> Any:
     raise TypeError(f"{where}: cannot write {type(obj).__name__} as JSON")
 
 
+def _worst_json(report: Report) -> dict[str, list[dict[str, Any]]]:
+    """Each run's worst queries: the top K, and the relevant documents ranked below it."""
+    return {w.run: [{"query_id": q.query_id, "value": q.value, "failure": q.failure,
+                     "top_k": q.top_k, "unjudged_top_k": q.unjudged_top_k,
+                     "judged_at_k": q.judged_at_k,
+                     "tie_ranges": {m: list(v) for m, v in q.tie_ranges.items()},
+                     "ranking": [_rank_row(row) for row in q.rows if row.within_k],
+                     "relevant_below": [_rank_row(row) for row in [*q.rows, *q.later]
+                                        if row.relevant and not row.within_k]}
+                    for q in w.queries]
+            for w in report.worst}
+
+
 def _significance(report: Report) -> list[dict[str, Any]]:
     """Each run against the baseline on each measure: raw and Holm-adjusted p-values."""
     return [{"run": c.run, "baseline": report.baseline, "measure": s.measure,
@@ -159,15 +172,7 @@ def report_json(report: Report) -> dict[str, Any]:
         "failure_kinds": {w.run: dict(w.failure_counts) for w in report.worst},
         # queries without a judged relevant document: a category of their own, never worst
         "no_judged_relevant": {w.run: w.no_judged_relevant for w in report.worst},
-        "worst_queries": {w.run: [{"query_id": q.query_id, "value": q.value,
-                                   "failure": q.failure, "top_k": q.top_k,
-                                   "unjudged_top_k": q.unjudged_top_k,
-                                   "judged_at_k": q.judged_at_k,
-                                   "tie_ranges": {m: list(v) for m, v in q.tie_ranges.items()},
-                                   "ranking": [_rank_row(row) for row in q.rows
-                                               if row.within_k]}
-                                  for q in w.queries]
-                          for w in report.worst},
+        "worst_queries": _worst_json(report),
     }
     doc["ties"] = _ties_json(report)
     if report.latency:  # runs that carry their retriever's time per query (collect_run)

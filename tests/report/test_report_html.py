@@ -583,3 +583,30 @@ def test_worst_note_states_the_report_numbers(worst_n: int) -> None:
         assert (f"the JSON output holds all {listable} queries with a judged relevant "
                 "document") in note
     assert "every query" not in note
+
+
+def test_drill_down_reaches_the_last_relevant_document() -> None:
+    """A worst query's ranking shows the first rows, then every relevant document ranked
+    below them with its rank (a relevant document at rank 26 is never hidden); past 25 of
+    those, it says how many more and the rank of the last. The JSON lists them all."""
+    import json
+
+    rel = [3, 26, *range(40, 81)]
+    qrels = {"q": {f"d{i}": 1 for i in rel}}
+    run = {"q": [f"d{i}" for i in range(1, 101)]}
+    r = ragreport.evaluate(qrels, run, ["P@5"], name="x")
+    rep = build_report([r], parse_targets({"P@5": 0.9}), generated_at=WHEN, stats=False)
+    page = parse(rep.to_html())
+    rows = page.root.find("table", cls="ranking")[0].find("tr")
+    ranks = [int(cells[0].text()) for row in rows
+             if (cells := row.find("td")) and cells[0].text().strip().isdigit()]
+    assert ranks == [*range(1, 21), 26, *range(40, 64)]
+    later = [row for row in rows if "later" in row.classes()]
+    assert len(later) == 25 and all("rel" in row.classes() for row in later)
+    text = " ".join(page.root.find("table", cls="ranking")[0].text().split())
+    assert "… 80 more retrieved documents not shown; the relevant ones among them follow." \
+        in text
+    assert "… 17 more relevant documents further down; the last at rank 80." in text
+    [q] = json.loads(rep.to_json())["worst_queries"]["x"]
+    assert [row["rank"] for row in q["ranking"]] == [1, 2, 3, 4, 5]
+    assert [row["rank"] for row in q["relevant_below"]] == [26, *range(40, 81)]
