@@ -20,6 +20,7 @@ from .measures import Measure, parse_measure
 from .present import DISPLAY_DIGITS, shown, target_rule, threshold_text
 
 __all__ = [
+    "DEFAULT_SOURCE",
     "DEFAULT_TARGETS",
     "DISPLAY_DIGITS",
     "Target",
@@ -46,6 +47,9 @@ SETTINGS: tuple[str, ...] = ("compat", "ignore_identical_ids", "ties", "score_pr
 #: The key of the targets table that holds per-slice targets (``[targets.slices.NAME]``,
 #: :func:`load_slice_targets`): not a measure.
 SLICES_KEY = "slices"
+
+#: Where the default targets come from, as a target states it.
+DEFAULT_SOURCE = "defaults (seed tutorial)"
 
 #: The seed tutorial's "typical targets".
 DEFAULT_TARGETS: dict[str, str] = {
@@ -209,7 +213,7 @@ def parse_targets(table: Mapping[str, Any], source: str = "targets") -> list[Tar
 
 def default_targets() -> list[Target]:
     """The seed tutorial's typical targets."""
-    return parse_targets(DEFAULT_TARGETS, "defaults (seed tutorial)")
+    return parse_targets(DEFAULT_TARGETS, DEFAULT_SOURCE)
 
 
 def check_targets(targets: list[Target], means: Mapping[str, Mapping[Measure, float]],

@@ -39,7 +39,7 @@ def show_config(command: str, args: Sequence[str],
         lines += ["", f"# ---- {title}"]
         lines += [f"{text:<{width}}  # {source}" for text, source in rows]
     if command in ("report", "check"):
-        lines += ["", *_targets(values.get("targets"), cwd)]
+        lines += ["", *_targets(values.get("targets"), bool(values.get("example")), cwd)]
     return "\n".join(lines) + "\n"
 
 
@@ -74,12 +74,17 @@ def _toml(value: Any) -> str:
     return json.dumps(str(value), ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
-def _targets(path: Any, cwd: str | os.PathLike[str] | None) -> list[str]:
-    """The targets the command checks, commented (their file keeps their own syntax)."""
+def _targets(path: Any, example: bool, cwd: str | os.PathLike[str] | None) -> list[str]:
+    """The targets the command checks, commented (their file keeps their own syntax): with
+    ``--example`` and none configured, the example's."""
+    from ..examples import example_files
     from ..io.targets import load_targets
+    from .inputs import no_targets_configured
 
     if path == "-":
         return ["# targets: read from standard input"]
+    if path is None and example and no_targets_configured(cwd):
+        path = str(example_files().targets)
     targets = load_targets(path, cwd, skip=reserved_keys())
     source = targets[0].source if targets else "none"
     return [f"# ---- targets ({source})", *(f"# {t}" for t in targets)] if targets else \

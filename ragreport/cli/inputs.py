@@ -10,6 +10,7 @@ build from them is :mod:`ragreport.cli.report`.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -56,15 +57,30 @@ def skip_pandas_interop() -> None:
 
 def with_example(opts: Options) -> Options:
     """``--example``: the embedded example's qrels, runs, queries and documents (the queries
-    and documents given, when given)."""
+    and documents given, when given), and its targets when none are configured (no
+    ``--targets``, none in the configuration file)."""
     from ..examples import example_files
 
     if opts.qrels or opts.runs:
         raise RagReportError("--example takes no QRELS or RUN arguments")
     files = example_files()
+    targets = opts.targets
+    if targets is None and no_targets_configured():
+        targets = str(files.targets)
     return replace(opts, qrels=str(files.qrels), runs=tuple(str(p) for p in files.runs),
                    queries=opts.queries or str(files.queries),
-                   docs=opts.docs or str(files.docs))
+                   docs=opts.docs or str(files.docs), targets=targets)
+
+
+def no_targets_configured(cwd: str | os.PathLike[str] | None = None) -> bool:
+    """No targets in ``pyproject.toml`` or ``ragreport.toml`` of ``cwd`` (default: the working
+    folder): the seed's defaults."""
+    from ..io.targets import load_targets
+    from ..targets import DEFAULT_SOURCE
+    from .resolve import reserved_keys
+
+    return all(t.source == DEFAULT_SOURCE
+               for t in load_targets(cwd=cwd, skip=reserved_keys()))
 
 
 def eval_kwargs(opts: Options) -> dict[str, Any]:

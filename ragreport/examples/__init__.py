@@ -22,10 +22,13 @@ class ExampleFiles:
     runs: tuple[Path, ...]
     queries: Path
     docs: Path
+    targets: Path
+    """The example's targets: one both runs pass, one both fail, one only BM25 passes."""
 
 
 def example_files() -> ExampleFiles:
-    """Paths of the embedded example (qrels, the BM25 and TF-IDF runs, query and doc texts).
+    """Paths of the embedded example (qrels, the BM25 and TF-IDF runs, query and doc texts,
+    and its targets).
 
     Examples
     --------
@@ -38,4 +41,5 @@ def example_files() -> ExampleFiles:
         runs=(EXAMPLE_DIR / "run_bm25.txt", EXAMPLE_DIR / "run_tfidf.txt"),
         queries=EXAMPLE_DIR / "queries.tsv",
         docs=EXAMPLE_DIR / "docs.jsonl",
+        targets=EXAMPLE_DIR / "targets.toml",
     )

@@ -35,6 +35,12 @@ def _written(name: str, present: bool = True) -> Callable[[CaseResult], None]:
     return check
 
 
+def _both_verdicts(page: str) -> None:
+    targets = page[page.index('<section id="targets">'):page.index("</section>",
+                                                                 page.index('id="targets"'))]
+    assert 'class="verdict pass"' in targets and 'class="verdict fail"' in targets
+
+
 CASES = [
     # keys no command has: refused, with the nearest key suggested and the line named
     Case("unknown-key", EVAL, _pyproject("k_maxx = 20\n"), exit=2,
@@ -166,6 +172,16 @@ CASES = [
          stderr=r"--config must name a TOML file, got '-'"),
     Case("config-folder", [*EVAL, "--config", "d"], {**FILES, "d/x": ""}, exit=2,
          stderr=r"d: is a folder; --config names a TOML file"),
+    # the example's own targets, unless targets are configured: the first report shows a
+    # target passing, one failing and one split between the runs
+    Case("example-targets", ["check", "--example", "--no-stats", "--jobs", "1"], {}, exit=1,
+         stdout=r"nDCG@10 +>= 0\.55 +0\.5733 PASS +0\.5464 FAIL(?s:.*)RR +>= 0\.7 +0\.7393 PASS "
+                r"+0\.7515 PASS(?s:.*)R@5 +>= 0\.4 +0\.3940 FAIL +0\.3716 FAIL"),
+    Case("example-with-configured-targets", ["check", "--example", "--no-stats", "--jobs", "1"],
+         {"ragreport.toml": "[targets]\n'RR' = 0.5\n"}, exit=0, stdout=r"all targets passed"),
+    Case("example-html-shows-both", ["report", "--example", "--no-stats", "--jobs", "1",
+                                     "--html", "r.html"], {}, exit=0,
+         check=lambda r: _both_verdicts((r.tmp / "r.html").read_text(encoding="utf-8"))),
     # ragreport config
     Case("show-config", ["config", "check", "--seed", "3"],
          _pyproject("k_max = 20\n[tool.ragreport.check]\nmarkdown = 'c.md'\n"), exit=0,
