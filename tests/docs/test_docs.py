@@ -6,6 +6,7 @@ resolved)."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import os
 import re
@@ -162,13 +163,33 @@ def test_the_user_docs_speak_of_the_product_only() -> None:
 
 
 def test_the_generated_pages_are_up_to_date() -> None:
-    """docs/reference/cli.md is every command's --help (scripts/gen_docs.py): it never drifts
-    from the parser."""
+    """docs/reference/cli.md is every command's --help and docs/measures.md's table the
+    registry's rows (scripts/gen_docs.py): neither drifts from the code."""
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_docs.py"), "--check"],
                           capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0, done.stderr
     page = (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
     assert "## ragreport check" in page and "--max-drop" in page
+
+
+def test_every_family_has_a_row_in_the_generated_measure_table() -> None:
+    """docs/measures.md's measure table is written by scripts/gen_docs.py from the registry:
+    each family of FAMILIES names a row (its canonical name first), no row names anything
+    else, and the page holds the table (regenerating a page that lost a row restores it)."""
+    from ragreport.measures import FAMILIES
+
+    spec = importlib.util.spec_from_file_location("gen_docs", ROOT / "scripts" / "gen_docs.py")
+    assert spec is not None and spec.loader is not None
+    gen_docs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen_docs)
+    table = gen_docs.measures_table()
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    named = [re.match(r"\| `(\w+)", line).group(1) for line in rows]  # type: ignore[union-attr]
+    assert set(FAMILIES) - set(named) == set(), "families without a row in the table"
+    assert set(named) <= set(FAMILIES)
+    page = (DOCS / "measures.md").read_text(encoding="utf-8")
+    assert gen_docs.TABLE_START + table + gen_docs.TABLE_END in page
+    assert gen_docs.measures_page(page.replace(rows[-1] + "\n", "")) == page
 
 
 def test_the_github_actions_recipe_gates_as_written(tmp_path: Path) -> None:
