@@ -41,7 +41,7 @@ def render_snapshot(meta: dict[str, Any], summary: dict[str, Any], head: dict[st
                   "b": head["b"][j] if has_b else None,
                   "delta": head["delta"][j] if has_b else None,
                   "kind": labels.get(head["kind"][j], FAILURE_KINDS.get(head["kind"][j], "")),
-                  "fails": head["fails"][j]} for j in range(n)]
+                  "fails": bool(head.get("fails", [False] * n)[j])} for j in range(n)]
     ranking_rows: list[dict[str, Any]] = []
     beyond: list[int] = []
     if ranking.get("rows"):

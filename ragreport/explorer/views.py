@@ -72,7 +72,9 @@ class ListView:
             out["b"] = floats(vb)
             out["delta"] = floats(vb - va)
         out["kind"] = arrays.kinds(sel.a, sel.k)[idx].astype(int).tolist()
-        out["fails"] = arrays.fails(sel.a)[idx].tolist()
+        fails = arrays.fails(sel.a)
+        if not fails.all():  # every query fails a target: a tag on every row tells nothing
+            out["fails"] = fails[idx].tolist()
         return out
 
     def _list_text(self, qid: str) -> str:
@@ -112,6 +114,7 @@ class ListView:
             else:
                 runs.append([w, w + 1])
         out["near"] = [self.rows(a * window, b * window) for a, b in runs]
+        out["fails_all"] = bool(self.arrays.fails(self.sel.a).all())
         return out
 
     def ranking(self) -> dict[str, Any]:

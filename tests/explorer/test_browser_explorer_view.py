@@ -345,7 +345,7 @@ def test_filter_applies_as_you_type_and_empty_state(browser: Any, example: Any) 
 
 
 def test_category_sort_and_fails_only(browser: Any, example: Any) -> None:
-    ex = make_example(example)
+    ex = make_example(example, targets=example[0].targets)  # some queries pass them all
     ep = ExplorerPage.open(browser, ex)
     ep.role("sort").select_option("id")
     ep.settle()
@@ -387,6 +387,52 @@ def test_category_sort_and_fails_only(browser: Any, example: Any) -> None:
     ep.role("fails-only").check()
     ep.settle()
     assert ex.fails_only is True and ep.page.locator(OPTION).count() > 0
+    clean(ep)
+
+
+def test_no_fails_tag_when_every_query_fails(browser: Any, example: Any) -> None:
+    """The seed's default targets fail every query of the example: a "fails" tag on every row
+    would tell nothing, so no row carries it, and the filter says why it is off; with the
+    example's own targets, the failing rows carry it and the filter keeps them."""
+    ex = make_example(example)  # the default targets
+    ep = ExplorerPage.open(browser, ex)
+    assert ex.head["fails_all"] is True and "fails" not in ex.head
+    assert ep.page.locator(OPTION).count() > 0
+    assert ep.page.locator(".rr-explorer [role=option] .rr-tag-fail").count() == 0
+    box = ep.role("fails-only")
+    assert box.is_disabled() and "every query fails a target" in (box.get_attribute("title") or "")
+    clean(ep)
+    ex = make_example(example, targets=example[0].targets)
+    ep = ExplorerPage.open(browser, ex)
+    tagged = ep.page.locator(".rr-explorer [role=option] .rr-tag-fail").count()
+    shown = ep.page.locator(OPTION).count()
+    assert tagged == sum(ex.head["fails"][:shown]) > 0 and not all(ex.head["fails"])
+    assert ep.role("fails-only").is_enabled()
+    clean(ep)
+
+
+def test_the_mean_curve_reaches_the_deepest_k(browser: Any) -> None:
+    """Rankings of 400 documents evaluated to K = 20: past the evaluated curves the mean is
+    computed at a few Ks spread to K = 400, and its line is drawn through them to the end,
+    as far as the query's own line (it stopped at K = 20)."""
+    import random
+
+    rng = random.Random(1)
+    qrels = {f"q{i}": {f"d{j}": 1 for j in rng.sample(range(400), 30)} for i in range(50)}
+    run = {f"q{i}": [f"d{j}" for j in range(400)] for i in range(50)}
+    results = [ragreport.evaluate(qrels, run, name="a"),
+               ragreport.evaluate(qrels, {q: v[::-1] for q, v in run.items()}, name="b")]
+    ex = ragreport.Explorer(results, measure="R", targets=[])
+    ep = ExplorerPage.open(browser, ex)
+    ep.page.locator(OPTION).first.click()
+    ep.settle()
+    assert ex.meta["k_max"] == 400 and results[0].k_max == 20
+    ends = ep.page.evaluate("""() => [...document.querySelectorAll(
+        '.rr-explorer svg.rr-curve path.rr-line')].map((p) => {
+          const b = p.getBBox(); return [p.getAttribute('class'), b.x + b.width]; })""")
+    query = max(x for cls, x in ends if "rr-line-mean" not in cls)
+    means = [x for cls, x in ends if "rr-line-mean" in cls]
+    assert len(means) == 2 and all(x >= query - 1 for x in means), ends
     clean(ep)
 
 

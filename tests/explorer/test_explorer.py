@@ -509,7 +509,8 @@ def test_rows_message(ex: Explorer) -> None:
     assert reply["type"] == "rows" and reply["id"] == 7
     assert reply["order_version"] == ex.order_version and reply["total"] == 41
     assert reply["start"] == 10 and reply["rows"]["qid"] == order[10:20]
-    assert set(reply["rows"]) == {"start", "qid", "text", "a", "b", "delta", "kind", "fails"}
+    # no "fails": the default targets fail every query of the example, so it tells nothing
+    assert set(reply["rows"]) == {"start", "qid", "text", "a", "b", "delta", "kind"}
     json.dumps(reply, allow_nan=False)
     # clamped: past the end, negative start, end before start, huge windows
     [r] = ex.handle_message({"type": "rows", "id": "w", "start": 40, "end": 90})
@@ -1211,3 +1212,16 @@ def test_the_pending_comparison_already_counts_wins_losses_and_ties(
     assert (pending["wins"], pending["losses"], pending["ties"]) == (
         done["wins"], done["losses"], done["ties"])
     assert pending["wins"] + pending["losses"] + pending["ties"] == pending["n"] > 0
+
+
+def test_no_fails_column_when_every_query_fails() -> None:
+    """A "fails a target" mark on every row tells nothing: the rows carry none and the head
+    says so (the list's filter is then off); with targets some queries pass, they do."""
+    files = example_files()
+    results = [ragreport.evaluate(files.qrels, r) for r in files.runs]
+    s = ExplorerState(results)  # the seed's targets: every query of the example fails one
+    assert bool(s.fails().all()) and s.head()["fails_all"] is True
+    assert "fails" not in s.rows(0, 10) and "fails" not in s.head()
+    mixed = ExplorerState(results, targets=files.targets)
+    rows = mixed.rows(0, 41)
+    assert mixed.head()["fails_all"] is False and 0 < sum(rows["fails"]) < len(rows["fails"])

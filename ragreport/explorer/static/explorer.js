@@ -580,6 +580,11 @@ function makeList(v) {
     }
     sortSel.value = get("sort");
     failsBox.checked = !!get("fails_only");
+    // every query fails a target (the defaults on a real retriever): the filter would keep
+    // every row, and no row carries the tag; said, not hidden
+    const failsAll = !!(get("head") || {}).fails_all && !get("fails_only");
+    failsBox.disabled = failsAll;
+    failsBox.title = failsAll ? "every query fails a target: set the targets to tell them apart" : "";
     if (!filterInput.matches(":focus") && !filterLater.pending()) filterInput.value = get("filter_text") || "";
   }
   Object.assign(v, { listCol, listbox, listVp, renderList, listReveal, renderListControls,
@@ -649,21 +654,23 @@ function curve(view, c, hasB) {
   /**
    * @param {(number|null)[]|undefined} ys
    * @param {string} cls
+   * @param {boolean} [across] draw through the Ks without a value (the mean curve past the
+   *   evaluated curves is computed at a few Ks spread to the deepest K, not at every K)
    */
-  const path = (ys, cls) => {
+  const path = (ys, cls, across = false) => {
     if (!ys) return;
     let d = "";
     let pen = false;
     for (let i = 0; i < ks.length; i++) {
       const v = ys[i];
-      if (typeof v !== "number" || !Number.isFinite(v)) { pen = false; continue; }
+      if (typeof v !== "number" || !Number.isFinite(v)) { pen = pen && across; continue; }
       d += `${pen ? "L" : "M"}${fx(ks[i]).toFixed(1)} ${fy(v).toFixed(1)}`;
       pen = true;
     }
     if (d) svg.append(s("path", { d, class: cls, fill: "none" }));
   };
-  path(c.mean_a, "rr-line rr-line-a rr-line-mean");
-  if (hasB) path(c.mean_b, "rr-line rr-line-b rr-line-mean");
+  path(c.mean_a, "rr-line rr-line-a rr-line-mean", true);
+  if (hasB) path(c.mean_b, "rr-line rr-line-b rr-line-mean", true);
   path(c.query_a, "rr-line rr-line-a");
   if (hasB) path(c.query_b, "rr-line rr-line-b");
   const legend = h("div", { class: "rr-legend" },
@@ -1764,7 +1771,7 @@ function render({ model, el }) {
     sort: ["toolbar"], filter_text: ["toolbar", "order"], category: ["toolbar", "order"],
     slice: ["toolbar", "order"],
     fails_only: ["toolbar", "order"],
-    order_version: ["order"], n_visible: ["order"], head: ["order"], selected_pos: ["order"],
+    order_version: ["order"], n_visible: ["order"], head: ["order", "toolbar"], selected_pos: ["order"],
     summary: ["summary"], compare: ["summary"], ranking: ["ranking"], panel: ["panel"],
     error: ["error"], report: ["report"],
   };

@@ -60,21 +60,23 @@ export function curve(view, c, hasB) {
   /**
    * @param {(number|null)[]|undefined} ys
    * @param {string} cls
+   * @param {boolean} [across] draw through the Ks without a value (the mean curve past the
+   *   evaluated curves is computed at a few Ks spread to the deepest K, not at every K)
    */
-  const path = (ys, cls) => {
+  const path = (ys, cls, across = false) => {
     if (!ys) return;
     let d = "";
     let pen = false;
     for (let i = 0; i < ks.length; i++) {
       const v = ys[i];
-      if (typeof v !== "number" || !Number.isFinite(v)) { pen = false; continue; }
+      if (typeof v !== "number" || !Number.isFinite(v)) { pen = pen && across; continue; }
       d += `${pen ? "L" : "M"}${fx(ks[i]).toFixed(1)} ${fy(v).toFixed(1)}`;
       pen = true;
     }
     if (d) svg.append(s("path", { d, class: cls, fill: "none" }));
   };
-  path(c.mean_a, "rr-line rr-line-a rr-line-mean");
-  if (hasB) path(c.mean_b, "rr-line rr-line-b rr-line-mean");
+  path(c.mean_a, "rr-line rr-line-a rr-line-mean", true);
+  if (hasB) path(c.mean_b, "rr-line rr-line-b rr-line-mean", true);
   path(c.query_a, "rr-line rr-line-a");
   if (hasB) path(c.query_b, "rr-line rr-line-b");
   const legend = h("div", { class: "rr-legend" },

@@ -301,6 +301,11 @@ export function makeList(v) {
     }
     sortSel.value = get("sort");
     failsBox.checked = !!get("fails_only");
+    // every query fails a target (the defaults on a real retriever): the filter would keep
+    // every row, and no row carries the tag; said, not hidden
+    const failsAll = !!(get("head") || {}).fails_all && !get("fails_only");
+    failsBox.disabled = failsAll;
+    failsBox.title = failsAll ? "every query fails a target: set the targets to tell them apart" : "";
     if (!filterInput.matches(":focus") && !filterLater.pending()) filterInput.value = get("filter_text") || "";
   }
   Object.assign(v, { listCol, listbox, listVp, renderList, listReveal, renderListControls,
