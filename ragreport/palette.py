@@ -45,11 +45,11 @@ DARK_RUNS: tuple[str, ...] = ("#56b4e9", "#e69f00", "#2ec4a0", "#e69fc8", "#f0e4
 #: Colours with a meaning: role -> (light page, dark page).
 ROLES: dict[str, tuple[str, str]] = {
     "good": ("#00704f", "#5fd3a8"),      # passes a target; a change that helps
-    "bad": ("#b3400a", "#ff9d6b"),       # fails a target; a change that hurts
+    "bad": ("#b8003d", "#ff7a9a"),       # fails a target; a change that hurts (crimson: no run's)
     "neutral": ("#57606a", "#9aa4ae"),   # no change, secondary text
     "unjudged": ("#6e6e6e", "#a3a3a3"),  # a document without a judgment
     "relevant": ("#0072b2", "#56b4e9"),  # a document judged relevant
-    "cut": ("#be5400", "#e69f00"),       # the cut-off line at K
+    "cut": ("#3d444d", "#c9d1d9"),       # the cut-off line at K (no hue: no run's colour)
 }
 
 #: The page's own colours (the HTML report's surfaces): name -> (light page, dark page).
@@ -64,7 +64,7 @@ SURFACES: dict[str, tuple[str, str]] = {
     "soft": ("#f3f5f7", "#1f242b"),
     "accent": ("#0b5cad", "#79b8ff"),
     "pass-bg": ("#e3f4ec", "#12352a"),
-    "fail-bg": ("#fbebe1", "#3d2216"),
+    "fail-bg": ("#fbe7ee", "#3d1624"),
     "rel-bg": ("rgba(0, 158, 115, 0.10)", "rgba(46, 196, 160, 0.13)"),
 }
 #: The surfaces on paper (black on white, no tinted target cells).

@@ -154,6 +154,9 @@ class ListView:
         texts = [snippet(docs_text.get(d), limits.PASSAGE_CHARS) for d in docs] \
             if docs_text else [""] * len(docs)
         scores = floats(rk.run.scores[rows]) if rk.run.has_scores else [None] * len(docs)
+        ties = tie_groups(rk.run.scores[rk.run_rows[lo:hi]], r.conventions.score_precision,
+                          len(docs)) if rk.run.has_scores and r.conventions.order == "score" \
+            else [None] * len(docs)
         # the judged documents of the query, and which relevant ones were not retrieved
         jlo, jhi = int(rk.qrels_offsets[i]), int(rk.qrels_offsets[i + 1])
         jgrades = rk.qrels_grades[jlo:jhi]
@@ -171,7 +174,29 @@ class ListView:
             "n_rel": len(relevant),
             "truncated": n_ret - len(docs),
             "rows": {"rank": list(range(1, len(docs) + 1)), "doc_id": docs, "score": scores,
-                     "grade": floats(grades), "relevant": rel, "text": texts},
+                     "grade": floats(grades), "relevant": rel, "text": texts, "tie": ties},
             "missing_relevant": [d for d, _g in missing],
             "missing_grades": [g for _d, g in missing],
         }
+
+
+def tie_groups(scores: Any, precision: str, n: int) -> list[list[int] | None]:
+    """For each of the first ``n`` ranks, the ranks ``[first, last]`` of the documents whose
+    score equals its own (as the evaluation compares them: ``precision``), None when no other
+    document has it: their order is trec_eval's (document id), not the retriever's.
+
+    >>> tie_groups(np.array([3.0, 2.0, 2.0, 1.0]), "float64", 4)
+    [None, [2, 3], [2, 3], None]
+    """
+    s = np.asarray(scores, dtype=np.float32 if precision == "float32" else np.float64)
+    out: list[list[int] | None] = [None] * min(n, len(s))
+    start = 0
+    for i in range(1, len(s) + 1):
+        if i == len(s) or s[i] != s[start]:
+            if i - start > 1:
+                for j in range(start, min(i, n)):
+                    out[j] = [start + 1, i]
+            if start >= n:
+                break
+            start = i
+    return out

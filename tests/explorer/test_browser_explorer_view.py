@@ -327,6 +327,10 @@ def test_filter_applies_as_you_type_and_empty_state(browser: Any, example: Any) 
     assert ep.role("empty").is_hidden()
     assert re.search(rf"{ex.n_visible} of {n_all} queries",
                      ep.page.locator(".rr-explorer .rr-count").text_content() or "")
+    # the means and the paired test stay over every query, and the summary says so
+    scope = ep.role("summary-scope")
+    assert scope.text_content() == (f"over all {n_all} queries of run A, not only the "
+                                    f"{ex.n_visible} listed")
     # no match: an explicit empty state, no stale rows
     f.fill("zzqqxx-nothing")
     ep.page.wait_for_function("() => !document.querySelector("
@@ -433,6 +437,45 @@ def test_the_mean_curve_reaches_the_deepest_k(browser: Any) -> None:
     query = max(x for cls, x in ends if "rr-line-mean" not in cls)
     means = [x for cls, x in ends if "rr-line-mean" in cls]
     assert len(means) == 2 and all(x >= query - 1 for x in means), ends
+    clean(ep)
+
+
+def test_scores_and_tie_marks_in_both_rankings(browser: Any) -> None:
+    """Each ranking shows the retriever's score, in the A/B view too, and marks the scores
+    tied with another document's: their order (trec_eval's, by document id) decides the
+    values, so a reader must see it."""
+    qrels = {"t": {"a": 1, "c": 1}, "u": {"x": 1}}
+    run_a = {"t": {"a": 2.0, "b": 2.0, "c": 1.5, "d": 1.0}, "u": {"x": 1.0}}
+    run_b = {"t": {"a": 3.0, "b": 1.0, "c": 1.0, "d": 1.0}, "u": {"x": 1.0}}
+    results = [ragreport.evaluate(qrels, run_a, name="A"),
+               ragreport.evaluate(qrels, run_b, name="B")]
+    ex = ragreport.Explorer(results, targets=[], measure="P", k=2)
+    ex.run_b = 1
+    ep = ExplorerPage.open(browser, ex)
+    ep.page.locator(OPTION + "[data-query-id=t]").click()
+    ep.settle()
+    for grid, tied in ((".rr-grid-a", {0: "1\u20132", 1: "1\u20132"}),
+                       (".rr-grid-b", {1: "2\u20134", 2: "2\u20134", 3: "2\u20134"})):
+        for i in range(4):
+            cell = ep.page.locator(f"{grid} [data-index='{i}'] .rr-c-score")
+            title = cell.get_attribute("title") or ""
+            if i in tied:
+                assert cell.locator(".rr-tie-mark").count() == 1
+                assert f"tied with ranks {tied[i]}" in title, (grid, i, title)
+            else:
+                assert cell.locator(".rr-tie-mark").count() == 0 and title == ""
+    assert ep.page.locator(".rr-grid-a [data-index='2'] .rr-c-score").text_content() \
+        == " score 1.5"  # the A/B grids are compact: the score is a tag of the row
+    clean(ep)
+    ex.run_b = -1  # one ranking, wide: a column of its own
+    ep = ExplorerPage.open(browser, ex)
+    ep.page.locator(OPTION + "[data-query-id=t]").click()
+    ep.settle()
+    head = ep.page.locator(".rr-grid-a [role=columnheader]").all_text_contents()
+    assert "score" in head, head
+    cell = ep.page.locator(".rr-grid-a [data-index='0'] .rr-c-score")
+    assert cell.text_content() == "\u2261 2" and "ranks 1\u20132" in (cell.get_attribute("title")
+                                                                  or "")
     clean(ep)
 
 

@@ -120,3 +120,31 @@ def test_report_text_reaches_wcag_aa(browser: Browser, report_path: Path, scheme
     assert low == [], low
     log.assert_clean()
     ctx.close()
+
+
+def _lab(colour: str) -> tuple[float, float, float]:
+    """CIELAB (D65) of a ``#rrggbb`` colour."""
+    rgb = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb)
+    xyz = ((0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, 0.2126 * r + 0.7152 * g
+           + 0.0722 * b, (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883)
+    f = [t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116 for t in xyz]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+def _distance(a: str, b: str) -> float:
+    return float(sum((x - y) ** 2 for x, y in zip(_lab(a), _lab(b), strict=True)) ** 0.5)
+
+
+@pytest.mark.parametrize("role", ["bad", "cut"])
+def test_no_colour_means_two_things(role: str) -> None:
+    """The cut line and "fails / hurts" are no run's colour, nor near one (CIE76 distance
+    over 25 on both pages; run B was the cut line's own vermilion, a hair from "hurts")."""
+    from ragreport.palette import DARK_RUNS, LIGHT_RUNS, ROLES
+
+    light, dark = ROLES[role]
+    near = [(run, round(_distance(colour, run)))
+            for colour, runs in ((light, LIGHT_RUNS), (dark, DARK_RUNS)) for run in runs
+            if _distance(colour, run) <= 25]
+    assert near == []
+    assert _distance(ROLES["bad"][0], ROLES["good"][0]) > 50

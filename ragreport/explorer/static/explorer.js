@@ -27,9 +27,10 @@
  *   has_docs: boolean, has_queries: boolean, version: string, categories: Choice[],
  *   sorts: Choice[]}} Meta
  * @typedef {{start: number, qid: string[], text: string[], a: (number|null)[],
- *   b?: (number|null)[], delta?: (number|null)[], kind: number[], fails: boolean[]}} Rows
+ *   b?: (number|null)[], delta?: (number|null)[], kind: number[], fails?: boolean[]}} Rows
  * @typedef {{rank: number[], doc_id: string[], score: (number|null)[],
- *   grade: (number|null)[], relevant: boolean[], text: string[], move?: (number|null)[]}} RankRows
+ *   grade: (number|null)[], relevant: boolean[], text: string[], move?: (number|null)[],
+ *   tie?: (number[]|null)[]}} RankRows
  * @typedef {{rows: RankRows, missing_relevant: string[], n_ret?: number, n_rel?: number,
  *   move?: (number|null)[]}} RunRanking
  * @typedef {{qid: string, query_text: string, k: number, n_ret: number, n_rel: number,
@@ -858,11 +859,12 @@ function makeGrid(v, side) {
 
   function setHeader() {
     const cols = g.compact ? [["rank", "#"], ["doc", "document \u00b7 judgment"]]
-      : [["rank", "#"], ["doc", "document"], ["grade", "judgment"]];
-    if (g.compare) cols.push(["move", "move"]); else if (!g.compact) cols.push(["score", "score"]);
+      : [["rank", "#"], ["doc", "document"], ["grade", "judgment"], ["score", "score"]];
+    if (g.compare) cols.push(["move", "move"]);
     put(header, ...cols.map(([c, t]) => h("div", {
       class: `rr-cell rr-c-${c}`, role: "columnheader", text: t,
-      title: c === "move" ? "rank in A minus rank in B (up = moved up in B)" : undefined,
+      title: c === "move" ? "rank in A minus rank in B (up = moved up in B)"
+        : c === "score" ? "the retriever's score; \u2261 marks a score tied with another document's" : undefined,
     })));
   }
 
@@ -956,6 +958,26 @@ function makeGrid(v, side) {
   }
 
   /**
+   * The score of row ``i``, with a tie mark when other documents have the same score (their
+   * order is trec_eval's, by document id, not the retriever's; the values depend on it).
+   * @param {RankRows} rows
+   * @param {number} i
+   * @param {boolean} [inline] a tag inside the document cell (the compact grid)
+   */
+  function scoreCell(rows, i, inline = false) {
+    const sc = rows.score ? rows.score[i] : null;
+    const tie = rows.tie ? rows.tie[i] : null;
+    const text = typeof sc === "number" ? String(Number(sc.toPrecision(6))) : "";
+    const attrs = inline ? { class: "rr-c-score rr-score-tag", text: text ? ` score ${text}` : "" }
+      : { class: "rr-cell rr-c-score", role: "gridcell", text };
+    if (!tie) return h(inline ? "span" : "div", attrs);
+    const title = `tied with ranks ${tie[0]}\u2013${tie[1]}: their order is trec_eval's (document id, descending), not the retriever's`;
+    return h(inline ? "span" : "div", { ...attrs, class: `${attrs.class} rr-tied`, title, text: undefined },
+      inline ? " score " : null,
+      h("span", { class: "rr-tie-mark", text: "\u2261 ", "aria-label": "tied score," }), text);
+  }
+
+  /**
    * @param {RankRows} rows
    * @param {number} i
    */
@@ -974,11 +996,15 @@ function makeGrid(v, side) {
       g.compact
         ? h("div", { class: "rr-cell rr-c-doc", role: "gridcell" },
           docIdNode(rows.doc_id[i]),
-          h("span", { class: "rr-c-grade rr-grade-tag", text: gradeText }), snippet)
+          h("span", { class: "rr-c-grade rr-grade-tag", text: gradeText }),
+          scoreCell(rows, i, true), snippet)
         : h("div", { class: "rr-cell rr-c-doc", role: "gridcell" },
           docIdNode(rows.doc_id[i]), snippet),
     ];
-    if (!g.compact) cells.push(h("div", { class: "rr-cell rr-c-grade", role: "gridcell", text: gradeText }));
+    if (!g.compact) {
+      cells.push(h("div", { class: "rr-cell rr-c-grade", role: "gridcell", text: gradeText }));
+      cells.push(scoreCell(rows, i));
+    }
     if (g.compare) {
       const moves = g.moves || rows.move;
       const mv = moves ? moves[i] : null;
@@ -998,10 +1024,6 @@ function makeGrid(v, side) {
       }
       cls.push(`rr-move-${effect}`);
       cells.push(h("div", { class: `rr-cell rr-c-move rr-${effect}`, role: "gridcell", text, title }));
-    } else if (!g.compact) {
-      const sc = rows.score ? rows.score[i] : null;
-      cells.push(h("div", { class: "rr-cell rr-c-score", role: "gridcell",
-        text: typeof sc === "number" ? String(Number(sc.toPrecision(6))) : "" }));
     }
     return h("div", {
       class: cls.join(" "), role: "row", "aria-rowindex": String(i + 2), "data-index": String(i),
@@ -1217,6 +1239,14 @@ function makeSummary(v) {
       }
       if (byLabel.size) nodes.push(h("span", { class: "rr-sum-label rr-sum-targets", text: "Targets" }));
       for (const [label, ts] of byLabel) nodes.push(targetChip(label, ts, (sm.runs || []).length > 1));
+    }
+    // the filter, category, slice and "fails" choose the rows of the list, not the queries
+    // the means and the paired test are over: said, when they hide some
+    const listed = get("n_visible");
+    const all = meta().n_queries;
+    if (sm.label && typeof listed === "number" && typeof all === "number" && listed < all) {
+      nodes.push(h("span", { class: "rr-muted rr-sum-scope", "data-role": "summary-scope",
+        text: `over all ${count(all)} queries of run A, not only the ${count(listed)} listed` }));
     }
     put(summaryEl, ...nodes);
     const c = get("compare") || {};
@@ -1771,7 +1801,7 @@ function render({ model, el }) {
     sort: ["toolbar"], filter_text: ["toolbar", "order"], category: ["toolbar", "order"],
     slice: ["toolbar", "order"],
     fails_only: ["toolbar", "order"],
-    order_version: ["order"], n_visible: ["order"], head: ["order", "toolbar"], selected_pos: ["order"],
+    order_version: ["order"], n_visible: ["order", "summary"], head: ["order", "toolbar"], selected_pos: ["order"],
     summary: ["summary"], compare: ["summary"], ranking: ["ranking"], panel: ["panel"],
     error: ["error"], report: ["report"],
   };

@@ -9,9 +9,10 @@
  *   has_docs: boolean, has_queries: boolean, version: string, categories: Choice[],
  *   sorts: Choice[]}} Meta
  * @typedef {{start: number, qid: string[], text: string[], a: (number|null)[],
- *   b?: (number|null)[], delta?: (number|null)[], kind: number[], fails: boolean[]}} Rows
+ *   b?: (number|null)[], delta?: (number|null)[], kind: number[], fails?: boolean[]}} Rows
  * @typedef {{rank: number[], doc_id: string[], score: (number|null)[],
- *   grade: (number|null)[], relevant: boolean[], text: string[], move?: (number|null)[]}} RankRows
+ *   grade: (number|null)[], relevant: boolean[], text: string[], move?: (number|null)[],
+ *   tie?: (number[]|null)[]}} RankRows
  * @typedef {{rows: RankRows, missing_relevant: string[], n_ret?: number, n_rel?: number,
  *   move?: (number|null)[]}} RunRanking
  * @typedef {{qid: string, query_text: string, k: number, n_ret: number, n_rel: number,

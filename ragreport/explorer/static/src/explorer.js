@@ -94,7 +94,7 @@ function render({ model, el }) {
     sort: ["toolbar"], filter_text: ["toolbar", "order"], category: ["toolbar", "order"],
     slice: ["toolbar", "order"],
     fails_only: ["toolbar", "order"],
-    order_version: ["order"], n_visible: ["order"], head: ["order", "toolbar"], selected_pos: ["order"],
+    order_version: ["order"], n_visible: ["order", "summary"], head: ["order", "toolbar"], selected_pos: ["order"],
     summary: ["summary"], compare: ["summary"], ranking: ["ranking"], panel: ["panel"],
     error: ["error"], report: ["report"],
   };

@@ -37,11 +37,12 @@ export function makeGrid(v, side) {
 
   function setHeader() {
     const cols = g.compact ? [["rank", "#"], ["doc", "document \u00b7 judgment"]]
-      : [["rank", "#"], ["doc", "document"], ["grade", "judgment"]];
-    if (g.compare) cols.push(["move", "move"]); else if (!g.compact) cols.push(["score", "score"]);
+      : [["rank", "#"], ["doc", "document"], ["grade", "judgment"], ["score", "score"]];
+    if (g.compare) cols.push(["move", "move"]);
     put(header, ...cols.map(([c, t]) => h("div", {
       class: `rr-cell rr-c-${c}`, role: "columnheader", text: t,
-      title: c === "move" ? "rank in A minus rank in B (up = moved up in B)" : undefined,
+      title: c === "move" ? "rank in A minus rank in B (up = moved up in B)"
+        : c === "score" ? "the retriever's score; \u2261 marks a score tied with another document's" : undefined,
     })));
   }
 
@@ -135,6 +136,26 @@ export function makeGrid(v, side) {
   }
 
   /**
+   * The score of row ``i``, with a tie mark when other documents have the same score (their
+   * order is trec_eval's, by document id, not the retriever's; the values depend on it).
+   * @param {RankRows} rows
+   * @param {number} i
+   * @param {boolean} [inline] a tag inside the document cell (the compact grid)
+   */
+  function scoreCell(rows, i, inline = false) {
+    const sc = rows.score ? rows.score[i] : null;
+    const tie = rows.tie ? rows.tie[i] : null;
+    const text = typeof sc === "number" ? String(Number(sc.toPrecision(6))) : "";
+    const attrs = inline ? { class: "rr-c-score rr-score-tag", text: text ? ` score ${text}` : "" }
+      : { class: "rr-cell rr-c-score", role: "gridcell", text };
+    if (!tie) return h(inline ? "span" : "div", attrs);
+    const title = `tied with ranks ${tie[0]}\u2013${tie[1]}: their order is trec_eval's (document id, descending), not the retriever's`;
+    return h(inline ? "span" : "div", { ...attrs, class: `${attrs.class} rr-tied`, title, text: undefined },
+      inline ? " score " : null,
+      h("span", { class: "rr-tie-mark", text: "\u2261 ", "aria-label": "tied score," }), text);
+  }
+
+  /**
    * @param {RankRows} rows
    * @param {number} i
    */
@@ -153,11 +174,15 @@ export function makeGrid(v, side) {
       g.compact
         ? h("div", { class: "rr-cell rr-c-doc", role: "gridcell" },
           docIdNode(rows.doc_id[i]),
-          h("span", { class: "rr-c-grade rr-grade-tag", text: gradeText }), snippet)
+          h("span", { class: "rr-c-grade rr-grade-tag", text: gradeText }),
+          scoreCell(rows, i, true), snippet)
         : h("div", { class: "rr-cell rr-c-doc", role: "gridcell" },
           docIdNode(rows.doc_id[i]), snippet),
     ];
-    if (!g.compact) cells.push(h("div", { class: "rr-cell rr-c-grade", role: "gridcell", text: gradeText }));
+    if (!g.compact) {
+      cells.push(h("div", { class: "rr-cell rr-c-grade", role: "gridcell", text: gradeText }));
+      cells.push(scoreCell(rows, i));
+    }
     if (g.compare) {
       const moves = g.moves || rows.move;
       const mv = moves ? moves[i] : null;
@@ -177,10 +202,6 @@ export function makeGrid(v, side) {
       }
       cls.push(`rr-move-${effect}`);
       cells.push(h("div", { class: `rr-cell rr-c-move rr-${effect}`, role: "gridcell", text, title }));
-    } else if (!g.compact) {
-      const sc = rows.score ? rows.score[i] : null;
-      cells.push(h("div", { class: "rr-cell rr-c-score", role: "gridcell",
-        text: typeof sc === "number" ? String(Number(sc.toPrecision(6))) : "" }));
     }
     return h("div", {
       class: cls.join(" "), role: "row", "aria-rowindex": String(i + 2), "data-index": String(i),

@@ -57,6 +57,14 @@ export function makeSummary(v) {
       if (byLabel.size) nodes.push(h("span", { class: "rr-sum-label rr-sum-targets", text: "Targets" }));
       for (const [label, ts] of byLabel) nodes.push(targetChip(label, ts, (sm.runs || []).length > 1));
     }
+    // the filter, category, slice and "fails" choose the rows of the list, not the queries
+    // the means and the paired test are over: said, when they hide some
+    const listed = get("n_visible");
+    const all = meta().n_queries;
+    if (sm.label && typeof listed === "number" && typeof all === "number" && listed < all) {
+      nodes.push(h("span", { class: "rr-muted rr-sum-scope", "data-role": "summary-scope",
+        text: `over all ${count(all)} queries of run A, not only the ${count(listed)} listed` }));
+    }
     put(summaryEl, ...nodes);
     const c = get("compare") || {};
     if (c && c.label !== undefined && get("run_b") >= 0) {
