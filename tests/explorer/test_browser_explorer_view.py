@@ -479,6 +479,41 @@ def test_scores_and_tie_marks_in_both_rankings(browser: Any) -> None:
     clean(ep)
 
 
+def test_passage_shows_both_ranks_and_focus_stays_in_the_widget(browser: Any) -> None:
+    """In the A/B view the passage says the document's rank in both runs; its close button
+    and the "relevant beyond" links hand the keys back to the ranking, never to the page."""
+    qrels = {"t": {"a": 1, "z": 1}, "u": {"x": 1}}
+    docs = [f"d{i:02d}" for i in range(40)]
+    run_a = {"t": {"a": 9.0, **{d: 5.0 - i / 100 for i, d in enumerate(docs)}, "z": 0.1},
+             "u": {"x": 1.0}}
+    run_b = {"t": {"c": 3.0, "a": 2.0}, "u": {"x": 1.0}}
+    results = [ragreport.evaluate(qrels, run_a, name="A"),
+               ragreport.evaluate(qrels, run_b, name="B")]
+    ex = ragreport.Explorer(results, targets=[], measure="P", k=2)
+    ex.run_b = 1
+    ep = ExplorerPage.open(browser, ex)
+    ep.page.locator(OPTION + "[data-query-id=t]").click()
+    ep.settle()
+    ep.page.locator(".rr-grid-a [data-index='0']").click()
+    ep.settle()
+    meta = ep.role("passage-meta").text_content() or ""
+    assert meta.startswith("rank 1 in A, rank 2 in B \u00b7 relevant"), meta
+    ep.page.locator(".rr-grid-a [data-index='1']").click()
+    ep.settle()
+    assert ", not retrieved by B \u00b7" in (ep.role("passage-meta").text_content() or "")
+    ep.page.get_by_role("button", name="close passage").click()
+    inside = "() => !!document.activeElement?.closest('.rr-explorer')"
+    assert ep.page.evaluate(inside)
+    ep.page.keyboard.press("ArrowDown")
+    ep.settle()
+    assert ep.page.locator(".rr-grid-a .rr-active").count() == 1  # the keys reached it
+    ep.page.get_by_role("button", name="close passage").click()
+    beyond = ep.page.locator(".rr-grid-a [data-role=beyond]")
+    beyond.get_by_role("button", name="42").click()
+    assert ep.page.evaluate(inside)
+    clean(ep)
+
+
 # ---- measure and K ----------------------------------------------------------------------------
 def test_k_input_and_slider_move_the_cut_line(browser: Any, example: Any) -> None:
     ex = make_example(example)

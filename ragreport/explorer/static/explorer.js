@@ -726,8 +726,13 @@ function makePanel(v) {
   }
 
   function closePassage() {
+    const side = st.passage ? st.passage.side : "a";
+    const hadFocus = passageEl.contains(document.activeElement);
     st.passage = null; v.gridA.g.active = -1; v.gridB.g.active = -1;
     renderPassage(); v.gridA.renderWindow(); v.gridB.renderWindow();
+    // the close button is gone with the passage: the keys go back to its ranking, never to
+    // the page (or to JupyterLab's notebook shortcuts)
+    if (hadFocus) (side === "b" ? v.gridB : v.gridA).scroller.focus({ preventScroll: true });
   }
 
   function renderPassage() {
@@ -775,10 +780,27 @@ function makePanel(v) {
           h("span", { class: "rr-doc-id", text: p.doc_id })),
         h("button", { type: "button", class: "rr-btn rr-btn-small", "aria-label": "close passage", text: "\u00d7",
           onclick: () => closePassage() })),
-      h("div", { class: "rr-passage-meta rr-muted", text: rows
-        ? `rank ${rows.rank[i]} in ${runName} \u00b7 ${grade === null || grade === undefined ? "unjudged" : rel ? `relevant (grade ${grade})` : `not relevant (grade ${grade})`}`
+      h("div", { class: "rr-passage-meta rr-muted", "data-role": "passage-meta", text: rows
+        ? `rank ${rows.rank[i]} in ${runName}${otherRank(p.side, p.doc_id)} \u00b7 ${grade === null || grade === undefined ? "unjudged" : rel ? `relevant (grade ${grade})` : `not relevant (grade ${grade})`}`
         : "not in the rankings shown" }),
       body);
+  }
+
+  /**
+   * In the A/B view, the document's rank in the other run too ("" with one run).
+   * @param {string} side
+   * @param {string} docId
+   */
+  function otherRank(side, docId) {
+    if (get("run_b") < 0) return "";
+    const ranking = get("ranking") || {};
+    const other = side === "a" ? ranking.b : ranking;
+    const name = (meta().runs || [])[side === "a" ? get("run_b") : get("run_a")] || "";
+    if (!other || !other.rows) return "";
+    const at = other.rows.doc_id.indexOf(docId);
+    if (at >= 0) return `, rank ${other.rows.rank[at]} in ${name}`;
+    return other.truncated > 0 ? `, not in ${name}'s first ${other.rows.rank.length}`
+      : `, not retrieved by ${name}`;
   }
 
   function renderPanel() {
@@ -949,7 +971,9 @@ function makeGrid(v, side) {
     shown.forEach((i, j) => {
       if (j > 0) parts.push(document.createTextNode(", "));
       parts.push(h("button", { type: "button", class: "rr-link-btn", text: String(rows.rank[i]),
-        title: `show rank ${rows.rank[i]}`, onclick: () => { reveal(i); } }));
+        title: `show rank ${rows.rank[i]}`,
+        // the button goes with the line it is in: the keys stay with the ranking
+        onclick: () => { reveal(i); scroller.focus({ preventScroll: true }); } }));
     });
     if (below.length > shown.length) {
       parts.push(document.createTextNode(` and ${below.length - shown.length} more`));

@@ -127,7 +127,9 @@ export function makeGrid(v, side) {
     shown.forEach((i, j) => {
       if (j > 0) parts.push(document.createTextNode(", "));
       parts.push(h("button", { type: "button", class: "rr-link-btn", text: String(rows.rank[i]),
-        title: `show rank ${rows.rank[i]}`, onclick: () => { reveal(i); } }));
+        title: `show rank ${rows.rank[i]}`,
+        // the button goes with the line it is in: the keys stay with the ranking
+        onclick: () => { reveal(i); scroller.focus({ preventScroll: true }); } }));
     });
     if (below.length > shown.length) {
       parts.push(document.createTextNode(` and ${below.length - shown.length} more`));
