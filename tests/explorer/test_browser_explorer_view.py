@@ -771,7 +771,7 @@ def test_report_button_busy_then_link(browser: Any, example: Any, tmp_path: Path
       target: a.target, status: r.status, type: r.headers.get('content-type'),
       text: await r.text()}; }''', ".rr-explorer [data-role=report-link]")
     assert got["href"].startswith("blob:"), got["href"]
-    assert got["download"] == written.name and got["target"] == "_blank"
+    assert got["download"] is None and got["target"] == "_blank"  # opens, never downloads
     assert got["status"] == 200 and got["type"].startswith("text/html")
     assert got["text"] == written.read_text(encoding="utf-8")
     assert re.search(r"<title>[^<]*· ragreport</title>", got["text"])

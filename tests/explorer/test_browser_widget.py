@@ -525,7 +525,7 @@ def test_report_button_busy_then_a_link_to_the_file(view: View) -> None:
       target: a.target, status: r.status, type: r.headers.get('content-type'),
       text: await r.text()}; }''', ".rr-explorer [data-role=report-link]")
     assert got["href"].startswith("blob:"), got["href"]
-    assert got["download"] == written.name and got["target"] == "_blank"
+    assert got["download"] is None and got["target"] == "_blank"  # opens, never downloads
     assert got["status"] == 200, got["status"]
     assert got["text"] == written.read_text(encoding="utf-8")
     assert "<title>" in got["text"] and "· ragreport</title>" in got["text"]

@@ -180,8 +180,8 @@ export function makeToolbar(v) {
     if (!busy && r.state === "done" && (url || r.path)) {
       reportLink.hidden = !url;
       if (url) reportLink.setAttribute("href", url); else reportLink.removeAttribute("href");
-      const name = String(r.path || "").split(/[\\/]/).pop() || "ragreport-report.html";
-      if (own) reportLink.setAttribute("download", name); else reportLink.removeAttribute("download");
+      // opened in a new tab, never downloaded: the file is written already, its path beside
+      reportLink.removeAttribute("download");
       reportLink.textContent = "Open report";
       reportLink.title = r.path || "";
       reportPath.hidden = !r.path;
