@@ -172,10 +172,24 @@ class Bridge:
     errors: list[str] = field(default_factory=list)
     calls: list[tuple[str, Any]] = field(default_factory=list)
     _events: list[tuple[str, Any]] = field(default_factory=list)
+    _sent: list[Any] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.widget.observe(self._record, names=list(SYNC_TRAITS))
+        # the messages Python sends on its own (a report written in a thread): delivered with
+        # the next reply or push, as the comm would deliver them
+        self.widget.send = self._sent_by_python
+
+    def _sent_by_python(self, content: Any, buffers: Any = None) -> None:
+        with self._lock:
+            self._sent.append(_json(content))
+
+    def sent(self) -> list[Any]:
+        """The messages Python sent on its own since the last call."""
+        with self._lock:
+            out, self._sent = self._sent, []
+        return out
 
     def _record(self, change: dict[str, Any]) -> None:
         with self._lock:
@@ -213,7 +227,7 @@ class Bridge:
         t0 = time.perf_counter()
         try:
             replies = [_json(r) for r in self.widget.handle_message(msg)]
-            return json.dumps({"events": self.take(), "replies": replies,
+            return json.dumps({"events": self.take(), "replies": replies + self.sent(),
                                "ms": (time.perf_counter() - t0) * 1000})
         except Exception as exc:
             self.errors.append(f"send {msg!r:.200}: {type(exc).__name__}: {exc}")
@@ -264,7 +278,7 @@ class ExplorerPage:
     def push(self) -> None:
         """Send the changes Python made on its own (a method called by the test, a thread)."""
         self.page.evaluate("(b) => window.__rr.apply(b)",
-                           {"events": self.bridge.take(), "replies": []})
+                           {"events": self.bridge.take(), "replies": self.bridge.sent()})
         self.settle()
 
     # ---- reading ------------------------------------------------------------------------

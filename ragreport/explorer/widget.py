@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ __all__ = ["DEFAULT_REPORT", "Explorer"]
 _STATIC = Path(__file__).parent / "static"
 #: Where the report button writes when no path is given (in the working folder).
 DEFAULT_REPORT = "ragreport-report.html"
+#: The thread that writes the report the button asked for.
+REPORT_THREAD = "ragreport-explorer-report"
 
 
 def _css() -> str:
@@ -92,6 +95,7 @@ class Explorer(anywidget.AnyWidget):
         self._state = state
         self._syncing = False
         self._stats = StatsWorker(state, self._stats_ready, self._stats_failed)
+        self._report_thread: threading.Thread | None = None
         with self.hold_sync():
             self._syncing = True
             try:
@@ -335,12 +339,32 @@ class Explorer(anywidget.AnyWidget):
                 "text": self._state.passage(qid, doc)}
 
     def _report_reply(self, mid: Any, msg: dict[str, Any]) -> dict[str, Any]:
+        """The report button: the report is written in a thread, so the kernel keeps
+        answering the view meanwhile; the reply says busy, and the ``report`` trait and a
+        message (with the HTML, as :meth:`write_report` sends it) follow when it is done."""
         path = msg.get("path")
         if path is not None and not isinstance(path, str):
             raise RagReportError(f"report: path must be text, got {path!r:.40}")
+        if self._report_thread is None or not self._report_thread.is_alive():
+            self.report = {"state": "busy", "path": str(Path(path or DEFAULT_REPORT)),
+                           "url": "", "message": "Writing report…"}
+            self._report_thread = threading.Thread(
+                target=self._write_in_background, args=(path or None,),
+                name=REPORT_THREAD, daemon=True)
+            self._report_thread.start()
+        return {"type": "report", "id": mid, **self.report}
+
+    def _write_in_background(self, path: str | None) -> None:
         with contextlib.suppress(RagReportError, OSError):  # the report trait says so
-            self._write_report(path or None)
-        return self._report_message(mid)
+            self._write_report(path)
+        with contextlib.suppress(Exception):  # the comm may be closed meanwhile
+            self.send(self._report_message(None))
+
+    def wait_report(self, timeout: float | None = None) -> None:
+        """Wait until the report the button asked for is written (at once when none is)."""
+        thread = self._report_thread
+        if thread is not None:
+            thread.join(timeout)
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         self._busy()

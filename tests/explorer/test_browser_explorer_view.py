@@ -12,6 +12,7 @@ by ``benchmarks/explorer_speed.py`` in JupyterLab (see ``benchmarks/README.md``)
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -752,12 +753,29 @@ def test_report_button_busy_then_link(browser: Any, example: Any, tmp_path: Path
     ex = make_example(example)
     ep = ExplorerPage.open(browser, ex)
     btn = ep.role("report-button")
+    # the report is written in a thread: the kernel answers the view meanwhile (a slow write
+    # here, 1.5 s, so the test sees it busy)
+    real = ex.state.write_report
+
+    def slow(path: Any) -> Any:
+        time.sleep(1.5)
+        return real(path)
+
+    monkeypatch.setattr(ex.state, "write_report", slow)
+    t0 = time.perf_counter()
     state = ep.page.evaluate("""() => {
       const b = document.querySelector('.rr-explorer [data-role=report-button]');
       b.click();
       return [b.disabled, b.textContent]; }""")
     assert state == [True, "Writing report\u2026"]
-    ep.settle(timeout=60_000)
+    ep.settle()
+    assert time.perf_counter() - t0 < 1.4 and ex.report["state"] == "busy"
+    ep.page.locator(OPTION).nth(2).click()  # the view still gets its answers
+    ep.settle()
+    assert ex.selected == ep.ranking_qid() and ex.report["state"] == "busy"
+    assert btn.is_disabled()
+    ex.wait_report(60)
+    ep.push()
     link = ep.role("report-link")
     link.wait_for(state="visible", timeout=60_000)
     written = Path(ex.report["path"])
@@ -781,6 +799,8 @@ def test_report_button_busy_then_link(browser: Any, example: Any, tmp_path: Path
         URL.revokeObjectURL = (u) => { window.__revoked.push(u); real.call(URL, u); }; }""")
     ep.role("report-button").click()
     ep.settle(timeout=60_000)
+    ex.wait_report(60)
+    ep.push()
     ep.page.wait_for_function("(h) => document.querySelector("
                               "'.rr-explorer [data-role=report-link]').href !== h", arg=first,
                               timeout=60_000)
@@ -801,6 +821,8 @@ def test_report_error_is_shown(browser: Any, example: Any, tmp_path: Path,
     ep = ExplorerPage.open(browser, ex)
     ep.role("report-button").click()
     ep.settle(timeout=60_000)
+    ex.wait_report(60)
+    ep.push()
     assert ex.report["state"] == "error"
     err = ep.role("error")
     assert err.is_visible() and ex.report["message"] in (err.text_content() or "")

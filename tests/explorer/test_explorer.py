@@ -602,17 +602,31 @@ def test_report_message_and_method(ex: Explorer, tmp_path: Path,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     states: list[str] = []
+    sent: list[dict[str, Any]] = []
     ex.observe(lambda ch: states.append(ch["new"]["state"]), names="report")
-    [r] = ex.handle_message({"type": "report", "id": 11})
+    monkeypatch.setattr(ex, "send", lambda msg, buffers=None: sent.append(msg))
+
+    def asked(mid: int, path: str | None = None) -> dict[str, Any]:
+        """The button's request: a busy reply at once, the report written in a thread,
+        then the report message (with the HTML when written)."""
+        [r] = ex.handle_message({"type": "report", "id": mid}
+                                | ({"path": path} if path else {}))
+        assert r["type"] == "report" and r["id"] == mid and r["state"] == "busy"
+        ex.wait_report(60)
+        done = sent.pop()
+        assert done["type"] == "report" and done["id"] is None and not sent
+        return done
+
+    r = asked(11)
     assert states == ["busy", "done"]
     written = tmp_path / "ragreport-report.html"
     assert written.is_file() and "<html" in written.read_text("utf-8")[:500].lower()
-    assert r["type"] == "report" and r["id"] == 11 and r["state"] == "done"
+    assert r["state"] == "done" and r["html"] == written.read_text("utf-8")
     assert ex.report["path"] == str(written) and ex.report["url"] == "files/ragreport-report.html"
-    [r] = ex.handle_message({"type": "report", "id": 12, "path": "out dir/my report.html"})
+    r = asked(12, "out dir/my report.html")
     assert r["state"] == "error" and "could not write" in r["message"]
     (tmp_path / "out dir").mkdir()
-    [r] = ex.handle_message({"type": "report", "id": 13, "path": "out dir/my report.html"})
+    r = asked(13, "out dir/my report.html")
     assert r["state"] == "done" and r["url"] == "files/out%20dir/my%20report.html"
     outside = tmp_path.parent / f"{tmp_path.name}-elsewhere.html"
     try:

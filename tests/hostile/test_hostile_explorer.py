@@ -235,4 +235,6 @@ def test_hostile_ids_and_texts_survive_every_view(tmp_path: Path,
     assert r["text"] == docs["</td>"]  # the full text, as data (the front end escapes)
     monkeypatch.chdir(tmp_path)
     [r] = ex.handle_message({"type": "report", "id": 2, "path": "<b>.html"})
-    assert r["state"] == "done" and (tmp_path / "<b>.html").is_file()
+    ex.wait_report(60)  # written in a thread
+    assert r["state"] == "busy" and ex.report["state"] == "done"
+    assert (tmp_path / "<b>.html").is_file()
