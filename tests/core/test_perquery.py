@@ -407,6 +407,7 @@ def _strip(doc: dict[str, Any]) -> dict[str, Any]:
     for queries in doc["worst_queries"].values():
         for q in queries:
             q.pop("ranking")
+            q.pop("relevant_below")
             q.pop("tie_ranges")
     return doc
 
