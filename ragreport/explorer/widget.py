@@ -345,18 +345,26 @@ class Explorer(anywidget.AnyWidget):
         path = msg.get("path")
         if path is not None and not isinstance(path, str):
             raise RagReportError(f"report: path must be text, got {path!r:.40}")
-        if self._report_thread is None or not self._report_thread.is_alive():
-            self.report = {"state": "busy", "path": str(Path(path or DEFAULT_REPORT)),
-                           "url": "", "message": "Writing report…"}
-            self._report_thread = threading.Thread(
-                target=self._write_in_background, args=(path or None,),
-                name=REPORT_THREAD, daemon=True)
-            self._report_thread.start()
-        return {"type": "report", "id": mid, **self.report}
+        if self._report_thread is not None and self._report_thread.is_alive():
+            return {"type": "report", "id": mid, **self.report}  # one write at a time
+        self.report = {"state": "busy", "path": str(Path(path or DEFAULT_REPORT)),
+                       "url": "", "message": "Writing report…"}
+        reply = {"type": "report", "id": mid, **self.report}  # before the thread changes it
+        self._report_thread = threading.Thread(
+            target=self._write_in_background, args=(path or None,), name=REPORT_THREAD,
+            daemon=True)
+        self._report_thread.start()
+        return reply
 
     def _write_in_background(self, path: str | None) -> None:
-        with contextlib.suppress(RagReportError, OSError):  # the report trait says so
+        try:
             self._write_report(path)
+        except (RagReportError, OSError):  # the report trait says so
+            pass
+        except Exception as exc:  # a bug must not leave the button busy
+            self.report = {"state": "error", "path": str(Path(path or DEFAULT_REPORT)),
+                           "url": "", "message": f"could not write the report: "
+                                                 f"{type(exc).__name__}: {exc}"}
         with contextlib.suppress(Exception):  # the comm may be closed meanwhile
             self.send(self._report_message(None))
 

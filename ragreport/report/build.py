@@ -367,7 +367,10 @@ def _stats_info(results: Sequence[EvaluationResult], s: StatsSettings,
                 holm_groups: Sequence[Sequence[Measure]], base: PerQueryValues) -> StatsInfo:
     from ..stats import bootstrap_scheme  # the resampling the intervals used, as stated
 
-    compared = sum(1 for r in results if r is not base)  # a stored baseline is none of them
+    # the runs tested against the baseline: not itself (a stored one is none of the results),
+    # none that shares no query with it; no family without a bounded measure
+    compared = sum(1 for r in results if r is not base
+                   and len(common_queries(r, base)[0])) if holm_groups else 0
     scheme = " / ".join(sorted({bootstrap_scheme(r.n_queries) for r in results}))
     return StatsInfo(s.level, s.resamples, s.curve_resamples, s.seed, s.alpha, interval=scheme,
                      families=families_text(holm_groups, compared))

@@ -109,7 +109,7 @@ def drop_section(report: Report, runs: list[str], cap: int | None, esc: Esc) -> 
         result = "❌ fail" if d.failed else "✅ pass"
         out.append(table_row([esc.md(d.run), esc.md(d.measure),
                          signed(d.delta), f"[{shown(d.delta_lower)}, {shown(d.delta_upper)}]",
-                         p_pair_text(d.p_raw, d.p_value, len(drops)), result]))
+                         p_pair_text(d.p_raw, d.p_value, len(report.drops)), result]))
     out.append("")
     if len(shown_drops) < len(drops):
         n = len(drops) - len(shown_drops)

@@ -1239,3 +1239,23 @@ def test_no_fails_column_when_every_query_fails() -> None:
     mixed = ExplorerState(results, targets=files.targets)
     rows = mixed.rows(0, 41)
     assert mixed.head()["fails_all"] is False and 0 < sum(rows["fails"]) < len(rows["fails"])
+
+
+def test_a_report_that_fails_unexpectedly_never_leaves_the_button_busy(
+        ex: Explorer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Written in a thread: any error, not only a refused path, ends in the error state the
+    view shows (and a message), never a button busy for ever."""
+    monkeypatch.chdir(tmp_path)
+    sent: list[dict[str, Any]] = []
+    monkeypatch.setattr(ex, "send", lambda msg, buffers=None: sent.append(msg))
+
+    def broken(path: Any) -> Any:
+        raise ValueError("a template that does not render")
+
+    monkeypatch.setattr(ex.state, "write_report", broken)
+    [r] = ex.handle_message({"type": "report", "id": 5})
+    assert r["state"] == "busy"
+    ex.wait_report(60)
+    assert ex.report["state"] == "error"
+    assert "ValueError: a template that does not render" in ex.report["message"]
+    assert sent and sent[-1]["state"] == "error"

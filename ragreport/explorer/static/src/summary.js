@@ -60,7 +60,9 @@ export function makeSummary(v) {
     // the filter, category, slice and "fails" choose the rows of the list, not the queries
     // the means and the paired test are over: said, when they hide some
     const listed = get("n_visible");
-    const all = meta().n_queries;
+    // run A's queries (the summary follows run A; meta's count is the first run A's)
+    const runA = (sm.runs || []).find((/** @type {any} */ r) => r.name === (meta().runs || [])[get("run_a")]);
+    const all = runA && typeof runA.n === "number" ? runA.n : meta().n_queries;
     if (sm.label && typeof listed === "number" && typeof all === "number" && listed < all) {
       nodes.push(h("span", { class: "rr-muted rr-sum-scope", "data-role": "summary-scope",
         text: `over all ${count(all)} queries of run A, not only the ${count(listed)} listed` }));
