@@ -122,8 +122,10 @@ def _of_table(path: Path, label: str, header: str, table: Mapping[str, Any],
     for key, value in table.items():
         if key in COMMANDS:
             if not isinstance(value, Mapping):
+                from ..io.targets import toml_kind
+
                 raise ConfigError(f"{label}: {key} must be a table ([{key}] with the options "
-                                  f"of 'ragreport {key}'), got {_kind(value)}")
+                                  f"of 'ragreport {key}'), got {toml_kind(value)}")
             sections[key] = value
         elif key == "targets" or (key == "slices" and isinstance(value, Mapping)):
             continue  # the targets, and the per-slice targets of a targets file
@@ -153,9 +155,3 @@ def _settings_of_targets(shared: dict[str, Any], targets: Mapping[str, Any],
                               f"{shortened(repr(shared[key]))} in {outer} and to "
                               f"{shortened(repr(targets[key]))} in {inner}")
         shared[key] = targets[key]
-
-
-def _kind(value: Any) -> str:
-    return {str: "a string", bool: "a boolean", int: "a number", float: "a number",
-            list: "an array"}.get(type(value), "a table" if isinstance(value, Mapping)
-                                  else type(value).__name__)

@@ -77,14 +77,13 @@ def _toml(value: Any) -> str:
 def _targets(path: Any, example: bool, cwd: str | os.PathLike[str] | None) -> list[str]:
     """The targets the command checks, commented (their file keeps their own syntax): with
     ``--example`` and none configured, the example's."""
-    from ..examples import example_files
     from ..io.targets import load_targets
-    from .inputs import no_targets_configured
+    from .inputs import example_targets
 
     if path == "-":
         return ["# targets: read from standard input"]
-    if path is None and example and no_targets_configured(cwd):
-        path = str(example_files().targets)
+    if example:
+        path = example_targets(path, cwd)
     targets = load_targets(path, cwd, skip=reserved_keys())
     source = targets[0].source if targets else "none"
     return [f"# ---- targets ({source})", *(f"# {t}" for t in targets)] if targets else \

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import RagReportError
 from .args import escape_undecodable
-from .config import Options
+from .config import Input, Options
 
 #: True when this process is the ``ragreport`` command itself (set by
 #: :func:`ragreport.cli.app.run`).
@@ -64,12 +64,20 @@ def with_example(opts: Options) -> Options:
     if opts.qrels or opts.runs:
         raise RagReportError("--example takes no QRELS or RUN arguments")
     files = example_files()
-    targets = opts.targets
-    if targets is None and no_targets_configured():
-        targets = str(files.targets)
     return replace(opts, qrels=str(files.qrels), runs=tuple(str(p) for p in files.runs),
                    queries=opts.queries or str(files.queries),
-                   docs=opts.docs or str(files.docs), targets=targets)
+                   docs=opts.docs or str(files.docs), targets=example_targets(opts.targets))
+
+
+def example_targets(targets: Input | None, cwd: str | os.PathLike[str] | None = None
+                    ) -> Input | None:
+    """The targets ``--example`` checks: those given, else those configured (None: found
+    by the command), else the example's own."""
+    from ..examples import example_files
+
+    if targets is None and no_targets_configured(cwd):
+        return str(example_files().targets)
+    return targets
 
 
 def no_targets_configured(cwd: str | os.PathLike[str] | None = None) -> bool:

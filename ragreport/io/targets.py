@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..targets import SETTINGS, SLICES_KEY, Target, default_targets, parse_targets, shortened
 
-__all__ = ["load_settings", "load_slice_targets", "load_targets", "read_toml"]
+__all__ = ["load_settings", "load_slice_targets", "load_targets", "read_toml", "toml_kind"]
 
 
 def _load_toml(path: Path) -> dict[str, Any]:
@@ -65,7 +65,7 @@ def _check_tool_table(data: Mapping[str, Any], path: str) -> None:
     if isinstance(tool, Mapping) and "ragreport" in tool and not isinstance(ours, Mapping):
         raise ConfigError(f"{path}: tool.ragreport must be a table ([tool.ragreport] with "
                           f"settings, [tool.ragreport.targets] with targets), got "
-                          f"{_kind(ours)}")
+                          f"{toml_kind(ours)}")
     for where, holder, key in (("", data, "targets"), ("tool.ragreport.", ours, "targets")):
         if isinstance(holder, Mapping) and key in holder and SLICES_KEY in holder:
             slices = holder[SLICES_KEY]
@@ -75,9 +75,11 @@ def _check_tool_table(data: Mapping[str, Any], path: str) -> None:
                               f"[{where}targets.{SLICES_KEY}.{first}]")
 
 
-def _kind(value: Any) -> str:
+def toml_kind(value: Any) -> str:
+    """What a TOML value is, as a refusal says it (``"a string"``, ``"a table"``)."""
     return {str: "a string", bool: "a boolean", int: "a number", float: "a number",
-            list: "an array"}.get(type(value), type(value).__name__)
+            list: "an array"}.get(type(value), "a table" if isinstance(value, Mapping)
+                                  else type(value).__name__)
 
 
 def _nested(data: Mapping[str, Any], *keys: str) -> Any:

@@ -128,6 +128,13 @@ class SummaryCell:
     t_p_raw: float | None = None  # the t-test p-value before Holm's correction
     family: int = 0  # comparisons in the Holm family of this one (1: p_value == p_raw)
 
+    @property
+    def shown_raw_p(self) -> float:
+        """The raw p-value as the views show it: ``p_raw``, else (a cell built without it)
+        the adjusted one; NaN for a cell without a test."""
+        raw = self.p_value if self.p_raw is None else self.p_raw
+        return float("nan") if raw is None else raw
+
 
 @dataclass(frozen=True)
 class SummaryRow:

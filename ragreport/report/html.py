@@ -453,7 +453,7 @@ def _cell_view(c: SummaryCell, stats: StatsInfo | None) -> CellView:
     word = "significant" if c.significant else "not significant"
     t = "" if c.t_p_value is None or c.t_p_value != c.t_p_value else (
         f"; {stats.also}: {p_clause(c.t_p_value)}")
-    raw = c.p_value if c.p_raw is None else c.p_raw
+    raw = c.shown_raw_p
     title = (f"vs baseline: {word} at alpha {stats.alpha:g} ({stats.test}: raw "
              f"{p_clause(raw)}, {stats.correction}-corrected {p_clause(c.p_value)} over "
              f"{c.family} comparison{'s' if c.family != 1 else ''}{t})")

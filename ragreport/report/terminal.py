@@ -10,7 +10,6 @@ from __future__ import annotations
 from ..present import p_pair_text, plural
 from ..textout import terminal_safe
 from .breakdowns import DocumentReport
-from .cells import SummaryCell
 from .model import Report
 
 __all__ = ["render_failures", "render_terminal"]
@@ -65,7 +64,7 @@ def render_terminal(report: Report) -> str:
                     continue
                 mark = " *" if c.significant else ""
                 p = "" if c.p_value is None else \
-                    f" p = {p_pair_text(_raw(c), c.p_value, c.family)}{mark}"
+                    f" p = {p_pair_text(c.shown_raw_p, c.p_value, c.family)}{mark}"
                 cells.append(f"{c.ci_text}{p}")
             rows.append([s.measure, *cells])
         lines += _table(rows)
@@ -184,8 +183,3 @@ def _drift_lines(report: Report) -> list[str]:
         f"{'DRIFT' if c.drifted else 'ok   '} {c.check}"
         f"{' (' + terminal_safe(c.run) + ')' if c.run else ''}: {terminal_safe(c.measured)} "
         f"[needs {c.threshold}]" for c in d.checks]
-
-
-def _raw(c: SummaryCell) -> float:
-    """A summary cell's raw p-value (a stored report's cells may have only the adjusted)."""
-    return c.p_value if c.p_raw is None else c.p_raw  # type: ignore[return-value]
