@@ -239,9 +239,10 @@ class Workers:
     and ``MKL_NUM_THREADS`` set to 1 unless they are set already): the workers already
     occupy the cores, and BLAS threads spinning beside them only slow them down.
 
-    As with any use of :mod:`multiprocessing`, each worker imports the main module of the
-    program again: a script that uses workers must guard its entry point with
-    ``if __name__ == "__main__":`` (the ``ragreport`` command does).
+    Unlike other uses of :mod:`multiprocessing`, the workers do not import the program's
+    main module again (they run only ragreport's functions; see
+    :mod:`ragreport.workerprocess`): a script without an ``if __name__ == "__main__":``
+    guard runs once.
 
     Examples
     --------
@@ -297,10 +298,12 @@ class Workers:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        from .workerprocess import worker_context
+
         executor = None
         try:
             forkserver = "forkserver" in multiprocessing.get_all_start_methods()
-            ctx = multiprocessing.get_context("forkserver" if forkserver else "spawn")
+            ctx = worker_context(forkserver)
             with self._lock:
                 if self._closed:
                     return

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -291,3 +293,38 @@ def test_max_jobs_is_bounded() -> None:
     assert default_jobs() <= max_jobs()
     with pytest.raises(RagReportError, match=rf"from 1 to {max_jobs()}, got {max_jobs() + 1}"):
         Workers(max_jobs() + 1)
+
+
+def test_an_unguarded_script_runs_once_though_workers_start(tmp_path: Path) -> None:
+    """The workers do not import the program's main module again: a script without an
+    ``if __name__ == "__main__":`` guard prints its line once, not once per worker (it did
+    twice with multiprocessing's own forkserver context). ``operator.call(os.getpid)`` shows
+    that the work ran in two other processes."""
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import operator, os\nfrom ragreport.parallel import Workers\nprint('once', flush=True)\n"
+        "with Workers(2) as w:\n    pids = w.map(operator.call, [os.getpid] * 8)\n"
+        "print(w.jobs, len(set(pids) - {os.getpid()}) >= 1, os.getpid() not in pids)\n",
+        encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, check=False, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "once\n2 True True\n", "")
+
+
+def test_other_processes_of_the_program_still_import_the_main_module(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only processes named as ragreport workers skip the main module."""
+    import multiprocessing.spawn as mps
+    import types
+
+    from ragreport.workerprocess import WORKER_NAME, worker_context
+
+    worker_context(False)  # installs the wrapper
+    main = types.ModuleType("__main__")
+    main.__file__ = str(tmp_path / "script.py")
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    assert mps.get_preparation_data("Process-1")["init_main_from_path"] == main.__file__
+    assert "init_main_from_path" not in mps.get_preparation_data(f"{WORKER_NAME}-1")
+    worker_context(True)  # installed once, not wrapped twice
+    assert not hasattr(mps.get_preparation_data.ragreport_original,
+                       "ragreport_original")
