@@ -146,9 +146,10 @@ def css_variables() -> str:
     str
         CSS text: rules setting the custom properties, light and dark.
 
-    Light values by default (on ``:root`` and on the explorer's root ``.rr-explorer``); dark
-    values under JupyterLab's dark theme (``[data-jp-theme-light="false"] .rr-explorer``), VS
-    Code's (``.vscode-dark .rr-explorer``), an explicit ``.rr-dark``, and, for the report
+    Light values by default (on ``:root``, the explorer's root ``.rr-explorer`` and its
+    static snapshot's ``.rr-snapshot``); dark values under JupyterLab's dark theme
+    (``[data-jp-theme-light="false"] .rr-explorer``), VS Code's (``.vscode-dark
+    .rr-explorer``), an explicit ``.rr-dark``, and, for the report
     (a page of its own), when the reader's system prefers a dark scheme (but light on paper).
 
     >>> css = css_variables()
@@ -159,8 +160,8 @@ def css_variables() -> str:
     """
     light, dark = _declarations(False), _declarations(True)
     paper = " ".join(f"--rr-{name}: {c};" for name, c in PRINT_SURFACES.items())
-    return (f":root, .rr-explorer {{ {light} }}\n"
+    return (f":root, .rr-explorer, .rr-snapshot {{ {light} }}\n"
             f"@media (prefers-color-scheme: dark) {{ :root:not(.rr-light) {{ {dark} }} }}\n"
-            f"[data-jp-theme-light=\"false\"] .rr-explorer, .vscode-dark .rr-explorer, "
-            f".rr-dark {{ {dark} }}\n"
+            f"[data-jp-theme-light=\"false\"] :is(.rr-explorer, .rr-snapshot), "
+            f".vscode-dark :is(.rr-explorer, .rr-snapshot), .rr-dark {{ {dark} }}\n"
             f"@media print {{ :root {{ {light} {paper} }} }}\n")

@@ -16,9 +16,12 @@ SNAPSHOT_TEMPLATE = "explorer_snapshot.html.j2"
 def render_snapshot(meta: dict[str, Any], summary: dict[str, Any], head: dict[str, Any],
                     ranking: dict[str, Any], panel: dict[str, Any], compare: dict[str, Any],
                     *, k: int, n_visible: int, filter_text: str = "",
-                    rows: int = SNAPSHOT_ROWS) -> str:
+                    rows: int = SNAPSHOT_ROWS, snapshot_id: str = "") -> str:
     """The static HTML snapshot of a view, from the widget's trait dicts (Jinja2 template
-    ``explorer_snapshot.html.j2``, autoescaped: every id and text is escaped)."""
+    ``explorer_snapshot.html.j2``, autoescaped: every id and text is escaped).
+
+    ``snapshot_id`` (the widget's model id) marks the snapshot shown as its own output beside
+    the live view, which hides it (see ``Explorer._ipython_display_``)."""
     import jinja2
     from markupsafe import Markup
 
@@ -59,5 +62,6 @@ def render_snapshot(meta: dict[str, Any], summary: dict[str, Any], head: dict[st
         meta=meta, summary=summary, compare=compare, ranking=ranking, panel=panel, k=k,
         n_visible=n_visible, filter_text=filter_text, list_rows=list_rows,
         shown_rows=len(list_rows), has_b=has_b, ranking_rows=ranking_rows, beyond=beyond,
-        num=num, delta=delta, snip=snippet, palette_css=Markup(palette.css_variables()))
+        num=num, delta=delta, snip=snippet, snapshot_id=snapshot_id,
+        palette_css=Markup(palette.css_variables()))
     return out

@@ -81,6 +81,8 @@ class Explorer(anywidget.AnyWidget):
     compare = t.Dict().tag(sync=True)
     report = t.Dict().tag(sync=True)
     error = t.Unicode("").tag(sync=True)
+    #: marks the snapshot output shown beside the live view (which hides it)
+    snapshot_id = t.Unicode("").tag(sync=True)
 
     _INPUTS = ("measure", "k", "run_a", "run_b", "sort", "filter_text", "category",
                "slice", "fails_only", "selected")
@@ -100,6 +102,7 @@ class Explorer(anywidget.AnyWidget):
             self._syncing = True
             try:
                 self.meta = state.meta()
+                self.snapshot_id = str(self.model_id)
                 self.report = {"state": "idle", "path": "", "url": "", "message": ""}
                 self._push_inputs()
                 self._push_view(everything=True)
@@ -426,12 +429,33 @@ class Explorer(anywidget.AnyWidget):
     def __repr__(self) -> str:
         return self._state.summary_text()
 
-    def snapshot_html(self) -> str:
+    def snapshot_html(self, *, marked: bool = False) -> str:
         """The static HTML snapshot of the last view (summary, the first rows of the list,
-        the selected ranking through K), from the traits."""
+        the selected ranking through K), from the traits; ``marked``: carrying the
+        ``snapshot_id`` by which the live view hides it."""
         return render_snapshot(self.meta, self.summary, self.head, self.ranking, self.panel,
                                self.compare, k=self.k, n_visible=self.n_visible,
-                               filter_text=self.filter_text)
+                               filter_text=self.filter_text,
+                               snapshot_id=self.snapshot_id if marked else "")
+
+    def _ipython_display_(self) -> None:
+        """In a notebook kernel, two outputs: the static snapshot, then the live view, which
+        hides the snapshot. Where the view cannot come back (the kernel restarted and no
+        widget state was saved, or an HTML export read offline), the snapshot stands in its
+        place instead of "model not found" or an empty box. Elsewhere, the one bundle."""
+        import IPython.display
+
+        display: Any = IPython.display.display  # (untyped)
+        got = self._repr_mimebundle_()
+        if got is None:
+            return
+        data, meta = got
+        if not _in_kernel():
+            display(data, metadata=meta, raw=True)
+            return
+        data.pop("text/html", None)  # shown once, as the snapshot output
+        display({"text/html": self.snapshot_html(marked=True)}, raw=True)
+        display(data, metadata=meta, raw=True)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
         got = super()._repr_mimebundle_(**kwargs)
@@ -442,6 +466,16 @@ class Explorer(anywidget.AnyWidget):
         data["text/plain"] = repr(self)
         data["text/html"] = self.snapshot_html()
         return data, dict(meta)
+
+
+def _in_kernel() -> bool:
+    """Whether this is an IPython kernel (JupyterLab, Notebook, VS Code, Colab), not a
+    terminal."""
+    import IPython.core.getipython
+
+    get_ipython: Any = IPython.core.getipython.get_ipython  # (untyped)
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 def _error(mid: Any, message: str) -> dict[str, Any]:

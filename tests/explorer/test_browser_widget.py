@@ -250,6 +250,9 @@ def test_renders_with_roles_and_state(view: View) -> None:
     assert labels and all(lbl.endswith(f"@{k}") or "@" not in lbl for lbl in labels), labels
     assert f"nDCG@{k}" in labels
     assert view.role("k-slider").get_attribute("max") == "50"
+    # the static snapshot is an output of its own before the view: hidden while the view lives
+    snap = view.page.locator("[data-rr-snapshot]")
+    assert snap.count() == 1 and not snap.is_visible()
     assert view.role("k-input").input_value() == str(k)
     # the ranking: a grid, the cut line after row K with its text, unjudged rows marked
     grid = view.role("ranking").locator("[role=grid]").first
@@ -668,13 +671,52 @@ def test_saved_notebook_reopened_without_its_kernel(view: View, browser: Browser
         ctx.close()
 
 
-def test_nbconvert_html_has_the_snapshot_and_reads_offline(view: View, browser: Browser,
-                                                           tmp_path: Path) -> None:
-    """The notebook as JupyterLab saves it by default (no widget state): ``jupyter nbconvert
-    --to html`` keeps the explorer's ``text/html`` snapshot, readable with every outside
-    request refused."""
+def test_restarted_without_widget_state_shows_the_snapshot_not_an_error(
+        view: View, browser: Browser) -> None:
+    """JupyterLab's default saves no widget state. The trusted notebook reopened with a new
+    kernel (what a restart gives) shows the static snapshot where the view was, never
+    "Error displaying widget: model not found"."""
+    lab = view.lab
     nb = nbformat.read(save_notebook(view), as_version=4)
-    nb.metadata.pop("widgets", None)  # JupyterLab's default: widget state not saved
+    nb.metadata.pop("widgets", None)
+    path = lab.root / "nostate.ipynb"
+    nbformat.write(nb, path)
+    subprocess.run([sys.executable, "-m", "jupyter", "trust", str(path)], env=lab.env,
+                   check=True, capture_output=True, timeout=60)
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = ctx.new_page()
+    log = PageLog.attach(page)
+    try:
+        open_notebook(page, lab.base, "nostate.ipynb")
+        # the widget manager gives up on the model (the text JupyterLab writes)...
+        page.wait_for_function("""() => [...document.querySelectorAll('.jp-OutputArea-output')]
+            .some(e => e.textContent.includes('model not found'))""", timeout=30_000)
+        # ...and that output is hidden, the snapshot shown in its place
+        assert not page.get_by_text("Error displaying widget").is_visible()
+        snap = page.locator("[data-rr-snapshot]")
+        assert snap.count() == 1 and snap.is_visible()
+        text = snap.inner_text()
+        assert "static snapshot" in text and "bm25" in text and "tfidf" in text
+        assert page.locator(".rr-explorer").count() == 0  # no live view
+        page.screenshot(path=str(view.shots / "restarted-no-state.png"))
+        assert view.outside_requests(log) == []
+        assert log.page_errors == [], log.page_errors
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("state", [False, True], ids=["no-widget-state", "widget-state"])
+def test_nbconvert_html_has_the_snapshot_and_reads_offline(view: View, browser: Browser,
+                                                           tmp_path: Path, state: bool) -> None:
+    """The notebook as JupyterLab saves it by default (no widget state), and with the widget
+    state: ``jupyter nbconvert --to html`` keeps the explorer's ``text/html`` snapshot,
+    readable with every outside request refused (the widget manager of an export with state
+    comes from a CDN: offline, its view stays empty, and the snapshot stands instead)."""
+    nb = nbformat.read(save_notebook(view), as_version=4)
+    if state:
+        assert "widgets" in nb.metadata
+    else:
+        nb.metadata.pop("widgets", None)  # JupyterLab's default: widget state not saved
     src = tmp_path / "explorer.ipynb"
     nbformat.write(nb, src)
     html = tmp_path / "explorer.html"
@@ -692,6 +734,11 @@ def test_nbconvert_html_has_the_snapshot_and_reads_offline(view: View, browser: 
     page.wait_for_load_state("load")
     snap = page.locator("[data-role=snapshot]")
     assert snap.count() == 1 and snap.is_visible()
+    # nothing else where the view would be: no empty box, no widget error
+    view_out = page.locator(".jupyter-widgets.jp-OutputArea-output")
+    assert view_out.count() == (1 if state else 0)
+    if state:
+        assert not view_out.first.is_visible()
     text = snap.inner_text()
     assert "static snapshot" in text and "bm25" in text and "tfidf" in text
     assert "cut-off at K = " in text
@@ -708,7 +755,8 @@ def test_nbconvert_html_has_the_snapshot_and_reads_offline(view: View, browser: 
     align = page.evaluate("() => getComputedStyle(document.querySelector("
                           "'[data-role=snapshot] tr[data-query-id] td:nth-child(3)')).textAlign")
     assert align in ("left", "start"), align
-    page.screenshot(path=str(view.shots / "nbconvert.png"), full_page=True)
+    page.screenshot(path=str(view.shots / f"nbconvert-{'state' if state else 'plain'}.png"),
+                    full_page=True)
     page.close()
     assert log.page_errors == [], log.page_errors
 

@@ -648,7 +648,8 @@ def test_repr_and_mimebundle(ex: Explorer) -> None:
     assert data["text/plain"] == text and "\n" not in text
     assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.model_id
     page = data["text/html"]
-    assert page.startswith('<div class="rr-explorer rr-snapshot"')
+    # its own root class: the live view's selectors (.rr-explorer) never reach the snapshot
+    assert page.startswith('<div class="rr-snapshot"')
     assert "--rr-good" in page and "R@5" in page
     first = ex.head["qid"][0]
     assert f'data-query-id="{first}"' in page
@@ -659,6 +660,45 @@ def test_repr_and_mimebundle(ex: Explorer) -> None:
     assert len(re.findall(r"<tr><td class=\"num\">\d+</td>", ranking)) == 5
     ex.set_filter("nothing matches this")
     assert "No query matches" in ex._repr_mimebundle_()[0]["text/html"]
+
+
+def _displayed(ex: Explorer, monkeypatch: pytest.MonkeyPatch, *, kernel: bool) -> list[Any]:
+    import IPython.display
+
+    from ragreport.explorer import widget
+
+    shown: list[Any] = []
+    monkeypatch.setattr(IPython.display, "display",
+                        lambda data, metadata=None, raw=False: shown.append((data, raw)))
+    monkeypatch.setattr(widget, "_in_kernel", lambda: kernel)
+    ex._ipython_display_()
+    return shown
+
+
+def test_in_a_kernel_the_snapshot_is_its_own_output_before_the_view(
+        ex: Explorer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The live view hides the snapshot marked with its model id; without the view (no
+    kernel, no saved state) the snapshot stands where the view would be."""
+    shown = _displayed(ex, monkeypatch, kernel=True)
+    assert [raw for _, raw in shown] == [True, True]
+    (snapshot, _), (view, _) = shown
+    assert list(snapshot) == ["text/html"]
+    assert f'data-rr-snapshot="{ex.model_id}"' in snapshot["text/html"]
+    assert ex.snapshot_id == ex.model_id
+    assert view["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.model_id
+    assert "text/html" not in view and view["text/plain"] == repr(ex)
+    # the snapshot's own rules hide it beside a live view, and the dead view beside it
+    assert ":has(+ .jp-OutputArea-child .rr-explorer){display:none}" \
+        in snapshot["text/html"]
+
+
+def test_outside_a_kernel_one_bundle_is_displayed(ex: Explorer,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = _displayed(ex, monkeypatch, kernel=False)
+    assert len(shown) == 1
+    data, _ = shown[0]
+    assert data["text/plain"] == repr(ex)
+    assert "data-rr-snapshot" not in data["text/html"] and ":has(" not in data["text/html"]
 
 
 def test_hostile_texts_are_escaped_in_the_snapshot() -> None:

@@ -53,14 +53,18 @@ def test_notebook_executes(name: str, tmp_path: Path) -> None:
     assert _errors(nb) == []
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert outputs
-    # the explorer cell shows the anywidget view and the static fallbacks: a one-line
-    # text/plain and the text/html snapshot (for viewers without a kernel)
-    bundles = [o["data"] for o in outputs if "application/vnd.jupyter.widget-view+json"
-               in o.get("data", {})]
-    assert len(bundles) == 1
-    assert bundles[0]["text/plain"].startswith("ragreport Explorer: ")
-    assert 'data-role="snapshot"' in bundles[0]["text/html"]
-    model_id = bundles[0]["application/vnd.jupyter.widget-view+json"]["model_id"]
+    # the explorer cell shows two outputs: the text/html snapshot (for viewers without a
+    # kernel or widget state), marked with the model id, then the anywidget view with a
+    # one-line text/plain
+    at = [i for i, o in enumerate(outputs)
+          if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert len(at) == 1
+    bundle, snapshot = outputs[at[0]]["data"], outputs[at[0] - 1]["data"]
+    assert bundle["text/plain"].startswith("ragreport Explorer: ")
+    assert "text/html" not in bundle  # shown once, as the snapshot
+    model_id = bundle["application/vnd.jupyter.widget-view+json"]["model_id"]
+    assert list(snapshot) == ["text/html"]
+    assert f'data-role="snapshot" data-rr-snapshot="{model_id}"' in snapshot["text/html"]
     state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     assert state[model_id]["model_name"] == "AnyModel"  # the anywidget explorer
     assert "explorer.js" in state[model_id]["state"]["_esm"] or \

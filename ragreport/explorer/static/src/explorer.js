@@ -218,6 +218,15 @@ function render({ model, el }) {
   cleanups.push(() => clearInterval(watchdog));
   cleanups.push(() => { saveSelection.cancel(); saveK.cancel(); v.filterLater.cancel(); clearTimeout(st.edgeTimer); });
 
+  // the static snapshot shown as the output before this view: the live view replaces it
+  // (JupyterLab's page hides it by CSS; this covers the other hosts)
+  const snapId = get("snapshot_id");
+  if (snapId && typeof document !== "undefined") {
+    const snaps = [...document.querySelectorAll(`[data-rr-snapshot="${CSS.escape(snapId)}"]`)];
+    for (const s of snaps) s.style.display = "none";
+    cleanups.push(() => { for (const s of snaps) s.style.display = ""; });
+  }
+
   // ---- first render ---------------------------------------------------------------------
   st.narrow = (el.clientWidth || 1000) <= NARROW;
   root.classList.toggle("rr-narrow", st.narrow);
