@@ -54,11 +54,17 @@ class JupyterLab:
     """A JupyterLab server serving ``root``; its config, log, home live under ``work``.
 
     ``settings`` maps a plugin id (``"@jupyter-widgets/jupyterlab-manager:plugin"``) to user
-    settings written before the start (e.g. ``{"saveState": True}``).
+    settings written before the start (e.g. ``{"saveState": True}``). ``app="notebook"``
+    serves Jupyter Notebook 7 instead (the same JupyterLab components in another shell; open
+    a notebook with :func:`open_notebook` and ``app="notebook"``).
     """
 
     def __init__(self, root: Path, work: Path,
-                 settings: dict[str, dict[str, Any]] | None = None) -> None:
+                 settings: dict[str, dict[str, Any]] | None = None, *,
+                 app: str = "lab") -> None:
+        if app not in ("lab", "notebook"):
+            raise LabError(f"app must be 'lab' or 'notebook', got {app!r}")
+        self.app = app
         self.root = root
         self.work = work
         # no news or update toasts over the page
@@ -104,12 +110,15 @@ class JupyterLab:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(values), encoding="utf-8")
         self.env = env
-        cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
+        cmd = [sys.executable, "-m", "jupyter", self.app, "--no-browser", "--ip=127.0.0.1",
                f"--port={self.port}", "--allow-root", "--ServerApp.token=",
                "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
-               f"--ServerApp.root_dir={self.root}", "--LabApp.expose_app_in_browser=True",
-               "--LabApp.news_url=",
-               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+               f"--ServerApp.root_dir={self.root}"]
+        if self.app == "lab":
+            cmd += ["--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
+                    "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+        else:
+            cmd += ["--JupyterNotebookApp.expose_app_in_browser=True"]
         log = self.log_path.open("wb")
         try:
             self.proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -175,10 +184,12 @@ ALL_RUN = """() => {
 
 
 def open_notebook(page: Page, base: str, name: str, *, kernel: bool = True,
-                  timeout: float = 60_000) -> None:
-    """Open ``name`` in JupyterLab (fresh workspace) and wait for an idle kernel (or, with
-    ``kernel=False``, only for the notebook panel)."""
-    page.goto(f"{base}/lab/tree/{name}?reset", timeout=timeout)
+                  timeout: float = 60_000, app: str = "lab") -> None:
+    """Open ``name`` in JupyterLab (fresh workspace), or in Notebook 7 with
+    ``app="notebook"``, and wait for an idle kernel (or, with ``kernel=False``, only for the
+    notebook panel)."""
+    url = f"{base}/lab/tree/{name}?reset" if app == "lab" else f"{base}/notebooks/{name}"
+    page.goto(url, timeout=timeout)
     page.wait_for_function("() => !!(window.jupyterapp && window.jupyterapp.shell"
                            " && window.jupyterapp.shell.currentWidget"
                            " && window.jupyterapp.shell.currentWidget.content)",

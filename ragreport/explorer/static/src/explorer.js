@@ -41,6 +41,18 @@ function render({ model, el }) {
   put(el, root);
 
   // ---- keyboard isolation -------------------------------------------------------------------
+  // Jupyter Notebook 7 runs its shortcuts in the document's capture phase, before any listener
+  // here sees the key. Lumino skips a shortcut only when an element from the key's target up
+  // to the one matching the shortcut's selector carries data-lm-suppress-shortcuts, and the
+  // notebook's selectors (".jp-Notebook.jp-mod-commandMode :focus") match the focused element
+  // itself: so each element of the widget carries it once it takes focus.
+  listen(root, "focusin", (ev) => {
+    const t = ev.target;
+    if (t instanceof Element && !t.hasAttribute("data-lm-suppress-shortcuts")) {
+      t.setAttribute("data-lm-suppress-shortcuts", "true");
+    }
+  });
+  // JupyterLab runs them in the bubbling phase: stopped here
   listen(root, "keydown", (ev) => {
     // keep JupyterLab's command-mode shortcuts (a, b, dd, arrows, j, k) out of the widget
     if (/** @type {KeyboardEvent} */ (ev).key !== "Escape") ev.stopPropagation();
