@@ -312,8 +312,11 @@ def test_palette_css_variables() -> None:
             "--rr-cut"} <= names
     # light values first, the dark ones under the dark themes and the dark system scheme
     first = css.split("\n")[0]
-    assert first.startswith(":root, .rr-explorer {") and palette.LIGHT_RUNS[0] in first
-    assert '[data-jp-theme-light="false"] .rr-explorer' in css and ".rr-dark" in css
+    # (the explorer's root and its static snapshot's root)
+    assert first.startswith(":root, .rr-explorer, .rr-snapshot {")
+    assert palette.LIGHT_RUNS[0] in first
+    assert '[data-jp-theme-light="false"] :is(.rr-explorer, .rr-snapshot)' in css
+    assert ".vscode-dark :is(.rr-explorer, .rr-snapshot)" in css and ".rr-dark" in css
     assert "@media (prefers-color-scheme: dark)" in css
     dark_rule = css[css.index('[data-jp-theme-light="false"]'):]
     assert f"--rr-run-0: {palette.DARK_RUNS[0]};" in dark_rule
