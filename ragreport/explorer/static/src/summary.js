@@ -69,7 +69,17 @@ export function makeSummary(v) {
     }
     put(summaryEl, ...nodes);
     const c = get("compare") || {};
-    if (c && c.label !== undefined && get("run_b") >= 0) {
+    const runs = meta().runs || [];
+    if (c && c.label !== undefined && get("run_b") >= 0
+        && (c.run_a !== runs[get("run_a")] || c.run_b !== runs[get("run_b")])) {
+      // the runs changed here and Python's comparison of the new pair is not in yet: the
+      // numbers shown would be the previous pair's, under the new pair's names
+      compareEl.hidden = false;
+      put(compareEl,
+        h("span", { class: "rr-sum-label", text: "Paired test" }),
+        h("span", { class: "rr-muted", "data-role": "compare-updating",
+          text: `B ${MINUS} A: updating for ${runs[get("run_b")] || ""} against ${runs[get("run_a")] || ""}\u2026` }));
+    } else if (c && c.label !== undefined && get("run_b") >= 0) {
       const sig = c.significant;
       compareEl.hidden = false;
       const stats = c.pending ? " \u00b7 paired tests running\u2026" :
