@@ -17,6 +17,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from .analysis.drift import judgments_sha256
+    from .analysis.unjudged import UnjudgedBounds, unjudged_bounds
     from .core.engine import evaluate
     from .core.result import EvaluationResult
     from .core.stream import evaluate_stream
@@ -69,6 +70,8 @@ _EXPORTS: dict[str, str] = {
     "drift_checks": "report.baseline",
     "StoredBaseline": "report.baseline",
     "judgments_sha256": "analysis.drift",
+    "unjudged_bounds": "analysis.unjudged",
+    "UnjudgedBounds": "analysis.unjudged",
     "evaluate_stream": "core.stream",
     "example_files": "examples",
     "StatsSettings": "settings",
@@ -77,12 +80,12 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "ConfigError", "EvaluationResult", "Explorer", "InputError", "InputFile", "Measure",
     "MeasureError", "Qrels", "RagReportError", "Report", "RetrievalEvaluator", "Run",
-    "StatsSettings", "StoredBaseline",
+    "StatsSettings", "StoredBaseline", "UnjudgedBounds",
     "__version__", "build_report", "collect_run", "drift_checks", "evaluate",
     "evaluate_multiple_queries", "evaluate_stream", "example_files", "judgments_sha256",
     "load_baseline_report", "load_doc_map", "load_docs", "load_qrels", "load_queries",
     "load_run", "load_slice_targets", "load_slices", "load_targets", "load_texts",
-    "parse_measure", "parse_measures", "write_run",
+    "parse_measure", "parse_measures", "unjudged_bounds", "write_run",
 ]
 
 
