@@ -21,7 +21,7 @@ from ..data import FloatArray, IntArray, Qrels
 from ..errors import RagReportError
 from ..measures import Measure
 
-__all__ = ["UnjudgedBounds", "filled_qrels", "unjudged_bounds"]
+__all__ = ["UnjudgedBounds", "bounds_of", "filled_qrels", "unjudged_bounds", "unjudged_documents"]
 
 
 @dataclass(frozen=True)
@@ -113,16 +113,33 @@ def unjudged_bounds(qrels: Any, run: Any, measures: Any = None, k_max: int | Non
     ((0.5, 1.0), [1])
     """
     from ..core.engine import evaluate
-    from ..io import load_qrels
 
     if options.get("doc_map") is not None:
         raise RagReportError("unjudged bounds are not available with doc_map")
-    loaded = load_qrels(qrels, fractional_grades=bool(options.get("fractional_grades", False)))
-    judged = evaluate(loaded, run, measures, k_max, **options)
-    fill = _fill_grade(loaded, grade, int(options.get("rel_level", 1)))
+    return bounds_of(evaluate(qrels, run, measures, k_max, **options), grade=grade)
+
+
+def bounds_of(judged: EvaluationResult, *, grade: float | None = None) -> UnjudgedBounds:
+    """The unjudged bounds of a result of :func:`ragreport.evaluate` (trec_eval's reading):
+    its rankings are evaluated again with their unjudged documents filled at ``grade``,
+    under the conventions the result was evaluated with (resolved: its order, relevance
+    level, depth, tie rule, identical-id rule and score precision).
+    """
+    from ..core.engine import evaluate
+
+    if judged.doc_map_info is not None or judged.document is not None:
+        raise RagReportError("unjudged bounds are not available with doc_map")
+    ranking = _ranking(judged)
+    c = judged.conventions
+    fill = _fill_grade(ranking.qrels, grade, c.rel_level)
     extra_q, extra_d = unjudged_documents(judged)
-    filled = evaluate(filled_qrels(loaded, extra_q, extra_d, fill), run, measures, k_max,
-                      **options)
+    filled = evaluate(filled_qrels(ranking.qrels, extra_q, extra_d, fill), ranking.run,
+                      list(judged.measures), c.k_max, order=c.order, rel_level=c.rel_level,
+                      complete=c.complete, max_depth=c.max_depth, no_relevant=c.no_relevant,
+                      duplicates=c.duplicates, name=judged.run_name,
+                      fractional_grades=c.fractional_grades, ties=c.ties,
+                      ignore_identical_ids=c.ignore_identical_ids,
+                      score_precision=c.score_precision, _curve_width=judged.k_max)
     n = np.zeros(len(judged.query_ids), dtype=np.int64)
     index = {q: i for i, q in enumerate(judged.query_ids)}
     for q in extra_q:
@@ -130,14 +147,19 @@ def unjudged_bounds(qrels: Any, run: Any, measures: Any = None, k_max: int | Non
     return UnjudgedBounds(judged, filled, fill, n, _rows_of(judged, filled))
 
 
-def unjudged_documents(result: EvaluationResult) -> tuple[list[str], list[str]]:
-    """(query ids, document ids) of the unjudged documents of each evaluated ranking."""
+def _ranking(result: EvaluationResult) -> Any:
     from ..core.ranking import Ranking
 
     rk = result.ranking
     if not isinstance(rk, Ranking):
         raise RagReportError("unjudged bounds need the rankings in memory "
-                             "(a result from ragreport.evaluate)")
+                             "(a result of ragreport.evaluate)")
+    return rk
+
+
+def unjudged_documents(result: EvaluationResult) -> tuple[list[str], list[str]]:
+    """(query ids, document ids) of the unjudged documents of each evaluated ranking."""
+    rk = _ranking(result)
     qi = np.repeat(np.arange(rk.n_queries), rk.n_ret)
     where = np.flatnonzero(np.isnan(rk.ret_grades))
     rows = rk.run_rows[where]

@@ -140,3 +140,27 @@ def test_doc_map_is_refused() -> None:
 def test_the_facade_names_it() -> None:
     assert ragreport.unjudged_bounds is unjudged_bounds
     assert ragreport.UnjudgedBounds.__name__ == "UnjudgedBounds"
+
+
+@pytest.mark.parametrize("compat", ["trec_eval", "beir", "ranx", "llamaindex", "mteb"])
+def test_a_peer_preset_reads_both_the_same_way(compat: str) -> None:
+    """The filled reading is evaluated again from the result's rankings under its resolved
+    conventions: a preset's grades, order and precision apply to both readings alike."""
+    qrels, run = random_case(5)
+    qrels["q1"]["d0"] = 3
+    names = ["P@3", "nDCG@3", "RR", "AP"]
+    b = unjudged_bounds(qrels, run, names, compat=compat)
+    grade = int(b.grade)
+    want = ragreport.evaluate(naive_filled(qrels, run, grade if compat != "llamaindex" else 3,
+                                           None), run, names, compat=compat)
+    for name in names:
+        f = want.values(name)[[want.query_ids.index(q) for q in b.query_ids]]
+        np.testing.assert_allclose(b.filled.values(name)[b.filled_rows], f, err_msg=name)
+
+
+def test_bounds_of_a_result() -> None:
+    from ragreport.analysis.unjudged import bounds_of
+
+    r = ragreport.evaluate({"q": {"d1": 1, "d3": 1}}, {"q": ["d1", "d2", "d3"]}, ["P@2"])
+    assert bounds_of(r).interval("P@2") == (0.5, 1.0)
+    assert bounds_of(r, grade=2).grade == 2.0
