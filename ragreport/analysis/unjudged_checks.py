@@ -1,0 +1,123 @@
+"""Target checks seen through the unjudged documents: does the decision survive them?
+
+A target on a run's mean passes or fails on trec_eval's reading (unjudged documents not
+relevant). :func:`unjudged_checks` gives, for every target measure of every run, the interval
+of the mean between that reading and the one with every unjudged document of the evaluated
+rankings relevant (:mod:`.unjudged`), and says when the decision differs between the two ends:
+"this pass depends on unjudged documents" (or "this failure ..."). What such a check does to
+the gate is a stated policy, decided by :func:`gate_passes`: ``"warn"`` (the default) keeps
+the decision and says so; ``"fail"`` fails a pass that depends on unjudged documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..targets import Target, TargetCheck, passes, shown
+from .unjudged import UnjudgedBounds
+
+__all__ = ["UNJUDGED_POLICIES", "UnjudgedCheck", "depends_on_unjudged", "gate_passes",
+           "unjudged_checks"]
+
+#: What a target check that depends on unjudged documents does to the gate.
+UNJUDGED_POLICIES = ("warn", "fail")
+
+
+@dataclass(frozen=True)
+class UnjudgedCheck:
+    """One target measure of one run through its unjudged documents (data; nothing rendered).
+
+    ``low`` and ``high`` are the means of the per-query lower and upper ends; ``note`` is
+    ``"this pass depends on unjudged documents"`` / ``"this failure depends on unjudged
+    documents"`` when the target's decision differs between them (targets on the mean only),
+    else ``""``. ``dependent_queries`` maps each query whose value differs between the two
+    readings to its (lower, upper) values.
+    """
+
+    run: str
+    measure: str
+    queries: int
+    unjudged: int
+    low: float
+    high: float
+    value: float
+    low_text: str
+    high_text: str
+    op: str
+    threshold: float
+    on: str
+    passed: bool
+    note: str
+    dependent_queries: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    @property
+    def dependent(self) -> int:
+        """Queries whose value differs between the two readings."""
+        return len(self.dependent_queries)
+
+    @property
+    def depends(self) -> bool:
+        """Whether the decision differs between the two ends of the interval."""
+        return bool(self.note)
+
+    @property
+    def interval_text(self) -> str:
+        return f"[{self.low_text}, {self.high_text}]"
+
+
+def depends_on_unjudged(low: float, high: float, op: str, threshold: float) -> bool:
+    """Whether a target's decision differs between the two ends, compared as
+    :func:`ragreport.targets.passes` compares (on the value as reports show it).
+
+    >>> depends_on_unjudged(0.84, 0.86, ">=", 0.85), depends_on_unjudged(0.86, 0.9, ">=", 0.85)
+    (True, False)
+    """
+    return passes(low, op, threshold) != passes(high, op, threshold)
+
+
+def gate_passes(passed: bool, depends: bool, policy: str = "warn") -> bool:
+    """The gate's decision for one target check: ``passed`` on trec_eval's reading, unless
+    the policy is ``"fail"`` and the decision depends on unjudged documents.
+
+    >>> [gate_passes(p, d, pol) for pol in UNJUDGED_POLICIES
+    ...  for p, d in ((True, False), (True, True), (False, True))]
+    [True, True, False, True, False, False]
+    """
+    if policy not in UNJUDGED_POLICIES:
+        from ..errors import ConfigError
+
+        raise ConfigError(f"unjudged must be one of {', '.join(UNJUDGED_POLICIES)}, "
+                          f"got {policy!r}")
+    return passed and not (depends and policy == "fail")
+
+
+def unjudged_checks(bounds: Sequence[UnjudgedBounds], targets: Sequence[Target],
+                    checks: Sequence[TargetCheck]) -> list[UnjudgedCheck]:
+    """Every target measure of every run through its unjudged documents.
+
+    A target on the interval's lower bound (``on = "ci_lower"``) gets its interval of the
+    mean but no note (its decision is not on the mean).
+    """
+    out = []
+    for b in bounds:
+        run = b.judged.run_name
+        for t in targets:
+            lo, hi = b.values(t.measure)
+            value = b.judged.values(t.measure)
+            low, high = (float(lo.mean()), float(hi.mean())) if len(lo) else (0.0, 0.0)
+            c = next((c for c in checks if c.target is t and c.run == run), None)
+            passed = bool(c.passed) if c is not None else True
+            note = ""
+            if t.on == "mean" and depends_on_unjudged(low, high, t.op, t.threshold):
+                note = ("this pass depends on unjudged documents" if passed
+                        else "this failure depends on unjudged documents")
+            dep = np.flatnonzero(lo != hi)
+            ids = {b.query_ids[i]: (float(lo[i]), float(hi[i])) for i in dep.tolist()}
+            out.append(UnjudgedCheck(run, str(t.measure), len(lo), int(b.n_unjudged.sum()),
+                                     low, high, float(value.mean()) if len(value) else 0.0,
+                                     shown(low), shown(high), t.op, t.threshold, t.on, passed,
+                                     note, ids))
+    return out
