@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..present import threshold_text
 from ..targets import Target, TargetCheck, passes, shown
 from .unjudged import UnjudgedBounds
 
@@ -48,6 +49,7 @@ class UnjudgedCheck:
     high_text: str
     op: str
     threshold: float
+    threshold_text: str
     on: str
     passed: bool
     note: str
@@ -66,6 +68,19 @@ class UnjudgedCheck:
     @property
     def interval_text(self) -> str:
         return f"[{self.low_text}, {self.high_text}]"
+
+    @property
+    def summary_text(self) -> str:
+        """Counts and interval in words (plain text: the run name is not in it)."""
+        return (f"{self.dependent} of {self.queries} queries change when the "
+                f"{self.unjudged:,} unjudged documents of their rankings are read as relevant; "
+                f"mean in {self.interval_text}")
+
+    @property
+    def message(self) -> str:
+        """The warning line (plain text holding the run name: escape it where shown)."""
+        return (f"{self.measure} {self.op} {self.threshold_text} (run {self.run!r}): "
+                f"{self.note or 'does not depend on unjudged documents'}: {self.summary_text}")
 
 
 def depends_on_unjudged(low: float, high: float, op: str, threshold: float) -> bool:
@@ -118,6 +133,6 @@ def unjudged_checks(bounds: Sequence[UnjudgedBounds], targets: Sequence[Target],
             ids = {b.query_ids[i]: (float(lo[i]), float(hi[i])) for i in dep.tolist()}
             out.append(UnjudgedCheck(run, str(t.measure), len(lo), int(b.n_unjudged.sum()),
                                      low, high, float(value.mean()) if len(value) else 0.0,
-                                     shown(low), shown(high), t.op, t.threshold, t.on, passed,
-                                     note, ids))
+                                     shown(low), shown(high), t.op, t.threshold,
+                                     threshold_text(t.threshold), t.on, passed, note, ids))
     return out

@@ -92,6 +92,7 @@ class Options:
     max_drop: float | None = None
     baseline: str | None = None
     target_level: str = "chunk"
+    unjudged: str = "warn"
     allow_drift: bool = False
     max_query_drift: float | None = None
     min_judged_ratio: float | None = None

@@ -106,7 +106,7 @@ def _build(opts: Options, results: list[EvaluationResult], targets: list[Target]
             level=opts.ci_level, resamples=opts.resamples, seed=opts.seed, alpha=opts.alpha),
         max_drop=opts.max_drop, workers=workers, target_level=opts.target_level,
         slices=slices, slice_targets=slice_targets, drift=checks,
-        allow_drift=opts.allow_drift,
+        allow_drift=opts.allow_drift, unjudged=opts.unjudged,
     )
     if opts.no_chart:
         report = replace(report, chart=False)

@@ -137,7 +137,7 @@ def build_report(
     workers: Mapper | None = None, target_level: str = "chunk", slices: Any = None,
     slice_targets: Mapping[str, Sequence[Target]] | None = None,
     slice_min_queries: int | None = None, drift: Sequence[DriftCheck] = (),
-    allow_drift: bool = False,
+    allow_drift: bool = False, unjudged: str = "warn",
 ) -> Report:
     """Build the report data from one :class:`EvaluationResult` per run.
 
@@ -198,6 +198,10 @@ def build_report(
         (:func:`ragreport.report.baseline.drift_checks`); one that drifted refuses the
         report (a RagReportError listing each) unless ``allow_drift``. The report shows them
         (:attr:`Report.drift`).
+    unjudged : {"warn", "fail"}
+        A target whose decision differs between the unjudged documents read as not relevant
+        and as relevant (:mod:`ragreport.analysis.unjudged_checks`) is said (``"warn"``), or
+        fails when it passed (``"fail"``). :attr:`Report.unjudged` holds every check.
     """
     settings = _check_arguments(results, baseline, settings, StatsSettings(
         ci_level, resamples, curve_resamples, seed, alpha), max_drop, worst_n, target_level,
@@ -225,8 +229,8 @@ def build_report(
                            families=holm_groups) if info is not None else {}
     doc_results = document_results(results, target_level)  # None without a doc map
     doc_cis = document_cis(doc_results, bounded, info, workers)
-    target_rows, tie_rows = sections.target_rows(results, doc_results, targets,
-                                                 target_level, cis, doc_cis, info)
+    target_rows, tie_rows, unjudged_rows = sections.target_rows(
+        results, doc_results, targets, target_level, cis, doc_cis, info, unjudged)
     chunk_targets = doc_results is None or target_level == "chunk"
     curves, k_shown = sections.curves(results, families, k_max,
                                       targets if chunk_targets else (), all_bands, stored)
@@ -243,7 +247,7 @@ def build_report(
         runs=[base_name, *names] if stored is not None else names, baseline=base_name,
         measures=[str(m) for m in measures], k_max=k_shown,
         qrels_queries=first.counts.qrels_queries, targets=target_rows, curves=curves,
-        worst=worst, stats=info, ties=tie_rows,
+        worst=worst, stats=info, ties=tie_rows, unjudged=unjudged_rows,
         conventions=first.conventions.describe() | _p_value_convention(info),
         summary=sections.summary_rows(results, measures, means, cis, tests, base, stored,
                                       info),
@@ -255,7 +259,7 @@ def build_report(
         if max_drop is not None else [],
         pr_curve=_pr_curve(results, targets if chunk_targets else (), stored),
         judged_at_k=_judged_at_k(results, k_worst) if per_query else None,
-        latency=run_latencies(results),
+        latency=run_latencies(results), unjudged_policy=unjudged,
         rankings=all(r.has_rankings for r in results),
         document=None if doc_results is None else document_report(
             results, doc_results, measures, families, k_max, means, doc_cis, target_level,

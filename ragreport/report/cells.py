@@ -92,6 +92,7 @@ class TargetCell:
     margin_text: str
     on: str = "mean"  # "mean" or "ci_lower": what ``value`` is
     mean: float = float("nan")
+    unjudged: bool = False  # passed, failed only as it depends on unjudged documents
 
 
 @dataclass(frozen=True)

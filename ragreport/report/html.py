@@ -243,6 +243,8 @@ def _ties_and_health(report: Report) -> dict[str, Any]:
     return {"tie_rows": [t for t in report.ties if t.exposed],
             "tie_summary": tie_summary(report.ties_exposed, report.tie_flips),
             "tie_warnings": [t for t in report.ties if t.note],
+            "unjudged_warnings": [u for u in report.unjudged if u.note],
+            "unjudged_fails": report.unjudged_policy == "fail",
             "no_relevant_texts": {h.run: no_relevant_text(h.no_relevant, h.skipped_no_relevant)
                                   for h in report.health}}
 

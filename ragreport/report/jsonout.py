@@ -174,7 +174,7 @@ def report_json(report: Report) -> dict[str, Any]:
         "no_judged_relevant": {w.run: w.no_judged_relevant for w in report.worst},
         "worst_queries": _worst_json(report),
     }
-    doc["ties"] = _ties_json(report)
+    doc["ties"], doc["unjudged"] = _ties_json(report), _unjudged_json(report)
     if report.latency:  # runs that carry their retriever's time per query (collect_run)
         doc["latency"] = {t.run: {"queries": t.queries, "p50_ms": t.p50_ms,
                                   "p95_ms": t.p95_ms, "max_ms": t.max_ms,
@@ -219,6 +219,24 @@ def _ties_json(report: Report) -> list[dict[str, Any]]:
             row["dependent_queries"] = {q: list(v) for q, v in t.dependent_queries.items()}
         out.append(row)
     return out
+
+
+def _unjudged_json(report: Report) -> dict[str, Any]:
+    """Each target measure of each run through its unjudged documents
+    (:mod:`ragreport.analysis.unjudged_checks`): the interval of the mean between the two
+    readings; the queries whose value differs between them are listed with ``--per-query``."""
+    checks = []
+    for u in report.unjudged:
+        row: dict[str, Any] = {
+            "run": u.run, "measure": u.measure, "queries": u.queries,
+            "unjudged_documents": u.unjudged, "dependent": u.dependent, "low": u.low,
+            "high": u.high, "value": u.value, "op": u.op, "threshold": u.threshold,
+            "on": u.on, "passed": u.passed,
+            "depends_on_unjudged_documents": u.depends, "note": u.note}
+        if report.per_query:
+            row["dependent_queries"] = {q: list(v) for q, v in u.dependent_queries.items()}
+        checks.append(row)
+    return {"policy": report.unjudged_policy, "checks": checks}
 
 
 def render_json(report: Report) -> str:

@@ -56,6 +56,7 @@ from .mdparts import (
     target_cell,
     tie_table,
     tie_warnings,
+    unjudged_warnings,
     worst_section,
 )
 from .model import NO_RANKINGS_NOTE, Report
@@ -209,6 +210,7 @@ def _targets_section(report: Report, runs: list[str], run_names: dict[str, str],
         lines += [f"{n} more target {plural(n, 'row')} not shown.", ""]
     lines += tie_table(report, runs, [t.measure for t in targets], esc)
     lines += tie_warnings(report, runs, esc)
+    lines += unjudged_warnings(report, runs, esc)
     return lines
 
 

@@ -369,6 +369,18 @@ def tie_warnings(report: Report, runs: list[str], esc: Esc) -> list[str]:
     return [*lines, ""] if lines else []
 
 
+def unjudged_warnings(report: Report, runs: list[str], esc: Esc) -> list[str]:
+    """A line per target decision that the unjudged documents could flip
+    (:mod:`ragreport.analysis.unjudged_checks`); under ``unjudged="fail"`` a pass among them
+    failed."""
+    warn = [u for u in report.unjudged if u.note and u.run in runs]
+    fails = " (a failure under `--unjudged fail`)" if report.unjudged_policy == "fail" else ""
+    lines = [f"- ⚠️ {esc.md(u.measure)} {esc.md(f'{u.op} {u.threshold_text}')}, run "
+             f"{esc.md(u.run)}: **{u.note}**{fails if u.passed else ''}: "
+             f"{esc.md(u.summary_text)}" for u in warn]
+    return [*lines, ""] if lines else []
+
+
 def latency_section(report: Report, runs: list[str], names: dict[str, str]) -> list[str]:
     """The retriever's latency per query (p50, p95, max in ms), beside the summary, for the
     runs that carry it (``collect_run``); nothing when none does."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from ..analysis.unjudged_checks import UnjudgedCheck
 from ..core.ties import TieCheck
 from ..errors import RagReportError
 from ..present import (
@@ -77,6 +78,12 @@ class Report:
     ties: list[TieCheck] = field(default_factory=list)
     """Each target measure of each run through its tied scores (see
     :func:`ragreport.core.ties.tie_checks`)."""
+    unjudged: list[UnjudgedCheck] = field(default_factory=list)
+    """Each target measure of each run through its unjudged documents (see
+    :func:`ragreport.analysis.unjudged_checks.unjudged_checks`)."""
+    unjudged_policy: str = "warn"
+    """What a target decision that depends on unjudged documents does: said (``"warn"``),
+    or a pass that depends on them fails (``"fail"``)."""
     pr_curve: PRCurve | None = None
     """The 11-point interpolated precision-recall curve of every run."""
     judged_at_k: tuple[int, dict[str, float]] | None = None
@@ -125,6 +132,11 @@ class Report:
     def tie_flips(self) -> int:
         """Target decisions the order of tied scores could flip (their ``TieCheck.note``)."""
         return sum(1 for t in self.ties if t.note)
+
+    @property
+    def unjudged_flips(self) -> int:
+        """Target decisions the unjudged documents could flip (their ``UnjudgedCheck.note``)."""
+        return sum(1 for u in self.unjudged if u.note)
 
     @property
     def failed_checks(self) -> list[tuple[TargetRow, TargetCell]]:

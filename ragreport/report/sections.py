@@ -14,6 +14,8 @@ import numpy as np
 from ..analysis.compare import BaselineTest, PerQueryValues, common_queries, outcomes
 from ..analysis.curves import run_intervals
 from ..analysis.targets import run_checks
+from ..analysis.unjudged import bounds_of
+from ..analysis.unjudged_checks import UnjudgedCheck, gate_passes, unjudged_checks
 from ..core.result import EvaluationResult
 from ..core.ties import TieCheck, tie_checks
 from ..measures import Measure
@@ -26,7 +28,7 @@ from ..present import (
     threshold_text,
     total_text,
 )
-from ..targets import Target
+from ..targets import Target, TargetCheck
 from .baseline import StoredBaseline, stored_health
 from .cells import (
     Comparison,
@@ -74,9 +76,13 @@ def target_rows(results: Sequence[EvaluationResult],
                 doc_results: list[EvaluationResult] | None, targets: Sequence[Target],
                 target_level: str, cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
                 doc_cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
-                info: StatsInfo | None) -> tuple[list[TargetRow], list[TieCheck]]:
-    """The target table, on the level the targets are checked at, and the tie exposure of
-    the target measures (none without rankings: per-query results)."""
+                info: StatsInfo | None, unjudged: str = "warn"
+                ) -> tuple[list[TargetRow], list[TieCheck], list[UnjudgedCheck]]:
+    """The target table, on the level the targets are checked at, the tie exposure of the
+    target measures and their unjudged documents (neither without rankings: per-query
+    results; no unjudged bounds with a doc map). Under ``unjudged="fail"`` a pass that
+    depends on unjudged documents is a failure in the table (and so in every gate)."""
+    gate_passes(True, False, unjudged)  # a policy that is not one is refused here
     on_documents = target_level == "document" and doc_results is not None
     t_results: Sequence[EvaluationResult] = doc_results if on_documents and doc_results \
         else results
@@ -85,14 +91,24 @@ def target_rows(results: Sequence[EvaluationResult],
     checks = run_checks(t_results, targets, lower if info is not None else None)
     ranked = all(r.has_rankings for r in results)
     tie_rows = tie_checks(t_results, targets, checks) if ranked else []
+    unj = unjudged_checks([bounds_of(r) for r in t_results], targets, checks) \
+        if ranked and doc_results is None and targets else []
+    depends = {(u.run, u.measure) for u in unj if u.depends}
     rows = []
     for t in targets:
-        cells = [TargetCell(c.run, c.value, c.shown, c.passed, c.margin, signed(c.margin),
-                            t.on, c.mean)
+        cells = [_target_cell(c, gate_passes(c.passed, (c.run, str(t.measure)) in depends,
+                                             unjudged))
                  for c in checks if c.target is t]
         rows.append(TargetRow(str(t.measure), t.op, t.threshold, threshold_text(t.threshold),
                               t.source, cells))
-    return rows, tie_rows
+    return rows, tie_rows, unj
+
+
+def _target_cell(c: TargetCheck, gate: bool) -> TargetCell:
+    """A target check as the table shows it; ``gate``: its decision under the unjudged
+    policy (False for a pass that depends on unjudged documents under ``"fail"``)."""
+    return TargetCell(c.run, c.value, c.shown, gate, c.margin, signed(c.margin), c.target.on,
+                      c.mean, unjudged=c.passed and not gate)
 
 
 def summary_rows(results: Sequence[EvaluationResult], measures: list[Measure],

@@ -85,8 +85,9 @@ def render_failures(report: Report) -> str:
              and report.document.target_level == "document" else "")
     lines = [
         f"FAILED {terminal_safe(t.measure)}: {'CI lower bound ' if c.on == 'ci_lower' else ''}"
-        f"{c.shown} is not {t.op} {t.threshold_text} (run {terminal_safe(repr(c.run))}"
-        f"{level})\n"
+        + (f"{c.shown} is {t.op} {t.threshold_text} but depends on unjudged documents "
+           "(--unjudged fail)" if c.unjudged else f"{c.shown} is not {t.op} {t.threshold_text}")
+        + f" (run {terminal_safe(repr(c.run))}{level})\n"
         for t, c in report.failed_checks
     ]
     lines += [f"FAILED drop {terminal_safe(d.message)}\n" for d in report.drops if d.failed]
@@ -120,14 +121,15 @@ def _tie_lines(report: Report) -> list[str]:
     """A warning per target decision that the order of tied scores could flip, and the tie
     exposure of the target measures when some query depends on it (:mod:`ragreport.core.ties`)."""
     exposed = [t for t in report.ties if t.exposed]
+    unjudged = [f"WARNING {terminal_safe(u.message)}" for u in report.unjudged if u.note]
     if not exposed:
-        return []
+        return ["", *unjudged] if unjudged else []
     rows = [["measure", "run", "cut", "ties across cut", "tie-dependent", "over tie orders"]]
     rows += [[t.measure, t.run, t.cut or "-", str(t.straddling), t.dependent_text,
               t.interval_cell] for t in exposed]
     out = ["", "Tie exposure (queries of each run; mean over all orders of tied scores)",
            *_table(rows)]
-    return out + [f"WARNING {terminal_safe(t.message)}" for t in report.ties if t.note]
+    return out + [f"WARNING {terminal_safe(t.message)}" for t in report.ties if t.note] + unjudged
 
 
 def _latency_lines(report: Report) -> list[str]:

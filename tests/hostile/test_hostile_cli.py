@@ -42,6 +42,7 @@ BASE = {"q.txt": QRELS, "r.txt": RUN}
 QRELS4 = QRELS + "q4 0 d1 1\nq4 0 d2 1\nq4 0 d3 0\n"
 T = '[targets]\n"RR" = 0.1\n'
 F = '[targets]\n"RR" = 0.99\n'
+DEPENDS = '[targets]\n"P@1" = "<= 0.5"\n'
 CHECK = ["check", "q.txt", "r.txt", "--targets", "t.toml", "--no-stats", "--jobs", "1"]
 WITH_T = {**BASE, "t.toml": T}
 # three existing outputs that a failing command must leave alone
@@ -212,6 +213,18 @@ CASES = [
           ("--jobs", "0"), ("--jobs", "100000"), ("--worst", "-1"), ("--k-max", "0"),
           ("--k-max", "1e3"), ("-M", "0"), ("-l", "1.5"), ("-l", str(2**60)),
           ("--k-max", "٣")]),
+    # ---- --unjudged: a pass that depends on unjudged documents (P@1 = 0.33 read as trec_eval
+    # reads it, 1.0 with the three unjudged documents read as relevant) -----------------------
+    Case("unjudged-warn-keeps-the-pass", CHECK, {**BASE, "t.toml": DEPENDS}, exit=0,
+         stdout=r"WARNING P@1 <= 0\.5 \(run 'tag'\): this pass depends on unjudged documents"),
+    Case("unjudged-fail-fails-the-pass", [*CHECK, "--unjudged", "fail"],
+         {**BASE, "t.toml": DEPENDS}, exit=1,
+         stdout=r"FAILED P@1: 0\.3333 is <= 0\.5 but depends on unjudged documents"),
+    Case("unjudged-bad-choice", [*CHECK, "--unjudged", "strict"], WITH_T,
+         stderr=r"argument --unjudged: invalid choice: 'strict'"),
+    Case("unjudged-bad-config-value", CHECK, {**WITH_T, "ragreport.toml": 'unjudged = "strict"\n'},
+         stderr=r"ragreport\.toml, line 1: unjudged: must be one of \"warn\", \"fail\", "
+                r"got 'strict'"),
     # ---- unusual but valid values ----------------------------------------------------------
     Case("generated-at-year-9999", [*CHECK, "--json", "out.json", "--generated-at",
                                     "9999-12-31T23:59:59Z"], WITH_T, exit=0,

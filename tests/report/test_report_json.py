@@ -22,7 +22,8 @@ KEYS = ["schema", "title", "generated_at", "ragreport_version", "command", "inpu
         "targets", "all_targets_passed", "drops", "all_passed", "counts", "conventions", "stats",
         "curves",
         "curve_bands", "pr_curve", "comparisons", "significance", "worst_queries_by",
-        "failure_kinds", "no_judged_relevant", "worst_queries", "ties"]
+        "failure_kinds", "no_judged_relevant", "worst_queries", "ties",
+        "unjudged"]
 
 
 @pytest.fixture(scope="module")
