@@ -11,6 +11,7 @@ for the run, it spans the means of the per-query lower and upper ends.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,11 +120,18 @@ def unjudged_bounds(qrels: Any, run: Any, measures: Any = None, k_max: int | Non
     return bounds_of(evaluate(qrels, run, measures, k_max, **options), grade=grade)
 
 
-def bounds_of(judged: EvaluationResult, *, grade: float | None = None) -> UnjudgedBounds:
+def bounds_of(judged: EvaluationResult, *, grade: float | None = None,
+              measures: Sequence[Measure] | None = None,
+              curves: bool = True) -> UnjudgedBounds:
     """The unjudged bounds of a result of :func:`ragreport.evaluate` (trec_eval's reading):
     its rankings are evaluated again with their unjudged documents filled at ``grade``,
     under the conventions the result was evaluated with (resolved: its order, relevance
     level, depth, tie rule, identical-id rule and score precision).
+
+    ``measures`` (default the result's) are those the filled reading evaluates;
+    ``curves=False`` leaves its curves out (one column: a measure at any K then comes from
+    the rankings' sparse form, with the same value), for a caller that needs only
+    :meth:`UnjudgedBounds.values`, such as the report's target checks.
     """
     from ..core.engine import evaluate
 
@@ -134,12 +142,14 @@ def bounds_of(judged: EvaluationResult, *, grade: float | None = None) -> Unjudg
     fill = _fill_grade(ranking.qrels, grade, c.rel_level)
     extra_q, extra_d = unjudged_documents(judged)
     filled = evaluate(filled_qrels(ranking.qrels, extra_q, extra_d, fill), ranking.run,
-                      list(judged.measures), c.k_max, order=c.order, rel_level=c.rel_level,
+                      list(judged.measures if measures is None else measures), c.k_max,
+                      order=c.order, rel_level=c.rel_level,
                       complete=c.complete, max_depth=c.max_depth, no_relevant=c.no_relevant,
                       duplicates=c.duplicates, name=judged.run_name,
                       fractional_grades=c.fractional_grades, ties=c.ties,
                       ignore_identical_ids=c.ignore_identical_ids,
-                      score_precision=c.score_precision, _curve_width=judged.k_max)
+                      score_precision=c.score_precision,
+                      _curve_width=judged.k_max if curves else 1)
     n = np.zeros(len(judged.query_ids), dtype=np.int64)
     index = {q: i for i, q in enumerate(judged.query_ids)}
     for q in extra_q:

@@ -6,7 +6,8 @@ of the mean between that reading and the one with every unjudged document of the
 rankings relevant (:mod:`.unjudged`), and says when the decision differs between the two ends:
 "this pass depends on unjudged documents" (or "this failure ..."). What such a check does to
 the gate is a stated policy, decided by :func:`gate_passes`: ``"warn"`` (the default) keeps
-the decision and says so; ``"fail"`` fails a pass that depends on unjudged documents.
+the decision and says so; ``"fail"`` fails a pass that depends on unjudged documents;
+``"off"`` does not look (the report then shows no unjudged check).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from .unjudged import UnjudgedBounds
 __all__ = ["UNJUDGED_POLICIES", "UnjudgedCheck", "depends_on_unjudged", "gate_passes",
            "unjudged_checks"]
 
-#: What a target check that depends on unjudged documents does to the gate.
-UNJUDGED_POLICIES = ("warn", "fail")
+#: What a target check that depends on unjudged documents does to the gate ("off": the
+#: unjudged reading is not computed at all, as before; it costs one more evaluation per run).
+UNJUDGED_POLICIES = ("warn", "fail", "off")
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,7 @@ def gate_passes(passed: bool, depends: bool, policy: str = "warn") -> bool:
 
     >>> [gate_passes(p, d, pol) for pol in UNJUDGED_POLICIES
     ...  for p, d in ((True, False), (True, True), (False, True))]
-    [True, True, False, True, False, False]
+    [True, True, False, True, False, False, True, True, False]
     """
     if policy not in UNJUDGED_POLICIES:
         from ..errors import ConfigError

@@ -409,10 +409,11 @@ def _report_gates(p: Any) -> None:
     p.add_argument("--target-level", choices=("chunk", "document"), default="chunk",
                    help="with --doc-map: check the targets (and --max-drop) at chunk level "
                         "(default) or at document level")
-    p.add_argument("--unjudged", choices=("warn", "fail"), default="warn",
+    p.add_argument("--unjudged", choices=("warn", "fail", "off"), default="warn",
                    help="a target whose decision differs between the unjudged documents read "
                         "as not relevant (trec_eval) and as relevant: said (warn, the default) "
-                        "or, when it passed, a failure (fail)")
+                        "or, when it passed, a failure (fail); off: not looked at (saves one "
+                        "evaluation per run)")
 
 
 def _report_outputs(p: Any) -> None:

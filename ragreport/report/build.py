@@ -198,10 +198,11 @@ def build_report(
         (:func:`ragreport.report.baseline.drift_checks`); one that drifted refuses the
         report (a RagReportError listing each) unless ``allow_drift``. The report shows them
         (:attr:`Report.drift`).
-    unjudged : {"warn", "fail"}
+    unjudged : {"warn", "fail", "off"}
         A target whose decision differs between the unjudged documents read as not relevant
         and as relevant (:mod:`ragreport.analysis.unjudged_checks`) is said (``"warn"``), or
-        fails when it passed (``"fail"``). :attr:`Report.unjudged` holds every check.
+        fails when it passed (``"fail"``); ``"off"``: not looked at (it costs one more
+        evaluation of each run). :attr:`Report.unjudged` holds every check.
     """
     settings = _check_arguments(results, baseline, settings, StatsSettings(
         ci_level, resamples, curve_resamples, seed, alpha), max_drop, worst_n, target_level,

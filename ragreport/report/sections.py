@@ -91,8 +91,11 @@ def target_rows(results: Sequence[EvaluationResult],
     checks = run_checks(t_results, targets, lower if info is not None else None)
     ranked = all(r.has_rankings for r in results)
     tie_rows = tie_checks(t_results, targets, checks) if ranked else []
-    unj = unjudged_checks([bounds_of(r) for r in t_results], targets, checks) \
-        if ranked and doc_results is None and targets else []
+    # one run at a time (its filled reading freed before the next), target measures only
+    wanted = list(dict.fromkeys(t.measure for t in targets))
+    unj = [u for r in t_results for u in unjudged_checks(
+        [bounds_of(r, measures=wanted, curves=False)], targets, checks)] \
+        if ranked and doc_results is None and wanted and unjudged != "off" else []
     depends = {(u.run, u.measure) for u in unj if u.depends}
     rows = []
     for t in targets:

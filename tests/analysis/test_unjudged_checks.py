@@ -52,6 +52,7 @@ def test_a_pass_that_depends_and_a_target_below_the_mean() -> None:
     (False, False, "warn", False),
     (True, False, "fail", True), (True, True, "fail", False), (False, True, "fail", False),
     (False, False, "fail", False),
+    (True, True, "off", True), (False, True, "off", False),
 ])
 def test_gate_passes_boundary_table(passed: bool, depends: bool, policy: str,
                                     gate: bool) -> None:
@@ -59,7 +60,7 @@ def test_gate_passes_boundary_table(passed: bool, depends: bool, policy: str,
 
 
 def test_an_unknown_policy_is_refused() -> None:
-    with pytest.raises(ConfigError, match="unjudged must be one of warn, fail, got 'strict'"):
+    with pytest.raises(ConfigError, match="unjudged must be one of warn, fail, off, got 'strict'"):
         gate_passes(True, True, "strict")
 
 

@@ -224,7 +224,7 @@ CASES = [
          stderr=r"argument --unjudged: invalid choice: 'strict'"),
     Case("unjudged-bad-config-value", CHECK, {**WITH_T, "ragreport.toml": 'unjudged = "strict"\n'},
          stderr=r"ragreport\.toml, line 1: unjudged: must be one of \"warn\", \"fail\", "
-                r"got 'strict'"),
+                r"\"off\", got 'strict'"),
     # ---- unusual but valid values ----------------------------------------------------------
     Case("generated-at-year-9999", [*CHECK, "--json", "out.json", "--generated-at",
                                     "9999-12-31T23:59:59Z"], WITH_T, exit=0,

@@ -68,5 +68,12 @@ def test_fail_fails_the_dependent_pass_only() -> None:
 
 
 def test_an_unknown_policy_is_refused() -> None:
-    with pytest.raises(ConfigError, match="unjudged must be one of warn, fail, got 'x'"):
+    with pytest.raises(ConfigError, match="unjudged must be one of warn, fail, off, got 'x'"):
         report("x")
+
+
+def test_off_looks_at_nothing() -> None:
+    r = report("off")
+    assert r.all_passed and r.unjudged == [] and r.unjudged_policy == "off"
+    assert "unjudged" not in render_terminal(r)
+    assert json.loads(render_json(r))["unjudged"] == {"policy": "off", "checks": []}
