@@ -11,7 +11,8 @@ cell per trap, each showing an explorer built for it:
 - ``example``: the filter says the summary covers every query, not the listed ones; changing
   run B or swapping never leaves the rankings blank;
 - ``big``: above the inline limit the paired tests run in the background: while they do, the
-  line says so and never reads as data ("B better on 0, worse on 0, tied on 0").
+  line says so and never reads as data ("B better on 0, worse on 0, tied on 0"); the report
+  button writes in a thread, the kernel answering meanwhile, and its link opens a new tab.
 
 When Chromium, Playwright or JupyterLab cannot run, these tests fail; they never skip.
 """
@@ -303,3 +304,30 @@ def test_pending_tests_never_read_as_data(lab: Lab) -> None:
                for t in after), after[:5]
     assert "B better on 0, worse on 0, tied on 0" not in " ".join(texts)
     assert "significant" in texts[-1] and "paired tests running" not in texts[-1]
+
+
+def test_the_kernel_answers_while_the_report_is_written(lab: Lab) -> None:
+    """The report button writes in a thread: the kernel answers other requests meanwhile
+    (it froze for 4-6 s), and the link opens the report in a new tab."""
+    view = lab.view("big")
+    view.locator("[data-role=report-button]").click()
+    state = "import json; print(json.dumps(big.report['state']))"
+    lab.until("the report", lambda: lab.kernel(state), "busy", timeout=10)
+    answers: list[float] = []
+    while True:
+        t0 = time.perf_counter()
+        now = lab.kernel(state)
+        answers.append(time.perf_counter() - t0)
+        if now != "busy" or len(answers) > 600:
+            break
+    assert now == "done", now
+    assert len(answers) >= 2 and max(answers) < 1.5, answers  # answered while writing
+    link = view.locator("[data-role=report-link]")
+    link.wait_for(state="visible", timeout=30_000)
+    assert link.get_attribute("target") == "_blank" and link.get_attribute("download") is None
+    with lab.page.context.expect_page() as opened:
+        link.click()
+    tab = opened.value
+    tab.wait_for_load_state()
+    assert tab.title().endswith("· ragreport"), tab.title()
+    tab.close()
