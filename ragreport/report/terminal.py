@@ -129,7 +129,8 @@ def _tie_lines(report: Report) -> list[str]:
               t.interval_cell] for t in exposed]
     out = ["", "Tie exposure (queries of each run; mean over all orders of tied scores)",
            *_table(rows)]
-    return out + [f"WARNING {terminal_safe(t.message)}" for t in report.ties if t.note] + unjudged
+    return out + [f"WARNING {terminal_safe(t.message)}" for t in report.ties if t.note] + (
+        ["", *unjudged] if unjudged else [])
 
 
 def _latency_lines(report: Report) -> list[str]:

@@ -157,7 +157,7 @@ def test_renders_and_a_click_loads_the_ranking(mo: Marimo) -> None:
 def test_keys_reach_the_list_and_the_k_slider(mo: Marimo) -> None:
     opts = mo.root.locator(OPTION)
     opts.nth(1).click()
-    order = [o.get_attribute("data-query-id") for o in opts.all()]
+    order = opts.evaluate_all("os => os.map(o => o.dataset.queryId)")  # one read
     mo.until("the selected query", mo.selected, order[1])
     mo.page.keyboard.press("ArrowDown")
     mo.until("the selected query", mo.selected, order[2])
@@ -180,8 +180,8 @@ def test_the_filter_narrows_the_list_through_python(mo: Marimo) -> None:
     box.click()
     mo.page.keyboard.type("q0")
     mo.until("the filter", box.input_value, "q0")
-    mo.until("the rows left", lambda: all(
-        (o.get_attribute("data-query-id") or "").startswith("q0")
-        for o in mo.root.locator(OPTION).all()), True)
+    # (read in one call: the list re-renders under a row-by-row read)
+    mo.until("the rows left", lambda: all(q.startswith("q0") for q in mo.root.locator(
+        OPTION).evaluate_all("os => os.map(o => o.dataset.queryId || '')")), True)
     box.fill("")
     mo.until("the rows back", lambda: mo.root.locator(OPTION).count() >= 8, True)

@@ -121,7 +121,7 @@ def test_arrow_keys_and_j_k_move_in_the_list(nb7: Nb7) -> None:
     nb7.page.wait_for_function(
         "q => { const e = document.querySelector('.rr-explorer [aria-selected=true]');"
         " return e && e.dataset.queryId === q; }", arg=first, timeout=10_000)
-    order = [o.get_attribute("data-query-id") for o in opts.all()]
+    order = opts.evaluate_all("os => os.map(o => o.dataset.queryId)")  # one read
     cells = nb7.cells()
     nb7.page.keyboard.press("ArrowDown")
     nb7.page.wait_for_function(
