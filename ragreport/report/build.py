@@ -23,6 +23,7 @@ from ..analysis.compare import (
 from ..analysis.curves import curve_families
 from ..analysis.failures import FAILURE_KINDS, judged_at, unjudged_in_top, worst_queries
 from ..analysis.targets import drop_beyond, drop_fails
+from ..analysis.unjudged_checks import UnjudgedCheck
 from ..core.perquery import unjudged_in_top as stored_unjudged_in_top
 from ..core.result import EvaluationResult
 from ..core.ties import TieCheck
@@ -238,7 +239,7 @@ def build_report(
     wm = parse_measure(worst_measure) if worst_measure is not None else next(
         (t.measure for t in targets), next((m for m in measures if m.cutoff), measures[0]))
     k_worst = wm.cutoff or k_max
-    worst = _worst(results, wm, k_worst, worst_n, queries or {}, docs or {}, tie_rows)
+    worst = _worst(results, wm, k_worst, worst_n, queries, docs, tie_rows, unjudged_rows)
     drop_on, drop_base = (doc_results, doc_results[names.index(base_name)]) \
         if target_level == "document" and doc_results else (results, base)
     return Report(
@@ -333,12 +334,13 @@ def _stored_base(stored: StoredBaseline, results: Sequence[EvaluationResult],
 
 
 def _worst(results: Sequence[EvaluationResult], wm: Measure, k: int, n: int,
-           queries: Mapping[str, str], docs: Mapping[str, str], tie_rows: list[TieCheck]
+           queries: Mapping[str, str] | None, docs: Mapping[str, str] | None,
+           tie_rows: list[TieCheck], unjudged_rows: list[UnjudgedCheck]
            ) -> list[WorstQueries]:
     """Each run's worst queries, badged with the target measures that depend on their tie
-    order."""
-    return _tie_badges([_worst_queries(r, wm, k, n, dict(queries), docs) for r in results],
-                       tie_rows)
+    order or on their unjudged documents."""
+    return _tie_badges([_worst_queries(r, wm, k, n, dict(queries or {}), docs or {})
+                        for r in results], tie_rows, unjudged_rows)
 
 
 def _judged_at_k(results: Sequence[EvaluationResult], k: int
@@ -549,15 +551,21 @@ def _pr_curve(results: Sequence[EvaluationResult], targets: Sequence[Target] = (
     return PRCurve(list(PR_LEVELS), series, rel, queries, marks, note)
 
 
-def _tie_badges(worst: list[WorstQueries], ties: list[TieCheck]) -> list[WorstQueries]:
-    """The drill-down's queries with the target measures that depend on their tie order."""
+def _tie_badges(worst: list[WorstQueries], ties: list[TieCheck],
+                unjudged: list[UnjudgedCheck]) -> list[WorstQueries]:
+    """The drill-down's queries with the target measures that depend on their tie order or
+    on their unjudged documents."""
     from dataclasses import replace
 
     out = []
     for w in worst:
         rows = [t for t in ties if t.run == w.run and t.dependent]
+        urows = [u for u in unjudged if u.run == w.run and u.dependent]
         queries = [replace(q, tie_ranges={t.measure: t.dependent_queries[q.query_id]
-                                          for t in rows if q.query_id in t.dependent_queries})
+                                          for t in rows if q.query_id in t.dependent_queries},
+                           unjudged_ranges={u.measure: u.dependent_queries[q.query_id]
+                                            for u in urows
+                                            if q.query_id in u.dependent_queries})
                    for q in w.queries]
         out.append(replace(w, queries=queries))
     return out

@@ -228,6 +228,9 @@ class QueryDetail:
     later: list[RankRow] = field(default_factory=list)
     """The relevant documents ranked below ``rows`` (with their ranks): a drill-down reaches
     the last relevant document, however deep."""
+    unjudged_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Target measures whose value for this query differs when its unjudged documents are
+    read as relevant: measure -> (lower, upper) (see :mod:`ragreport.analysis.unjudged`)."""
 
     @property
     def tie_badge(self) -> str:
@@ -235,6 +238,13 @@ class QueryDetail:
         depends on the query's tie order; ``""`` when none does."""
         return "; ".join(f"{m} {shown(lo)}–{shown(hi)}" for m, (lo, hi)
                          in self.tie_ranges.items())
+
+    @property
+    def unjudged_badge(self) -> str:
+        """``"R@5 0.0000–0.4000"`` (lower–upper) for each target measure whose value differs
+        when the query's unjudged documents are read as relevant; ``""`` when none does."""
+        return "; ".join(f"{m} {shown(lo)}–{shown(hi)}" for m, (lo, hi)
+                         in self.unjudged_ranges.items())
 
     @property
     def unjudged_text(self) -> str:

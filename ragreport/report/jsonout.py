@@ -58,6 +58,7 @@ def _worst_json(report: Report) -> dict[str, list[dict[str, Any]]]:
                      "top_k": q.top_k, "unjudged_top_k": q.unjudged_top_k,
                      "judged_at_k": q.judged_at_k,
                      "tie_ranges": {m: list(v) for m, v in q.tie_ranges.items()},
+                     "unjudged_ranges": {m: list(v) for m, v in q.unjudged_ranges.items()},
                      "ranking": [_rank_row(row) for row in q.rows if row.within_k],
                      "relevant_below": [_rank_row(row) for row in [*q.rows, *q.later]
                                         if row.relevant and not row.within_k]}

@@ -409,6 +409,7 @@ def _strip(doc: dict[str, Any]) -> dict[str, Any]:
             q.pop("ranking")
             q.pop("relevant_below")
             q.pop("tie_ranges")
+            q.pop("unjudged_ranges")
     return doc
 
 

@@ -77,3 +77,17 @@ def test_off_looks_at_nothing() -> None:
     assert r.all_passed and r.unjudged == [] and r.unjudged_policy == "off"
     assert "unjudged" not in render_terminal(r)
     assert json.loads(render_json(r))["unjudged"] == {"policy": "off", "checks": []}
+
+
+def test_the_drill_down_badges_the_queries_that_change() -> None:
+    r = report()
+    (w,) = r.worst
+    badged = {q.query_id: q.unjudged_badge for q in w.queries if q.unjudged_ranges}
+    both = "P@1 0.0000–1.0000; RR 0.5000–1.0000"  # the unjudged document ranked first
+    assert badged == {"q2": both, "q3": both}
+    doc = json.loads(render_json(r))
+    ranges = {q["query_id"]: q["unjudged_ranges"] for q in doc["worst_queries"][NAME]}
+    assert ranges["q2"] == {"P@1": [0.0, 1.0], "RR": [0.5, 1.0]} and ranges["q1"] == {}
+    html = r.to_html()
+    assert html.count('data-role="unjudged-badge"') == 2
+    assert f"unjudged: {both}" in html
