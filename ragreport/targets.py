@@ -26,6 +26,7 @@ __all__ = [
     "Target",
     "TargetCheck",
     "check_targets",
+    "decision_flips",
     "default_targets",
     "parse_targets",
     "passes",
@@ -90,6 +91,17 @@ class TargetCheck:
     margin: float
     mean: float = float("nan")
     """The run's mean (``value`` is the CI lower bound when the target is on it)."""
+
+
+def decision_flips(low: float, high: float, op: str, threshold: float) -> bool:
+    """Whether a target's decision differs between the two ends of an interval of its value
+    (over tie orders, or between the readings of unjudged documents), compared as
+    :func:`passes` compares (on the value as reports show it).
+
+    >>> decision_flips(0.84, 0.86, ">=", 0.85), decision_flips(0.849996, 0.85, ">=", 0.85)
+    (True, False)
+    """
+    return passes(low, op, threshold) != passes(high, op, threshold)
 
 
 def passes(value: float, op: str, threshold: float, digits: int = DISPLAY_DIGITS) -> bool:

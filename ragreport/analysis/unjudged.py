@@ -35,20 +35,17 @@ class UnjudgedBounds:
         The unjudged documents read as not relevant (trec_eval's reading).
     filled : EvaluationResult
         The unjudged documents of each evaluated ranking, to its depth, read as relevant at
-        :attr:`grade`.
+        :attr:`grade`; the same queries, in the same order, as :attr:`judged`.
     grade : float
         The grade given to the unjudged documents in :attr:`filled`.
     n_unjudged : numpy.ndarray
         (queries,) unjudged documents in each evaluated ranking (to its depth).
-    filled_rows : numpy.ndarray
-        (queries,) the row of each of :attr:`judged`'s queries in :attr:`filled`.
     """
 
     judged: EvaluationResult
     filled: EvaluationResult
     grade: float
     n_unjudged: IntArray
-    filled_rows: IntArray
 
     @property
     def query_ids(self) -> list[str]:
@@ -60,12 +57,12 @@ class UnjudgedBounds:
         Each end is the smaller (larger) of the two readings' values, whichever reading gives
         it (for nDCG the filled reading can be the lower one).
         """
-        a, b = self.judged.values(measure), self.filled.values(measure)[self.filled_rows]
+        a, b = self.judged.values(measure), self.filled.values(measure)
         return np.minimum(a, b), np.maximum(a, b)
 
     def curves(self, measure: str | Measure) -> tuple[FloatArray, FloatArray]:
         """(lower, upper): (queries, K) per-query ends for a family at K = 1..k_max."""
-        a, b = self.judged.curve(measure), self.filled.curve(measure)[self.filled_rows]
+        a, b = self.judged.curve(measure), self.filled.curve(measure)
         width = min(a.shape[1], b.shape[1])
         return np.minimum(a[:, :width], b[:, :width]), np.maximum(a[:, :width], b[:, :width])
 
@@ -140,8 +137,9 @@ def bounds_of(judged: EvaluationResult, *, grade: float | None = None,
     ranking = _ranking(judged)
     c = judged.conventions
     fill = _fill_grade(ranking.qrels, grade, c.rel_level)
-    extra_q, extra_d = unjudged_documents(judged)
-    filled = evaluate(filled_qrels(ranking.qrels, extra_q, extra_d, fill), ranking.run,
+    at, docs = unjudged_documents(judged)
+    query_ids = _strings(judged.query_ids).take(at)
+    filled = evaluate(filled_qrels(ranking.qrels, query_ids, docs, fill), ranking.run,
                       list(judged.measures if measures is None else measures), c.k_max,
                       order=c.order, rel_level=c.rel_level,
                       complete=c.complete, max_depth=c.max_depth, no_relevant=c.no_relevant,
@@ -150,11 +148,10 @@ def bounds_of(judged: EvaluationResult, *, grade: float | None = None,
                       ignore_identical_ids=c.ignore_identical_ids,
                       score_precision=c.score_precision,
                       _curve_width=judged.k_max if curves else 1)
-    n = np.zeros(len(judged.query_ids), dtype=np.int64)
-    index = {q: i for i, q in enumerate(judged.query_ids)}
-    for q in extra_q:
-        n[index[q]] += 1
-    return UnjudgedBounds(judged, filled, fill, n, _rows_of(judged, filled))
+    if filled.query_ids != judged.query_ids:  # filling adds judgments to evaluated queries only
+        raise RagReportError("the filled reading evaluated other queries than trec_eval's")
+    n = np.bincount(at, minlength=len(judged.query_ids)).astype(np.int64)
+    return UnjudgedBounds(judged, filled, fill, n)
 
 
 def _ranking(result: EvaluationResult) -> Any:
@@ -167,27 +164,45 @@ def _ranking(result: EvaluationResult) -> Any:
     return rk
 
 
-def unjudged_documents(result: EvaluationResult) -> tuple[list[str], list[str]]:
-    """(query ids, document ids) of the unjudged documents of each evaluated ranking."""
+def unjudged_documents(result: EvaluationResult) -> tuple[IntArray, Any]:
+    """(query positions in ``result.query_ids``, document ids as a pyarrow array) of the
+    unjudged documents of each evaluated ranking, in ranking order."""
     rk = _ranking(result)
     qi = np.repeat(np.arange(rk.n_queries), rk.n_ret)
     where = np.flatnonzero(np.isnan(rk.ret_grades))
-    rows = rk.run_rows[where]
-    docs = rk.run.doc_ids.take(rows).to_pylist()
-    return [rk.query_ids[i] for i in qi[where]], docs
+    return qi[where], rk.run.doc_ids.take(rk.run_rows[where])
 
 
-def filled_qrels(qrels: Qrels, query_ids: list[str], doc_ids: list[str],
-                 grade: float) -> Qrels:
-    """``qrels`` with a judgment of ``grade`` added for each (query, document) given."""
+def filled_qrels(qrels: Qrels, query_ids: Any, doc_ids: Any, grade: float) -> Qrels:
+    """``qrels`` with a judgment of ``grade`` added for each (query, document) given
+    (pyarrow arrays or sequences of strings)."""
     import pyarrow as pa
 
-    if not query_ids:
+    if not len(query_ids):
         return qrels
-    return Qrels(query_ids=pa.concat_arrays([qrels.query_ids, pa.array(query_ids, pa.string())]),
-                 doc_ids=pa.concat_arrays([qrels.doc_ids, pa.array(doc_ids, pa.string())]),
-                 source=qrels.source, lines=None,
+
+    def joined(old: Any, new: Any) -> Any:
+        new = _strings(new)
+        return pa.concat_arrays([_array(old), _array(new).cast(_array(old).type)])
+
+    return Qrels(query_ids=joined(qrels.query_ids, query_ids),
+                 doc_ids=joined(qrels.doc_ids, doc_ids), source=qrels.source, lines=None,
                  grades=np.concatenate([qrels.grades, np.full(len(query_ids), grade)]))
+
+
+def _strings(values: Any) -> Any:
+    """A pyarrow string array of ``values`` (already one: as it is)."""
+    import pyarrow as pa
+
+    return values if isinstance(values, (pa.Array, pa.ChunkedArray)) \
+        else pa.array(values, pa.string())
+
+
+def _array(values: Any) -> Any:
+    """One pyarrow array (a chunked one combined)."""
+    import pyarrow as pa
+
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
 def _fill_grade(qrels: Qrels, grade: float | None, rel_level: int) -> float:
@@ -200,12 +215,3 @@ def _fill_grade(qrels: Qrels, grade: float | None, rel_level: int) -> float:
         raise RagReportError(f"grade must be at least rel_level ({rel_level}) to read an "
                              f"unjudged document as relevant, got {grade}")
     return float(grade)
-
-
-def _rows_of(judged: EvaluationResult, filled: EvaluationResult) -> IntArray:
-    """The row of each of ``judged``'s queries in ``filled`` (filling adds judgments only,
-    so every query evaluated in one reading is evaluated in the other)."""
-    if filled.query_ids == judged.query_ids:
-        return np.arange(len(judged.query_ids), dtype=np.int64)
-    index = {q: i for i, q in enumerate(filled.query_ids)}
-    return np.array([index[q] for q in judged.query_ids], dtype=np.int64)

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..present import threshold_text
-from ..targets import Target, TargetCheck, passes, shown
+from ..targets import Target, TargetCheck, decision_flips, shown
 from .unjudged import UnjudgedBounds
 
-__all__ = ["UNJUDGED_POLICIES", "UnjudgedCheck", "depends_on_unjudged", "gate_passes",
+__all__ = ["UNJUDGED_POLICIES", "UnjudgedCheck", "check_policy", "gate_passes",
            "unjudged_checks"]
 
 #: What a target check that depends on unjudged documents does to the gate ("off": the
@@ -85,14 +86,12 @@ class UnjudgedCheck:
                 f"{self.note or 'does not depend on unjudged documents'}: {self.summary_text}")
 
 
-def depends_on_unjudged(low: float, high: float, op: str, threshold: float) -> bool:
-    """Whether a target's decision differs between the two ends, compared as
-    :func:`ragreport.targets.passes` compares (on the value as reports show it).
-
-    >>> depends_on_unjudged(0.84, 0.86, ">=", 0.85), depends_on_unjudged(0.86, 0.9, ">=", 0.85)
-    (True, False)
-    """
-    return passes(low, op, threshold) != passes(high, op, threshold)
+def check_policy(policy: str) -> str:
+    """``policy`` if it is one of :data:`UNJUDGED_POLICIES`, else a ConfigError."""
+    if policy not in UNJUDGED_POLICIES:
+        raise ConfigError(f"unjudged must be one of {', '.join(UNJUDGED_POLICIES)}, "
+                          f"got {policy!r}")
+    return policy
 
 
 def gate_passes(passed: bool, depends: bool, policy: str = "warn") -> bool:
@@ -103,12 +102,7 @@ def gate_passes(passed: bool, depends: bool, policy: str = "warn") -> bool:
     ...  for p, d in ((True, False), (True, True), (False, True))]
     [True, True, False, True, False, False, True, True, False]
     """
-    if policy not in UNJUDGED_POLICIES:
-        from ..errors import ConfigError
-
-        raise ConfigError(f"unjudged must be one of {', '.join(UNJUDGED_POLICIES)}, "
-                          f"got {policy!r}")
-    return passed and not (depends and policy == "fail")
+    return passed and not (depends and check_policy(policy) == "fail")
 
 
 def unjudged_checks(bounds: Sequence[UnjudgedBounds], targets: Sequence[Target],
@@ -128,7 +122,7 @@ def unjudged_checks(bounds: Sequence[UnjudgedBounds], targets: Sequence[Target],
             c = next((c for c in checks if c.target is t and c.run == run), None)
             passed = bool(c.passed) if c is not None else True
             note = ""
-            if t.on == "mean" and depends_on_unjudged(low, high, t.op, t.threshold):
+            if t.on == "mean" and decision_flips(low, high, t.op, t.threshold):
                 note = ("this pass depends on unjudged documents" if passed
                         else "this failure depends on unjudged documents")
             dep = np.flatnonzero(lo != hi)

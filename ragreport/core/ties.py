@@ -110,7 +110,6 @@ __all__ = [
     "TIES",
     "TieCheck",
     "TieExposure",
-    "depends_on_ties",
     "exposure",
     "tie_checks",
     "uncut",
@@ -281,18 +280,6 @@ def exposure(result: EvaluationResult, measure: str | Measure,
                        lo, hi, exact, unresolved)
 
 
-def depends_on_ties(low: float, high: float, op: str, threshold: float) -> bool:
-    """Whether the target decision differs between the ends of the tie interval, compared as
-    :func:`ragreport.targets.passes` compares (on the value as reports show it).
-
-    >>> depends_on_ties(0.84, 0.86, ">=", 0.85), depends_on_ties(0.849996, 0.85, ">=", 0.85)
-    (True, False)
-    """
-    from ..targets import passes
-
-    return passes(low, op, threshold) != passes(high, op, threshold)
-
-
 @dataclass(frozen=True)
 class TieCheck:
     """One target measure of one run, seen through its ties (report data; nothing rendered).
@@ -390,7 +377,7 @@ def tie_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
     of the mean but no verdict (its decision is not on the mean).
     """
     from ..present import threshold_text
-    from ..targets import shown
+    from ..targets import decision_flips, shown
 
     out = []
     for r in results:
@@ -407,7 +394,7 @@ def tie_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
             if t.on == "mean" and e.n_unresolved:  # the interval is not known
                 note = ("this pass may depend on tie order" if passed
                         else "this failure may depend on tie order")
-            elif t.on == "mean" and depends_on_ties(e.low, e.high, t.op, t.threshold):
+            elif t.on == "mean" and decision_flips(e.low, e.high, t.op, t.threshold):
                 note = ("this pass depends on tie order" if passed
                         else "this failure depends on tie order")
             dep = np.flatnonzero(e.dependent)

@@ -446,26 +446,31 @@ class Explorer(anywidget.AnyWidget):
         import IPython.display
 
         display: Any = IPython.display.display  # (untyped)
-        got = self._repr_mimebundle_()
+        if not _in_kernel():
+            got = self._repr_mimebundle_()
+            if got is not None:
+                display(got[0], metadata=got[1], raw=True)
+            return
+        got = self._view_bundle()
         if got is None:
             return
-        data, meta = got
-        if not _in_kernel():
-            display(data, metadata=meta, raw=True)
-            return
-        data.pop("text/html", None)  # shown once, as the snapshot output
         display({"text/html": self.snapshot_html(marked=True)}, raw=True)
-        display(data, metadata=meta, raw=True)
+        display(got[0], metadata=got[1], raw=True)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    def _view_bundle(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """The widget view's bundle with the one-line ``text/plain`` (no snapshot)."""
         got = super()._repr_mimebundle_(**kwargs)
         if got is None:
             return None
         data, meta = got if isinstance(got, tuple) else (got, {})
-        data = dict(data)
-        data["text/plain"] = repr(self)
-        data["text/html"] = self.snapshot_html()
-        return data, dict(meta)
+        return {**data, "text/plain": repr(self)}, dict(meta)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        got = self._view_bundle(**kwargs)
+        if got is None:
+            return None
+        data, meta = got
+        return {**data, "text/html": self.snapshot_html()}, meta
 
 
 def _in_kernel() -> bool:

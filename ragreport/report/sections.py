@@ -15,7 +15,12 @@ from ..analysis.compare import BaselineTest, PerQueryValues, common_queries, out
 from ..analysis.curves import run_intervals
 from ..analysis.targets import run_checks
 from ..analysis.unjudged import bounds_of
-from ..analysis.unjudged_checks import UnjudgedCheck, gate_passes, unjudged_checks
+from ..analysis.unjudged_checks import (
+    UnjudgedCheck,
+    check_policy,
+    gate_passes,
+    unjudged_checks,
+)
 from ..core.result import EvaluationResult
 from ..core.ties import TieCheck, tie_checks
 from ..measures import Measure
@@ -82,7 +87,7 @@ def target_rows(results: Sequence[EvaluationResult],
     target measures and their unjudged documents (neither without rankings: per-query
     results; no unjudged bounds with a doc map). Under ``unjudged="fail"`` a pass that
     depends on unjudged documents is a failure in the table (and so in every gate)."""
-    gate_passes(True, False, unjudged)  # a policy that is not one is refused here
+    check_policy(unjudged)
     on_documents = target_level == "document" and doc_results is not None
     t_results: Sequence[EvaluationResult] = doc_results if on_documents and doc_results \
         else results

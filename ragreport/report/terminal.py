@@ -43,6 +43,7 @@ def render_terminal(report: Report) -> str:
                  and report.document.target_level == "document" else "")
         lines += ["", "Targets" + level, *_table(rows)]
         lines += _tie_lines(report)
+        lines += _unjudged_lines(report)
     lines += _drift_lines(report)
     rows = [["measure", *report.runs]]
     for s in report.summary:
@@ -121,16 +122,21 @@ def _tie_lines(report: Report) -> list[str]:
     """A warning per target decision that the order of tied scores could flip, and the tie
     exposure of the target measures when some query depends on it (:mod:`ragreport.core.ties`)."""
     exposed = [t for t in report.ties if t.exposed]
-    unjudged = [f"WARNING {terminal_safe(u.message)}" for u in report.unjudged if u.note]
     if not exposed:
-        return ["", *unjudged] if unjudged else []
+        return []
     rows = [["measure", "run", "cut", "ties across cut", "tie-dependent", "over tie orders"]]
     rows += [[t.measure, t.run, t.cut or "-", str(t.straddling), t.dependent_text,
               t.interval_cell] for t in exposed]
     out = ["", "Tie exposure (queries of each run; mean over all orders of tied scores)",
            *_table(rows)]
-    return out + [f"WARNING {terminal_safe(t.message)}" for t in report.ties if t.note] + (
-        ["", *unjudged] if unjudged else [])
+    return out + [f"WARNING {terminal_safe(t.message)}" for t in report.ties if t.note]
+
+
+def _unjudged_lines(report: Report) -> list[str]:
+    """A warning per target decision that the unjudged documents could flip
+    (:mod:`ragreport.analysis.unjudged_checks`), after a blank line."""
+    lines = [f"WARNING {terminal_safe(u.message)}" for u in report.unjudged if u.note]
+    return ["", *lines] if lines else []
 
 
 def _latency_lines(report: Report) -> list[str]:

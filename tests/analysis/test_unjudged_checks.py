@@ -7,12 +7,11 @@ import pytest
 
 from ragreport.analysis.unjudged import unjudged_bounds
 from ragreport.analysis.unjudged_checks import (
-    depends_on_unjudged,
     gate_passes,
     unjudged_checks,
 )
 from ragreport.errors import ConfigError
-from ragreport.targets import check_targets, parse_targets
+from ragreport.targets import check_targets, decision_flips, parse_targets
 
 # q1: d1 relevant, u1 unjudged -> P@2 is 0.5 or 1.0; q2: both judged -> 0.5 either way
 QRELS = {"q1": {"d1": 1}, "q2": {"a": 1, "b": 0}}
@@ -66,8 +65,8 @@ def test_an_unknown_policy_is_refused() -> None:
 
 def test_depends_compares_the_shown_values() -> None:
     # 0.849996 is shown as 0.8500: it passes >= 0.85 like 0.86 does
-    assert not depends_on_unjudged(0.849996, 0.86, ">=", 0.85)
-    assert depends_on_unjudged(0.8499, 0.86, ">=", 0.85)
+    assert not decision_flips(0.849996, 0.86, ">=", 0.85)
+    assert decision_flips(0.8499, 0.86, ">=", 0.85)
 
 
 def test_a_target_on_the_interval_s_lower_bound_gets_no_note() -> None:

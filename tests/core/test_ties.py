@@ -402,11 +402,13 @@ def test_orders_keep_trec_order_among_equal_keys() -> None:
     assert docs.take(hi.run_rows).to_pylist() == ["d", "b", "c", "a"]
 
 
-def test_depends_on_ties_uses_the_rounded_comparison() -> None:
-    assert ties.depends_on_ties(0.5, 0.9, ">=", 0.85)
-    assert not ties.depends_on_ties(0.849996, 0.9, ">=", 0.85)  # both shown >= 0.8500
-    assert not ties.depends_on_ties(0.5, 0.85004, ">", 0.85)    # both fail
-    assert ties.depends_on_ties(0.5, 0.9, "<", 0.85)
+def test_the_tie_decision_uses_the_rounded_comparison() -> None:
+    from ragreport.targets import decision_flips  # what tie_checks decides with
+
+    assert decision_flips(0.5, 0.9, ">=", 0.85)
+    assert not decision_flips(0.849996, 0.9, ">=", 0.85)  # both shown >= 0.8500
+    assert not decision_flips(0.5, 0.85004, ">", 0.85)    # both fail
+    assert decision_flips(0.5, 0.9, "<", 0.85)
 
 
 def test_average_refuses_what_it_cannot_compute_exactly() -> None:
