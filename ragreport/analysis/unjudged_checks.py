@@ -38,7 +38,8 @@ class UnjudgedCheck:
     ``"this pass depends on unjudged documents"`` / ``"this failure depends on unjudged
     documents"`` when the target's decision differs between them (targets on the mean only),
     else ``""``. ``dependent_queries`` maps each query whose value differs between the two
-    readings to its (lower, upper) values.
+    readings to its (lower, upper) values; ``grade`` the grade of an unjudged document read
+    as relevant.
     """
 
     run: str
@@ -57,6 +58,7 @@ class UnjudgedCheck:
     passed: bool
     note: str
     dependent_queries: dict[str, tuple[float, float]] = field(default_factory=dict)
+    grade: float = 1.0
 
     @property
     def dependent(self) -> int:
@@ -76,7 +78,8 @@ class UnjudgedCheck:
     def summary_text(self) -> str:
         """Counts and interval in words (plain text: the run name is not in it)."""
         return (f"{self.dependent} of {self.queries} queries change when the "
-                f"{self.unjudged:,} unjudged documents of their rankings are read as relevant; "
+                f"{self.unjudged:,} unjudged documents of their rankings are read as relevant "
+                f"(grade {self.grade:g}); "
                 f"mean in {self.interval_text}")
 
     @property
@@ -130,5 +133,6 @@ def unjudged_checks(bounds: Sequence[UnjudgedBounds], targets: Sequence[Target],
             out.append(UnjudgedCheck(run, str(t.measure), len(lo), int(b.n_unjudged.sum()),
                                      low, high, float(value.mean()) if len(value) else 0.0,
                                      shown(low), shown(high), t.op, t.threshold,
-                                     threshold_text(t.threshold), t.on, passed, note, ids))
+                                     threshold_text(t.threshold), t.on, passed, note, ids,
+                                     b.grade))
     return out

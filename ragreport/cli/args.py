@@ -414,6 +414,10 @@ def _report_gates(p: Any) -> None:
                         "as not relevant (trec_eval) and as relevant: said (warn, the default) "
                         "or, when it passed, a failure (fail); off: not looked at (saves one "
                         "evaluation per run)")
+    p.add_argument("--unjudged-grade", type=_number_in(0.0, 1e12, low_open=True),
+                   default=None, metavar="G",
+                   help="the grade an unjudged document gets when read as relevant (default: "
+                        "the largest grade in the qrels; at least the relevance level)")
 
 
 def _report_outputs(p: Any) -> None:

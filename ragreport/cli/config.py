@@ -93,6 +93,7 @@ class Options:
     baseline: str | None = None
     target_level: str = "chunk"
     unjudged: str = "warn"
+    unjudged_grade: float | None = None
     allow_drift: bool = False
     max_query_drift: float | None = None
     min_judged_ratio: float | None = None

@@ -18,11 +18,9 @@ from ..analysis.compare import (
     PerQueryValues,
     baseline_tests,
     common_queries,
-    paired_columns,
 )
 from ..analysis.curves import curve_families
 from ..analysis.failures import FAILURE_KINDS, judged_at, unjudged_in_top, worst_queries
-from ..analysis.targets import drop_beyond, drop_fails
 from ..analysis.unjudged_checks import UnjudgedCheck
 from ..core.perquery import unjudged_in_top as stored_unjudged_in_top
 from ..core.result import EvaluationResult
@@ -30,9 +28,6 @@ from ..core.ties import TieCheck
 from ..errors import RagReportError
 from ..measures import Measure, parse_measure
 from ..present import (
-    p_clause,
-    p_text,
-    pct,
     shown,
     snippet,
     target_rule,
@@ -45,14 +40,13 @@ if TYPE_CHECKING:
     from ..core.result import RankedDoc
     from ..parallel import Mapper
 
-__all__ = ["build_report", "drop_checks", "generated_at_from_env", "run_latencies"]
+__all__ = ["build_report", "generated_at_from_env", "run_latencies"]
 
 from . import sections
 from .baseline import StoredBaseline, baseline_for
 from .breakdowns import RunLatency
 from .cells import (
     RANK_ROWS,
-    DropCheck,
     InputFile,
     PRCurve,
     QueryDetail,
@@ -61,6 +55,7 @@ from .cells import (
     WorstQueries,
 )
 from .documents import document_cis, document_report, document_results
+from .drops import drop_checks
 from .model import Report
 from .slicing import slice_report
 
@@ -138,7 +133,7 @@ def build_report(
     workers: Mapper | None = None, target_level: str = "chunk", slices: Any = None,
     slice_targets: Mapping[str, Sequence[Target]] | None = None,
     slice_min_queries: int | None = None, drift: Sequence[DriftCheck] = (),
-    allow_drift: bool = False, unjudged: str = "warn",
+    allow_drift: bool = False, unjudged: str = "warn", unjudged_grade: float | None = None,
 ) -> Report:
     """Build the report data from one :class:`EvaluationResult` per run.
 
@@ -204,6 +199,9 @@ def build_report(
         and as relevant (:mod:`ragreport.analysis.unjudged_checks`) is said (``"warn"``), or
         fails when it passed (``"fail"``); ``"off"``: not looked at (it costs one more
         evaluation of each run). :attr:`Report.unjudged` holds every check.
+    unjudged_grade : float, optional
+        The grade of an unjudged document read as relevant (default the largest grade in
+        the qrels; see :func:`ragreport.unjudged_bounds`).
     """
     settings = _check_arguments(results, baseline, settings, StatsSettings(
         ci_level, resamples, curve_resamples, seed, alpha), max_drop, worst_n, target_level,
@@ -232,7 +230,7 @@ def build_report(
     doc_results = document_results(results, target_level)  # None without a doc map
     doc_cis = document_cis(doc_results, bounded, info, workers)
     target_rows, tie_rows, unjudged_rows = sections.target_rows(
-        results, doc_results, targets, target_level, cis, doc_cis, info, unjudged)
+        results, doc_results, targets, target_level, cis, doc_cis, info, unjudged, unjudged_grade)
     chunk_targets = doc_results is None or target_level == "chunk"
     curves, k_shown = sections.curves(results, families, k_max,
                                       targets if chunk_targets else (), all_bands, stored)
@@ -436,51 +434,6 @@ def _check_max_drop(max_drop: float | None) -> None:
     """A ``max_drop`` that would switch the check off silently (NaN) is an error."""
     if max_drop is not None and (not is_number(max_drop) or not 0 <= float(max_drop) < 1):
         raise RagReportError(f"max_drop must be a number >= 0 and < 1, got {max_drop!r}")
-
-
-def drop_checks(results: Sequence[EvaluationResult], base: PerQueryValues,
-                 targets: Sequence[Target], info: StatsInfo | None, max_drop: float
-                 ) -> list[DropCheck]:
-    """Target measures on which a run is worse than the baseline by more than ``max_drop``."""
-    from ..stats import holm
-
-    if info is None:
-        raise RagReportError("--max-drop needs the significance tests; do not disable stats")
-    if isinstance(max_drop, bool) or not isinstance(max_drop, (int, float)) or max_drop < 0:
-        raise RagReportError(f"max-drop must be a number >= 0, got {max_drop!r}")
-    measures = list(dict.fromkeys(t.measure for t in targets if t.measure.bounded))
-    rows: list[tuple[str, Measure, float, float, float, float, int]] = []
-    pvals: list[float] = []
-    for r in results:
-        if r is base or not measures:
-            continue
-        ia, ib = common_queries(r, base)
-        if len(ia) == 0:
-            raise RagReportError(f"run {r.run_name!r} has no query in common with the "
-                                 f"baseline {base.run_name!r}")
-        a = np.column_stack([base.values(m)[ib] for m in measures])
-        b = np.column_stack([r.values(m)[ia] for m in measures])
-        got = paired_columns(a, b, resamples=info.resamples, seed=info.seed, level=info.level)
-        pvals += [c.p_rand for c in got]
-        rows += [(r.run_name, m, c.delta, c.lo, c.hi, 0.0, c.n)
-                 for m, c in zip(measures, got, strict=True)]
-    adj = holm(pvals) if pvals else np.zeros(0)
-    out = []
-    for (run, m, d, lo, hi, _, n), p, raw in zip(rows, adj.tolist(), pvals, strict=True):
-        significant = p < info.alpha
-        too_big = drop_beyond(d, max_drop)
-        failed = drop_fails(d, max_drop, significant)
-        where = f"{shown(-d)} below" if d < 0 else f"{shown(d)} above"
-        msg = (f"{m}: run {run!r} is {where} baseline {base.run_name!r} "
-               f"({pct(info.level)} CI of the delta [{shown(lo)}, {shown(hi)}], "
-               f"{p_clause(p)} {info.test}, Holm-corrected over the target measures, raw "
-               f"{p_text(raw)}, {n} queries); allowed drop "
-               f"{max_drop:g}"
-               + ("; beyond it but not significant, so no failure"
-                  if too_big and not significant else ""))
-        out.append(DropCheck(run, base.run_name, str(m), d, lo, hi, float(p), max_drop,
-                             significant, failed, msg, raw))
-    return out
 
 
 def _worst_queries(r: EvaluationResult, m: Measure, k: int, n: int, queries: Mapping[str, str],

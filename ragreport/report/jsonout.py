@@ -230,7 +230,8 @@ def _unjudged_json(report: Report) -> dict[str, Any]:
     for u in report.unjudged:
         row: dict[str, Any] = {
             "run": u.run, "measure": u.measure, "queries": u.queries,
-            "unjudged_documents": u.unjudged, "dependent": u.dependent, "low": u.low,
+            "unjudged_documents": u.unjudged, "grade": u.grade, "dependent": u.dependent,
+            "low": u.low,
             "high": u.high, "value": u.value, "op": u.op, "threshold": u.threshold,
             "on": u.on, "passed": u.passed,
             "depends_on_unjudged_documents": u.depends, "note": u.note}

@@ -81,11 +81,12 @@ def target_rows(results: Sequence[EvaluationResult],
                 doc_results: list[EvaluationResult] | None, targets: Sequence[Target],
                 target_level: str, cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
                 doc_cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
-                info: StatsInfo | None, unjudged: str = "warn"
+                info: StatsInfo | None, unjudged: str = "warn", grade: float | None = None
                 ) -> tuple[list[TargetRow], list[TieCheck], list[UnjudgedCheck]]:
     """The target table, on the level the targets are checked at, the tie exposure of the
     target measures and their unjudged documents (neither without rankings: per-query
-    results; no unjudged bounds with a doc map). Under ``unjudged="fail"`` a pass that
+    results; no unjudged bounds with a doc map), unjudged documents read as relevant at
+    ``grade`` (default the qrels' largest). Under ``unjudged="fail"`` a pass that
     depends on unjudged documents is a failure in the table (and so in every gate)."""
     check_policy(unjudged)
     on_documents = target_level == "document" and doc_results is not None
@@ -99,7 +100,7 @@ def target_rows(results: Sequence[EvaluationResult],
     # one run at a time (its filled reading freed before the next), target measures only
     wanted = list(dict.fromkeys(t.measure for t in targets))
     unj = [u for r in t_results for u in unjudged_checks(
-        [bounds_of(r, measures=wanted, curves=False)], targets, checks)] \
+        [bounds_of(r, grade=grade, measures=wanted, curves=False)], targets, checks)] \
         if ranked and doc_results is None and wanted and unjudged != "off" else []
     depends = {(u.run, u.measure) for u in unj if u.depends}
     rows = []

@@ -212,7 +212,8 @@ CASES = [
           ("--resamples", "0"), ("--resamples", "10000000000"), ("--resamples", "1_000"),
           ("--jobs", "0"), ("--jobs", "100000"), ("--worst", "-1"), ("--k-max", "0"),
           ("--k-max", "1e3"), ("-M", "0"), ("-l", "1.5"), ("-l", str(2**60)),
-          ("--k-max", "٣")]),
+          ("--k-max", "٣"), ("--unjudged-grade", "0"), ("--unjudged-grade", "nan"),
+          ("--unjudged-grade", "-1")]),
     # ---- --unjudged: a pass that depends on unjudged documents (P@1 = 0.33 read as trec_eval
     # reads it, 1.0 with the three unjudged documents read as relevant) -----------------------
     Case("unjudged-warn-keeps-the-pass", CHECK, {**BASE, "t.toml": DEPENDS}, exit=0,
@@ -225,6 +226,16 @@ CASES = [
     Case("unjudged-bad-config-value", CHECK, {**WITH_T, "ragreport.toml": 'unjudged = "strict"\n'},
          stderr=r"ragreport\.toml, line 1: unjudged: must be one of \"warn\", \"fail\", "
                 r"\"off\", got 'strict'"),
+    Case("unjudged-grade-below-the-relevance-level", [*CHECK, "-l", "2", "--unjudged-grade",
+                                                      "1"], WITH_T,
+         stderr=r"^ragreport: error: grade must be at least rel_level \(2\) to read an "
+                r"unjudged document as relevant, got 1\.0$"),
+    Case("unjudged-grade-bad-config-value", CHECK,
+         {**WITH_T, "ragreport.toml": 'unjudged_grade = "top"\n'},
+         stderr=r"ragreport\.toml, line 1: unjudged_grade: "),
+    Case("unjudged-grade-stated-in-the-warning", [*CHECK, "--unjudged-grade", "2"],
+         {**BASE, "t.toml": DEPENDS}, exit=0,
+         stdout=r"unjudged documents of their rankings are read as relevant \(grade 2\)"),
     # ---- unusual but valid values ----------------------------------------------------------
     Case("generated-at-year-9999", [*CHECK, "--json", "out.json", "--generated-at",
                                     "9999-12-31T23:59:59Z"], WITH_T, exit=0,

@@ -46,7 +46,7 @@ def test_warn_keeps_the_pass_and_says_so_everywhere() -> None:
     term = render_terminal(r)
     assert "WARNING P@1 <= 0.5 (run '<b>run</b>'): this pass depends on unjudged documents: " \
            "2 of 3 queries change when the 3 unjudged documents of their rankings are read " \
-           "as relevant; mean in [0.3333, 1.0000]" in term
+           "as relevant (grade 3); mean in [0.3333, 1.0000]" in term
     html = r.to_html()
     assert 'data-role="unjudged-warning"' in html and "<b>run</b>" not in html
     assert "&lt;b&gt;run&lt;/b&gt;" in html
@@ -65,6 +65,24 @@ def test_fail_fails_the_dependent_pass_only() -> None:
     r = report("fail", {"P@1": 0.5})
     assert r.targets[0].cells[0].unjudged is False
     assert "this failure depends on unjudged documents" in render_terminal(r)
+
+
+def test_the_grade_of_an_unjudged_document_is_stated_and_configurable() -> None:
+    result = ragreport.evaluate(QRELS, RUN, ["nDCG@3"], name=NAME)
+    targets = parse_targets({"nDCG@3": 0.1})
+
+    def check(grade: float | None) -> dict[str, object]:
+        r = ragreport.build_report([result], targets, stats=False, unjudged_grade=grade)
+        return json.loads(render_json(r))["unjudged"]["checks"][0]
+
+    top, one = check(None), check(1)
+    assert top["grade"] == 3 and one["grade"] == 1  # default: the largest grade in the qrels
+    expected = ragreport.unjudged_bounds(QRELS, RUN, ["nDCG@3"], grade=1).interval("nDCG@3")
+    assert (one["low"], one["high"]) == pytest.approx(expected)
+    assert one["high"] != pytest.approx(top["high"])
+    with pytest.raises(ragreport.RagReportError, match=r"grade must be at least rel_level "
+                       r"\(1\) .*got 0\.5"):
+        check(0.5)
 
 
 def test_an_unknown_policy_is_refused() -> None:
