@@ -22,7 +22,8 @@ from ..data import FloatArray, IntArray, Qrels
 from ..errors import RagReportError
 from ..measures import Measure
 
-__all__ = ["UnjudgedBounds", "bounds_of", "filled_qrels", "unjudged_bounds", "unjudged_documents"]
+__all__ = ["UnjudgedBounds", "bounds_of", "filled_qrels", "filled_together", "unjudged_bounds",
+           "unjudged_documents"]
 
 
 @dataclass(frozen=True)
@@ -130,16 +131,63 @@ def bounds_of(judged: EvaluationResult, *, grade: float | None = None,
     the rankings' sparse form, with the same value), for a caller that needs only
     :meth:`UnjudgedBounds.values`, such as the report's target checks.
     """
+    ranking = _ranking(judged)
+    fill = _fill_grade(ranking.qrels, grade, judged.conventions.rel_level)
+    at, docs = unjudged_documents(judged)
+    query_ids = _strings(judged.query_ids).take(at)
+    filled = _evaluate_filled(judged, filled_qrels(ranking.qrels, query_ids, docs, fill),
+                              measures, curves)
+    n = np.bincount(at, minlength=len(judged.query_ids)).astype(np.int64)
+    return UnjudgedBounds(judged, filled, fill, n)
+
+
+def filled_together(results: Sequence[EvaluationResult], *, grade: float | None = None,
+                    measures: Sequence[Measure] | None = None
+                    ) -> tuple[list[EvaluationResult], float] | None:
+    """Every result evaluated again with one set of filled judgments: each document that
+    any of their evaluated rankings retrieves and the qrels do not judge reads as relevant at
+    ``grade`` (default the qrels' largest), for all of them alike (a comparison between runs
+    needs one reading of each document), on the queries all of them evaluated (the others
+    are not compared). Returns the filled results (in order, without curves) and the grade;
+    None when the results were not evaluated against the same judgments.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rankings = [_ranking(r) for r in results]
+    qrels = rankings[0].qrels
+    if any(not _same_qrels(qrels, rk.qrels) for rk in rankings[1:]):
+        return None
+    fill = _fill_grade(qrels, grade, results[0].conventions.rel_level)
+    pairs = []
+    for r in results:
+        at, docs = unjudged_documents(r)
+        pairs.append(pa.table({"q": _strings(r.query_ids).take(at).cast(pa.large_string()),
+                               "d": _array(docs).cast(pa.large_string())}))
+    table = pa.concat_tables(pairs).group_by(["q", "d"]).aggregate([])
+    common = set(results[0].query_ids).intersection(*(r.query_ids for r in results[1:]))
+    table = table.filter(pc.is_in(table["q"], value_set=pa.array(sorted(common),
+                                                                  pa.large_string())))
+    filled = filled_qrels(qrels, table["q"], table["d"], fill)
+    return [_evaluate_filled(r, filled, measures, False) for r in results], fill
+
+
+def _same_qrels(a: Qrels, b: Qrels) -> bool:
+    """The same judgments (the same object, or equal ids and grades)."""
+    return a is b or (len(a.grades) == len(b.grades) and np.array_equal(a.grades, b.grades)
+                      and _array(a.query_ids).equals(_array(b.query_ids))
+                      and _array(a.doc_ids).equals(_array(b.doc_ids)))
+
+
+def _evaluate_filled(judged: EvaluationResult, qrels: Qrels,
+                     measures: Sequence[Measure] | None, curves: bool) -> EvaluationResult:
+    """``judged``'s rankings evaluated against ``qrels`` under its resolved conventions."""
     from ..core.engine import evaluate
 
     if judged.doc_map_info is not None or judged.document is not None:
         raise RagReportError("unjudged bounds are not available with doc_map")
-    ranking = _ranking(judged)
     c = judged.conventions
-    fill = _fill_grade(ranking.qrels, grade, c.rel_level)
-    at, docs = unjudged_documents(judged)
-    query_ids = _strings(judged.query_ids).take(at)
-    filled = evaluate(filled_qrels(ranking.qrels, query_ids, docs, fill), ranking.run,
+    filled = evaluate(qrels, _ranking(judged).run,
                       list(judged.measures if measures is None else measures), c.k_max,
                       order=c.order, rel_level=c.rel_level,
                       complete=c.complete, max_depth=c.max_depth, no_relevant=c.no_relevant,
@@ -150,8 +198,7 @@ def bounds_of(judged: EvaluationResult, *, grade: float | None = None,
                       _curve_width=judged.k_max if curves else 1)
     if filled.query_ids != judged.query_ids:  # filling adds judgments to evaluated queries only
         raise RagReportError("the filled reading evaluated other queries than trec_eval's")
-    n = np.bincount(at, minlength=len(judged.query_ids)).astype(np.int64)
-    return UnjudgedBounds(judged, filled, fill, n)
+    return filled
 
 
 def _ranking(result: EvaluationResult) -> Any:

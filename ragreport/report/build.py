@@ -255,8 +255,8 @@ def build_report(
         comparisons=sections.comparisons(results, base, bounded),
         health=sections.health_rows(results, stored),
         per_query=sections.per_query_values(results, measures) if per_query else {},
-        drops=drop_checks(drop_on, drop_base, targets, info, max_drop)
-        if max_drop is not None else [],
+        drops=drop_checks(drop_on, drop_base, targets, info, max_drop, unjudged,
+                          unjudged_grade) if max_drop is not None else [],
         pr_curve=_pr_curve(results, targets if chunk_targets else (), stored),
         judged_at_k=_judged_at_k(results, k_worst) if per_query else None,
         latency=run_latencies(results), unjudged_policy=unjudged,

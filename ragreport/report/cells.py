@@ -13,8 +13,10 @@ from pathlib import Path
 from ..analysis.drift import DriftCheck
 from ..io.common import Source
 from ..present import (
+    p_clause,
     pct,
     shown,
+    signed,
 )
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "Curve",
     "Distribution",
     "DropCheck",
+    "DropUnjudged",
     "InputFile",
     "PRCurve",
     "QueryDetail",
@@ -349,8 +352,51 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class DropUnjudged:
+    """A drop check decided again with the unjudged documents read as relevant at ``grade``
+    (every document a compared run retrieves and the qrels do not judge, for all runs alike).
+
+    ``low``/``high``: the interval of the mean delta (the means of the per-query lower and
+    upper ends of the two readings); ``delta``, ``p_value`` (Holm-adjusted) and ``failed``:
+    the check on the filled reading; ``dependent``: the queries whose delta differs between
+    the readings; ``note``: ``"this pass depends on unjudged documents"`` (or ``"this
+    failure ..."``) when the decisions differ, else ``""``.
+    """
+
+    grade: float
+    low: float
+    high: float
+    delta: float
+    p_value: float
+    failed: bool
+    dependent: int
+    note: str
+
+    @property
+    def depends(self) -> bool:
+        return bool(self.note)
+
+    @property
+    def text(self) -> str:
+        """The note and the filled reading in words (plain text)."""
+        return f"{self.note}: {self.reading_text}"
+
+    @property
+    def reading_text(self) -> str:
+        """The filled reading in words (plain text)."""
+        verdict = "a failure" if self.failed else "a pass"
+        return (f"with the unjudged documents read as relevant (grade "
+                f"{self.grade:g}) the delta is {signed(self.delta)} ({p_clause(self.p_value)}, "
+                f"Holm), {verdict}; {self.dependent} queries change, delta in "
+                f"[{shown(self.low)}, {shown(self.high)}]")
+
+
+@dataclass(frozen=True)
 class DropCheck:
-    """``--max-drop``: is a run worse than the baseline by more than allowed, significantly?"""
+    """``--max-drop``: is a run worse than the baseline by more than allowed, significantly?
+
+    ``failed`` is the gate's decision: under ``unjudged="fail"`` a pass that depends on
+    unjudged documents (``unjudged.depends``) fails, with ``unjudged_failed`` set."""
 
     run: str
     baseline: str
@@ -364,6 +410,8 @@ class DropCheck:
     failed: bool
     message: str
     p_raw: float = float("nan")  # before Holm's correction
+    unjudged: DropUnjudged | None = None  # None: not read (off, stored baseline, doc map)
+    unjudged_failed: bool = False  # passed on trec_eval's reading, failed by the policy
 
 
 @dataclass(frozen=True)

@@ -1,40 +1,94 @@
 """The drop gate (``--max-drop``): is a run worse than the baseline on a target measure by
 more than allowed, and significantly so? One :class:`~ragreport.report.cells.DropCheck` per
-run and target measure, the p-values Holm-corrected over all of them."""
+run and target measure, the p-values Holm-corrected over all of them.
+
+Each check is decided again with the unjudged documents read as relevant
+(:func:`ragreport.analysis.unjudged.filled_together`: every document that a compared run
+retrieves and the qrels do not judge, relevant for all runs alike), by the same test; a
+check whose decision differs between the two readings depends on unjudged documents
+(:class:`~ragreport.report.cells.DropUnjudged`), and fails under ``unjudged="fail"`` when it
+passed.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..analysis.compare import PerQueryValues, common_queries, paired_columns
 from ..analysis.targets import drop_beyond, drop_fails
+from ..analysis.unjudged import filled_together
 from ..core.result import EvaluationResult
 from ..errors import RagReportError
 from ..measures import Measure
 from ..present import p_clause, p_text, pct, shown
 from ..targets import Target
-from .cells import DropCheck, StatsInfo
+from .cells import DropCheck, DropUnjudged, StatsInfo
 
 __all__ = ["drop_checks"]
 
 
-def drop_checks(results: Sequence[EvaluationResult], base: PerQueryValues,
-                 targets: Sequence[Target], info: StatsInfo | None, max_drop: float
-                 ) -> list[DropCheck]:
-    """Target measures on which a run is worse than the baseline by more than ``max_drop``."""
-    from ..stats import holm
+@dataclass(frozen=True)
+class _Paired:
+    """One run against the baseline on one measure: the paired test's numbers and the
+    per-query deltas."""
 
+    run: str
+    measure: Measure
+    delta: float
+    lo: float
+    hi: float
+    n: int
+    deltas: np.ndarray
+
+
+def drop_checks(results: Sequence[EvaluationResult], base: PerQueryValues,
+                 targets: Sequence[Target], info: StatsInfo | None, max_drop: float,
+                 unjudged: str = "warn", grade: float | None = None) -> list[DropCheck]:
+    """Target measures on which a run is worse than the baseline by more than ``max_drop``,
+    each also decided with the unjudged documents read as relevant at ``grade`` (not with
+    ``unjudged="off"``, a stored baseline, per-query results or a doc map)."""
     if info is None:
         raise RagReportError("--max-drop needs the significance tests; do not disable stats")
     if isinstance(max_drop, bool) or not isinstance(max_drop, (int, float)) or max_drop < 0:
         raise RagReportError(f"max-drop must be a number >= 0, got {max_drop!r}")
     measures = list(dict.fromkeys(t.measure for t in targets if t.measure.bounded))
-    rows: list[tuple[str, Measure, float, float, float, float, int]] = []
+    pairs, p, raw = _tests(results, base, measures, info)
+    filled = _filled(results, base, measures, grade) if unjudged != "off" else None
+    readings: list[DropUnjudged | None] = [None] * len(pairs)
+    if filled is not None:
+        f_results, f_base, fill = filled
+        f_pairs, f_p, _ = _tests(f_results, f_base, measures, info)
+        readings = [_reading(a, b, fp, fill, info, max_drop)
+                    for a, b, fp in zip(pairs, f_pairs, f_p, strict=True)]
+    out = []
+    for c, adj, r, u in zip(pairs, p, raw, readings, strict=True):
+        significant = adj < info.alpha
+        failed = drop_fails(c.delta, max_drop, significant)
+        if u is not None:
+            u = _noted(u, failed)
+        by_policy = u is not None and u.depends and not failed and unjudged == "fail"
+        msg = _message(c, base.run_name, adj, r, info, max_drop, significant)
+        out.append(DropCheck(c.run, base.run_name, str(c.measure), c.delta, c.lo, c.hi, adj,
+                             max_drop, significant, failed or by_policy,
+                             msg + (f"; {u.text}" if u is not None and u.depends else ""),
+                             r, u, by_policy))
+    return out
+
+
+def _tests(results: Sequence[EvaluationResult], base: PerQueryValues,
+           measures: list[Measure], info: StatsInfo
+           ) -> tuple[list[_Paired], list[float], list[float]]:
+    """Every run but the baseline against it on each measure (queries both evaluated): the
+    comparisons, their Holm-adjusted and raw p-values."""
+    from ..stats import holm
+
+    pairs: list[_Paired] = []
     pvals: list[float] = []
     for r in results:
-        if r is base or not measures:
+        if r.run_name == base.run_name or not measures:
             continue
         ia, ib = common_queries(r, base)
         if len(ia) == 0:
@@ -44,22 +98,56 @@ def drop_checks(results: Sequence[EvaluationResult], base: PerQueryValues,
         b = np.column_stack([r.values(m)[ia] for m in measures])
         got = paired_columns(a, b, resamples=info.resamples, seed=info.seed, level=info.level)
         pvals += [c.p_rand for c in got]
-        rows += [(r.run_name, m, c.delta, c.lo, c.hi, 0.0, c.n)
-                 for m, c in zip(measures, got, strict=True)]
-    adj = holm(pvals) if pvals else np.zeros(0)
-    out = []
-    for (run, m, d, lo, hi, _, n), p, raw in zip(rows, adj.tolist(), pvals, strict=True):
-        significant = p < info.alpha
-        too_big = drop_beyond(d, max_drop)
-        failed = drop_fails(d, max_drop, significant)
-        where = f"{shown(-d)} below" if d < 0 else f"{shown(d)} above"
-        msg = (f"{m}: run {run!r} is {where} baseline {base.run_name!r} "
-               f"({pct(info.level)} CI of the delta [{shown(lo)}, {shown(hi)}], "
-               f"{p_clause(p)} {info.test}, Holm-corrected over the target measures, raw "
-               f"{p_text(raw)}, {n} queries); allowed drop "
-               f"{max_drop:g}"
-               + ("; beyond it but not significant, so no failure"
-                  if too_big and not significant else ""))
-        out.append(DropCheck(run, base.run_name, str(m), d, lo, hi, float(p), max_drop,
-                             significant, failed, msg, raw))
-    return out
+        pairs += [_Paired(r.run_name, m, c.delta, c.lo, c.hi, c.n, b[:, j] - a[:, j])
+                  for j, (m, c) in enumerate(zip(measures, got, strict=True))]
+    adj = holm(pvals).tolist() if pvals else []
+    return pairs, [float(x) for x in adj], pvals
+
+
+def _filled(results: Sequence[EvaluationResult], base: PerQueryValues,
+            measures: list[Measure], grade: float | None
+            ) -> tuple[list[EvaluationResult], EvaluationResult, float] | None:
+    """The runs and the baseline evaluated with one filled reading of the unjudged documents,
+    and its grade; None where it is not defined (a stored baseline, no rankings, a doc map,
+    different qrels)."""
+    if not measures or not isinstance(base, EvaluationResult) or any(
+            not r.has_rankings or r.doc_map_info is not None or r.document is not None
+            for r in results):
+        return None
+    got = filled_together(results, grade=grade, measures=measures)
+    if got is None:
+        return None
+    filled, fill = got
+    return filled, filled[[r.run_name for r in results].index(base.run_name)], fill
+
+
+def _reading(judged: _Paired, filled: _Paired, p: float, grade: float, info: StatsInfo,
+             max_drop: float) -> DropUnjudged:
+    """The filled reading of one check: its decision and the interval of the mean delta
+    (the means of the per-query lower and upper ends of the two readings)."""
+    lo = np.minimum(judged.deltas, filled.deltas)
+    hi = np.maximum(judged.deltas, filled.deltas)
+    failed = drop_fails(filled.delta, max_drop, p < info.alpha)
+    return DropUnjudged(grade, float(lo.mean()), float(hi.mean()), filled.delta, p, failed,
+                        int(np.count_nonzero(lo != hi)), "")
+
+
+def _noted(u: DropUnjudged, failed: bool) -> DropUnjudged:
+    """``u`` with its note: whether the decision on trec_eval's reading (``failed``) holds."""
+    from dataclasses import replace
+
+    if u.failed == failed:
+        return u
+    return replace(u, note="this failure depends on unjudged documents" if failed
+                   else "this pass depends on unjudged documents")
+
+
+def _message(c: _Paired, base: str, p: float, raw: float, info: StatsInfo, max_drop: float,
+             significant: bool) -> str:
+    where = f"{shown(-c.delta)} below" if c.delta < 0 else f"{shown(c.delta)} above"
+    return (f"{c.measure}: run {c.run!r} is {where} baseline {base!r} "
+            f"({pct(info.level)} CI of the delta [{shown(c.lo)}, {shown(c.hi)}], "
+            f"{p_clause(p)} {info.test}, Holm-corrected over the target measures, raw "
+            f"{p_text(raw)}, {c.n} queries); allowed drop {max_drop:g}"
+            + ("; beyond it but not significant, so no failure"
+               if drop_beyond(c.delta, max_drop) and not significant else ""))

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import RagReportError
 from .breakdowns import DocumentReport, SliceReport
-from .cells import RankRow
+from .cells import DropCheck, RankRow
 from .model import Report
 
 __all__ = ["SCHEMA", "render_json", "report_json"]
@@ -130,12 +130,7 @@ def report_json(report: Report) -> dict[str, Any]:
                          "margin": c.margin, "mean": c.mean} for c in t.cells],
         } for t in report.targets],
         "all_targets_passed": report.verdict.failed == 0,
-        "drops": [{"run": d.run, "baseline": d.baseline, "measure": d.measure,
-                   "delta": d.delta, "delta_lower": d.delta_lower, "delta_upper": d.delta_upper,
-                   "p_value": _maybe(d.p_value), "p_value_raw": _maybe(d.p_raw),
-                   "max_drop": d.max_drop,
-                   "significant": d.significant, "failed": d.failed, "message": d.message}
-                  for d in report.drops],
+        "drops": [_drop_json(d) for d in report.drops],
         "all_passed": report.all_passed,
         "counts": {h.run: {
             "evaluated": h.evaluated,
@@ -220,6 +215,27 @@ def _ties_json(report: Report) -> list[dict[str, Any]]:
             row["dependent_queries"] = {q: list(v) for q, v in t.dependent_queries.items()}
         out.append(row)
     return out
+
+
+def _drop_json(d: DropCheck) -> dict[str, Any]:
+    """One ``--max-drop`` check."""
+    return {"run": d.run, "baseline": d.baseline, "measure": d.measure, "delta": d.delta,
+            "delta_lower": d.delta_lower, "delta_upper": d.delta_upper,
+            "p_value": _maybe(d.p_value), "p_value_raw": _maybe(d.p_raw),
+            "max_drop": d.max_drop, "significant": d.significant, "failed": d.failed,
+            "message": d.message, "unjudged": _drop_unjudged_json(d)}
+
+
+def _drop_unjudged_json(d: DropCheck) -> dict[str, Any] | None:
+    """A drop check's filled reading (:class:`~ragreport.report.cells.DropUnjudged`), null
+    where it was not read; ``failed_by_policy``: a pass failed under ``--unjudged fail``."""
+    u = d.unjudged
+    if u is None:
+        return None
+    return {"grade": u.grade, "low": u.low, "high": u.high, "delta": u.delta,
+            "p_value": _maybe(u.p_value), "failed": u.failed, "dependent": u.dependent,
+            "depends_on_unjudged_documents": u.depends, "note": u.note,
+            "failed_by_policy": d.unjudged_failed}
 
 
 def _unjudged_json(report: Report) -> dict[str, Any]:

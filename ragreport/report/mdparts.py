@@ -106,7 +106,10 @@ def drop_section(report: Report, runs: list[str], cap: int | None, esc: Esc) -> 
            table_row(["Run", "Measure", "Δ vs baseline", f"{level}CI of Δ", "p, Holm", "Result"]),
            "|:--|:--|--:|--:|--:|:--|"]
     for d in shown_drops:
-        result = "❌ fail" if d.failed else "✅ pass"
+        result = ("❌ fail (depends on unjudged documents)" if d.unjudged_failed
+                  else "❌ fail" if d.failed else "✅ pass")
+        if d.unjudged is not None and d.unjudged.depends and not d.unjudged_failed:
+            result += " ⚠️ depends on unjudged documents"
         out.append(table_row([esc.md(d.run), esc.md(d.measure),
                          signed(d.delta), f"[{shown(d.delta_lower)}, {shown(d.delta_upper)}]",
                          p_pair_text(d.p_raw, d.p_value, len(report.drops)), result]))
@@ -378,6 +381,11 @@ def unjudged_warnings(report: Report, runs: list[str], esc: Esc) -> list[str]:
     lines = [f"- ⚠️ {esc.md(u.measure)} {esc.md(f'{u.op} {u.threshold_text}')}, run "
              f"{esc.md(u.run)}: **{u.note}**{fails if u.passed else ''}: "
              f"{esc.md(u.summary_text)}" for u in warn]
+    lines += [f"- ⚠️ drop check {esc.md(d.measure)}, run {esc.md(d.run)} against "
+              f"{esc.md(d.baseline)}: **{d.unjudged.note}**"
+              f"{fails if d.unjudged_failed else ''}: {esc.md(d.unjudged.reading_text)}"
+              for d in report.drops if d.run in runs and d.unjudged is not None
+              and d.unjudged.depends]
     return [*lines, ""] if lines else []
 
 

@@ -135,8 +135,9 @@ class Report:
 
     @property
     def unjudged_flips(self) -> int:
-        """Target decisions the unjudged documents could flip (their ``UnjudgedCheck.note``)."""
-        return sum(1 for u in self.unjudged if u.note)
+        """Target and drop decisions the unjudged documents could flip (their notes)."""
+        return sum(1 for u in self.unjudged if u.note) + sum(
+            1 for d in self.drops if d.unjudged is not None and d.unjudged.depends)
 
     @property
     def failed_checks(self) -> list[tuple[TargetRow, TargetCell]]:

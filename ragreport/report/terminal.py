@@ -91,7 +91,9 @@ def render_failures(report: Report) -> str:
         + f" (run {terminal_safe(repr(c.run))}{level})\n"
         for t, c in report.failed_checks
     ]
-    lines += [f"FAILED drop {terminal_safe(d.message)}\n" for d in report.drops if d.failed]
+    lines += [f"FAILED drop {terminal_safe(d.message)}"
+              f"{' (--unjudged fail)' if d.unjudged_failed else ''}\n"
+              for d in report.drops if d.failed]
     if report.slices is not None:  # --slices: a failed slice target names the slice
         lines += [
             f"FAILED slice {terminal_safe(repr(s.name))}: {terminal_safe(t.measure)}: "

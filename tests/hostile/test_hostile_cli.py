@@ -43,6 +43,14 @@ QRELS4 = QRELS + "q4 0 d1 1\nq4 0 d2 1\nq4 0 d3 0\n"
 T = '[targets]\n"RR" = 0.1\n'
 F = '[targets]\n"RR" = 0.99\n'
 DEPENDS = '[targets]\n"P@1" = "<= 0.5"\n'
+# a drop check that passes only as trec_eval reads unjudged documents: the baseline ranks an
+# unjudged document first in each of 30 queries, the candidate a judged non-relevant one
+DROP = {"q.txt": "".join(f"q{i} 0 rel 1\nq{i} 0 non 0\n" for i in range(30)),
+        "base.txt": "".join(f"q{i} Q0 u{i} 1 3 base\nq{i} Q0 rel 2 2 base\n" for i in range(30)),
+        "cand.txt": "".join(f"q{i} Q0 non 1 3 cand\nq{i} Q0 rel 2 2 cand\n" for i in range(30)),
+        "t.toml": '[targets]\n"P@1" = 0.0\n'}
+DROP_CHECK = ["check", "q.txt", "base.txt", "cand.txt", "--targets", "t.toml", "--max-drop",
+              "0.1", "--resamples", "2000", "--jobs", "1"]
 CHECK = ["check", "q.txt", "r.txt", "--targets", "t.toml", "--no-stats", "--jobs", "1"]
 WITH_T = {**BASE, "t.toml": T}
 # three existing outputs that a failing command must leave alone
@@ -226,6 +234,12 @@ CASES = [
     Case("unjudged-bad-config-value", CHECK, {**WITH_T, "ragreport.toml": 'unjudged = "strict"\n'},
          stderr=r"ragreport\.toml, line 1: unjudged: must be one of \"warn\", \"fail\", "
                 r"\"off\", got 'strict'"),
+    Case("unjudged-drop-warn-keeps-the-pass", DROP_CHECK, DROP, exit=0,
+         stdout=r"ok   P@1: run 'cand' .*; this pass depends on unjudged documents: with the "
+                r"unjudged documents read as relevant \(grade 1\) the delta is −1\.0000"),
+    Case("unjudged-drop-fail-fails-the-pass", [*DROP_CHECK, "--unjudged", "fail"], DROP,
+         exit=1, stdout=r"FAILED drop P@1: run 'cand' .*this pass depends on unjudged "
+                        r"documents.*\(--unjudged fail\)"),
     Case("unjudged-grade-below-the-relevance-level", [*CHECK, "-l", "2", "--unjudged-grade",
                                                       "1"], WITH_T,
          stderr=r"^ragreport: error: grade must be at least rel_level \(2\) to read an "

@@ -603,7 +603,7 @@ def test_drop_failure_in_status() -> None:
                           generated_at="2026-01-01T00:00:00Z")
     md = report.to_markdown()
     assert md.split("\n")[3] == "❌ **1 significant drop beyond 0.1**"
-    assert "| bad | RR | −0.6667 |" in md and "❌ fail |" in md
+    assert "| bad | RR | −0.6667 |" in md and "❌ fail ⚠️ depends on unjudged documents |" in md
 
 
 def test_breaks_count_toward_the_length_cap() -> None:

@@ -278,7 +278,7 @@ def test_markdown_targets_on_ci_and_drop_table() -> None:
     assert "| P@1 | &gt;= 0.6 (CI lower bound) |" in md
     assert f"{lower.shown} (mean 0.6667)" in md
     assert "| Run | Measure | Δ vs baseline | 95% CI of Δ | p, Holm | Result |" in md
-    assert "| b | P@1 | −0.3333 |" in md and "❌ fail |" in md
+    assert "| b | P@1 | −0.3333 |" in md and "❌ fail ⚠️ depends on unjudged documents |" in md
 
 
 def test_statistics_line_names_the_poisson_bootstrap() -> None:
