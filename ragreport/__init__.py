@@ -17,6 +17,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from .analysis.drift import judgments_sha256
+    from .analysis.labelqueue import LabelQueue, label_queue
     from .analysis.unjudged import UnjudgedBounds, unjudged_bounds
     from .core.engine import evaluate
     from .core.result import EvaluationResult
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from .measures import Measure, parse_measure, parse_measures
     from .report import InputFile, Report, build_report
     from .report.baseline import StoredBaseline, drift_checks, load_baseline_report
+    from .report.labelqueue import write_label_queue
     from .seed import RetrievalEvaluator, evaluate_multiple_queries
     from .settings import StatsSettings
 
@@ -72,20 +74,23 @@ _EXPORTS: dict[str, str] = {
     "judgments_sha256": "analysis.drift",
     "unjudged_bounds": "analysis.unjudged",
     "UnjudgedBounds": "analysis.unjudged",
+    "label_queue": "analysis.labelqueue",
+    "LabelQueue": "analysis.labelqueue",
+    "write_label_queue": "report.labelqueue",
     "evaluate_stream": "core.stream",
     "example_files": "examples",
     "StatsSettings": "settings",
 }
 
 __all__ = [
-    "ConfigError", "EvaluationResult", "Explorer", "InputError", "InputFile", "Measure",
-    "MeasureError", "Qrels", "RagReportError", "Report", "RetrievalEvaluator", "Run",
-    "StatsSettings", "StoredBaseline", "UnjudgedBounds",
-    "__version__", "build_report", "collect_run", "drift_checks", "evaluate",
-    "evaluate_multiple_queries", "evaluate_stream", "example_files", "judgments_sha256",
-    "load_baseline_report", "load_doc_map", "load_docs", "load_qrels", "load_queries",
-    "load_run", "load_slice_targets", "load_slices", "load_targets", "load_texts",
-    "parse_measure", "parse_measures", "unjudged_bounds", "write_run",
+    "ConfigError", "EvaluationResult", "Explorer", "InputError", "InputFile", "LabelQueue",
+    "Measure", "MeasureError", "Qrels", "RagReportError", "Report", "RetrievalEvaluator", "Run",
+    "StatsSettings", "StoredBaseline", "UnjudgedBounds", "__version__", "build_report",
+    "collect_run", "drift_checks", "evaluate", "evaluate_multiple_queries", "evaluate_stream",
+    "example_files", "judgments_sha256", "label_queue", "load_baseline_report", "load_doc_map",
+    "load_docs", "load_qrels", "load_queries", "load_run", "load_slice_targets", "load_slices",
+    "load_targets", "load_texts", "parse_measure", "parse_measures", "unjudged_bounds",
+    "write_label_queue", "write_run",
 ]
 
 

@@ -22,8 +22,8 @@ from ..data import FloatArray, IntArray, Qrels
 from ..errors import RagReportError
 from ..measures import Measure
 
-__all__ = ["UnjudgedBounds", "bounds_of", "filled_qrels", "filled_together", "unjudged_bounds",
-           "unjudged_documents"]
+__all__ = ["UnjudgedBounds", "bounds_of", "fill_grade", "filled_qrels", "filled_together",
+           "same_qrels", "unjudged_bounds", "unjudged_documents"]
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def bounds_of(judged: EvaluationResult, *, grade: float | None = None,
     :meth:`UnjudgedBounds.values`, such as the report's target checks.
     """
     ranking = _ranking(judged)
-    fill = _fill_grade(ranking.qrels, grade, judged.conventions.rel_level)
+    fill = fill_grade(ranking.qrels, grade, judged.conventions.rel_level)
     at, docs = unjudged_documents(judged)
     query_ids = _strings(judged.query_ids).take(at)
     filled = _evaluate_filled(judged, filled_qrels(ranking.qrels, query_ids, docs, fill),
@@ -156,9 +156,9 @@ def filled_together(results: Sequence[EvaluationResult], *, grade: float | None 
 
     rankings = [_ranking(r) for r in results]
     qrels = rankings[0].qrels
-    if any(not _same_qrels(qrels, rk.qrels) for rk in rankings[1:]):
+    if any(not same_qrels(qrels, rk.qrels) for rk in rankings[1:]):
         return None
-    fill = _fill_grade(qrels, grade, results[0].conventions.rel_level)
+    fill = fill_grade(qrels, grade, results[0].conventions.rel_level)
     pairs = []
     for r in results:
         at, docs = unjudged_documents(r)
@@ -172,7 +172,7 @@ def filled_together(results: Sequence[EvaluationResult], *, grade: float | None 
     return [_evaluate_filled(r, filled, measures, False) for r in results], fill
 
 
-def _same_qrels(a: Qrels, b: Qrels) -> bool:
+def same_qrels(a: Qrels, b: Qrels) -> bool:
     """The same judgments (the same object, or equal ids and grades)."""
     return a is b or (len(a.grades) == len(b.grades) and np.array_equal(a.grades, b.grades)
                       and _array(a.query_ids).equals(_array(b.query_ids))
@@ -252,7 +252,7 @@ def _array(values: Any) -> Any:
     return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
-def _fill_grade(qrels: Qrels, grade: float | None, rel_level: int) -> float:
+def fill_grade(qrels: Qrels, grade: float | None, rel_level: int) -> float:
     if grade is None:
         top = float(qrels.grades.max()) if len(qrels.grades) else 1.0
         return max(top, float(rel_level), 1.0)
