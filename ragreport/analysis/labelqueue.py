@@ -9,7 +9,9 @@ measure, the size of the change of the query's value when that document alone is
 relevant (at the fill grade), over the number of queries the run evaluated, summed. That is
 how far the run's interval moves at the trec_eval end if the document turns out relevant
 (up for precision; recall and nDCG can also go down, as the document joins their ideal
-ranking); a document the measures cannot see (a gain of 0) is never proposed. Each change
+ranking); a document whose judgment moves nothing (a gain of 0) is never proposed. Deeper
+unjudged documents can move recall and nDCG too (through their ideal ranking, as the
+unjudged bounds count them); they are proposed only when ``max_rank`` reaches them. Each change
 is computed exactly as the measure defines itself: every candidate is evaluated as a query
 of its own (its query's ranking, to the reach, with its query's judgments and the document
 filled), so recall and nDCG count the filled document in their ideal ranking too.

@@ -43,6 +43,7 @@ from .inputs import (
     wants_html,
     with_example,
 )
+from .labelqueue import cmd_label_queue
 from .report import PLOT_PRELOAD, report_for
 
 if TYPE_CHECKING:
@@ -327,7 +328,7 @@ def _path(value: Input | None) -> str | None:
 
 _COMMANDS: dict[str, Callable[[Options], int]] = {
     "evaluate": cmd_evaluate, "report": _cmd_report, "check": _cmd_check,
-    "notebook": _cmd_notebook, "config": _cmd_config}
+    "notebook": _cmd_notebook, "config": _cmd_config, "label-queue": cmd_label_queue}
 
 
 class Terminated(BaseException):
@@ -475,6 +476,7 @@ def _quiet_stdout() -> None:
 def _main(argv: list[str]) -> int:
     opts = parse_options(argv)
     if opts is None:
-        _say("ragreport: error: a command is required: evaluate, report, check, notebook or config")
+        _say("ragreport: error: a command is required: evaluate, report, check, label-queue, "
+             "notebook or config")
         return EXIT_BAD_INPUT
     return _COMMANDS[opts.command](opts)

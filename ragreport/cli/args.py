@@ -245,7 +245,8 @@ def _usage(command: str, runs: str) -> str:
 #: Each command's usage lines: QRELS and RUN are required, unless --example (or
 #: --per-query-in) stands for them.
 _USAGE = {"evaluate": _usage("evaluate", "RUN"), "report": _usage("report", "RUN [RUN ...]"),
-          "check": _usage("check", "RUN [RUN ...]")}
+          "check": _usage("check", "RUN [RUN ...]"),
+          "label-queue": _usage("label-queue", "RUN [RUN ...]")}
 
 #: Each command's examples, and what it writes.
 _EPILOG = {
@@ -267,6 +268,14 @@ ragreport-report.html in the working folder. Prints a summary.""",
 
 writes: only the files --html, --markdown and --json name (nothing by default); prints
 each check. Exit 0: every target and gate passed; 1: one failed; 2: an error.""",
+    "label-queue": """examples:
+  ragreport label-queue qrels.txt run.txt -o queue.jsonl --budget 200
+  ragreport label-queue qrels.txt a.txt b.txt --queries q.tsv --docs docs.jsonl \\
+      -o tasks.json --max-per-query 3                    # Label Studio's import format
+
+writes: the file -o names (JSONL, CSV or Label Studio JSON, by its suffix or --format):
+the unjudged (query, document) pairs whose judgment moves the target measures' means the
+most, best first, with the query text and the passage. Prints how many were written.""",
 }
 
 
@@ -302,9 +311,47 @@ def build_parser() -> argparse.ArgumentParser:
                             usage=_USAGE[name], epilog=_EPILOG[name],
                             formatter_class=argparse.RawDescriptionHelpFormatter)
         _add_report_options(_add_inputs(rp, many_runs=True))
+    _add_label_queue_parser(sub)
     _add_notebook_parser(sub)
     _add_config_parser(sub)
     return parser
+
+
+def _add_label_queue_parser(sub: Any) -> None:
+    helptext = "write the unjudged pairs to judge next (JSONL, CSV or Label Studio)"
+    lq = sub.add_parser("label-queue", help=helptext,
+                        description=helptext[0].upper() + helptext[1:],
+                        usage=_USAGE["label-queue"], epilog=_EPILOG["label-queue"],
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = _add_inputs(lq, many_runs=True)
+    i = g["inputs"]
+    i.add_argument("--queries", default=None, metavar="FILE",
+                   help="query texts (TSV, JSONL or Parquet), written beside each pair")
+    i.add_argument("--docs", default=None, metavar="FILE",
+                   help="document texts (TSV, JSONL or Parquet), written beside each pair")
+    i.add_argument("--name", action="append", default=None, dest="names", metavar="NAME",
+                   help="run name, repeatable, in the order of the runs")
+    t = g["targets and gates"]
+    t.add_argument("--targets", default=None, metavar="FILE",
+                   help="TOML targets file: its measures are the gated ones (default as for "
+                        "report; -m overrides)")
+    t.add_argument("--budget", type=_positive, default=200, metavar="N",
+                   help="at most N pairs (default 200)")
+    t.add_argument("--max-per-query", type=_positive, default=None, metavar="N",
+                   help="at most N pairs per query")
+    t.add_argument("--max-rank", type=_positive, default=None, metavar="N",
+                   help="look for unjudged documents down to rank N (default: the measures' "
+                        "largest cutoff; 20 when one has none, such as RR or AP)")
+    t.add_argument("--unjudged-grade", type=_number_in(0.0, 1e12, low_open=True),
+                   default=None, metavar="G",
+                   help="the grade a judged-relevant document is assumed to get (default: "
+                        "the largest grade in the qrels)")
+    o = g["outputs"]
+    o.add_argument("-o", "--output", default=None, metavar="PATH",
+                   help="where to write the queue ('-': standard output, as JSONL); required")
+    o.add_argument("--format", default=None, dest="queue_format",
+                   choices=("jsonl", "csv", "label-studio"),
+                   help="the file's format (default: by its suffix: .jsonl, .csv, .json)")
 
 
 def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -356,7 +403,7 @@ def _add_config_parser(sub: Any) -> None:
                "writes: nothing; prints the configuration as TOML.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     cf.add_argument("config_for", nargs="?", default="report", metavar="COMMAND",
-                    choices=("evaluate", "report", "check", "notebook"),
+                    choices=("evaluate", "report", "check", "label-queue", "notebook"),
                     help="the command whose configuration is shown (default: report)")
     cf.add_argument("config_args", nargs=argparse.REMAINDER, metavar="OPTIONS",
                     help="the command's options, as they would be given to it")

@@ -94,6 +94,11 @@ class Options:
     target_level: str = "chunk"
     unjudged: str = "warn"
     unjudged_grade: float | None = None
+    # ---- label-queue
+    budget: int = 200
+    max_per_query: int | None = None
+    max_rank: int | None = None
+    queue_format: str | None = None
     allow_drift: bool = False
     max_query_drift: float | None = None
     min_judged_ratio: float | None = None

@@ -1,0 +1,70 @@
+"""``ragreport label-queue``: the unjudged (query, document) pairs to judge next, written for
+the people who judge (:mod:`ragreport.analysis.labelqueue`, :mod:`ragreport.report.labelqueue`)."""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import RagReportError
+from .args import EXIT_OK
+from .config import Options
+from .inputs import (
+    check_columns,
+    columns_kwarg,
+    eval_kwargs,
+    fractional_kwarg,
+    materialized,
+    with_example,
+)
+
+__all__ = ["cmd_label_queue"]
+
+
+def cmd_label_queue(opts: Options) -> int:
+    """Evaluate the runs, build the queue for the target measures (or ``-m``), write it."""
+    from ..analysis.labelqueue import label_queue_of, with_texts
+    from ..core.engine import evaluate
+    from ..io import load_docs, load_qrels, load_queries, load_run
+    from ..io.targets import load_targets
+    from ..measures import normalize_measures
+    from ..report.labelqueue import queue_format, write_label_queue
+    from ..textout import terminal_safe
+    from .resolve import reserved_keys
+
+    if opts.example:
+        opts = with_example(opts)
+    if not opts.qrels or not opts.runs:
+        raise RagReportError("label-queue needs QRELS and at least one RUN (or --example)")
+    if opts.output is None:
+        raise RagReportError("label-queue needs -o/--output PATH (or output = \"PATH\" in the "
+                             "configuration file)")
+    if opts.doc_map is not None:
+        raise RagReportError("label-queue does not take --doc-map (judge the chunks)")
+    if len(opts.names) > len(opts.runs):
+        raise RagReportError(f"--name given {len(opts.names)} times for {len(opts.runs)} runs")
+    fmt = queue_format(opts.output, opts.queue_format if opts.queue_format is not None
+                       or opts.output != "-" else "jsonl")  # a bad suffix: before any work
+    given = [str(p) for p in (opts.qrels, *opts.runs, opts.queries, opts.docs, opts.targets)
+             if p is not None and p != "-"]
+    opts = materialized(opts, ("qrels", "runs", "queries", "docs"))
+    check_columns(opts)
+    measures = normalize_measures(list(opts.measures)) if opts.measures is not None else \
+        list(dict.fromkeys(t.measure for t in load_targets(opts.targets, skip=reserved_keys())))
+    qrels = load_qrels(opts.qrels, **fractional_kwarg(opts), **columns_kwarg(opts, opts.qrels))
+    kwargs = eval_kwargs(opts)
+    results = []
+    for i, path in enumerate(opts.runs):
+        r = evaluate(qrels, load_run(path, **columns_kwarg(opts, path)), measures, **kwargs)
+        results.append(r.replace(run_name=opts.names[i]) if i < len(opts.names) else r)
+    queue = label_queue_of(results, measures, budget=opts.budget,
+                           per_query=opts.max_per_query, grade=opts.unjudged_grade,
+                           max_rank=opts.max_rank)
+    texts = {q: t for r in results for q, t in r.query_texts.items()}
+    queue = with_texts(queue, texts | (load_queries(opts.queries) if opts.queries else {}),
+                       load_docs(opts.docs) if opts.docs else None)
+    write_label_queue(queue, opts.output, fmt, inputs=given)
+    where = "standard output" if opts.output == "-" else terminal_safe(str(opts.output))
+    sys.stderr.write(f"wrote {len(queue)} of {queue.useful} pairs that move "
+                     f"{', '.join(queue.measures)} ({queue.candidates} unjudged within reach) "
+                     f"to {where} ({fmt})\n")
+    return EXIT_OK
