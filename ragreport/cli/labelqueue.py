@@ -35,21 +35,23 @@ def cmd_label_queue(opts: Options) -> int:
         opts = with_example(opts)
     if not opts.qrels or not opts.runs:
         raise RagReportError("label-queue needs QRELS and at least one RUN (or --example)")
-    if opts.output is None:
+    output = opts.output
+    if output is None:
         raise RagReportError("label-queue needs -o/--output PATH (or output = \"PATH\" in the "
                              "configuration file)")
     if opts.doc_map is not None:
         raise RagReportError("label-queue does not take --doc-map (judge the chunks)")
     if len(opts.names) > len(opts.runs):
         raise RagReportError(f"--name given {len(opts.names)} times for {len(opts.runs)} runs")
-    fmt = queue_format(opts.output, opts.queue_format if opts.queue_format is not None
-                       or opts.output != "-" else "jsonl")  # a bad suffix: before any work
+    fmt = queue_format(output, opts.queue_format if opts.queue_format is not None
+                       or output != "-" else "jsonl")  # a bad suffix: before any work
     given = [str(p) for p in (opts.qrels, *opts.runs, opts.queries, opts.docs, opts.targets)
              if p is not None and p != "-"]
     opts = materialized(opts, ("qrels", "runs", "queries", "docs"))
     check_columns(opts)
     measures = normalize_measures(list(opts.measures)) if opts.measures is not None else \
-        list(dict.fromkeys(t.measure for t in load_targets(opts.targets, skip=reserved_keys())))
+        list(dict.fromkeys(t.measure for t in load_targets(
+            None if opts.targets is None else str(opts.targets), skip=reserved_keys())))
     qrels = load_qrels(opts.qrels, **fractional_kwarg(opts), **columns_kwarg(opts, opts.qrels))
     kwargs = eval_kwargs(opts)
     results = []
@@ -62,8 +64,8 @@ def cmd_label_queue(opts: Options) -> int:
     texts = {q: t for r in results for q, t in r.query_texts.items()}
     queue = with_texts(queue, texts | (load_queries(opts.queries) if opts.queries else {}),
                        load_docs(opts.docs) if opts.docs else None)
-    write_label_queue(queue, opts.output, fmt, inputs=given)
-    where = "standard output" if opts.output == "-" else terminal_safe(str(opts.output))
+    write_label_queue(queue, output, fmt, inputs=given)
+    where = "standard output" if output == "-" else terminal_safe(output)
     sys.stderr.write(f"wrote {len(queue)} of {queue.useful} pairs that move "
                      f"{', '.join(queue.measures)} ({queue.candidates} unjudged within reach) "
                      f"to {where} ({fmt})\n")
