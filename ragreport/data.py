@@ -106,9 +106,17 @@ class Qrels(_Rows):
     (``1.7`` is 1), unless asked to keep fractional grades (``fractional_grades=True``).
     A query listed with an empty list of judgments judges nothing: it has no row and is not
     a qrels query (as in pytrec_eval).
+
+    Qrels that say who judged (:mod:`ragreport.io.judgments`) hold one judgment per (query,
+    document), chosen by :attr:`rule`: :attr:`sources` is the source of each row and
+    :attr:`judgments` every judgment read (with its source), in input order. Without
+    sources all three are None.
     """
 
     grades: FloatArray = field(default_factory=lambda: np.zeros(0))
+    sources: Any = None  # pyarrow string array: the source of each row
+    judgments: Qrels | None = None
+    rule: str | None = None
 
     @property
     def n_queries(self) -> int:

@@ -133,7 +133,7 @@ def _finish(cols: Columns, source: str, kind: str, file_lines: bool) -> tuple[An
 
 
 def load_qrels(qrels: Any, *, format: str = "auto", fractional_grades: bool = False,
-               columns: Any = None) -> Qrels:
+               columns: Any = None, judgment_rule: str = "human-first") -> Qrels:
     """Read relevance judgments from a path or a Python object.
 
     Parameters
@@ -157,6 +157,11 @@ def load_qrels(qrels: Any, *, format: str = "auto", fractional_grades: bool = Fa
         For tables: the columns to read, ``{"qid": ..., "docid": ..., "relevance": ...}``
         (or ``"qid=query-id,docid=corpus-id,relevance=score"``; ``score`` names the grade
         column too when ``relevance`` is not given); by default found from the common layouts.
+        ``source`` names the column saying who judged (found by that name by default).
+    judgment_rule : {"human-first", "latest"}
+        With sources (a ``source`` column or JSONL field: :mod:`ragreport.io.judgments`), the
+        judgment used where a (query, document) is judged more than once: the latest
+        ``human`` one, else the latest (default); or the latest whoever gave it.
 
     Raises
     ------
@@ -171,6 +176,9 @@ def load_qrels(qrels: Any, *, format: str = "auto", fractional_grades: bool = Fa
     """
     _check_format(format)
     fractional = _check_fractional(fractional_grades)
+    from .judgments import check_rule, resolve
+
+    rule = check_rule(judgment_rule)
     if isinstance(qrels, Qrels):
         return qrels
     if isinstance(qrels, Run):
@@ -179,12 +187,13 @@ def load_qrels(qrels: Any, *, format: str = "auto", fractional_grades: bool = Fa
     shown = f"qrels ({type(qrels).__name__})"
     qrels, table = _table_object(qrels)
     if table:
-        return qrels_table(qrels, source=shown, columns=mapping, fractional=fractional)
+        return qrels_table(qrels, source=shown, columns=mapping, fractional=fractional,
+                           rule=rule)
     if is_input(qrels):
         src = read_once(qrels)
         path = str(src)
         if format == "parquet" or (format == "auto" and is_parquet(src)):
-            return qrels_table(src, columns=mapping, fractional=fractional)
+            return qrels_table(src, columns=mapping, fractional=fractional, rule=rule)
         _no_columns(mapping, path)
         fast = _trec_file(src, "qrels", format, fractional)
         if fast is not None:
@@ -199,17 +208,20 @@ def load_qrels(qrels: Any, *, format: str = "auto", fractional_grades: bool = Fa
         if fmt == "beir":
             from .trec import parse_beir_qrels
 
-            qids, docs, grades, lines = parse_beir_qrels(data, path, fractional)
-            return Qrels(qids, docs, path, lines, grades)
+            qids, docs, grades, lines, sources = parse_beir_qrels(data, path, fractional)
+            read = Qrels(qids, docs, path, lines, grades)
+            return read if sources is None else resolve(read, sources, rule)
         cols = from_jsonl(data, "qrels", path, fractional=fractional)
         qids, docs, grades, lines = _finish(cols, path, "qrels", True)
-        return Qrels(qids, docs, path, lines if lines is not None and lines.all() else None,
+        read = Qrels(qids, docs, path, lines if lines is not None and lines.all() else None,
                      grades)
+        return read if not cols.sources else resolve(read, cols.sources, rule)
     source = shown
     _no_columns(mapping, source)
     cols = from_object(qrels, "qrels", source, fractional=fractional)
     qids, docs, grades, _ = _finish(cols, source, "qrels", False)
-    return Qrels(qids, docs, source, None, grades)
+    read = Qrels(qids, docs, source, None, grades)
+    return read if not cols.sources else resolve(read, cols.sources, rule)
 
 
 def load_run(run: Any, *, format: str = "auto", name: str | None = None,

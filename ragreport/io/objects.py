@@ -42,6 +42,8 @@ class Columns:
     seen: dict[str, str] = field(default_factory=dict)
     """Query id -> where it was listed (``line 3``, ``record 0``, ``key 'q1'``)."""
     latency_ms: dict[str, float] = field(default_factory=dict)
+    sources: list[Any] = field(default_factory=list)
+    """Who judged each row (a qrels record's ``source``); empty when no record says."""
     """Query id -> the retriever's time in milliseconds (a run record's ``latency_ms``)."""
 
 
@@ -324,7 +326,13 @@ def add_record(cols: Columns, record: Any, index: int, kind: str, source: str,
             raise InputError(f"record for query {qid!r} has no {key!r} field "
                              f"(keys: {', '.join(map(str, record))})", source, line)
         key = found
+    before = len(cols.qids)
+    if kind == "qrels" and "source" in record:  # one record per query and source: allowed
+        cols.seen.pop(qid, None)
     add_entries(cols, qid, record[key], kind, source, line, place, fractional)
+    if kind == "qrels" and ("source" in record or cols.sources):
+        cols.sources += [None] * (before - len(cols.sources))  # rows of earlier records
+        cols.sources += [record.get("source")] * (len(cols.qids) - before)
     if kind == "run" and "latency_ms" in record:  # written by ragreport.collect_run
         cols.latency_ms[qid] = read_latency(record["latency_ms"], qid, source, line)
 

@@ -55,8 +55,9 @@ _KEYS = {"qid": "qid", "query_id": "qid", "query": "qid",
          "docid": "docid", "doc_id": "docid", "doc": "docid",
          "score": "score",
          "relevance": "relevance", "rel": "relevance", "grade": "relevance",
-         "id": "id", "text": "text", "title": "title"}
-_KEYS_SHOWN = "qid, docid, score, relevance (or rel), and for texts id, text, title"
+         "id": "id", "text": "text", "title": "title", "source": "source"}
+_KEYS_SHOWN = ("qid, docid, score, relevance (or rel), source (who judged), and for texts id, "
+               "text, title")
 
 
 def _norm(name: str) -> str:
@@ -236,7 +237,7 @@ def _refuse_scores_as_grades(table: TableInput, column: str, qids: Any, docs: An
 
 
 def qrels_table(obj: Any, *, source: str | None = None, columns: Mapping[str, str] | None = None,
-                fractional: bool = False) -> Qrels:
+                fractional: bool = False, rule: str = "human-first") -> Qrels:
     """:class:`~ragreport.data.Qrels` from a table (see :func:`table_input`).
 
     >>> import pyarrow as pa
@@ -247,7 +248,38 @@ def qrels_table(obj: Any, *, source: str | None = None, columns: Mapping[str, st
     """
     table = table_input(obj, "qrels", source)
     qids, docs, grades, _ = _rows_for(table, "qrels", columns, fractional)
-    return Qrels(qids, docs, table.source, TableRows(len(qids)), grades)
+    qrels = Qrels(qids, docs, table.source, TableRows(len(qids)), grades)
+    labels = _source_column(table, columns)
+    if labels is None:
+        return qrels
+    from .judgments import resolve
+
+    return resolve(qrels, labels, rule)
+
+
+def _source_column(table: TableInput, columns: Mapping[str, str] | None) -> Any:
+    """The qrels' ``source`` column (who judged; :mod:`ragreport.io.judgments`) as a pyarrow
+    string array, None when there is none."""
+    import pyarrow as pa
+
+    name = (columns or {}).get("source") or next(
+        (n for n in table.names if _norm(n) == "source"), None)
+    if name is None:
+        return None
+    if name not in table.names:
+        raise InputError(f"no column {name!r} (source=) among {', '.join(table.names)}",
+                         table.source)
+    col = table.get(name)
+    if not isinstance(col, (pa.Array, pa.ChunkedArray)):
+        col = pa.array(list(col), from_pandas=True)
+    col = contiguous(col) if isinstance(col, pa.ChunkedArray) else col
+    if pa.types.is_dictionary(col.type):
+        col = col.cast(col.type.value_type)
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
+            or pa.types.is_null(col.type)):
+        raise InputError(f"the source column {name!r} must hold text labels (human, "
+                         f"llm:<name>...), got {col.type}", table.source)
+    return col.cast(pa.string())
 
 
 def run_table(obj: Any, *, source: str | None = None, columns: Mapping[str, str] | None = None,

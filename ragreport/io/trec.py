@@ -392,19 +392,25 @@ BEIR_GRADE = (b"score", b"relevance", b"rel", b"grade", b"label")
 
 def is_beir_header(line: bytes) -> bool:
     """Whether ``line`` is exactly a BEIR qrels header (``query-id<TAB>corpus-id<TAB>score``
-    or a usual variant of those three names); ids that merely look like names do not count.
+    or a usual variant of those three names, optionally then ``source``); ids that merely
+    look like names do not count.
 
     >>> is_beir_header(b"query-id\\tcorpus-id\\tscore\\r"), is_beir_header(b"qid\\t0\\td1\\t1")
     (True, False)
+    >>> is_beir_header(b"query-id\\tcorpus-id\\tscore\\tsource")
+    True
     """
     fields = line.rstrip(b"\r\n").strip(b" ").lower().split(b"\t")
+    if len(fields) == 4 and fields[3].strip() == b"source":
+        fields = fields[:3]
     return len(fields) == 3 and fields[0].strip() in BEIR_QUERY \
         and fields[1].strip() in BEIR_DOC and fields[2].strip() in BEIR_GRADE
 
 
-def parse_beir_qrels(data: bytes, source: str,
-                     fractional: bool = False) -> tuple[Any, Any, np.ndarray, IntArray]:
-    """BEIR qrels TSV: a header line (``query-id corpus-id score``) then one judgment a line."""
+def parse_beir_qrels(data: bytes, source: str, fractional: bool = False
+                     ) -> tuple[Any, Any, np.ndarray, IntArray, list[str] | None]:
+    """BEIR qrels TSV: a header line (``query-id corpus-id score``, and optionally a fourth
+    column ``source``: who judged) then one judgment a line; the sources (None without)."""
     import pyarrow as pa
 
     qids: list[str] = []
@@ -412,6 +418,9 @@ def parse_beir_qrels(data: bytes, source: str,
     vals: list[float] = []
     lines: list[int] = []
     rows = data.split(b"\n")
+    header = rows[0].decode("utf-8", "replace").rstrip("\r").split("\t")
+    with_source = len(header) >= 4 and header[3].strip().lower() == "source"
+    sources: list[str] = []
     for no, raw in enumerate(rows[1:], start=2):
         try:
             line = raw.decode("utf-8")
@@ -421,10 +430,10 @@ def parse_beir_qrels(data: bytes, source: str,
         if not line.strip():
             continue
         fields = line.rstrip("\r").split("\t")
-        if len(fields) < 3:
+        if len(fields) < 3 + with_source:
             raise InputError(
-                f"expected 3 tab-separated fields (query-id corpus-id score), got {len(fields)}",
-                source, no)
+                f"expected {3 + with_source} tab-separated fields (query-id corpus-id score"
+                f"{' source' if with_source else ''}), got {len(fields)}", source, no)
         try:
             value = parse_grade(fields[2].strip(), fractional)
         except NumberError as exc:
@@ -433,7 +442,10 @@ def parse_beir_qrels(data: bytes, source: str,
         docs.append(fields[1].strip())
         vals.append(value)
         lines.append(no)
+        if with_source:
+            sources.append(fields[3])
     if not qids:
         raise InputError("the file is empty (no data lines)", source)
     return (pa.array(qids, pa.string()), pa.array(docs, pa.string()),
-            np.asarray(vals, dtype=np.float64), np.asarray(lines, dtype=np.int64))
+            np.asarray(vals, dtype=np.float64), np.asarray(lines, dtype=np.int64),
+            sources if with_source else None)

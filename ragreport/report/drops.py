@@ -72,9 +72,8 @@ def drop_checks(results: Sequence[EvaluationResult], base: PerQueryValues,
         by_policy = u is not None and u.depends and not failed and unjudged == "fail"
         msg = _message(c, base.run_name, adj, r, info, max_drop, significant)
         out.append(DropCheck(c.run, base.run_name, str(c.measure), c.delta, c.lo, c.hi, adj,
-                             max_drop, significant, failed or by_policy,
-                             msg + (f"; {u.text}" if u is not None and u.depends else ""),
-                             r, u, by_policy))
+                             max_drop, significant, failed or by_policy, msg, r, u,
+                             by_policy))
     return out
 
 

@@ -73,8 +73,10 @@ def render_terminal(report: Report) -> str:
         lines += _document_lines(report, report.document)
     if report.drops:
         lines += ["", f"Drop checks (max drop {report.drops[0].max_drop:g})"]
-        lines += [("FAIL " if d.failed else "ok   ") + terminal_safe(d.message)
-                  for d in report.drops]
+        for d in report.drops:
+            lines.append(("FAIL " if d.failed else "ok   ") + terminal_safe(d.message))
+            if d.unjudged is not None and d.unjudged.depends:
+                lines.append(f"     WARNING {terminal_safe(d.unjudged.text)}")
     lines += _slice_lines(report)
     return "\n".join(lines) + "\n"
 
@@ -92,7 +94,8 @@ def render_failures(report: Report) -> str:
         for t, c in report.failed_checks
     ]
     lines += [f"FAILED drop {terminal_safe(d.message)}"
-              f"{' (--unjudged fail)' if d.unjudged_failed else ''}\n"
+              + (f"; {terminal_safe(d.unjudged.text)} (--unjudged fail)"
+                 if d.unjudged_failed and d.unjudged is not None else "") + "\n"
               for d in report.drops if d.failed]
     if report.slices is not None:  # --slices: a failed slice target names the slice
         lines += [

@@ -410,6 +410,8 @@ def _strip(doc: dict[str, Any]) -> dict[str, Any]:
             q.pop("relevant_below")
             q.pop("tie_ranges")
             q.pop("unjudged_ranges")
+    for d in doc["drops"]:
+        d.pop("unjudged")
     return doc
 
 

@@ -235,8 +235,9 @@ CASES = [
          stderr=r"ragreport\.toml, line 1: unjudged: must be one of \"warn\", \"fail\", "
                 r"\"off\", got 'strict'"),
     Case("unjudged-drop-warn-keeps-the-pass", DROP_CHECK, DROP, exit=0,
-         stdout=r"ok   P@1: run 'cand' .*; this pass depends on unjudged documents: with the "
-                r"unjudged documents read as relevant \(grade 1\) the delta is −1\.0000"),
+         stdout=r"ok   P@1: run 'cand' .*\n     WARNING this pass depends on unjudged "
+                r"documents: with the unjudged documents read as relevant \(grade 1\) the "
+                r"delta is −1\.0000"),
     Case("unjudged-drop-fail-fails-the-pass", [*DROP_CHECK, "--unjudged", "fail"], DROP,
          exit=1, stdout=r"FAILED drop P@1: run 'cand' .*this pass depends on unjudged "
                         r"documents.*\(--unjudged fail\)"),
