@@ -180,6 +180,10 @@ def _add_inputs(p: argparse.ArgumentParser, many_runs: bool,
     _add_compat(c)
     c.add_argument("--no-relevant", choices=("zero", "skip", "raise"), default="zero",
                    help="queries without a relevant document: score 0 (default), skip, or error")
+    c.add_argument("--judgment-rule", choices=("human-first", "latest"), default="human-first",
+                   help="qrels that say who judged (a source column or field): the judgment "
+                        "used for a pair judged more than once: the latest human one, else "
+                        "the latest (human-first, the default), or the latest (latest)")
     c.add_argument("--keep-first-duplicate", action="store_true",
                    help="keep the first occurrence of a document repeated in a query "
                         "(default: error)")

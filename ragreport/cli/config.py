@@ -59,6 +59,7 @@ class Options:
     order: str | None = None
     no_relevant: str = "zero"
     keep_first_duplicate: bool = False
+    judgment_rule: str = "human-first"
     compat: str | None = None
     ignore_identical_ids: bool | None = None
     score_precision: str | None = None

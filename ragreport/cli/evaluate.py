@@ -22,6 +22,7 @@ from .inputs import (
     fractional_kwarg,
     is_irds,
     materialized,
+    rule_kwarg,
     skip_pandas_interop,
     with_example,
 )
@@ -62,12 +63,13 @@ def cmd_evaluate(opts: Options) -> int:
     if opts.columns:
         from ..io import load_qrels, load_run
 
-        qrels = load_qrels(qrels, **fractional_kwarg(opts), **columns_kwarg(opts, qrels))
+        qrels = load_qrels(qrels, **fractional_kwarg(opts), **columns_kwarg(opts, qrels),
+                           **rule_kwarg(opts))
         run = load_run(run, **columns_kwarg(opts, run))
-    elif opts.per_query_out is not None:  # read here: its judgments' fingerprint is written
-        from ..io import load_qrels
+    elif opts.per_query_out is not None or rule_kwarg(opts):  # read here (the judgments'
+        from ..io import load_qrels  # fingerprint is written; the rule is the reader's)
 
-        qrels = load_qrels(qrels, **fractional_kwarg(opts))
+        qrels = load_qrels(qrels, **fractional_kwarg(opts), **rule_kwarg(opts))
     result = evaluate(qrels, run, measures, **eval_kwargs(opts))
     if opts.name is not None:
         result = result.replace(run_name=escape_undecodable(opts.name))
@@ -151,7 +153,12 @@ def _stream_evaluate(opts: Options, measures: Sequence[str] | None,
     if given[0] == "-" and given[1] == "-":
         raise RagReportError("standard input ('-') can be read for one input only, got it "
                              "for 2 inputs")
-    res = evaluate_stream(given[0], given[1], measures, **eval_kwargs(opts))
+    qrels: Any = given[0]
+    if rule_kwarg(opts):  # the qrels are read whole anyway: with the rule asked for
+        from ..io import load_qrels
+
+        qrels = load_qrels(qrels, **fractional_kwarg(opts), **rule_kwarg(opts))
+    res = evaluate_stream(qrels, given[1], measures, **eval_kwargs(opts))
     if opts.format == "json":
         out = json.dumps({"schema": "ragreport.evaluate/1", "run": res.run_name,
                           "queries": res.n_queries, "k_max": res.k_max, "means": res.means(),

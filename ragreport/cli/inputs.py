@@ -136,6 +136,11 @@ def fractional_kwarg(opts: Options) -> dict[str, Any]:
     return {"fractional_grades": True} if opts.fractional_grades else {}
 
 
+def rule_kwarg(opts: Options) -> dict[str, Any]:
+    """``judgment_rule=`` for the qrels reader when ``--judgment-rule`` is not the default."""
+    return {} if opts.judgment_rule == "human-first" else {"judgment_rule": opts.judgment_rule}
+
+
 def columns_kwarg(opts: Options, path: Any) -> dict[str, Any]:
     """``columns=`` for the reader of ``path`` when it is a Parquet file and ``--columns``
     is given (:func:`check_columns` has checked it): the entries naming one of its columns

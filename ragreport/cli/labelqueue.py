@@ -14,6 +14,7 @@ from .inputs import (
     eval_kwargs,
     fractional_kwarg,
     materialized,
+    rule_kwarg,
     with_example,
 )
 
@@ -52,7 +53,8 @@ def cmd_label_queue(opts: Options) -> int:
     measures = normalize_measures(list(opts.measures)) if opts.measures is not None else \
         list(dict.fromkeys(t.measure for t in load_targets(
             None if opts.targets is None else str(opts.targets), skip=reserved_keys())))
-    qrels = load_qrels(opts.qrels, **fractional_kwarg(opts), **columns_kwarg(opts, opts.qrels))
+    qrels = load_qrels(opts.qrels, **fractional_kwarg(opts), **columns_kwarg(opts, opts.qrels),
+                       **rule_kwarg(opts))
     kwargs = eval_kwargs(opts)
     results = []
     for i, path in enumerate(opts.runs):

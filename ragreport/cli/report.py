@@ -23,6 +23,7 @@ from .inputs import (
     fractional_kwarg,
     is_irds,
     materialized,
+    rule_kwarg,
     skip_pandas_interop,
     wants_html,
 )
@@ -305,7 +306,8 @@ def _report_from(opts: Options, hashing: Any, workers: Workers) -> Report:
     skip_pandas_interop()
     targets = load_targets(_targets_file(opts), skip=reserved_keys())
     stored = _load_stored_baseline(opts)
-    qrels = load_qrels(opts.qrels, **fractional_kwarg(opts), **columns_kwarg(opts, opts.qrels))
+    qrels = load_qrels(opts.qrels, **fractional_kwarg(opts), **columns_kwarg(opts, opts.qrels),
+                       **rule_kwarg(opts))
     if wants_html(opts) and workers.jobs == 1:
         # no worker process draws the plots: import matplotlib here while the runs are
         # parsed (pyarrow's reader runs without the GIL meanwhile)

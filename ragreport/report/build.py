@@ -260,7 +260,7 @@ def build_report(
         pr_curve=_pr_curve(results, targets if chunk_targets else (), stored),
         judged_at_k=_judged_at_k(results, k_worst) if per_query else None,
         latency=run_latencies(results), unjudged_policy=unjudged,
-        rankings=all(r.has_rankings for r in results),
+        rankings=all(r.has_rankings for r in results), judgments=sections.judgment_sources(first),
         document=None if doc_results is None else document_report(
             results, doc_results, measures, families, k_max, means, doc_cis, target_level,
             worst, wm, per_query, () if chunk_targets else targets),

@@ -28,6 +28,7 @@ __all__ = [
     "DropCheck",
     "DropUnjudged",
     "InputFile",
+    "JudgmentSources",
     "PRCurve",
     "QueryDetail",
     "RankRow",
@@ -349,6 +350,33 @@ class Verdict:
     def nothing_checked(self) -> bool:
         """No target, slice target or drop check at all."""
         return not (self.checks or self.slice_checks or self.drops)
+
+
+@dataclass(frozen=True)
+class JudgmentSources:
+    """Who judged (qrels with sources: :mod:`ragreport.io.judgments`): the judgments used
+    per source (most first), how many were read, the pairs judged more than once, and the
+    rule that chose one per pair."""
+
+    rule: str
+    used: dict[str, int]
+    read: int
+    several: int
+
+    @property
+    def text(self) -> str:
+        """One line in words (plain text: the labels are the user's; escape where shown).
+
+        >>> JudgmentSources("human-first", {"llm:x": 3, "human": 1}, 6, 1).text.split("; ")
+        ['3 llm:x, 1 human (4 used of 6 read', '1 pair judged more than once, the latest human \
+judgment used, else the latest)']
+        """
+        rule = ("the latest human judgment used, else the latest" if self.rule == "human-first"
+                else "the latest judgment used")
+        parts = ", ".join(f"{n:,} {label}" for label, n in self.used.items())
+        pairs = f"{self.several:,} pair{'s' if self.several != 1 else ''}"
+        return (f"{parts} ({sum(self.used.values()):,} used of {self.read:,} read; {pairs} "
+                f"judged more than once, {rule})")
 
 
 @dataclass(frozen=True)

@@ -171,10 +171,7 @@ def report_json(report: Report) -> dict[str, Any]:
         "worst_queries": _worst_json(report),
     }
     doc["ties"], doc["unjudged"] = _ties_json(report), _unjudged_json(report)
-    if report.latency:  # runs that carry their retriever's time per query (collect_run)
-        doc["latency"] = {t.run: {"queries": t.queries, "p50_ms": t.p50_ms,
-                                  "p95_ms": t.p95_ms, "max_ms": t.max_ms,
-                                  "shown": list(t.texts)} for t in report.latency}
+    doc |= _judgments_and_latency(report)
     if not report.rankings:  # built from per-query results (ragreport.core.perquery)
         doc["rankings"] = False
     if report.judged_at_k is not None:  # with --per-query: what --baseline-report checks
@@ -214,6 +211,21 @@ def _ties_json(report: Report) -> list[dict[str, Any]]:
         if report.per_query:
             row["dependent_queries"] = {q: list(v) for q, v in t.dependent_queries.items()}
         out.append(row)
+    return out
+
+
+def _judgments_and_latency(report: Report) -> dict[str, Any]:
+    """``judgments``: who judged, when the qrels say (:mod:`ragreport.io.judgments`);
+    ``latency``: the runs that carry their retriever's time per query (collect_run)."""
+    out: dict[str, Any] = {}
+    j = report.judgments
+    if j is not None:
+        out["judgments"] = {"rule": j.rule, "used": j.used, "read": j.read,
+                            "judged_more_than_once": j.several}
+    if report.latency:
+        out["latency"] = {t.run: {"queries": t.queries, "p50_ms": t.p50_ms,
+                                  "p95_ms": t.p95_ms, "max_ms": t.max_ms,
+                                  "shown": list(t.texts)} for t in report.latency}
     return out
 
 

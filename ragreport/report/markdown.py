@@ -161,6 +161,8 @@ def _render(report: Report, opts: Opts, notice: str) -> str:
     if opts.pr and report.pr_curve is not None:
         lines += pr_section(report, runs, run_names)
     lines += _health_line(report, runs, run_names)
+    if report.judgments is not None:
+        lines += [f"**Judgments:** {esc.md(report.judgments.text)}.", ""]
     if opts.extras:
         lines += _extras(report, esc)
     return "\n".join(lines)

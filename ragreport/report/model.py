@@ -27,6 +27,7 @@ from .cells import (
     Distribution,
     DropCheck,
     InputFile,
+    JudgmentSources,
     PRCurve,
     RunHealth,
     StatsInfo,
@@ -81,6 +82,8 @@ class Report:
     unjudged: list[UnjudgedCheck] = field(default_factory=list)
     """Each target measure of each run through its unjudged documents (see
     :func:`ragreport.analysis.unjudged_checks.unjudged_checks`)."""
+    judgments: JudgmentSources | None = None
+    """Who judged, when the qrels say (their sources), else None."""
     unjudged_policy: str = "warn"
     """What a target decision that depends on unjudged documents does: said (``"warn"``),
     or a pass that depends on them fails (``"fail"``)."""

@@ -23,6 +23,7 @@ from ..analysis.unjudged_checks import (
 )
 from ..core.result import EvaluationResult
 from ..core.ties import TieCheck, tie_checks
+from ..data import Qrels
 from ..measures import Measure
 from ..present import (
     curve_title,
@@ -39,6 +40,7 @@ from .cells import (
     Comparison,
     Curve,
     Distribution,
+    JudgmentSources,
     RunHealth,
     StatsInfo,
     SummaryCell,
@@ -50,8 +52,8 @@ from .cells import (
 if TYPE_CHECKING:
     from ..parallel import Mapper
 
-__all__ = ["comparisons", "curves", "distributions", "health_rows", "per_query_values",
-           "run_cis", "summary_rows", "target_rows"]
+__all__ = ["comparisons", "curves", "distributions", "health_rows", "judgment_sources",
+           "per_query_values", "run_cis", "summary_rows", "target_rows"]
 
 Bands = dict[Measure, tuple[list[float], list[float]]]
 
@@ -236,6 +238,28 @@ def health_rows(results: Sequence[EvaluationResult], stored: StoredBaseline | No
                              c.identical_ids_dropped if r.conventions.ignore_identical_ids
                              else None))
     return out
+
+
+def judgment_sources(result: EvaluationResult) -> JudgmentSources | None:
+    """Who judged, when the qrels the result was evaluated against say (every judgment
+    read, :mod:`ragreport.io.judgments`); None without sources or rankings."""
+    from ..io.judgments import source_counts
+
+    qrels = result.require_ranking().qrels if result.has_rankings else None
+    if qrels is None or qrels.sources is None or qrels.judgments is None:
+        return None
+    return JudgmentSources(qrels.rule or "human-first", source_counts(qrels),
+                           len(qrels.judgments), _several(qrels.judgments))
+
+
+def _several(judgments: Qrels) -> int:
+    """Pairs judged more than once."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = pa.table({"q": judgments.query_ids, "d": judgments.doc_ids})
+    counts = table.group_by(["q", "d"]).aggregate([([], "count_all")])["count_all"]
+    return int(pc.sum(pc.greater(counts, 1)).as_py() or 0)
 
 
 def per_query_values(results: Sequence[EvaluationResult], measures: list[Measure]

@@ -45,6 +45,8 @@ def render_terminal(report: Report) -> str:
         lines += _tie_lines(report)
         lines += _unjudged_lines(report)
     lines += _drift_lines(report)
+    if report.judgments is not None:
+        lines += ["", f"Judgments: {terminal_safe(report.judgments.text)}"]
     rows = [["measure", *report.runs]]
     for s in report.summary:
         by = {c.run: c for c in s.cells}

@@ -137,3 +137,33 @@ def test_the_choice_is_vectorised_and_stable_on_many_rows() -> None:
         if s == "human" or want.get((q, d), (0, ""))[1] != "human":
             want[(q, d)] = (g, s)
     assert {(q, d): (g, s) for q, d, g, s in triples(got)} == want
+
+
+def test_the_report_states_who_judged(tmp_path: Path) -> None:
+    from ragreport.report.jsonout import render_json
+    from ragreport.report.markdown import render_markdown
+    from ragreport.report.terminal import render_terminal
+    from ragreport.targets import parse_targets
+
+    path = tmp_path / "q.jsonl"
+    rows = [*ROWS, ("q2", "c", 2, "<b>rater</b>")]
+    path.write_text("".join(json.dumps({"query_id": q, "relevant": {d: g}, "source": s}) + "\n"
+                            for q, d, g, s in rows), encoding="utf-8")
+    result = ragreport.evaluate(path, {"q1": ["a", "b"], "q2": ["c"]}, ["P@1"])
+    report = ragreport.build_report([result], parse_targets({"P@1": 0.1}), stats=False)
+    j = report.judgments
+    assert j is not None and j.used == {"<b>rater</b>": 1, "human": 1, "llm:gpt": 1}
+    assert (j.read, j.several, j.rule) == (7, 2, "human-first")
+    text = ("1 <b>rater</b>, 1 human, 1 llm:gpt (3 used of 7 read; 2 pairs judged more than "
+            "once, the latest human judgment used, else the latest)")
+    assert f"Judgments: {text}" in render_terminal(report)
+    assert "**Judgments:** 1 &lt;b&gt;rater&lt;/b&gt;, 1 human" in render_markdown(report)
+    html = report.to_html()
+    assert 'data-role="judgments">Judgments: 1 &lt;b&gt;rater&lt;/b&gt;' in html
+    assert "<b>rater</b>" not in html
+    assert json.loads(render_json(report))["judgments"] == {
+        "rule": "human-first", "used": {"<b>rater</b>": 1, "human": 1, "llm:gpt": 1},
+        "read": 7, "judged_more_than_once": 2}
+    plain = ragreport.build_report([ragreport.evaluate({"q": {"a": 1}}, {"q": ["a"]},
+                                                       ["P@1"])], stats=False)
+    assert plain.judgments is None and "judgments" not in json.loads(render_json(plain))
