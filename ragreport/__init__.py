@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .integrations.collect import collect_run, write_run
     from .io import load_docs, load_qrels, load_queries, load_run, load_texts
     from .io.docmap import load_doc_map
+    from .io.labels import merge_judgments, read_labels, write_qrels
     from .io.slices import load_slices
     from .io.targets import load_slice_targets, load_targets
     from .measures import Measure, parse_measure, parse_measures
@@ -77,6 +78,9 @@ _EXPORTS: dict[str, str] = {
     "label_queue": "analysis.labelqueue",
     "LabelQueue": "analysis.labelqueue",
     "write_label_queue": "report.labelqueue",
+    "read_labels": "io.labels",
+    "merge_judgments": "io.labels",
+    "write_qrels": "io.labels",
     "evaluate_stream": "core.stream",
     "example_files": "examples",
     "StatsSettings": "settings",
@@ -89,8 +93,8 @@ __all__ = [
     "collect_run", "drift_checks", "evaluate", "evaluate_multiple_queries", "evaluate_stream",
     "example_files", "judgments_sha256", "label_queue", "load_baseline_report", "load_doc_map",
     "load_docs", "load_qrels", "load_queries", "load_run", "load_slice_targets", "load_slices",
-    "load_targets", "load_texts", "parse_measure", "parse_measures", "unjudged_bounds",
-    "write_label_queue", "write_run",
+    "load_targets", "load_texts", "merge_judgments", "parse_measure", "parse_measures",
+    "read_labels", "unjudged_bounds", "write_label_queue", "write_qrels", "write_run",
 ]
 
 

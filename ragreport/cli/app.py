@@ -43,7 +43,7 @@ from .inputs import (
     wants_html,
     with_example,
 )
-from .labelqueue import cmd_label_queue
+from .labelqueue import cmd_label_queue, cmd_merge_labels
 from .report import PLOT_PRELOAD, report_for
 
 if TYPE_CHECKING:
@@ -328,7 +328,8 @@ def _path(value: Input | None) -> str | None:
 
 _COMMANDS: dict[str, Callable[[Options], int]] = {
     "evaluate": cmd_evaluate, "report": _cmd_report, "check": _cmd_check,
-    "notebook": _cmd_notebook, "config": _cmd_config, "label-queue": cmd_label_queue}
+    "notebook": _cmd_notebook, "config": _cmd_config, "label-queue": cmd_label_queue,
+    "merge-labels": cmd_merge_labels}
 
 
 class Terminated(BaseException):
@@ -477,6 +478,6 @@ def _main(argv: list[str]) -> int:
     opts = parse_options(argv)
     if opts is None:
         _say("ragreport: error: a command is required: evaluate, report, check, label-queue, "
-             "notebook or config")
+             "merge-labels, notebook or config")
         return EXIT_BAD_INPUT
     return _COMMANDS[opts.command](opts)

@@ -250,7 +250,8 @@ def _usage(command: str, runs: str) -> str:
 #: --per-query-in) stands for them.
 _USAGE = {"evaluate": _usage("evaluate", "RUN"), "report": _usage("report", "RUN [RUN ...]"),
           "check": _usage("check", "RUN [RUN ...]"),
-          "label-queue": _usage("label-queue", "RUN [RUN ...]")}
+          "label-queue": _usage("label-queue", "RUN [RUN ...]"),
+          "merge-labels": "ragreport merge-labels QRELS LABELS [LABELS ...] -o PATH [options]"}
 
 #: Each command's examples, and what it writes.
 _EPILOG = {
@@ -280,6 +281,12 @@ each check. Exit 0: every target and gate passed; 1: one failed; 2: an error."""
 writes: the file -o names (JSONL, CSV or Label Studio JSON, by its suffix or --format):
 the unjudged (query, document) pairs whose judgment moves the target measures' means the
 most, best first, with the query text and the passage. Prints how many were written.""",
+    "merge-labels": """examples:
+  ragreport merge-labels qrels.txt judged.csv -o qrels-merged.tsv
+  ragreport merge-labels qrels.tsv export.json -o qrels-merged.tsv --on-conflict keep
+
+writes: the file -o names (.tsv with a source column, .jsonl or .parquet): every judgment
+of QRELS and of LABELS with its source; nothing is replaced. Prints what was added.""",
 }
 
 
@@ -316,9 +323,37 @@ def build_parser() -> argparse.ArgumentParser:
                             formatter_class=argparse.RawDescriptionHelpFormatter)
         _add_report_options(_add_inputs(rp, many_runs=True))
     _add_label_queue_parser(sub)
+    _add_merge_labels_parser(sub)
     _add_notebook_parser(sub)
     _add_config_parser(sub)
     return parser
+
+
+def _add_merge_labels_parser(sub: Any) -> None:
+    helptext = "merge new judgments (a judged label queue) into the qrels, with their source"
+    ml = sub.add_parser("merge-labels", help=helptext,
+                        description=helptext[0].upper() + helptext[1:],
+                        usage=_USAGE["merge-labels"], epilog=_EPILOG["merge-labels"],
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ml.add_argument("qrels", nargs="?", metavar="QRELS",
+                    help="the qrels today (TREC, BEIR TSV, JSONL or Parquet)")
+    ml.add_argument("labels", nargs="*", metavar="LABELS",
+                    help="new judgments: a judged label queue (.jsonl or .csv with a grade "
+                         "column) or a Label Studio JSON export (.json)")
+    ml.add_argument("-o", "--output", default=None, metavar="PATH",
+                    help="where to write the merged qrels (.tsv, .jsonl or .parquet); required")
+    ml.add_argument("--source", default="human", dest="label_source", metavar="LABEL",
+                    help="the source of the new judgments without one (default: human)")
+    ml.add_argument("--existing-source", default="qrels", metavar="LABEL",
+                    help="the source of today's judgments when the qrels name none "
+                         "(default: qrels)")
+    ml.add_argument("--on-conflict", choices=("error", "keep"), default="error",
+                    help="a new judgment that disagrees with the grade used today: an error "
+                         "(default) or kept beside it, the rule choosing (keep)")
+    ml.add_argument("--judgment-rule", choices=("human-first", "latest"), default="human-first",
+                    help="the judgment used for a pair judged more than once (default: the "
+                         "latest human one, else the latest)")
+    _add_common(ml)
 
 
 def _add_label_queue_parser(sub: Any) -> None:
@@ -407,7 +442,8 @@ def _add_config_parser(sub: Any) -> None:
                "writes: nothing; prints the configuration as TOML.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     cf.add_argument("config_for", nargs="?", default="report", metavar="COMMAND",
-                    choices=("evaluate", "report", "check", "label-queue", "notebook"),
+                    choices=("evaluate", "report", "check", "label-queue", "merge-labels",
+                             "notebook"),
                     help="the command whose configuration is shown (default: report)")
     cf.add_argument("config_args", nargs=argparse.REMAINDER, metavar="OPTIONS",
                     help="the command's options, as they would be given to it")

@@ -100,6 +100,11 @@ class Options:
     max_per_query: int | None = None
     max_rank: int | None = None
     queue_format: str | None = None
+    # ---- merge-labels
+    labels: tuple[str, ...] = ()
+    label_source: str = "human"
+    existing_source: str = "qrels"
+    on_conflict: str = "error"
     allow_drift: bool = False
     max_query_drift: float | None = None
     min_judged_ratio: float | None = None
@@ -128,7 +133,7 @@ class Options:
                 values[f.name] = given[f.name]
         runs = values.get("runs")  # evaluate's RUN "" is no run, as report's [] is
         values["runs"] = () if not runs else (runs,) if isinstance(runs, str) else tuple(runs)
-        for key in ("names", "per_query_in", "config_args"):
+        for key in ("names", "per_query_in", "config_args", "labels"):
             values[key] = tuple(values.get(key) or ())
         if values.get("measures") is not None:
             values["measures"] = tuple(values["measures"])

@@ -22,7 +22,7 @@ from ..errors import ConfigError
 __all__ = ["COMMANDS", "ConfigFile", "find_config"]
 
 #: The commands that read the configuration file (each may have a table of its own).
-COMMANDS = ("evaluate", "report", "check", "label-queue", "notebook")
+COMMANDS = ("evaluate", "report", "check", "label-queue", "merge-labels", "notebook")
 
 #: Settings written beside the targets (:data:`ragreport.targets.SETTINGS`).
 _SETTINGS = ("compat", "ignore_identical_ids", "ties", "score_precision")

@@ -18,7 +18,7 @@ from .inputs import (
     with_example,
 )
 
-__all__ = ["cmd_label_queue"]
+__all__ = ["cmd_label_queue", "cmd_merge_labels"]
 
 
 def cmd_label_queue(opts: Options) -> int:
@@ -71,4 +71,32 @@ def cmd_label_queue(opts: Options) -> int:
     sys.stderr.write(f"wrote {len(queue)} of {queue.useful} pairs that move "
                      f"{', '.join(queue.measures)} ({queue.candidates} unjudged within reach) "
                      f"to {where} ({fmt})\n")
+    return EXIT_OK
+
+
+def cmd_merge_labels(opts: Options) -> int:
+    """Read the qrels and the new judgments, merge them (nothing replaced), write."""
+    from ..io import load_qrels
+    from ..io.labels import merge_judgments, read_labels, write_qrels
+    from ..textout import terminal_safe
+
+    output = opts.output
+    if not opts.qrels or not opts.labels:
+        raise RagReportError("merge-labels needs QRELS and at least one LABELS file")
+    if output is None:
+        raise RagReportError("merge-labels needs -o/--output PATH (.tsv, .jsonl or .parquet)")
+    if str(opts.qrels) == "-" or "-" in opts.labels:
+        raise RagReportError("merge-labels reads files, not standard input ('-')")
+    qrels = load_qrels(str(opts.qrels), **fractional_kwarg(opts), **rule_kwarg(opts))
+    added, kept = 0, 0
+    for path in opts.labels:
+        new = read_labels(path, source=opts.label_source, **fractional_kwarg(opts))
+        merged = merge_judgments(qrels, new, existing_source=opts.existing_source,
+                                 rule=opts.judgment_rule, on_conflict=opts.on_conflict)
+        qrels, added, kept = merged.qrels, added + merged.added, kept + len(merged.conflicts)
+    fmt = write_qrels(qrels, output, inputs=[str(opts.qrels), *opts.labels])
+    sys.stderr.write(f"wrote {terminal_safe(output)} ({fmt}): {added} new judgments added"
+                     + (f", {kept} disagreeing with the grade used before (kept both; "
+                        f"rule {opts.judgment_rule})" if kept else "")
+                     + f"; {len(qrels)} pairs judged\n")
     return EXIT_OK

@@ -256,7 +256,7 @@ def test_unknown_option_and_no_command(capsys: pytest.CaptureFixture[str]) -> No
     assert code == EXIT_BAD_INPUT
     assert "usage: ragreport" in out
     assert err == ("ragreport: error: a command is required: evaluate, report, check, "
-                   "label-queue, notebook or config\n")
+                   "label-queue, merge-labels, notebook or config\n")
 
 
 @pytest.mark.parametrize("flag", ["--help", "--version"])

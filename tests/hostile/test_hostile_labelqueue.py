@@ -74,3 +74,44 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_hostile(case: Case, tmp_path: object) -> None:
     run_case(case, tmp_path)  # type: ignore[arg-type]
+
+
+# ---- merge-labels: judgments back into the qrels ---------------------------------------------
+ML = ["merge-labels", "q.txt", "l.csv", "-o", "m.tsv"]
+LABELS = {**FILES, "l.csv": "query_id,doc_id,grade\nq1,d9,1\nq2,d5,\n"}
+
+
+def _merged(result: CaseResult) -> None:
+    assert (result.tmp / "m.tsv").read_text("utf-8").endswith("q1\td9\t1\thuman\n")
+    assert "1 new judgments added" in result.stderr
+
+
+MERGE_CASES = [
+    Case("merge-labels-adds-with-source", ML, LABELS, exit=0, check=_merged),
+    Case("merge-labels-conflict-refused", ML,
+         {**FILES, "l.csv": "query_id,doc_id,grade\nq1,d1,0\n"},
+         stderr=r"a new judgment disagrees with the one used today: query 'q1', document "
+                r"'d1': human says 0, qrels said 1"),
+    Case("merge-labels-conflict-kept", [*ML, "--on-conflict", "keep"],
+         {**FILES, "l.csv": "query_id,doc_id,grade\nq1,d1,0\n"}, exit=0,
+         stderr=r"1 disagreeing with the grade used before \(kept both"),
+    Case("merge-labels-bad-source", [*ML, "--source", "llm:"], LABELS,
+         stderr=r"bad source: 'llm:' names no model"),
+    Case("merge-labels-nothing-judged", ML,
+         {**FILES, "l.csv": "query_id,doc_id,grade\nq1,d9,\n"},
+         stderr=r"no pair has a grade yet"),
+    Case("merge-labels-trec-output", ["merge-labels", "q.txt", "l.csv", "-o", "m.txt"],
+         LABELS, stderr=r"name it \.tsv, \.jsonl or \.parquet \(TREC qrels hold no source\)"),
+    Case("merge-labels-output-is-the-qrels", ["merge-labels", "q.tsv", "l.csv", "-o", "q.tsv"],
+         {"q.tsv": "query-id\tcorpus-id\tscore\n", "l.csv": "query_id,doc_id,grade\nq,d,1\n"},
+         stderr=r"q\.tsv"),
+    Case("merge-labels-no-labels", ["merge-labels", "q.txt", "-o", "m.tsv"], FILES,
+         stderr=r"merge-labels needs QRELS and at least one LABELS file"),
+    Case("merge-labels-stdin", ["merge-labels", "-", "l.csv", "-o", "m.tsv"], LABELS,
+         stderr=r"merge-labels reads files, not standard input"),
+]
+
+
+@pytest.mark.parametrize("case", MERGE_CASES, ids=[c.id for c in MERGE_CASES])
+def test_hostile_merge(case: Case, tmp_path: object) -> None:
+    run_case(case, tmp_path)  # type: ignore[arg-type]
