@@ -182,20 +182,12 @@ def same_qrels(a: Qrels, b: Qrels) -> bool:
 def _evaluate_filled(judged: EvaluationResult, qrels: Qrels,
                      measures: Sequence[Measure] | None, curves: bool) -> EvaluationResult:
     """``judged``'s rankings evaluated against ``qrels`` under its resolved conventions."""
-    from ..core.engine import evaluate
+    from ..core.engine import reevaluate
 
     if judged.doc_map_info is not None or judged.document is not None:
         raise RagReportError("unjudged bounds are not available with doc_map")
-    c = judged.conventions
-    filled = evaluate(qrels, _ranking(judged).run,
-                      list(judged.measures if measures is None else measures), c.k_max,
-                      order=c.order, rel_level=c.rel_level,
-                      complete=c.complete, max_depth=c.max_depth, no_relevant=c.no_relevant,
-                      duplicates=c.duplicates, name=judged.run_name,
-                      fractional_grades=c.fractional_grades, ties=c.ties,
-                      ignore_identical_ids=c.ignore_identical_ids,
-                      score_precision=c.score_precision,
-                      _curve_width=judged.k_max if curves else 1)
+    _ranking(judged)
+    filled = reevaluate(judged, qrels, measures, curves=curves)
     if filled.query_ids != judged.query_ids:  # filling adds judgments to evaluated queries only
         raise RagReportError("the filled reading evaluated other queries than trec_eval's")
     return filled

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ..data import Qrels
     from .docmap import DocMap
 
-__all__ = ["LazyCurves", "curve_width", "evaluate", "pr_curve"]
+__all__ = ["LazyCurves", "curve_width", "evaluate", "pr_curve", "reevaluate"]
 
 
 def curve_width(k_max: int, ranking: Ranking) -> int:
@@ -156,6 +156,29 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
         raise RagReportError(f"{name} must be one of {', '.join(map(repr, choices))}, "
                              f"got {value!r}")
     return str(value)
+
+
+def reevaluate(result: EvaluationResult, qrels: Any, measures: Any = None, *,
+               curves: bool = True) -> EvaluationResult:
+    """``result``'s run evaluated again against other ``qrels`` (filled, merged, one
+    source's), under the conventions it was evaluated with (resolved: order, relevance
+    level, depth, tie rule, identical-id rule, score precision); ``measures`` default the
+    result's; ``curves=False`` keeps one curve column (measures then come from the sparse
+    forms, with the same values).
+
+    >>> r = evaluate({"q": {"a": 1}}, {"q": ["b", "a"]}, ["P@1"])
+    >>> reevaluate(r, {"q": {"b": 1}}).mean("P@1")
+    1.0
+    """
+    rk = result.require_ranking()
+    c = result.conventions
+    return evaluate(qrels, rk.run, list(result.measures if measures is None else measures),
+                    c.k_max, order=c.order, rel_level=c.rel_level, complete=c.complete,
+                    max_depth=c.max_depth, no_relevant=c.no_relevant, duplicates=c.duplicates,
+                    name=result.run_name, fractional_grades=c.fractional_grades, ties=c.ties,
+                    ignore_identical_ids=c.ignore_identical_ids,
+                    score_precision=c.score_precision,
+                    _curve_width=result.k_max if curves else 1)
 
 
 def evaluate(
