@@ -250,7 +250,8 @@ def _usage(command: str, runs: str) -> str:
 #: --per-query-in) stands for them.
 _USAGE = {"evaluate": _usage("evaluate", "RUN"), "report": _usage("report", "RUN [RUN ...]"),
           "check": _usage("check", "RUN [RUN ...]"),
-          "label-queue": _usage("label-queue", "RUN [RUN ...]"),
+          "label-queue": "ragreport label-queue [options] QRELS RUN [RUN ...] -o PATH\n"
+                         "       ragreport label-queue [options] --example -o PATH",
           "merge-labels": "ragreport merge-labels QRELS LABELS [LABELS ...] -o PATH [options]"}
 
 #: Each command's examples, and what it writes.

@@ -133,7 +133,7 @@ def _finish(cols: Columns, source: str, kind: str, file_lines: bool) -> tuple[An
 
 
 def load_qrels(qrels: Any, *, format: str = "auto", fractional_grades: bool = False,
-               columns: Any = None, judgment_rule: str = "human-first") -> Qrels:
+               columns: Any = None, judgment_rule: str | None = None) -> Qrels:
     """Read relevance judgments from a path or a Python object.
 
     Parameters
@@ -158,10 +158,11 @@ def load_qrels(qrels: Any, *, format: str = "auto", fractional_grades: bool = Fa
         (or ``"qid=query-id,docid=corpus-id,relevance=score"``; ``score`` names the grade
         column too when ``relevance`` is not given); by default found from the common layouts.
         ``source`` names the column saying who judged (found by that name by default).
-    judgment_rule : {"human-first", "latest"}
+    judgment_rule : {"human-first", "latest"}, optional
         With sources (a ``source`` column or JSONL field: :mod:`ragreport.io.judgments`), the
         judgment used where a (query, document) is judged more than once: the latest
-        ``human`` one, else the latest (default); or the latest whoever gave it.
+        ``human`` one, else the latest (``"human-first"``, the default); or the latest
+        whoever gave it. Given with qrels already read, they are chosen again by it.
 
     Raises
     ------
@@ -178,9 +179,12 @@ def load_qrels(qrels: Any, *, format: str = "auto", fractional_grades: bool = Fa
     fractional = _check_fractional(fractional_grades)
     from .judgments import check_rule, resolve
 
-    rule = check_rule(judgment_rule)
+    rule = check_rule(judgment_rule or "human-first")
     if isinstance(qrels, Qrels):
-        return qrels
+        every = qrels.judgments
+        if judgment_rule is None or every is None or judgment_rule == qrels.rule:
+            return qrels
+        return resolve(every, every.sources, rule)
     if isinstance(qrels, Run):
         raise InputError("got a Run where qrels were expected")
     mapping = parse_columns(columns)

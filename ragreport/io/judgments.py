@@ -134,8 +134,8 @@ def _chosen(qrels: Qrels, labels: Any, rule: str) -> IntArray:
     """Row of the judgment kept for each (query, document), in input order."""
     import pyarrow.compute as pc
 
-    q = pc.dictionary_encode(qrels.query_ids).indices.to_numpy(zero_copy_only=False)
-    d = pc.dictionary_encode(qrels.doc_ids)
+    q = pc.dictionary_encode(_whole(qrels.query_ids)).indices.to_numpy(zero_copy_only=False)
+    d = pc.dictionary_encode(_whole(qrels.doc_ids))
     n_docs = max(len(d.dictionary), 1)
     keys = q.astype(np.int64) * n_docs + d.indices.to_numpy(zero_copy_only=False)
     human = (pc.equal(labels, HUMAN).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -144,6 +144,13 @@ def _chosen(qrels: Qrels, labels: Any, rule: str) -> IntArray:
     order = np.lexsort((rows, human, keys))  # by key, then human last, then row last
     last = np.flatnonzero(np.append(keys[order][1:] != keys[order][:-1], True))
     return np.sort(order[last])
+
+
+def _whole(values: Any) -> Any:
+    """One pyarrow array (a chunked one combined)."""
+    import pyarrow as pa
+
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
 def source_counts(qrels: Qrels) -> dict[str, int]:

@@ -42,9 +42,9 @@ class Columns:
     seen: dict[str, str] = field(default_factory=dict)
     """Query id -> where it was listed (``line 3``, ``record 0``, ``key 'q1'``)."""
     latency_ms: dict[str, float] = field(default_factory=dict)
+    """Query id -> the retriever's time in milliseconds (a run record's ``latency_ms``)."""
     sources: list[Any] = field(default_factory=list)
     """Who judged each row (a qrels record's ``source``); empty when no record says."""
-    """Query id -> the retriever's time in milliseconds (a run record's ``latency_ms``)."""
 
 
 class _Num(str):
@@ -327,6 +327,9 @@ def add_record(cols: Columns, record: Any, index: int, kind: str, source: str,
                              f"(keys: {', '.join(map(str, record))})", source, line)
         key = found
     before = len(cols.qids)
+    if kind == "qrels" and cols.sources and "source" not in record:
+        raise InputError("a judgment has no source (once one judgment has a source, each "
+                         "needs one)", source, line)
     if kind == "qrels" and "source" in record:  # one record per query and source: allowed
         cols.seen.pop(qid, None)
     add_entries(cols, qid, record[key], kind, source, line, place, fractional)

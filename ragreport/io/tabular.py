@@ -85,7 +85,8 @@ def parse_columns(spec: str | Mapping[str, str] | None) -> dict[str, str] | None
             if not part.strip():
                 continue
             key, sep, value = part.partition("=")
-            if not sep or not key.strip() or not value.strip():
+            if not sep or not key.strip() or (not value.strip()
+                                               and _norm(key.strip()) != "source"):
                 raise InputError(f"columns: expected NAME=COLUMN, got {part.strip()!r}")
             pairs.append((key.strip(), value.strip()))
     elif isinstance(spec, Mapping):
@@ -98,6 +99,9 @@ def parse_columns(spec: str | Mapping[str, str] | None) -> dict[str, str] | None
         role = _KEYS.get(_norm(str(key))) if isinstance(key, str) else None
         if role is None:
             raise InputError(f"columns: unknown key {key!r}; the keys are {_KEYS_SHOWN}")
+        if role == "source" and value in ("", None):
+            out[role] = ""  # no source column
+            continue
         if not isinstance(value, str) or not value:
             raise InputError(f"columns: the column for {key!r} must be a name, got {value!r}")
         if role in out:
@@ -262,8 +266,10 @@ def _source_column(table: TableInput, columns: Mapping[str, str] | None) -> Any:
     string array, None when there is none."""
     import pyarrow as pa
 
-    name = (columns or {}).get("source") or next(
-        (n for n in table.names if _norm(n) == "source"), None)
+    given = (columns or {}).get("source")
+    if given == "":  # source= (empty): no column says who judged
+        return None
+    name = given or next((n for n in table.names if _norm(n) == "source"), None)
     if name is None:
         return None
     if name not in table.names:
@@ -278,7 +284,8 @@ def _source_column(table: TableInput, columns: Mapping[str, str] | None) -> Any:
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
             or pa.types.is_null(col.type)):
         raise InputError(f"the source column {name!r} must hold text labels (human, "
-                         f"llm:<name>...), got {col.type}", table.source)
+                         f"llm:<name>...), got {col.type}; columns source= (empty) reads no "
+                         "source", table.source)
     return col.cast(pa.string())
 
 

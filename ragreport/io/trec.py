@@ -443,7 +443,7 @@ def parse_beir_qrels(data: bytes, source: str, fractional: bool = False
         vals.append(value)
         lines.append(no)
         if with_source:
-            sources.append(fields[3])
+            sources.append(fields[3].strip())
     if not qids:
         raise InputError("the file is empty (no data lines)", source)
     return (pa.array(qids, pa.string()), pa.array(docs, pa.string()),

@@ -167,3 +167,26 @@ def test_the_report_states_who_judged(tmp_path: Path) -> None:
     plain = ragreport.build_report([ragreport.evaluate({"q": {"a": 1}}, {"q": ["a"]},
                                                        ["P@1"])], stats=False)
     assert plain.judgments is None and "judgments" not in json.loads(render_json(plain))
+
+
+def test_a_column_named_source_can_be_left_unread() -> None:
+    table = pa.table({"qid": ["q"], "docid": ["a"], "rel": [1], "source": [7]})
+    for off in ("source=", {"source": None}, {"source": ""}):
+        q = ragreport.load_qrels(table, columns=off)
+        assert q.sources is None and q.grades.tolist() == [1.0]
+
+
+def test_qrels_already_read_are_chosen_again_by_another_rule(tmp_path: Path) -> None:
+    q = ragreport.load_qrels(write_all(tmp_path)["jsonl"])
+    assert ragreport.load_qrels(q) is q
+    assert ragreport.load_qrels(q, judgment_rule="human-first") is q
+    latest = ragreport.load_qrels(q, judgment_rule="latest")
+    assert latest.rule == "latest" and triples(latest)[0] == ("q1", "a", 1.0, "llm:gpt")
+
+
+def test_chunked_columns_are_resolved() -> None:
+    rows = ragreport.Qrels(pa.chunked_array([["q", "q"], ["q"]]),
+                           pa.chunked_array([["a"], ["a", "b"]]), "c", None,
+                           np.array([1.0, 0.0, 1.0]))
+    got = resolve(rows, pa.chunked_array([["human"], ["llm:x", "llm:x"]]))
+    assert got.grades.tolist() == [1.0, 1.0] and got.sources.to_pylist() == ["human", "llm:x"]
