@@ -2,8 +2,8 @@
 gated measures' unjudged intervals (:mod:`.unjudged`) the most.
 
 A candidate is a document that an evaluated ranking retrieves within the measures' reach
-(the largest cutoff among them; :data:`DEFAULT_MAX_RANK` when one has no cutoff, or a
-``max_rank`` given) and the qrels do
+(the largest cutoff among them; :data:`DEFAULT_MAX_RANK` when one has no cutoff; or as deep
+as ``max_rank`` says) and the qrels do
 not judge. Its **gain** is how far judging it can move the runs' means: for every run and
 measure, the size of the change of the query's value when that document alone is read as
 relevant (at the fill grade), over the number of queries the run evaluated, summed. That is
@@ -34,11 +34,13 @@ from ..errors import RagReportError
 from ..measures import Measure
 from .unjudged import fill_grade, same_qrels
 
-__all__ = ["CHUNK_ROWS", "DEFAULT_MAX_RANK", "LabelItem", "LabelQueue", "label_queue",
-           "label_queue_of", "with_texts"]
+__all__ = ["CHUNK_ROWS", "DEFAULT_MAX_RANK", "GAIN_FLOOR", "LabelItem", "LabelQueue",
+           "distinct_names", "label_queue", "label_queue_of", "with_texts"]
 
 #: Ranked rows evaluated at once (the candidates' rankings, one copy per candidate).
 CHUNK_ROWS = 2_000_000
+#: A gain at or below this is rounding, not a change: the pair is not proposed.
+GAIN_FLOOR = 1e-15
 #: How deep candidates are looked for when a measure has no cutoff (RR, AP): each candidate
 #: costs one evaluation of its query's whole ranking.
 DEFAULT_MAX_RANK = 20
@@ -157,8 +159,6 @@ def label_queue(qrels: Any, runs: Any, measures: Any = None, *, budget: int = 20
                              f"{len(many)} runs")
     results = [evaluate(qrels, run, wanted, name=None if names is None else names[i],
                         **options) for i, run in enumerate(many)]
-    if len({r.run_name for r in results}) != len(results):
-        results = [r.replace(run_name=f"{r.run_name} ({i + 1})") for i, r in enumerate(results)]
     queue = label_queue_of(results, wanted, budget=budget, per_query=per_query, grade=grade,
                            max_rank=max_rank)
     texts = {q: t for r in results for q, t in r.query_texts.items()}
@@ -190,19 +190,31 @@ def label_queue_of(results: Sequence[EvaluationResult], measures: Sequence[Measu
         raise RagReportError("the runs were evaluated against different qrels")
     fill = fill_grade(qrels[0], grade, results[0].conventions.rel_level)
     reach = _reach(wanted)
-    look = max_rank or DEFAULT_MAX_RANK if reach is None else min(reach, max_rank or reach)
+    look = max_rank if max_rank is not None else reach or DEFAULT_MAX_RANK
     cand_q, cand_d, ranks = _candidates(results, look)
     n = len(cand_q)
     effects = np.zeros((n, len(wanted)))
     gains = np.zeros(n)
     for r in results:
-        e = _effects(r, wanted, reach, cand_q, cand_d, fill) / max(r.n_queries, 1)
+        # averaged ties: the whole ranking (a tied group cut at the reach would change)
+        depth = reach if r.conventions.ties == "trec_eval" else None
+        e = _effects(r, wanted, depth, cand_q, cand_d, fill) / max(r.n_queries, 1)
         effects += e
         gains += np.abs(e).sum(axis=1)
-    items = _select(gains, effects, wanted, cand_q, cand_d, ranks,
-                    [r.run_name for r in results], budget, per_query)
-    return LabelQueue(items, [str(m) for m in wanted], [r.run_name for r in results], fill, n,
-                      int(np.count_nonzero(gains > 0)), budget, per_query)
+    names = distinct_names([r.run_name for r in results])
+    items = _select(gains, effects, wanted, cand_q, cand_d, ranks, names, budget, per_query)
+    return LabelQueue(items, [str(m) for m in wanted], names, fill, n,
+                      int(np.count_nonzero(gains > GAIN_FLOOR)), budget, per_query)
+
+
+def distinct_names(names: Sequence[str]) -> list[str]:
+    """Run names made distinct (a repeated one numbered by its position): ``ranks`` are
+    keyed by them.
+
+    >>> distinct_names(["r", "s", "r"])
+    ['r (1)', 's', 'r (3)']
+    """
+    return [f"{n} ({i + 1})" if names.count(n) > 1 else n for i, n in enumerate(names)]
 
 
 def _check_budget(budget: int, per_query: int | None, max_rank: int | None) -> None:
@@ -276,15 +288,19 @@ def _chunk_effects(r: EvaluationResult, measures: list[Measure], reach: int | No
     base_q = np.unique(qis)
     owners = np.concatenate([qis, base_q])
     names = [f"c{c}" for c in cands.tolist()] + [f"b{q}" for q in base_q.tolist()]
-    run = _pseudo_run(rk, owners, names, reach)
+    c = r.conventions
+    trec = c.ties == "trec_eval"
+    run = _pseudo_run(rk, owners, names, reach, scores=not trec)
     extra_q = pa.array(names[:len(cands)], pa.string())
     extra_d = pa.array([cand_d[c] for c in cands.tolist()], pa.string())
     qrels = _pseudo_qrels(rk, owners, names, extra_q, extra_d, grade)
-    c = r.conventions
-    ev = evaluate(qrels, run, measures, order="given", rel_level=c.rel_level,
+    # the evaluated order as given; averaged ties: by the scores, the groups averaged again
+    order: dict[str, Any] = {"order": "given"} if trec else {
+        "order": "score", "ties": c.ties, "score_precision": c.score_precision}
+    ev = evaluate(qrels, run, measures, rel_level=c.rel_level, complete=True,
                   no_relevant="zero", duplicates="first", name=r.run_name,
                   fractional_grades=c.fractional_grades, ignore_identical_ids=False,
-                  _curve_width=1)
+                  _curve_width=1, **order)
     where = {q: i for i, q in enumerate(ev.query_ids)}
     got = np.column_stack([ev.values(m) for m in measures])
     filled = got[[where[n] for n in names[:len(cands)]]]
@@ -292,8 +308,10 @@ def _chunk_effects(r: EvaluationResult, measures: list[Measure], reach: int | No
     return filled - base
 
 
-def _pseudo_run(rk: Any, owners: IntArray, names: list[str], reach: int | None) -> Run:
-    """Each owner query's evaluated ranking (to ``reach``) under its pseudo-query name."""
+def _pseudo_run(rk: Any, owners: IntArray, names: list[str], reach: int | None, *,
+                scores: bool = False) -> Run:
+    """Each owner query's evaluated ranking (to ``reach``) under its pseudo-query name, in
+    its order (``scores``: with the run's scores, for an order by score)."""
     import pyarrow as pa
 
     starts = rk.ret_offsets[:-1][owners]
@@ -303,8 +321,8 @@ def _pseudo_run(rk: Any, owners: IntArray, names: list[str], reach: int | None) 
     rows = rk.run_rows[starts[rep] + pos]
     qids = pa.array(names, pa.string()).take(pa.array(rep))
     return Run(query_ids=qids, doc_ids=rk.run.doc_ids.take(pa.array(rows)), source="label queue",
-               lines=None, scores=-pos.astype(np.float64), name="label queue",
-               has_scores=False)
+               lines=None, name="label queue", has_scores=scores,
+               scores=rk.run.scores[rows] if scores else -pos.astype(np.float64))
 
 
 def _pseudo_qrels(rk: Any, owners: IntArray, names: list[str], extra_q: Any, extra_d: Any,
@@ -336,7 +354,7 @@ def _select(gains: FloatArray, effects: FloatArray, measures: list[Measure],
             runs: list[str], budget: int, per_query: int | None) -> list[LabelItem]:
     """The useful candidates by decreasing gain (then best rank, query, document), at most
     ``per_query`` per query, up to ``budget``."""
-    useful = np.flatnonzero(gains > 1e-15)
+    useful = np.flatnonzero(gains > GAIN_FLOOR)
     best = np.array([min(ranks[i].values()) for i in useful.tolist()], dtype=np.int64)
     order = sorted(range(len(useful)), key=lambda j: (-gains[useful[j]], best[j],
                                                        cand_q[useful[j]], cand_d[useful[j]]))

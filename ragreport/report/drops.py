@@ -3,8 +3,9 @@ more than allowed, and significantly so? One :class:`~ragreport.report.cells.Dro
 run and target measure, the p-values Holm-corrected over all of them.
 
 Each check is decided again with the unjudged documents read as relevant
-(:func:`ragreport.analysis.unjudged.filled_together`: every document that a compared run
-retrieves and the qrels do not judge, relevant for all runs alike), by the same test; a
+(:func:`ragreport.analysis.unjudged.filled_together` on the run and the baseline: every
+document that either retrieves and the qrels do not judge, relevant for both alike, on the
+queries both evaluated), by the same test and correction; a
 check whose decision differs between the two readings depends on unjudged documents
 (:class:`~ragreport.report.cells.DropUnjudged`), and fails under ``unjudged="fail"`` when it
 passed.
@@ -55,12 +56,13 @@ def drop_checks(results: Sequence[EvaluationResult], base: PerQueryValues,
     if isinstance(max_drop, bool) or not isinstance(max_drop, (int, float)) or max_drop < 0:
         raise RagReportError(f"max-drop must be a number >= 0, got {max_drop!r}")
     measures = list(dict.fromkeys(t.measure for t in targets if t.measure.bounded))
-    pairs, p, raw = _tests(results, base, measures, info)
-    filled = _filled(results, base, measures, grade) if unjudged != "off" else None
+    compared = [(r, base) for r in results if r.run_name != base.run_name] if measures else []
+    pairs, p, raw = _tests(compared, measures, info)
+    filled = _filled(compared, measures, grade) if unjudged != "off" and compared else None
     readings: list[DropUnjudged | None] = [None] * len(pairs)
     if filled is not None:
-        f_results, f_base, fill = filled
-        f_pairs, f_p, _ = _tests(f_results, f_base, measures, info)
+        fill, f_compared = filled
+        f_pairs, f_p, _ = _tests(f_compared, measures, info)
         readings = [_reading(a, b, fp, fill, info, max_drop)
                     for a, b, fp in zip(pairs, f_pairs, f_p, strict=True)]
     out = []
@@ -77,18 +79,16 @@ def drop_checks(results: Sequence[EvaluationResult], base: PerQueryValues,
     return out
 
 
-def _tests(results: Sequence[EvaluationResult], base: PerQueryValues,
+def _tests(compared: Sequence[tuple[PerQueryValues, PerQueryValues]],
            measures: list[Measure], info: StatsInfo
            ) -> tuple[list[_Paired], list[float], list[float]]:
-    """Every run but the baseline against it on each measure (queries both evaluated): the
-    comparisons, their Holm-adjusted and raw p-values."""
+    """Each (run, baseline) on each measure (queries both evaluated): the comparisons, their
+    Holm-adjusted and raw p-values."""
     from ..stats import holm
 
     pairs: list[_Paired] = []
     pvals: list[float] = []
-    for r in results:
-        if r.run_name == base.run_name or not measures:
-            continue
+    for r, base in compared:
         ia, ib = common_queries(r, base)
         if len(ia) == 0:
             raise RagReportError(f"run {r.run_name!r} has no query in common with the "
@@ -103,21 +103,25 @@ def _tests(results: Sequence[EvaluationResult], base: PerQueryValues,
     return pairs, [float(x) for x in adj], pvals
 
 
-def _filled(results: Sequence[EvaluationResult], base: PerQueryValues,
+def _filled(compared: Sequence[tuple[PerQueryValues, PerQueryValues]],
             measures: list[Measure], grade: float | None
-            ) -> tuple[list[EvaluationResult], EvaluationResult, float] | None:
-    """The runs and the baseline evaluated with one filled reading of the unjudged documents,
-    and its grade; None where it is not defined (a stored baseline, no rankings, a doc map,
-    different qrels)."""
-    if not measures or not isinstance(base, EvaluationResult) or any(
-            not r.has_rankings or r.doc_map_info is not None or r.document is not None
-            for r in results):
-        return None
-    got = filled_together(results, grade=grade, measures=measures)
-    if got is None:
-        return None
-    filled, fill = got
-    return filled, filled[[r.run_name for r in results].index(base.run_name)], fill
+            ) -> tuple[float, list[tuple[PerQueryValues, PerQueryValues]]] | None:
+    """The grade and each (run, baseline) evaluated again with one filled reading of their
+    unjudged documents (both runs', on the queries both evaluated: a comparison needs one
+    reading of each document, whatever other runs retrieve); None where it is not defined
+    (a stored baseline, no rankings, a doc map, different qrels)."""
+    out: list[tuple[PerQueryValues, PerQueryValues]] = []
+    fill = 0.0
+    for r, base in compared:
+        if not all(isinstance(x, EvaluationResult) and x.has_rankings
+                   and x.doc_map_info is None and x.document is None for x in (r, base)):
+            return None
+        got = filled_together([r, base], grade=grade, measures=measures)  # type: ignore[list-item]
+        if got is None:
+            return None
+        (fr, fb), fill = got
+        out.append((fr, fb))
+    return fill, out
 
 
 def _reading(judged: _Paired, filled: _Paired, p: float, grade: float, info: StatsInfo,

@@ -3,7 +3,8 @@ who judge: JSON Lines, CSV, or Label Studio's import format (a JSON list of task
 ``data`` holds the pair and its texts). Every format carries the same fields per pair, in
 the queue's order: ``query_id``, ``doc_id``, ``query`` and ``passage`` (the texts, ``""``
 when unknown), ``gain``, ``rank`` (the best rank), ``ranks`` (per run) and ``effects`` (per
-measure); CSV flattens the last two into JSON text."""
+measure); CSV flattens the last two into JSON text and keeps a spreadsheet from running a
+text cell as a formula (a leading ``'``)."""
 
 from __future__ import annotations
 
@@ -68,11 +69,22 @@ def render_label_queue(queue: LabelQueue, fmt: str) -> str:
         w.writerow(["query_id", "doc_id", "query", "passage", "gain", "rank", "ranks",
                     "effects"])
         for r in records:
-            w.writerow([r["query_id"], r["doc_id"], r["query"], r["passage"], repr(r["gain"]),
+            w.writerow([r["query_id"], r["doc_id"], _inert(r["query"]), _inert(r["passage"]),
+                        repr(r["gain"]),
                         r["rank"], json.dumps(r["ranks"], ensure_ascii=False),
                         json.dumps(r["effects"], ensure_ascii=False)])
         return out.getvalue()
     return json.dumps([{"data": r} for r in records], ensure_ascii=False, indent=1) + "\n"
+
+
+def _inert(text: str) -> str:
+    """A text cell a spreadsheet will not run as a formula (a leading ``=``, ``+``, ``-``,
+    ``@``, tab or carriage return gets a ``'`` before it); the ids are written as they are.
+
+    >>> _inert("=HYPERLINK(1)"), _inert("plain")
+    ("'=HYPERLINK(1)", 'plain')
+    """
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def write_label_queue(queue: LabelQueue, path: str | os.PathLike[str],

@@ -187,3 +187,44 @@ def test_write_replaces_the_file_whole(tmp_path) -> None:  # type: ignore[no-unt
     rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
     assert [(r["query_id"], r["doc_id"]) for r in rows] == sample_queue().pairs()
     assert all(np.isfinite(float(r["gain"])) for r in rows)
+
+
+def test_a_run_with_an_empty_ranking_for_the_query() -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    runs = [{"q1": ["x", "a"], "q2": ["b"]}, {"q1": [], "q2": ["b"]}]
+    queue = ragreport.label_queue(qrels, runs, ["P@1", "R@2"])
+    item = queue.items[0]
+    assert (item.query_id, item.doc_id) == ("q1", "x")
+    want, size = brute_gain(qrels, runs, "q1", "x", 1.0, ["P@1", "R@2"])
+    assert item.effects == pytest.approx(want) and item.gain == pytest.approx(size)
+
+
+@pytest.mark.parametrize("measures", [["P@1"], ["nDCG@3"], ["P@2", "RR"]])
+def test_gains_under_averaged_ties_are_the_brute_force_ones(measures: list[str]) -> None:
+    qrels = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}}
+    run = {"q1": {"x": 1.0, "a": 1.0, "b": 0.5}, "q2": {"c": 1.0, "y": 0.5}}
+    queue = ragreport.label_queue(qrels, run, measures, ties="average")
+    assert queue.items
+    for item in queue.items:
+        filled = {k: dict(v) for k, v in qrels.items()}
+        filled[item.query_id][item.doc_id] = queue.grade
+        before = ragreport.evaluate(qrels, run, measures, ties="average")
+        after = ragreport.evaluate(filled, run, measures, ties="average")
+        assert item.gain == pytest.approx(sum(abs(after.mean(m) - before.mean(m))
+                                              for m in measures))
+
+
+def test_runs_of_one_name_keep_their_own_ranks() -> None:
+    runs = [{"q": ["x", "a"]}, {"q": ["a", "x"]}]
+    queue = ragreport.label_queue({"q": {"a": 1}}, runs, "P@2", names=["r", "r"])
+    assert queue.runs == ["r (1)", "r (2)"]
+    assert queue.items[0].ranks == {"r (1)": 1, "r (2)": 2} and queue.items[0].best_rank == 1
+
+
+def test_max_rank_reaches_below_the_cutoffs() -> None:
+    # y at rank 3 moves R@1 (it joins the relevant documents): found with max_rank=3 only
+    qrels, run = {"q1": {"a": 1}}, {"q1": ["a", "x", "y"]}
+    assert len(ragreport.label_queue(qrels, run, "R@1")) == 0
+    deep = ragreport.label_queue(qrels, run, "R@1", max_rank=3)
+    assert deep.pairs() == [("q1", "x"), ("q1", "y")]
+    assert [i.effects["R@1"] for i in deep.items] == [-0.5, -0.5]

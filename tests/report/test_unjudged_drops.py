@@ -54,6 +54,17 @@ def test_a_pass_that_depends_on_unjudged_documents_is_said_and_kept() -> None:
     assert doc["failed"] is True and doc["failed_by_policy"] is False
 
 
+def test_another_run_changes_nothing() -> None:
+    results = [ragreport.evaluate(QRELS, BASE, ["P@1"], name=BASE_NAME),
+               ragreport.evaluate(QRELS, CAND, ["P@1"], name=CAND_NAME),
+               ragreport.evaluate(QRELS, {"q0": {"rel": 1.0}}, ["P@1"], name="one query")]
+    r = ragreport.build_report(results, parse_targets({"P@1": 0.0}), max_drop=0.1,
+                               resamples=2000)
+    (d, _) = r.drops
+    assert d.run == CAND_NAME and d.unjudged is not None
+    assert d.unjudged.delta == -1.0 and d.unjudged.dependent == N and d.unjudged.depends
+
+
 def test_under_fail_such_a_pass_fails_the_gate() -> None:
     r = build("fail")
     (d,) = r.drops
