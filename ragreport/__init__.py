@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from .analysis.agreement import Agreement, agreement
     from .analysis.drift import judgments_sha256
     from .analysis.labelqueue import LabelQueue, label_queue
     from .analysis.unjudged import UnjudgedBounds, unjudged_bounds
@@ -79,6 +80,8 @@ _EXPORTS: dict[str, str] = {
     "LabelQueue": "analysis.labelqueue",
     "write_label_queue": "report.labelqueue",
     "read_labels": "io.labels",
+    "agreement": "analysis.agreement",
+    "Agreement": "analysis.agreement",
     "merge_judgments": "io.labels",
     "write_qrels": "io.labels",
     "evaluate_stream": "core.stream",
@@ -87,14 +90,15 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
-    "ConfigError", "EvaluationResult", "Explorer", "InputError", "InputFile", "LabelQueue",
-    "Measure", "MeasureError", "Qrels", "RagReportError", "Report", "RetrievalEvaluator", "Run",
-    "StatsSettings", "StoredBaseline", "UnjudgedBounds", "__version__", "build_report",
-    "collect_run", "drift_checks", "evaluate", "evaluate_multiple_queries", "evaluate_stream",
-    "example_files", "judgments_sha256", "label_queue", "load_baseline_report", "load_doc_map",
-    "load_docs", "load_qrels", "load_queries", "load_run", "load_slice_targets", "load_slices",
-    "load_targets", "load_texts", "merge_judgments", "parse_measure", "parse_measures",
-    "read_labels", "unjudged_bounds", "write_label_queue", "write_qrels", "write_run",
+    "Agreement", "ConfigError", "EvaluationResult", "Explorer", "InputError", "InputFile",
+    "LabelQueue", "Measure", "MeasureError", "Qrels", "RagReportError", "Report",
+    "RetrievalEvaluator", "Run", "StatsSettings", "StoredBaseline", "UnjudgedBounds",
+    "__version__", "agreement", "build_report", "collect_run", "drift_checks", "evaluate",
+    "evaluate_multiple_queries", "evaluate_stream", "example_files", "judgments_sha256",
+    "label_queue", "load_baseline_report", "load_doc_map", "load_docs", "load_qrels",
+    "load_queries", "load_run", "load_slice_targets", "load_slices", "load_targets", "load_texts",
+    "merge_judgments", "parse_measure", "parse_measures", "read_labels", "unjudged_bounds",
+    "write_label_queue", "write_qrels", "write_run",
 ]
 
 

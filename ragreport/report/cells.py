@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..analysis.agreement import Agreement
 from ..analysis.drift import DriftCheck
 from ..io.common import Source
 from ..present import (
@@ -40,6 +41,8 @@ __all__ = [
     "TargetRow",
     "Verdict",
     "WorstQueries",
+    "agreement_text",
+    "by_source_rows",
 ]
 
 RANK_ROWS = 20
@@ -355,13 +358,18 @@ class Verdict:
 @dataclass(frozen=True)
 class JudgmentSources:
     """Who judged (qrels with sources: :mod:`ragreport.io.judgments`): the judgments used
-    per source (most first), how many were read, the pairs judged more than once, and the
-    rule that chose one per pair."""
+    per source (most first), how many were read, the pairs judged more than once, the rule
+    that chose one per pair, the sources' agreement and the means from each alone."""
 
     rule: str
     used: dict[str, int]
     read: int
     several: int
+    agreements: list[Agreement] = field(default_factory=list)
+    """Each pair of sources that judged pairs in common (:mod:`ragreport.analysis.agreement`)."""
+    by_source: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    """Source -> run -> measure -> mean, each run evaluated against one source alone (with
+    two sources or more)."""
 
     @property
     def text(self) -> str:
@@ -377,6 +385,39 @@ judgment used, else the latest)']
         pairs = f"{self.several:,} pair{'s' if self.several != 1 else ''}"
         return (f"{parts} ({sum(self.used.values()):,} used of {self.read:,} read; {pairs} "
                 f"judged more than once, {rule})")
+
+
+def agreement_text(g: Agreement) -> str:
+    """Two sources' agreement in words (plain text: the labels are the user's).
+
+    >>> import numpy as np
+    >>> g = Agreement("human", "llm:x", 10, [0.0, 1.0], np.array([[3, 2], [1, 4]]), 0.7, 0.4,
+    ...               0.4, 0.4)
+    >>> agreement_text(g)
+    "human and llm:x on 10 pairs judged by both: the same grade on 70.0%, Cohen's kappa 0.40, \
+weighted kappa 0.40 (quadratic), relevant or not 0.40"
+    """
+    def k(v: float) -> str:
+        return "undefined (one grade throughout)" if v != v else f"{v:.2f}"
+
+    return (f"{g.a} and {g.b} on {g.pairs:,} pair{'s' if g.pairs != 1 else ''} judged by "
+            f"both: the same grade on {100 * g.observed:.1f}%, Cohen's kappa {k(g.kappa)}, "
+            f"weighted kappa {k(g.weighted_kappa)} ({g.weights}), relevant or not "
+            f"{k(g.binary_kappa)}")
+
+
+def by_source_rows(j: JudgmentSources, runs: list[str], means: dict[str, dict[str, float]]
+                   ) -> list[list[str]]:
+    """The table of each run's measures from each source alone: a header (run, measure, the
+    sources, "all sources"), then a row per run and measure (texts; user labels as given)."""
+    sources = list(j.by_source)
+    rows = [["run", "measure", *sources, "all sources"]]
+    for run in runs:
+        measures = list(next(iter(j.by_source.values())).get(run, {}))
+        for m in measures:
+            rows.append([run, m, *(shown(j.by_source[s][run][m]) for s in sources),
+                         shown(means.get(run, {}).get(m, float("nan")))])
+    return rows
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,8 @@ from .cells import (
     StatsInfo,
     SummaryCell,
     WorstQueries,
+    agreement_text,
+    by_source_rows,
 )
 from .drilldown import MAX_MISSING, MAX_RANK_ROWS, MAX_TEXT_CHARS, QueryView, query_view
 from .model import NO_RANKINGS_NOTE, Report
@@ -239,14 +241,19 @@ class WorstView:
 
 def _ties_and_health(report: Report) -> dict[str, Any]:
     """The tie exposure (:mod:`ragreport.core.ties`: rows, one line, the decisions tie order
-    could flip) and what health says of the queries without a relevant document."""
+    could flip), what health says of the queries without a relevant document, and the
+    judgment sources' agreement and measures from each alone (texts; escaped by Jinja2)."""
     return {"tie_rows": [t for t in report.ties if t.exposed],
             "tie_summary": tie_summary(report.ties_exposed, report.tie_flips),
             "tie_warnings": [t for t in report.ties if t.note],
             "unjudged_warnings": [u for u in report.unjudged if u.note],
             "unjudged_fails": report.unjudged_policy == "fail",
             "no_relevant_texts": {h.run: no_relevant_text(h.no_relevant, h.skipped_no_relevant)
-                                  for h in report.health}}
+                                  for h in report.health},
+            "judgment_agreements": [agreement_text(g) for g in report.judgments.agreements]
+            if report.judgments is not None else [],
+            "judgment_by_source": by_source_rows(report.judgments, report.runs, report.means)
+            if report.judgments is not None and report.judgments.by_source else []}
 
 
 def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:

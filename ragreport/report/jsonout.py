@@ -20,6 +20,7 @@ import json
 import math
 from typing import Any
 
+from ..analysis.agreement import Agreement
 from ..errors import RagReportError
 from .breakdowns import DocumentReport, SliceReport
 from .cells import DropCheck, RankRow
@@ -221,12 +222,22 @@ def _judgments_and_latency(report: Report) -> dict[str, Any]:
     j = report.judgments
     if j is not None:
         out["judgments"] = {"rule": j.rule, "used": j.used, "read": j.read,
-                            "judged_more_than_once": j.several}
+                            "judged_more_than_once": j.several,
+                            "agreement": [_agreement_json(g) for g in j.agreements],
+                            "by_source": j.by_source}
     if report.latency:
         out["latency"] = {t.run: {"queries": t.queries, "p50_ms": t.p50_ms,
                                   "p95_ms": t.p95_ms, "max_ms": t.max_ms,
                                   "shown": list(t.texts)} for t in report.latency}
     return out
+
+
+def _agreement_json(g: Agreement) -> dict[str, Any]:
+    """Two sources on the pairs both judged (kappas null where undefined)."""
+    return {"a": g.a, "b": g.b, "pairs": g.pairs, "levels": g.levels,
+            "matrix": g.matrix.tolist(), "observed": g.observed, "kappa": _maybe(g.kappa),
+            "weighted_kappa": _maybe(g.weighted_kappa), "weights": g.weights,
+            "binary_kappa": _maybe(g.binary_kappa)}
 
 
 def _drop_json(d: DropCheck) -> dict[str, Any]:

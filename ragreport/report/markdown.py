@@ -44,6 +44,7 @@ from .mdparts import (
     drop_section,
     has_chart,
     health_text,
+    judgments_section,
     latency_section,
     plural,
     pr_section,
@@ -162,7 +163,7 @@ def _render(report: Report, opts: Opts, notice: str) -> str:
         lines += pr_section(report, runs, run_names)
     lines += _health_line(report, runs, run_names)
     if report.judgments is not None:
-        lines += [f"**Judgments:** {esc.md(report.judgments.text)}.", ""]
+        lines += judgments_section(report, report.judgments, runs, esc)
     if opts.extras:
         lines += _extras(report, esc)
     return "\n".join(lines)

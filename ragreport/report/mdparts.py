@@ -18,7 +18,16 @@ from ..present import (
     tie_summary,
 )
 from .breakdowns import DocumentReport, SliceCell, SliceTargetCell
-from .cells import QueryDetail, RunHealth, SummaryCell, TargetCell, WorstQueries
+from .cells import (
+    JudgmentSources,
+    QueryDetail,
+    RunHealth,
+    SummaryCell,
+    TargetCell,
+    WorstQueries,
+    agreement_text,
+    by_source_rows,
+)
 from .model import Report
 
 __all__ = [
@@ -34,6 +43,7 @@ __all__ = [
     "drop_section",
     "has_chart",
     "health_text",
+    "judgments_section",
     "latency_section",
     "no_judged_text",
     "plural",
@@ -387,6 +397,23 @@ def unjudged_warnings(report: Report, runs: list[str], esc: Esc) -> list[str]:
               for d in report.drops if d.run in runs and d.unjudged is not None
               and d.unjudged.depends]
     return [*lines, ""] if lines else []
+
+
+def judgments_section(report: Report, j: JudgmentSources, runs: list[str],
+                      esc: Esc) -> list[str]:
+    """Who judged, each pair of sources' agreement, and the runs' measures from each source
+    alone (a table, with two sources or more)."""
+    out = [f"**Judgments:** {esc.md(j.text)}.", ""]
+    out += [f"- Agreement: {esc.md(agreement_text(g))}" for g in j.agreements]
+    if j.agreements:
+        out.append("")
+    if j.by_source:
+        rows = by_source_rows(j, [r for r in report.runs if r in runs], report.means)
+        out += [table_row([esc.md(c) for c in rows[0]]),
+                "|:--|:--|" + "--:|" * (len(rows[0]) - 2)]
+        out += [table_row([esc.md(c) for c in r]) for r in rows[1:]]
+        out.append("")
+    return out
 
 
 def latency_section(report: Report, runs: list[str], names: dict[str, str]) -> list[str]:

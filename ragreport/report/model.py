@@ -143,6 +143,15 @@ class Report:
             1 for d in self.drops if d.unjudged is not None and d.unjudged.depends)
 
     @property
+    def means(self) -> dict[str, dict[str, float]]:
+        """Run -> measure -> mean, as the summary shows them."""
+        out: dict[str, dict[str, float]] = {}
+        for s in self.summary:
+            for c in s.cells:
+                out.setdefault(c.run, {})[s.measure] = c.value
+        return out
+
+    @property
     def failed_checks(self) -> list[tuple[TargetRow, TargetCell]]:
         return [(t, c) for t in self.targets for c in t.cells if not c.passed]
 

@@ -240,16 +240,24 @@ def health_rows(results: Sequence[EvaluationResult], stored: StoredBaseline | No
     return out
 
 
-def judgment_sources(result: EvaluationResult) -> JudgmentSources | None:
-    """Who judged, when the qrels the result was evaluated against say (every judgment
-    read, :mod:`ragreport.io.judgments`); None without sources or rankings."""
+def judgment_sources(first: EvaluationResult, results: Sequence[EvaluationResult],
+                     measures: Sequence[Measure]) -> JudgmentSources | None:
+    """Who judged, when the qrels ``first`` was evaluated against say (every judgment read,
+    :mod:`ragreport.io.judgments`): the counts, the sources' agreement and, with two
+    sources or more, every run's ``measures`` from each source alone; None without sources
+    or rankings."""
+    from ..analysis.agreement import agreements, per_source, sources_of
     from ..io.judgments import source_counts
 
-    qrels = result.require_ranking().qrels if result.has_rankings else None
+    qrels = first.require_ranking().qrels if first.has_rankings else None
     if qrels is None or qrels.sources is None or qrels.judgments is None:
         return None
+    ranked = [r for r in results if r.has_rankings]
+    by_source = per_source(ranked, qrels, measures) if len(sources_of(qrels)) > 1 else {}
     return JudgmentSources(qrels.rule or "human-first", source_counts(qrels),
-                           len(qrels.judgments), _several(qrels.judgments))
+                           len(qrels.judgments), _several(qrels.judgments),
+                           agreements(qrels, rel_level=first.conventions.rel_level),
+                           by_source)
 
 
 def _several(judgments: Qrels) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..present import p_pair_text, plural
 from ..textout import terminal_safe
 from .breakdowns import DocumentReport
+from .cells import JudgmentSources, agreement_text, by_source_rows
 from .model import Report
 
 __all__ = ["render_failures", "render_terminal"]
@@ -46,7 +47,7 @@ def render_terminal(report: Report) -> str:
         lines += _unjudged_lines(report)
     lines += _drift_lines(report)
     if report.judgments is not None:
-        lines += ["", f"Judgments: {terminal_safe(report.judgments.text)}"]
+        lines += _judgment_lines(report, report.judgments)
     rows = [["measure", *report.runs]]
     for s in report.summary:
         by = {c.run: c for c in s.cells}
@@ -137,6 +138,17 @@ def _tie_lines(report: Report) -> list[str]:
     out = ["", "Tie exposure (queries of each run; mean over all orders of tied scores)",
            *_table(rows)]
     return out + [f"WARNING {terminal_safe(t.message)}" for t in report.ties if t.note]
+
+
+def _judgment_lines(report: Report, j: JudgmentSources) -> list[str]:
+    """Who judged, the sources' agreement and the measures from each source alone."""
+    lines = ["", f"Judgments: {terminal_safe(j.text)}"]
+    lines += [f"Agreement: {terminal_safe(agreement_text(g))}" for g in j.agreements]
+    if j.by_source:
+        rows = by_source_rows(j, report.runs, report.means)
+        lines += ["", "Measures from each source alone",
+                  *_table([[terminal_safe(c) for c in r] for r in rows])]
+    return lines
 
 
 def _unjudged_lines(report: Report) -> list[str]:

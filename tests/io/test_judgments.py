@@ -161,9 +161,13 @@ def test_the_report_states_who_judged(tmp_path: Path) -> None:
     html = report.to_html()
     assert 'data-role="judgments">Judgments: 1 &lt;b&gt;rater&lt;/b&gt;' in html
     assert "<b>rater</b>" not in html
-    assert json.loads(render_json(report))["judgments"] == {
+    got = json.loads(render_json(report))["judgments"]
+    assert {k: got[k] for k in ("rule", "used", "read", "judged_more_than_once")} == {
         "rule": "human-first", "used": {"<b>rater</b>": 1, "human": 1, "llm:gpt": 1},
         "read": 7, "judged_more_than_once": 2}
+    assert {(g["a"], g["b"]) for g in got["agreement"]} == {
+        ("llm:gpt", "human"), ("llm:gpt", "click"), ("llm:gpt", "<b>rater</b>"),
+        ("<b>rater</b>", "click")}
     plain = ragreport.build_report([ragreport.evaluate({"q": {"a": 1}}, {"q": ["a"]},
                                                        ["P@1"])], stats=False)
     assert plain.judgments is None and "judgments" not in json.loads(render_json(plain))
