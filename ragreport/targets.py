@@ -72,10 +72,13 @@ class Target:
     source: str = "defaults"
     key: str = ""
     on: str = "mean"
-    """``"mean"``, or ``"ci_lower"``: the lower bound of the bootstrap interval must clear it."""
+    """``"mean"``, or ``"ci_lower"``: the lower bound of the bootstrap interval must clear it;
+    ``"ppi_lower"``: the lower bound of the prediction-powered interval (people's and a
+    model's judgments: :mod:`ragreport.analysis.ppi`)."""
 
     def __str__(self) -> str:
-        where = " (CI lower bound)" if self.on == "ci_lower" else ""
+        where = {"ci_lower": " (CI lower bound)",
+                 "ppi_lower": " (PPI lower bound)"}.get(self.on, "")
         return f"{self.measure} {target_rule(self.op, self.threshold)}{where}"
 
 
@@ -152,8 +155,8 @@ def _parse_one(key: str, value: Any, source: str) -> Target:
     if measure.bounded and not 0.0 <= threshold <= 1.0:
         raise ConfigError(f"{source}: target {key!r}: threshold must be between 0 and 1, got "
                           f"{threshold_text(threshold)}")
-    if on == "ci_lower" and not measure.bounded:
-        raise ConfigError(f"{source}: target {key!r}: on = \"ci_lower\" needs a confidence "
+    if on in ("ci_lower", "ppi_lower") and not measure.bounded:
+        raise ConfigError(f"{source}: target {key!r}: on = \"{on}\" needs a confidence "
                           f"interval, which is computed for measures between 0 and 1 only, not "
                           f"for {measure}, whose values are not bounded by 1")
     return Target(measure, op, threshold, source, key, on)
@@ -190,9 +193,9 @@ def _parse_table(key: str, table: Mapping[str, Any], source: str) -> tuple[Any, 
         raise ConfigError(f"{source}: target {key!r}: give exactly one of "
                           f"{', '.join(_TABLE_OPS)}")
     on = table.get("on", "mean")
-    if on not in ("mean", "ci_lower"):
-        raise ConfigError(f"{source}: target {key!r}: 'on' must be \"mean\" or \"ci_lower\", "
-                          f"got {on!r}")
+    if on not in ("mean", "ci_lower", "ppi_lower"):
+        raise ConfigError(f"{source}: target {key!r}: 'on' must be \"mean\", \"ci_lower\" or "
+                          f"\"ppi_lower\", got {on!r}")
     value = table[bounds[0]]
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise ConfigError(f"{source}: target {key!r}: {bounds[0]} must be a number, got "
@@ -229,10 +232,12 @@ def default_targets() -> list[Target]:
 
 
 def check_targets(targets: list[Target], means: Mapping[str, Mapping[Measure, float]],
-                  lower: Mapping[str, Mapping[Measure, float]] | None = None
+                  lower: Mapping[str, Mapping[Measure, float]] | None = None,
+                  ppi_lower: Mapping[str, Mapping[Measure, float]] | None = None
                   ) -> list[TargetCheck]:
     """Check every target against every run's mean (``means[run][measure]``), or against the
-    lower bound of its interval (``lower[run][measure]``) for targets ``on = "ci_lower"``."""
+    lower bound of its interval (``lower[run][measure]``) for targets ``on = "ci_lower"``, or
+    of its prediction-powered interval (``ppi_lower[run][measure]``) for ``"ppi_lower"``."""
     out = []
     for t in targets:
         for run, values in means.items():
@@ -243,6 +248,13 @@ def check_targets(targets: list[Target], means: Mapping[str, Mapping[Measure, fl
                     raise ConfigError(f"{t.source}: target {t.key or t.measure!s} is on the "
                                       "confidence interval, but intervals were not computed")
                 v = float(lower[run][t.measure])
+            elif t.on == "ppi_lower":
+                if ppi_lower is None or t.measure not in ppi_lower.get(run, {}):
+                    raise ConfigError(f"{t.source}: target {t.key or t.measure!s} is on the "
+                                      "prediction-powered interval, which needs qrels with "
+                                      "people's (source human) and a model's (llm:<name>) "
+                                      "judgments")
+                v = float(ppi_lower[run][t.measure])
             out.append(TargetCheck(t, run, v, shown(v), passes(v, t.op, t.threshold),
                                    float(shown(v)) - t.threshold, mean))
     return out

@@ -154,7 +154,8 @@ def target_passes(result: EvaluationResult, target: Target) -> BoolArray:
 
 
 def run_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
-               lower: Mapping[str, Mapping[Measure, float]] | None = None
+               lower: Mapping[str, Mapping[Measure, float]] | None = None,
+               ppi_lower: Mapping[str, Mapping[Measure, float]] | None = None
                ) -> list[TargetCheck]:
     """The overall check: every target against every run's mean (or against the lower bound
     of its interval, ``lower[run][measure]``, for a target ``on = "ci_lower"``), in target
@@ -169,6 +170,9 @@ def run_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
     lower : mapping or None
         ``lower[run][measure]``: lower bound of the mean's interval, for the targets
         ``on = "ci_lower"``.
+    ppi_lower : mapping or None
+        ``ppi_lower[run][measure]``: lower bound of the prediction-powered interval, for the
+        targets ``on = "ppi_lower"`` (:mod:`ragreport.analysis.ppi`).
 
     Returns
     -------
@@ -182,4 +186,4 @@ def run_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
     [('0.5000', True)]
     """
     means = {r.run_name: {t.measure: r.mean(t.measure) for t in targets} for r in results}
-    return check_targets(list(targets), means, lower)
+    return check_targets(list(targets), means, lower, ppi_lower)

@@ -47,6 +47,7 @@ from .baseline import StoredBaseline, baseline_for
 from .breakdowns import RunLatency
 from .cells import (
     RANK_ROWS,
+    DropCheck,
     InputFile,
     PRCurve,
     QueryDetail,
@@ -229,8 +230,10 @@ def build_report(
                            families=holm_groups) if info is not None else {}
     doc_results = document_results(results, target_level)  # None without a doc map
     doc_cis = document_cis(doc_results, bounded, info, workers)
+    judgments = sections.judgment_sources(first, results, measures, info)
     target_rows, tie_rows, unjudged_rows = sections.target_rows(
-        results, doc_results, targets, target_level, cis, doc_cis, info, unjudged, unjudged_grade)
+        results, doc_results, targets, target_level, cis, doc_cis, info, unjudged, unjudged_grade,
+        judgments.ppi_lower if judgments is not None else None)
     chunk_targets = doc_results is None or target_level == "chunk"
     curves, k_shown = sections.curves(results, families, k_max,
                                       targets if chunk_targets else (), all_bands, stored)
@@ -238,8 +241,6 @@ def build_report(
         (t.measure for t in targets), next((m for m in measures if m.cutoff), measures[0]))
     k_worst = wm.cutoff or k_max
     worst = _worst(results, wm, k_worst, worst_n, queries, docs, tie_rows, unjudged_rows)
-    drop_on, drop_base = (doc_results, doc_results[names.index(base_name)]) \
-        if target_level == "document" and doc_results else (results, base)
     return Report(
         title=title, generated_at=generated_at_from_env(generated_at), version=__version__,
         command=command,
@@ -255,12 +256,12 @@ def build_report(
         comparisons=sections.comparisons(results, base, bounded),
         health=sections.health_rows(results, stored), rankings=all(r.has_rankings for r in results),
         per_query=sections.per_query_values(results, measures) if per_query else {},
-        drops=drop_checks(drop_on, drop_base, targets, info, max_drop, unjudged,
-                          unjudged_grade) if max_drop is not None else [],
+        drops=_drops(results, doc_results, base, base_name, target_level, targets, info,
+                     max_drop, unjudged, unjudged_grade),
         pr_curve=_pr_curve(results, targets if chunk_targets else (), stored),
         judged_at_k=_judged_at_k(results, k_worst) if per_query else None,
         latency=run_latencies(results), unjudged_policy=unjudged,
-        judgments=sections.judgment_sources(first, results, measures),
+        judgments=judgments,
         document=None if doc_results is None else document_report(
             results, doc_results, measures, families, k_max, means, doc_cis, target_level,
             worst, wm, per_query, () if chunk_targets else targets),
@@ -269,6 +270,21 @@ def build_report(
             slice_targets or {}, measures, targets, k_max, info, slice_min_queries, workers),
         drift=None if stored is None else stored.drift(drift, allow_drift),
     )
+
+
+def _drops(results: Sequence[EvaluationResult], doc_results: list[EvaluationResult] | None,
+           base: PerQueryValues, base_name: str, target_level: str, targets: Sequence[Target],
+           info: StatsInfo | None, max_drop: float | None, unjudged: str,
+           grade: float | None) -> list[DropCheck]:
+    """The ``max_drop`` checks (none without it), at the level the targets are checked at
+    (document level: against the baseline's document-level result)."""
+    if max_drop is None:
+        return []
+    on, base_on = (results, base)
+    if target_level == "document" and doc_results:
+        on = doc_results
+        base_on = doc_results[[r.run_name for r in results].index(base_name)]
+    return drop_checks(on, base_on, targets, info, max_drop, unjudged, grade)
 
 
 def _check_arguments(results: Sequence[EvaluationResult], baseline: object,

@@ -12,7 +12,9 @@ from pathlib import Path
 
 from ..analysis.agreement import Agreement
 from ..analysis.drift import DriftCheck
+from ..analysis.ppi import Interval, PPIEstimate
 from ..io.common import Source
+from ..measures import Measure, parse_measure
 from ..present import (
     p_clause,
     pct,
@@ -43,6 +45,7 @@ __all__ = [
     "WorstQueries",
     "agreement_text",
     "by_source_rows",
+    "ppi_rows",
 ]
 
 RANK_ROWS = 20
@@ -370,6 +373,18 @@ class JudgmentSources:
     by_source: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     """Source -> run -> measure -> mean, each run evaluated against one source alone (with
     two sources or more)."""
+    ppi: list[PPIEstimate] = field(default_factory=list)
+    """With people's (``human``) and a model's (``llm:``) judgments: every run's measures by
+    prediction-powered inference (:mod:`ragreport.analysis.ppi`)."""
+
+    @property
+    def ppi_lower(self) -> dict[str, dict[Measure, float]]:
+        """Run -> measure -> lower bound of the PPI interval, what a target
+        ``on = "ppi_lower"`` is checked against."""
+        out: dict[str, dict[Measure, float]] = {}
+        for e in self.ppi:
+            out.setdefault(e.run, {})[parse_measure(e.measure)] = e.ppi.low
+        return out
 
     @property
     def text(self) -> str:
@@ -417,6 +432,25 @@ def by_source_rows(j: JudgmentSources, runs: list[str], means: dict[str, dict[st
         for m in measures:
             rows.append([run, m, *(shown(j.by_source[s][run][m]) for s in sources),
                          shown(means.get(run, {}).get(m, float("nan")))])
+    return rows
+
+
+def ppi_rows(j: JudgmentSources) -> list[list[str]]:
+    """The prediction-powered intervals as a table: a header, then a row per run and
+    measure (mean [low, high] and the queries behind each; texts, user labels as given)."""
+    if not j.ppi:
+        return []
+    e0 = j.ppi[0]
+
+    def cell(i: Interval) -> str:
+        if i.low != i.low:
+            return f"{shown(i.mean)} (n = {i.n})" if i.mean == i.mean else "–"
+        return f"{shown(i.mean)} [{shown(i.low)}, {shown(i.high)}] (n = {i.n})"
+
+    rows = [["run", "measure", f"PPI ({e0.people} + {e0.model}, {pct(e0.level)})",
+             f"{e0.people} only", f"{e0.model} only"]]
+    rows += [[e.run, e.measure, cell(e.ppi), cell(e.people_only), cell(e.model_only)]
+             for e in j.ppi]
     return rows
 
 

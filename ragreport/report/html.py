@@ -61,6 +61,7 @@ from .cells import (
     WorstQueries,
     agreement_text,
     by_source_rows,
+    ppi_rows,
 )
 from .drilldown import MAX_MISSING, MAX_RANK_ROWS, MAX_TEXT_CHARS, QueryView, query_view
 from .model import NO_RANKINGS_NOTE, Report
@@ -253,7 +254,9 @@ def _ties_and_health(report: Report) -> dict[str, Any]:
             "judgment_agreements": [agreement_text(g) for g in report.judgments.agreements]
             if report.judgments is not None else [],
             "judgment_by_source": by_source_rows(report.judgments, report.runs, report.means)
-            if report.judgments is not None and report.judgments.by_source else []}
+            if report.judgments is not None and report.judgments.by_source else [],
+            "judgment_ppi": ppi_rows(report.judgments) if report.judgments is not None
+            else []}
 
 
 def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:

@@ -21,6 +21,7 @@ import math
 from typing import Any
 
 from ..analysis.agreement import Agreement
+from ..analysis.ppi import Interval, PPIEstimate
 from ..errors import RagReportError
 from .breakdowns import DocumentReport, SliceReport
 from .cells import DropCheck, RankRow
@@ -224,12 +225,24 @@ def _judgments_and_latency(report: Report) -> dict[str, Any]:
         out["judgments"] = {"rule": j.rule, "used": j.used, "read": j.read,
                             "judged_more_than_once": j.several,
                             "agreement": [_agreement_json(g) for g in j.agreements],
-                            "by_source": j.by_source}
+                            "by_source": j.by_source,
+                            "ppi": [_ppi_json(e) for e in j.ppi]}
     if report.latency:
         out["latency"] = {t.run: {"queries": t.queries, "p50_ms": t.p50_ms,
                                   "p95_ms": t.p95_ms, "max_ms": t.max_ms,
                                   "shown": list(t.texts)} for t in report.latency}
     return out
+
+
+def _ppi_json(e: PPIEstimate) -> dict[str, Any]:
+    """One run's measure by prediction-powered inference (null where undefined)."""
+    def interval(i: Interval) -> dict[str, Any]:
+        return {"mean": _maybe(i.mean), "low": _maybe(i.low), "high": _maybe(i.high),
+                "queries": i.n}
+
+    return {"run": e.run, "measure": e.measure, "level": e.level, "people": e.people,
+            "model": e.model, "ppi": interval(e.ppi), "people_only": interval(e.people_only),
+            "model_only": interval(e.model_only)}
 
 
 def _agreement_json(g: Agreement) -> dict[str, Any]:

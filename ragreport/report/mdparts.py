@@ -27,6 +27,7 @@ from .cells import (
     WorstQueries,
     agreement_text,
     by_source_rows,
+    ppi_rows,
 )
 from .model import Report
 
@@ -411,6 +412,12 @@ def judgments_section(report: Report, j: JudgmentSources, runs: list[str],
         rows = by_source_rows(j, [r for r in report.runs if r in runs], report.means)
         out += [table_row([esc.md(c) for c in rows[0]]),
                 "|:--|:--|" + "--:|" * (len(rows[0]) - 2)]
+        out += [table_row([esc.md(c) for c in r]) for r in rows[1:]]
+        out.append("")
+    rows = ppi_rows(j)
+    if rows:
+        out += ["Prediction-powered intervals (people's judgments corrected by a model's):",
+                "", table_row([esc.md(c) for c in rows[0]]), "|:--|:--|--:|--:|--:|"]
         out += [table_row([esc.md(c) for c in r]) for r in rows[1:]]
         out.append("")
     return out

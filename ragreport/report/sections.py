@@ -83,7 +83,8 @@ def target_rows(results: Sequence[EvaluationResult],
                 doc_results: list[EvaluationResult] | None, targets: Sequence[Target],
                 target_level: str, cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
                 doc_cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
-                info: StatsInfo | None, unjudged: str = "warn", grade: float | None = None
+                info: StatsInfo | None, unjudged: str = "warn", grade: float | None = None,
+                ppi_lower: Mapping[str, Mapping[Measure, float]] | None = None
                 ) -> tuple[list[TargetRow], list[TieCheck], list[UnjudgedCheck]]:
     """The target table, on the level the targets are checked at, the tie exposure of the
     target measures and their unjudged documents (neither without rankings: per-query
@@ -96,7 +97,7 @@ def target_rows(results: Sequence[EvaluationResult],
         else results
     lower = {run: {m: lo for m, (lo, _) in c.items()}
              for run, c in (doc_cis if on_documents else cis).items()}
-    checks = run_checks(t_results, targets, lower if info is not None else None)
+    checks = run_checks(t_results, targets, lower if info is not None else None, ppi_lower)
     ranked = all(r.has_rankings for r in results)
     tie_rows = tie_checks(t_results, targets, checks) if ranked else []
     # one run at a time (its filled reading freed before the next), target measures only
@@ -241,12 +242,14 @@ def health_rows(results: Sequence[EvaluationResult], stored: StoredBaseline | No
 
 
 def judgment_sources(first: EvaluationResult, results: Sequence[EvaluationResult],
-                     measures: Sequence[Measure]) -> JudgmentSources | None:
+                     measures: Sequence[Measure], info: StatsInfo | None = None
+                     ) -> JudgmentSources | None:
     """Who judged, when the qrels ``first`` was evaluated against say (every judgment read,
     :mod:`ragreport.io.judgments`): the counts, the sources' agreement and, with two
     sources or more, every run's ``measures`` from each source alone; None without sources
     or rankings."""
     from ..analysis.agreement import agreements, per_source, sources_of
+    from ..analysis.ppi import ppi_estimates
     from ..io.judgments import source_counts
 
     qrels = first.require_ranking().qrels if first.has_rankings else None
@@ -254,10 +257,13 @@ def judgment_sources(first: EvaluationResult, results: Sequence[EvaluationResult
         return None
     ranked = [r for r in results if r.has_rankings]
     by_source = per_source(ranked, qrels, measures) if len(sources_of(qrels)) > 1 else {}
+    bounded = [m for m in measures if m.bounded]
+    ppi = ppi_estimates(ranked, qrels, bounded, level=info.level if info else 0.95) \
+        if by_source and bounded else []
     return JudgmentSources(qrels.rule or "human-first", source_counts(qrels),
                            len(qrels.judgments), _several(qrels.judgments),
                            agreements(qrels, rel_level=first.conventions.rel_level),
-                           by_source)
+                           by_source, ppi)
 
 
 def _several(judgments: Qrels) -> int:

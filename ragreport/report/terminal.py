@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..present import p_pair_text, plural
 from ..textout import terminal_safe
 from .breakdowns import DocumentReport
-from .cells import JudgmentSources, agreement_text, by_source_rows
+from .cells import JudgmentSources, agreement_text, by_source_rows, ppi_rows
 from .model import Report
 
 __all__ = ["render_failures", "render_terminal"]
@@ -84,13 +84,17 @@ def render_terminal(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: What a target is checked on, as a failure line names it (nothing for the mean).
+_ON = {"ci_lower": "CI lower bound ", "ppi_lower": "PPI lower bound "}
+
+
 def render_failures(report: Report) -> str:
     """One line per failed target check (measure, value, target, run) and per failed
     ``--max-drop`` check (measure, drop, its interval, p-value)."""
     level = (", document level" if report.document is not None
              and report.document.target_level == "document" else "")
     lines = [
-        f"FAILED {terminal_safe(t.measure)}: {'CI lower bound ' if c.on == 'ci_lower' else ''}"
+        f"FAILED {terminal_safe(t.measure)}: {_ON.get(c.on, '')}"
         + (f"{c.shown} is {t.op} {t.threshold_text} but depends on unjudged documents "
            "(--unjudged fail)" if c.unjudged else f"{c.shown} is not {t.op} {t.threshold_text}")
         + f" (run {terminal_safe(repr(c.run))}{level})\n"
@@ -103,7 +107,7 @@ def render_failures(report: Report) -> str:
     if report.slices is not None:  # --slices: a failed slice target names the slice
         lines += [
             f"FAILED slice {terminal_safe(repr(s.name))}: {terminal_safe(t.measure)}: "
-            f"{'CI lower bound ' if c.on == 'ci_lower' else ''}"
+            f"{_ON.get(c.on, '')}"
             + (f"{c.shown} is not {t.op} {t.threshold_text}" if c.value is not None
                else f"not checked against {t.op} {t.threshold_text} ({c.reason})")
             + f" (run {terminal_safe(repr(c.run))}, "
@@ -148,6 +152,9 @@ def _judgment_lines(report: Report, j: JudgmentSources) -> list[str]:
         rows = by_source_rows(j, report.runs, report.means)
         lines += ["", "Measures from each source alone",
                   *_table([[terminal_safe(c) for c in r] for r in rows])]
+    if j.ppi:
+        lines += ["", "Prediction-powered intervals (people's judgments corrected by a model's)",
+                  *_table([[terminal_safe(c) for c in r] for r in ppi_rows(j)])]
     return lines
 
 

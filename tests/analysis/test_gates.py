@@ -47,7 +47,7 @@ def test_target_on_ci_lower_bound(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("table", "message"), [
-    ({"min": 0.5, "on": "median"}, "'on' must be \"mean\" or \"ci_lower\""),
+    ({"min": 0.5, "on": "median"}, "'on' must be \"mean\", \"ci_lower\" or \"ppi_lower\""),
     ({"min": 0.5, "gt": 0.4}, "give exactly one of"),
     ({"at_least": 0.5}, "unknown key 'at_least'"),
     ({"min": "high"}, "min must be a number"),

@@ -89,3 +89,53 @@ def test_estimates_of_a_run_by_hand() -> None:
     assert e.ppi.mean == pytest.approx(0.0) and e.ppi.n == 4
     assert e.people_only.mean == 0.5 and e.model_only.mean == 0.75
     assert ppi_estimates([r], ragreport.load_qrels(rows[:4]), r.measures) == []
+
+
+def _people_and_model() -> tuple[ragreport.Qrels, dict[str, list[str]]]:
+    """A model judged 40 queries; people judged every fourth one and agree with it."""
+    rows = [{"query_id": f"q{i}", "relevant": {"a": 1, "b": 0} if i % 3 else {"a": 0, "b": 1},
+             "source": "llm:judge"} for i in range(40)]
+    rows += [{"query_id": f"q{i}", "relevant": dict(rows[i]["relevant"]), "source": "human"}
+             for i in range(0, 40, 4)]
+    return ragreport.load_qrels(rows), {f"q{i}": ["a", "b"] for i in range(40)}
+
+
+def test_the_report_shows_ppi_and_a_target_gates_on_it() -> None:
+    import json
+
+    from ragreport.report.jsonout import render_json
+    from ragreport.report.markdown import render_markdown
+    from ragreport.report.terminal import render_failures, render_terminal
+    from ragreport.targets import parse_targets
+
+    qrels, run = _people_and_model()
+    r = ragreport.evaluate(qrels, run, ["P@1"], name="run")
+    passing = parse_targets({"P@1": {"min": 0.3, "on": "ppi_lower"}})
+    report = ragreport.build_report([r], passing, resamples=200)
+    (e,) = [e for e in report.judgments.ppi if e.measure == "P@1"]
+    assert e.people_only.n == 10 and e.model_only.n == 40 and e.ppi.n == 40
+    assert e.ppi.width < e.people_only.width  # the model agrees: narrower
+    assert report.all_passed and report.targets[0].cells[0].value == pytest.approx(e.ppi.low)
+    assert "Prediction-powered intervals" in render_terminal(report)
+    assert "| run | P@1 | 0." in render_markdown(report)
+    assert 'data-role="ppi"' in report.to_html()
+    doc = json.loads(render_json(report))["judgments"]["ppi"]
+    assert {d["measure"] for d in doc} >= {"P@1"} and doc[0]["people"] == "human"
+    failing = ragreport.build_report([r], parse_targets({"P@1": {"min": 0.9,
+                                                                 "on": "ppi_lower"}}),
+                                     resamples=200)
+    assert not failing.all_passed
+    assert render_failures(failing).startswith("FAILED P@1: PPI lower bound 0.")
+
+
+def test_a_ppi_target_without_both_kinds_of_judgment_is_refused() -> None:
+    from ragreport.targets import parse_targets
+
+    r = ragreport.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["P@1"])
+    with pytest.raises(ragreport.ConfigError, match="prediction-powered interval, which needs "
+                                                    "qrels with people's"):
+        ragreport.build_report([r], parse_targets({"P@1": {"min": 0.5, "on": "ppi_lower"}}),
+                               stats=False)
+    with pytest.raises(ragreport.ConfigError, match=r"'on' must be \"mean\", \"ci_lower\" or "
+                                                    r"\"ppi_lower\", got 'ppi'"):
+        parse_targets({"P@1": {"min": 0.5, "on": "ppi"}})
