@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .examples import example_files
     from .explorer import Explorer
     from .integrations.collect import collect_run, write_run
+    from .integrations.judge import Judged, judge
     from .io import load_docs, load_qrels, load_queries, load_run, load_texts
     from .io.docmap import load_doc_map
     from .io.labels import merge_judgments, read_labels, write_qrels
@@ -80,6 +81,8 @@ _EXPORTS: dict[str, str] = {
     "LabelQueue": "analysis.labelqueue",
     "write_label_queue": "report.labelqueue",
     "read_labels": "io.labels",
+    "judge": "integrations.judge",
+    "Judged": "integrations.judge",
     "agreement": "analysis.agreement",
     "Agreement": "analysis.agreement",
     "merge_judgments": "io.labels",
@@ -91,10 +94,10 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "Agreement", "ConfigError", "EvaluationResult", "Explorer", "InputError", "InputFile",
-    "LabelQueue", "Measure", "MeasureError", "Qrels", "RagReportError", "Report",
+    "Judged", "LabelQueue", "Measure", "MeasureError", "Qrels", "RagReportError", "Report",
     "RetrievalEvaluator", "Run", "StatsSettings", "StoredBaseline", "UnjudgedBounds",
     "__version__", "agreement", "build_report", "collect_run", "drift_checks", "evaluate",
-    "evaluate_multiple_queries", "evaluate_stream", "example_files", "judgments_sha256",
+    "evaluate_multiple_queries", "evaluate_stream", "example_files", "judge", "judgments_sha256",
     "label_queue", "load_baseline_report", "load_doc_map", "load_docs", "load_qrels",
     "load_queries", "load_run", "load_slice_targets", "load_slices", "load_targets", "load_texts",
     "merge_judgments", "parse_measure", "parse_measures", "read_labels", "unjudged_bounds",

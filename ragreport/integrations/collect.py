@@ -30,14 +30,17 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..data import Run
 from ..errors import ConfigError, InputError, RagReportError
 from .resume import header_line, open_resume, read_resume, record_line, run_identity
 from .retrieved import Collected, first_line, is_id, ranking
 
-__all__ = ["MAX_CONCURRENCY", "PROGRESS_DELAY", "collect_run", "write_run"]
+__all__ = ["MAX_CONCURRENCY", "PROGRESS_DELAY", "call_all", "check_workers", "collect_run",
+           "progress_bar", "write_run"]
+
+T = TypeVar("T")
 
 #: The most threads :func:`collect_run` runs at once.
 MAX_CONCURRENCY = 256
@@ -148,7 +151,7 @@ def collect_run(
     call = _caller(retriever)
     texts = _queries(queries)
     k = _check_k(k)
-    workers = _check_workers(max_concurrency)
+    workers = check_workers(max_concurrency)
     if progress is not None and not isinstance(progress, bool):
         raise ConfigError(f"progress must be True, False or None, got {progress!r}")
     if id_key is not None and (not isinstance(id_key, str) or not id_key):
@@ -193,7 +196,7 @@ def collect_run(
     out = open_resume(path, header) if path is not None and todo else None
     bar = None
     try:
-        bar = _progress_bar(progress, len(texts), len(done), run_name) if todo else None
+        bar = progress_bar(progress, len(texts), len(done), run_name) if todo else None
 
         def finished(got: Collected) -> None:
             done[got.qid] = got
@@ -207,7 +210,7 @@ def collect_run(
             if bar is not None:
                 bar.update(1)
 
-        _call_all(work, todo, workers, finished)
+        call_all(work, todo, workers, finished)
     finally:
         if out is not None:
             out.close()
@@ -233,9 +236,10 @@ def _caller(retriever: Any) -> Callable[[str], Any]:
                       "(.retrieve) or a LangChain retriever (.invoke)")
 
 
-def _call_all(work: Callable[[str], Collected], todo: list[str], workers: int,
-              finished: Callable[[Collected], None]) -> None:
-    """``work`` on every query, ``finished`` (in this thread) on each result as it comes.
+def call_all(work: Callable[[Any], T], todo: list[Any], workers: int,
+             finished: Callable[[T], None]) -> None:
+    """``work`` on every item (a query), ``finished`` (in this thread) on each result as it
+    comes.
 
     On the first failure the queries not started are cancelled, the calls under way are let
     finish (their results are kept: ``finished`` sees them) and the failure is raised.
@@ -246,7 +250,7 @@ def _call_all(work: Callable[[str], Collected], todo: list[str], workers: int,
         return
     with ThreadPoolExecutor(max_workers=min(workers, len(todo)),
                             thread_name_prefix="ragreport-collect") as pool:
-        futures: list[Future[Collected]] = [pool.submit(work, q) for q in todo]
+        futures: list[Future[T]] = [pool.submit(work, q) for q in todo]
         seen: set[int] = set()
         try:
             for fut in as_completed(futures):
@@ -306,7 +310,7 @@ def _check_k(k: Any) -> int | None:
     return k
 
 
-def _check_workers(n: Any) -> int:
+def check_workers(n: Any) -> int:
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_CONCURRENCY:
         raise ConfigError(f"max_concurrency must be a whole number from 1 to "
                           f"{MAX_CONCURRENCY}, got {n!r}")
@@ -325,7 +329,8 @@ def _describe(retriever: Any) -> str:
     return f"collect_run ({type(retriever).__name__})"
 
 
-def _progress_bar(progress: bool | None, total: int, initial: int, name: str) -> Any:
+def progress_bar(progress: bool | None, total: int, initial: int, name: str,
+                 unit: str = "query") -> Any:
     if progress is False:
         return None
     try:
@@ -336,7 +341,7 @@ def _progress_bar(progress: bool | None, total: int, initial: int, name: str) ->
                               "'ragreport[llamaindex]' and 'ragreport[langchain]' include "
                               "it)") from None
         return None
-    return tqdm(total=total, initial=initial, unit="query", desc=name, dynamic_ncols=True,
+    return tqdm(total=total, initial=initial, unit=unit, desc=name, dynamic_ncols=True,
                 delay=0.0 if progress else PROGRESS_DELAY)
 
 
