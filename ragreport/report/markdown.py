@@ -201,9 +201,9 @@ def _targets_section(report: Report, runs: list[str], run_names: dict[str, str],
     lines += [table_row(head), "".join(align) + "|"]
     for t in targets:
         cells = {c.run: c for c in t.cells}
-        on_ci = any(c.on == "ci_lower" for c in t.cells)
+        on = next((c.on for c in t.cells), "mean")
         row = [esc.md(t.measure), esc.md(f"{t.op} {t.threshold_text}")
-               + (" (CI lower bound)" if on_ci else "")]
+               + {"ci_lower": " (CI lower bound)", "ppi_lower": " (PPI lower bound)"}.get(on, "")]
         for r in runs:
             row += target_cell(cells[r]) if r in cells else ["", ""]
         lines.append(table_row(row))

@@ -117,8 +117,10 @@ def test_the_report_shows_ppi_and_a_target_gates_on_it() -> None:
     assert e.ppi.width < e.people_only.width  # the model agrees: narrower
     assert report.all_passed and report.targets[0].cells[0].value == pytest.approx(e.ppi.low)
     assert "Prediction-powered intervals" in render_terminal(report)
-    assert "| run | P@1 | 0." in render_markdown(report)
-    assert 'data-role="ppi"' in report.to_html()
+    md = render_markdown(report)
+    assert "| run | P@1 | 0." in md and "| P@1 | &gt;= 0.3 (PPI lower bound) |" in md
+    html = report.to_html()
+    assert 'data-role="ppi"' in html and "on PPI lower bound" in html
     doc = json.loads(render_json(report))["judgments"]["ppi"]
     assert {d["measure"] for d in doc} >= {"P@1"} and doc[0]["people"] == "human"
     failing = ragreport.build_report([r], parse_targets({"P@1": {"min": 0.9,
