@@ -164,12 +164,35 @@ def filled_together(results: Sequence[EvaluationResult], *, grade: float | None 
         at, docs = unjudged_documents(r)
         pairs.append(pa.table({"q": _strings(r.query_ids).take(at).cast(pa.large_string()),
                                "d": _array(docs).cast(pa.large_string())}))
-    table = pa.concat_tables(pairs).group_by(["q", "d"]).aggregate([])
+    table = _distinct_pairs(pa.concat_tables(pairs))
     common = set(results[0].query_ids).intersection(*(r.query_ids for r in results[1:]))
     table = table.filter(pc.is_in(table["q"], value_set=pa.array(sorted(common),
                                                                   pa.large_string())))
     filled = filled_qrels(qrels, table["q"], table["d"], fill)
     return [_evaluate_filled(r, filled, measures, False) for r in results], fill
+
+
+def _distinct_pairs(table: Any) -> Any:
+    """The rows of a (q, d) table without repeats, first occurrence kept, in order (integer
+    keys from the two columns' dictionaries: an Arrow group-by on two string columns is
+    about ten times slower).
+
+    >>> import pyarrow as pa
+    >>> _distinct_pairs(pa.table({"q": ["a", "a", "b", "a"], "d": ["x", "y", "x", "x"]})
+    ...                 ).to_pydict()
+    {'q': ['a', 'a', 'b'], 'd': ['x', 'y', 'x']}
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if table.num_rows == 0:
+        return table
+    q = pc.dictionary_encode(_array(table["q"]))
+    d = pc.dictionary_encode(_array(table["d"]))
+    keys = (q.indices.to_numpy(zero_copy_only=False).astype(np.int64) * max(len(d.dictionary), 1)
+            + d.indices.to_numpy(zero_copy_only=False))
+    _, first = np.unique(keys, return_index=True)
+    return table.take(pa.array(np.sort(first)))
 
 
 def same_qrels(a: Qrels, b: Qrels) -> bool:
