@@ -63,6 +63,27 @@ class RunArrays:
             evict(self.values_cache, limits.CACHE_MAX)
         return got
 
+    def unjudged_range(self, run: int, family: Measure, k: int
+                       ) -> tuple[FloatArray, FloatArray] | None:
+        """(lower, upper): each query's value of a family at K with its unjudged documents
+        read as not relevant and as relevant (:func:`ragreport.analysis.unjudged.bounds_of`);
+        None where that is not computed (no rankings, a doc map, K past the curves, or a run
+        over :data:`~.limits.UNJUDGED_ROWS` ranked rows)."""
+        from ..analysis.unjudged import bounds_of
+
+        def make() -> Any:
+            r = self.results[run]
+            if not r.has_rankings or r.doc_map_info is not None or r.document is not None \
+                    or len(r.require_ranking().run_rows) > limits.UNJUDGED_ROWS:
+                return None
+            return bounds_of(r)
+
+        bounds = self.memo.get(("unjudged", run), make)
+        if bounds is None or k > bounds.filled.k_max or k > self.results[run].k_max:
+            return None
+        lo, hi = bounds.curves(family)
+        return lo[:, k - 1], hi[:, k - 1]
+
     def cutoff(self, run: int, m: Measure) -> FloatArray:
         """(queries,) values of ``m`` past the curves (:func:`~.core.kernel.cutoff_values`),
         one pass over the relevant ranks (stored ones too, read from per-query files) per K."""

@@ -62,3 +62,8 @@ MEAN_ALL_CELLS = 2_000_000
 CACHE_MAX = 64
 #: Queries evaluated alone (for the panel) kept at a time.
 QUERY_RESULTS = 8
+
+#: The largest run (ranked rows) whose unjudged readings the explorer computes for its list's
+#: "unjudged" tags (one more evaluation of the run, once, on the first list it shows: about
+#: 0.8 s at this size); larger runs show no tag (the report's drill-down has them).
+UNJUDGED_ROWS = 500_000

@@ -75,6 +75,11 @@ class ListView:
         fails = arrays.fails(sel.a)
         if not fails.all():  # every query fails a target: a tag on every row tells nothing
             out["fails"] = fails[idx].tolist()
+        ranges = arrays.unjudged_range(sel.a, sel.family, sel.k)
+        if ranges is not None:  # [lower, upper] where the unjudged documents change it
+            lo, hi = ranges[0][idx], ranges[1][idx]
+            out["unjudged"] = [[float(x), float(y)] if x != y else None
+                               for x, y in zip(lo.tolist(), hi.tolist(), strict=True)]
         return out
 
     def _list_text(self, qid: str) -> str:

@@ -1259,3 +1259,25 @@ def test_an_order_change_needs_no_second_round_trip(browser: Any) -> None:
     assert _rows_requests(page) == before
     assert min(p for p, _ in _shown_match_order(ep, ex)) == 0
     clean(ep)
+
+
+def test_unjudged_tags_mark_the_queries_their_unjudged_documents_change(browser: Any) -> None:
+    """A query whose value at K changes when its unjudged documents are read as relevant
+    carries an "unjudged" tag in the list, with both values in its title; a query judged to
+    K (or whose unjudged documents sit below K) carries none."""
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1, "b": 0}, "q3": {"a": 1, "b": 0}}
+    run = {"q1": ["x", "a"], "q2": ["a", "b"], "q3": ["a", "b", "y"]}  # x, y unjudged
+    results = [ragreport.evaluate(qrels, run, name="r")]
+    for k, tagged in ((1, {"q1"}), (3, {"q1", "q3"})):
+        ex = ragreport.Explorer(results, measure="P", k=k, targets=[])
+        ep = ExplorerPage.open(browser, ex)
+        tags = ep.page.locator(f"{OPTION} [data-role=unjudged-tag]")
+        got = {ep.page.locator(OPTION).nth(i).get_attribute("data-query-id")
+               for i in range(ep.page.locator(OPTION).count())
+               if ep.page.locator(OPTION).nth(i).locator("[data-role=unjudged-tag]").count()}
+        assert got == tagged and tags.count() == len(tagged)
+        title = ep.page.locator(f"{OPTION}[data-query-id=q1] [data-role=unjudged-tag]"
+                                ).get_attribute("title") or ""
+        low, high = (0.0, 1.0) if k == 1 else (1 / 3, 2 / 3)
+        assert title.startswith(f"{low:.4f}\u2013{high:.4f} with its unjudged documents")
+        clean(ep)

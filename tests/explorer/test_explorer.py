@@ -510,7 +510,8 @@ def test_rows_message(ex: Explorer) -> None:
     assert reply["order_version"] == ex.order_version and reply["total"] == 41
     assert reply["start"] == 10 and reply["rows"]["qid"] == order[10:20]
     # no "fails": the default targets fail every query of the example, so it tells nothing
-    assert set(reply["rows"]) == {"start", "qid", "text", "a", "b", "delta", "kind"}
+    assert set(reply["rows"]) == {"start", "qid", "text", "a", "b", "delta", "kind",
+                                  "unjudged"}
     json.dumps(reply, allow_nan=False)
     # clamped: past the end, negative start, end before start, huge windows
     [r] = ex.handle_message({"type": "rows", "id": "w", "start": 40, "end": 90})
@@ -1299,3 +1300,26 @@ def test_a_report_that_fails_unexpectedly_never_leaves_the_button_busy(
     assert ex.report["state"] == "error"
     assert "ValueError: a template that does not render" in ex.report["message"]
     assert sent and sent[-1]["state"] == "error"
+
+
+def test_rows_carry_the_unjudged_range_of_the_queries_it_changes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each row's [lower, upper] at the current measure and K when its unjudged documents
+    change the value (the exact bounds: nDCG can go down), null otherwise; none for a run
+    over the size limit."""
+    from ragreport.explorer import limits
+
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1, "b": 0}, "q3": {"a": 2, "b": 1}}
+    run = {"q1": ["x", "a"], "q2": ["a", "b"], "q3": ["a", "y", "b"]}
+    results = [ragreport.evaluate(qrels, run, name="r")]
+    s = ExplorerState(results, targets=[], measure="nDCG", k=3)
+    rows = s.rows(0, 3)
+    got = dict(zip(rows["qid"], rows["unjudged"], strict=True))
+    bounds = ragreport.unjudged_bounds(qrels, run, ["nDCG@3"])
+    lo, hi = bounds.values("nDCG@3")
+    want = {q: [float(a), float(b)] if a != b else None
+            for q, a, b in zip(bounds.query_ids, lo.tolist(), hi.tolist(), strict=True)}
+    assert got == want and got["q2"] is None and got["q1"] is not None
+    monkeypatch.setattr(limits, "UNJUDGED_ROWS", 2)
+    assert "unjudged" not in ExplorerState(results, targets=[], measure="nDCG",
+                                           k=3).rows(0, 3)

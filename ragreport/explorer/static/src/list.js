@@ -116,6 +116,10 @@ export function makeList(v) {
       const line1 = h("div", { class: "rr-opt-line" },
         h("span", { class: "rr-qid", text: qid, title: qid }),
         win.fails && win.fails[j] ? h("span", { class: "rr-tag rr-tag-fail", text: "fails", title: "fails a target" }) : null,
+        win.unjudged && win.unjudged[j] ? h("span", {
+          class: "rr-tag rr-tag-unjudged", text: "unjudged", "data-role": "unjudged-tag",
+          title: `${fmt(win.unjudged[j][0])}\u2013${fmt(win.unjudged[j][1])} with its unjudged documents read as not relevant and as relevant`,
+        }) : null,
         kindLabel ? h("span", { class: `rr-tag ${kind === 1 ? "rr-tag-nojudged" : "rr-tag-kind"}`, text: kindShort, title: kindLabel, "aria-label": kindLabel }) : null,
         h("span", { class: "rr-val", text: fmt(a), title: hasB ? "run A" : undefined }));
       if (hasB && win.delta) {
