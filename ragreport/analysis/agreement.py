@@ -52,14 +52,9 @@ class Agreement:
 
 def sources_of(qrels: Qrels) -> dict[str, int]:
     """Judgments read per source (every judgment, not only those used), most first."""
-    import pyarrow.compute as pc
+    from ..io.judgments import source_counts
 
-    every = qrels.judgments if qrels.judgments is not None else qrels
-    if every.sources is None:
-        return {}
-    got = pc.value_counts(every.sources).to_pylist()
-    return dict(sorted(((g["values"], int(g["counts"])) for g in got),
-                       key=lambda kv: (-kv[1], kv[0])))
+    return source_counts(qrels.judgments if qrels.judgments is not None else qrels)
 
 
 def source_qrels(qrels: Qrels, source: str) -> Qrels:

@@ -31,6 +31,7 @@ import numpy as np
 from ..core.result import EvaluationResult
 from ..data import FloatArray, IntArray, Qrels, Run
 from ..errors import RagReportError
+from ..io.columns import contiguous
 from ..measures import Measure
 from .unjudged import fill_grade, same_qrels
 
@@ -338,15 +339,9 @@ def _pseudo_qrels(rk: Any, owners: IntArray, names: list[str], extra_q: Any, ext
     rows = rk.qrels_rows[at]
     qids = pa.concat_arrays([pa.array(names, pa.string()).take(pa.array(rep)), extra_q])
     docs = rk.qrels.doc_ids.take(pa.array(rows))
-    docs = pa.concat_arrays([_combined(docs).cast(pa.string()), extra_d])
+    docs = pa.concat_arrays([contiguous(docs).cast(pa.string()), extra_d])
     grades = np.concatenate([rk.qrels_grades[at], np.full(len(extra_q), grade)])
     return Qrels(query_ids=qids, doc_ids=docs, source="label queue", lines=None, grades=grades)
-
-
-def _combined(values: Any) -> Any:
-    import pyarrow as pa
-
-    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
 def _select(gains: FloatArray, effects: FloatArray, measures: list[Measure],

@@ -20,6 +20,7 @@ import numpy as np
 from ..core.result import EvaluationResult
 from ..data import FloatArray, IntArray, Qrels
 from ..errors import RagReportError
+from ..io.columns import contiguous, pair_keys
 from ..measures import Measure
 
 __all__ = ["UnjudgedBounds", "bounds_of", "fill_grade", "filled_qrels", "filled_together",
@@ -163,7 +164,7 @@ def filled_together(results: Sequence[EvaluationResult], *, grade: float | None 
     for r in results:
         at, docs = unjudged_documents(r)
         pairs.append(pa.table({"q": _strings(r.query_ids).take(at).cast(pa.large_string()),
-                               "d": _array(docs).cast(pa.large_string())}))
+                               "d": contiguous(docs).cast(pa.large_string())}))
     table = _distinct_pairs(pa.concat_tables(pairs))
     common = set(results[0].query_ids).intersection(*(r.query_ids for r in results[1:]))
     table = table.filter(pc.is_in(table["q"], value_set=pa.array(sorted(common),
@@ -173,8 +174,8 @@ def filled_together(results: Sequence[EvaluationResult], *, grade: float | None 
 
 
 def _distinct_pairs(table: Any) -> Any:
-    """The rows of a (q, d) table without repeats, first occurrence kept, in order (integer
-    keys from the two columns' dictionaries: an Arrow group-by on two string columns is
+    """The rows of a (q, d) table without repeats, first occurrence kept, in order (by
+    :func:`~ragreport.io.columns.pair_keys`: an Arrow group-by on two string columns is
     about ten times slower).
 
     >>> import pyarrow as pa
@@ -183,23 +184,18 @@ def _distinct_pairs(table: Any) -> Any:
     {'q': ['a', 'a', 'b'], 'd': ['x', 'y', 'x']}
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if table.num_rows == 0:
         return table
-    q = pc.dictionary_encode(_array(table["q"]))
-    d = pc.dictionary_encode(_array(table["d"]))
-    keys = (q.indices.to_numpy(zero_copy_only=False).astype(np.int64) * max(len(d.dictionary), 1)
-            + d.indices.to_numpy(zero_copy_only=False))
-    _, first = np.unique(keys, return_index=True)
+    _, first = np.unique(pair_keys(table["q"], table["d"]), return_index=True)
     return table.take(pa.array(np.sort(first)))
 
 
 def same_qrels(a: Qrels, b: Qrels) -> bool:
     """The same judgments (the same object, or equal ids and grades)."""
     return a is b or (len(a.grades) == len(b.grades) and np.array_equal(a.grades, b.grades)
-                      and _array(a.query_ids).equals(_array(b.query_ids))
-                      and _array(a.doc_ids).equals(_array(b.doc_ids)))
+                      and contiguous(a.query_ids).equals(contiguous(b.query_ids))
+                      and contiguous(a.doc_ids).equals(contiguous(b.doc_ids)))
 
 
 def _evaluate_filled(judged: EvaluationResult, qrels: Qrels,
@@ -245,7 +241,7 @@ def filled_qrels(qrels: Qrels, query_ids: Any, doc_ids: Any, grade: float) -> Qr
 
     def joined(old: Any, new: Any) -> Any:
         new = _strings(new)
-        return pa.concat_arrays([_array(old), _array(new).cast(_array(old).type)])
+        return pa.concat_arrays([contiguous(old), contiguous(new).cast(contiguous(old).type)])
 
     return Qrels(query_ids=joined(qrels.query_ids, query_ids),
                  doc_ids=joined(qrels.doc_ids, doc_ids), source=qrels.source, lines=None,
@@ -258,13 +254,6 @@ def _strings(values: Any) -> Any:
 
     return values if isinstance(values, (pa.Array, pa.ChunkedArray)) \
         else pa.array(values, pa.string())
-
-
-def _array(values: Any) -> Any:
-    """One pyarrow array (a chunked one combined)."""
-    import pyarrow as pa
-
-    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
 def fill_grade(qrels: Qrels, grade: float | None, rel_level: int) -> float:

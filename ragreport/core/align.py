@@ -293,13 +293,9 @@ def check_qrels(qrels: Qrels) -> None:
     >>> from ragreport.io import load_qrels
     >>> check_qrels(load_qrels({"q1": {"d1": 1, "d2": 0}}))
     """
-    import pyarrow.compute as pc
+    from ..io.columns import pair_keys
 
-    q = pc.dictionary_encode(qrels.query_ids).indices.to_numpy(zero_copy_only=False)
-    d = pc.dictionary_encode(qrels.doc_ids)
-    n_docs = max(len(d.dictionary), 1)
-    keys = q.astype(np.int64) * n_docs + d.indices.to_numpy(zero_copy_only=False)
-    _check_judged_once(qrels, keys)
+    _check_judged_once(qrels, pair_keys(qrels.query_ids, qrels.doc_ids))
 
 
 def _duplicate_pairs(keys: IntArray) -> tuple[IntArray, IntArray]:

@@ -12,7 +12,7 @@ from ..errors import InputError
 from .common import DECIMAL, GRADE_LIMIT, PLAIN_RE2
 from .objects import ident_text, read_number, show_value
 
-__all__ = ["contiguous", "first_index", "ids_column", "numbers_column"]
+__all__ = ["contiguous", "first_index", "ids_column", "numbers_column", "pair_keys"]
 
 _DECIMAL_RE2 = "^" + DECIMAL.pattern + "$"
 
@@ -23,6 +23,23 @@ def contiguous(col: Any) -> Any:
     if isinstance(col, pa.ChunkedArray):
         return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
     return col
+
+
+def pair_keys(query_ids: Any, doc_ids: Any) -> Any:
+    """One integer key per (query, document) row of two id columns (pyarrow arrays, chunked
+    or not): equal pairs, equal keys, from the columns' dictionaries (no string is hashed
+    twice, no Python object per row).
+
+    >>> import pyarrow as pa
+    >>> pair_keys(pa.array(["a", "a", "b", "a"]), pa.array(["x", "y", "x", "x"])).tolist()
+    [0, 1, 2, 0]
+    """
+    import pyarrow.compute as pc
+
+    q = pc.dictionary_encode(contiguous(query_ids))
+    d = pc.dictionary_encode(contiguous(doc_ids))
+    return (q.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            * max(len(d.dictionary), 1) + d.indices.to_numpy(zero_copy_only=False))
 
 
 def first_index(mask: Any) -> int:

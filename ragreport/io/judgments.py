@@ -22,6 +22,7 @@ import numpy as np
 
 from ..data import IntArray, Qrels
 from ..errors import InputError, RagReportError
+from .columns import contiguous, pair_keys
 
 __all__ = ["HUMAN", "JUDGMENT_RULES", "check_rule", "check_source", "resolve",
            "source_counts"]
@@ -92,8 +93,7 @@ def resolve(qrels: Qrels, sources: Sequence[Any] | Any, rule: str = "human-first
                              **qrels.place(bad))
     labels = sources if isinstance(sources, (pa.Array, pa.ChunkedArray)) \
         else pa.array(sources, pa.string())
-    if isinstance(labels, pa.ChunkedArray):
-        labels = labels.combine_chunks()
+    labels = contiguous(labels)
     if len(labels) != len(qrels):
         raise RagReportError(f"{len(labels)} sources for {len(qrels)} judgments")
     _check_labels(qrels, labels)
@@ -134,23 +134,13 @@ def _chosen(qrels: Qrels, labels: Any, rule: str) -> IntArray:
     """Row of the judgment kept for each (query, document), in input order."""
     import pyarrow.compute as pc
 
-    q = pc.dictionary_encode(_whole(qrels.query_ids)).indices.to_numpy(zero_copy_only=False)
-    d = pc.dictionary_encode(_whole(qrels.doc_ids))
-    n_docs = max(len(d.dictionary), 1)
-    keys = q.astype(np.int64) * n_docs + d.indices.to_numpy(zero_copy_only=False)
+    keys = pair_keys(qrels.query_ids, qrels.doc_ids)
     human = (pc.equal(labels, HUMAN).to_numpy(zero_copy_only=False).astype(np.int64)
              if rule == "human-first" else np.zeros(len(keys), np.int64))
     rows = np.arange(len(keys))
     order = np.lexsort((rows, human, keys))  # by key, then human last, then row last
     last = np.flatnonzero(np.append(keys[order][1:] != keys[order][:-1], True))
     return np.sort(order[last])
-
-
-def _whole(values: Any) -> Any:
-    """One pyarrow array (a chunked one combined)."""
-    import pyarrow as pa
-
-    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
 def source_counts(qrels: Qrels) -> dict[str, int]:

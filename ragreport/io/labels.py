@@ -24,6 +24,7 @@ import numpy as np
 from ..data import Qrels
 from ..errors import InputError, RagReportError
 from ..fileio import write_outputs
+from .columns import contiguous
 from .judgments import HUMAN, check_rule, check_source, resolve
 
 __all__ = ["CONFLICT_RULES", "Conflict", "Merged", "merge_judgments", "read_labels",
@@ -238,10 +239,10 @@ def _not_present(new: Qrels, old: Qrels, old_sources: Any) -> Qrels:
 
 
 def _arr(values: Any) -> Any:
+    """One pyarrow string array."""
     import pyarrow as pa
 
-    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-    return values.cast(pa.string())
+    return contiguous(values).cast(pa.string())
 
 
 def _conflicts(qrels: Qrels, existing_source: str, new: Qrels) -> list[Conflict]:

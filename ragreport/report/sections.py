@@ -268,12 +268,11 @@ def judgment_sources(first: EvaluationResult, results: Sequence[EvaluationResult
 
 def _several(judgments: Qrels) -> int:
     """Pairs judged more than once."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    from ..io.columns import pair_keys
 
-    table = pa.table({"q": judgments.query_ids, "d": judgments.doc_ids})
-    counts = table.group_by(["q", "d"]).aggregate([([], "count_all")])["count_all"]
-    return int(pc.sum(pc.greater(counts, 1)).as_py() or 0)
+    _, counts = np.unique(pair_keys(judgments.query_ids, judgments.doc_ids),
+                          return_counts=True)
+    return int(np.count_nonzero(counts > 1))
 
 
 def per_query_values(results: Sequence[EvaluationResult], measures: list[Measure]
