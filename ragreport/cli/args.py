@@ -129,6 +129,10 @@ def _jobs(text: str) -> int:
 
 
 _positive = _integer_in(1, MAX_INT)
+#: A grade an unjudged document is given when read as relevant (``--unjudged-grade``).
+_grade = _number_in(0.0, 1e12, low_open=True)
+#: The rules choosing one judgment per pair (:data:`ragreport.io.judgments.JUDGMENT_RULES`).
+JUDGMENT_RULES = ("human-first", "latest")
 
 
 #: The sections of a command's --help, in order (a section with no option is not shown).
@@ -180,7 +184,7 @@ def _add_inputs(p: argparse.ArgumentParser, many_runs: bool,
     _add_compat(c)
     c.add_argument("--no-relevant", choices=("zero", "skip", "raise"), default="zero",
                    help="queries without a relevant document: score 0 (default), skip, or error")
-    c.add_argument("--judgment-rule", choices=("human-first", "latest"), default="human-first",
+    c.add_argument("--judgment-rule", choices=JUDGMENT_RULES, default=JUDGMENT_RULES[0],
                    help="qrels that say who judged (a source column or field): the judgment "
                         "used for a pair judged more than once: the latest human one, else "
                         "the latest (human-first, the default), or the latest (latest)")
@@ -319,10 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run name (default: TREC tag, else file name)")
     for name, helptext in (("report", "write the HTML / Markdown / JSON report"),
                            ("check", "check targets; exit 1 when one fails (CI gate)")):
-        rp = sub.add_parser(name, help=helptext, description=helptext[0].upper() + helptext[1:],
-                            usage=_USAGE[name], epilog=_EPILOG[name],
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-        _add_report_options(_add_inputs(rp, many_runs=True))
+        _add_report_options(_add_inputs(_command(sub, name, helptext), many_runs=True))
     _add_label_queue_parser(sub)
     _add_merge_labels_parser(sub)
     _add_notebook_parser(sub)
@@ -330,12 +331,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command(sub: Any, name: str, helptext: str) -> argparse.ArgumentParser:
+    """A command's parser: its help line (also its description), usage and examples."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=helptext, description=helptext[0].upper() + helptext[1:],
+        usage=_USAGE[name], epilog=_EPILOG[name],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    return parser
+
+
 def _add_merge_labels_parser(sub: Any) -> None:
-    helptext = "merge new judgments (a judged label queue) into the qrels, with their source"
-    ml = sub.add_parser("merge-labels", help=helptext,
-                        description=helptext[0].upper() + helptext[1:],
-                        usage=_USAGE["merge-labels"], epilog=_EPILOG["merge-labels"],
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ml = _command(sub, "merge-labels",
+                  "merge new judgments (a judged label queue) into the qrels, with their source")
     ml.add_argument("qrels", nargs="?", metavar="QRELS",
                     help="the qrels today (TREC, BEIR TSV, JSONL or Parquet)")
     ml.add_argument("labels", nargs="*", metavar="LABELS",
@@ -351,18 +358,15 @@ def _add_merge_labels_parser(sub: Any) -> None:
     ml.add_argument("--on-conflict", choices=("error", "keep"), default="error",
                     help="a new judgment that disagrees with the grade used today: an error "
                          "(default) or kept beside it, the rule choosing (keep)")
-    ml.add_argument("--judgment-rule", choices=("human-first", "latest"), default="human-first",
+    ml.add_argument("--judgment-rule", choices=JUDGMENT_RULES, default=JUDGMENT_RULES[0],
                     help="the judgment used for a pair judged more than once (default: the "
                          "latest human one, else the latest)")
     _add_common(ml)
 
 
 def _add_label_queue_parser(sub: Any) -> None:
-    helptext = "write the unjudged pairs to judge next (JSONL, CSV or Label Studio)"
-    lq = sub.add_parser("label-queue", help=helptext,
-                        description=helptext[0].upper() + helptext[1:],
-                        usage=_USAGE["label-queue"], epilog=_EPILOG["label-queue"],
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    lq = _command(sub, "label-queue",
+                  "write the unjudged pairs to judge next (JSONL, CSV or Label Studio)")
     g = _add_inputs(lq, many_runs=True)
     i = g["inputs"]
     i.add_argument("--queries", default=None, metavar="FILE",
@@ -382,7 +386,7 @@ def _add_label_queue_parser(sub: Any) -> None:
     t.add_argument("--max-rank", type=_positive, default=None, metavar="N",
                    help="look for unjudged documents down to rank N (default: the measures' "
                         "largest cutoff; 20 when one has none, such as RR or AP)")
-    t.add_argument("--unjudged-grade", type=_number_in(0.0, 1e12, low_open=True),
+    t.add_argument("--unjudged-grade", type=_grade,
                    default=None, metavar="G",
                    help="the grade a judged-relevant document is assumed to get (default: "
                         "the largest grade in the qrels)")
@@ -502,7 +506,7 @@ def _report_gates(p: Any) -> None:
                         "as not relevant (trec_eval) and as relevant: said (warn, the default) "
                         "or, when it passed, a failure (fail); off: not looked at (saves one "
                         "evaluation per run)")
-    p.add_argument("--unjudged-grade", type=_number_in(0.0, 1e12, low_open=True),
+    p.add_argument("--unjudged-grade", type=_grade,
                    default=None, metavar="G",
                    help="the grade an unjudged document gets when read as relevant (default: "
                         "the largest grade in the qrels; at least the relevance level)")

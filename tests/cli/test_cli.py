@@ -670,3 +670,11 @@ def test_help_in_sections_with_examples_and_what_it_writes(command: str) -> None
     assert set(want) <= set(sections), sections
     assert f"\n  ragreport {command} " in text.split("examples:", 1)[1]
     assert "writes:" in text
+
+
+def test_the_command_line_offers_the_judgment_rules_the_reader_knows() -> None:
+    """cli.args keeps its own copy (it imports neither numpy nor pyarrow): the same rules."""
+    from ragreport.cli.args import JUDGMENT_RULES as OFFERED
+    from ragreport.io.judgments import JUDGMENT_RULES
+
+    assert OFFERED == JUDGMENT_RULES
