@@ -30,15 +30,15 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from ..data import Run
 from ..errors import ConfigError, InputError, RagReportError
 from .resume import header_line, open_resume, read_resume, record_line, run_identity
 from .retrieved import Collected, first_line, is_id, ranking
 
-__all__ = ["MAX_CONCURRENCY", "PROGRESS_DELAY", "call_all", "check_workers", "collect_run",
-           "progress_bar", "write_run"]
+__all__ = ["MAX_CONCURRENCY", "PROGRESS_DELAY", "call_all", "call_and_record", "check_workers",
+           "collect_run", "progress_bar", "write_run"]
 
 T = TypeVar("T")
 
@@ -194,28 +194,14 @@ def collect_run(
 
     header = header_line(run_identity(run_name, k, id_key)) if new else None
     out = open_resume(path, header) if path is not None and todo else None
-    bar = None
-    try:
-        bar = progress_bar(progress, len(texts), len(done), run_name) if todo else None
 
-        def finished(got: Collected) -> None:
-            done[got.qid] = got
-            if out is not None:
-                try:
-                    out.write(record_line(got, texts[got.qid], run_name) + "\n")
-                    out.flush()
-                except OSError as exc:
-                    raise InputError(f"cannot write the resume file: {exc.strerror or exc}",
-                                     str(path)) from None
-            if bar is not None:
-                bar.update(1)
+    def keep(got: Collected) -> str:
+        done[got.qid] = got
+        return record_line(got, texts[got.qid], run_name)
 
-        call_all(work, todo, workers, finished)
-    finally:
-        if out is not None:
-            out.close()
-        if bar is not None:
-            bar.close()
+    call_and_record(work, todo, workers, keep, out, path,
+                    lambda: progress_bar(progress, len(texts), len(done), run_name)
+                    if todo else None)
     return _build(done, texts, run_name, _describe(retriever))
 
 
@@ -234,6 +220,37 @@ def _caller(retriever: Any) -> Callable[[str], Any]:
     raise ConfigError(f"cannot call a {type(retriever).__name__} as a retriever: give a "
                       "function (query text -> ranked ids), a LlamaIndex retriever "
                       "(.retrieve) or a LangChain retriever (.invoke)")
+
+
+def call_and_record(work: Callable[[Any], T], todo: list[Any], workers: int,
+                    keep: Callable[[T], str], out: TextIO | None,
+                    path: str | os.PathLike[str] | None, make_bar: Callable[[], Any]) -> None:
+    """:func:`call_all`, each result kept by ``keep`` (in this thread), which returns its
+    line of the resume file: appended to ``out`` and flushed as it comes, the progress bar
+    (``make_bar()``, None for none) advanced; ``out`` and the bar closed in the end, also
+    on a failure. A line that cannot be written is an InputError naming ``path``."""
+    bar = None
+    try:
+        bar = make_bar()
+
+        def finished(got: T) -> None:
+            line = keep(got)
+            if out is not None:
+                try:
+                    out.write(line + "\n")
+                    out.flush()
+                except OSError as exc:
+                    raise InputError(f"cannot write the resume file: {exc.strerror or exc}",
+                                     str(path)) from None
+            if bar is not None:
+                bar.update(1)
+
+        call_all(work, todo, workers, finished)
+    finally:
+        if out is not None:
+            out.close()
+        if bar is not None:
+            bar.close()
 
 
 def call_all(work: Callable[[Any], T], todo: list[Any], workers: int,

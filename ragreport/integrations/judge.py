@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ import numpy as np
 
 from ..data import Qrels
 from ..errors import ConfigError, InputError, RagReportError
-from .collect import call_all, check_workers, progress_bar
+from .collect import call_and_record, check_workers, progress_bar
 
 __all__ = ["Judged", "judge"]
 
@@ -109,10 +108,7 @@ def judge(judge_fn: Callable[[str, str], Any], pairs: Any, *, queries: Any = Non
     if resume is not None and Path(resume).exists():
         done = _read_resume(Path(resume), source)
     rest = [p for p in dict.fromkeys(todo) if p not in done]
-    lock = threading.Lock()
     out = open(resume, "a", encoding="utf-8") if resume is not None else None  # noqa: SIM115
-    bar = progress_bar(progress, len(set(todo)), len(set(todo)) - len(rest), source, "pair") \
-        if rest else None
 
     def work(pair: tuple[str, str]) -> tuple[tuple[str, str], float, float]:
         start = time.perf_counter()
@@ -124,25 +120,16 @@ def judge(judge_fn: Callable[[str, str], Any], pairs: Any, *, queries: Any = Non
         ms = (time.perf_counter() - start) * 1000.0
         return pair, _grade(raw, pair), ms
 
-    def finished(got: tuple[tuple[str, str], float, float]) -> None:
+    def keep(got: tuple[tuple[str, str], float, float]) -> str:
         pair, grade, ms = got
-        with lock:
-            done[pair] = (grade, ms)
-            if out is not None:
-                out.write(json.dumps({"query_id": pair[0], "doc_id": pair[1], "grade": grade,
-                                      "source": source, "latency_ms": ms},
-                                     ensure_ascii=False) + "\n")
-                out.flush()
-            if bar is not None:
-                bar.update(1)
+        done[pair] = (grade, ms)
+        return json.dumps({"query_id": pair[0], "doc_id": pair[1], "grade": grade,
+                           "source": source, "latency_ms": ms}, ensure_ascii=False)
 
-    try:
-        call_all(work, rest, workers, finished)
-    finally:
-        if out is not None:
-            out.close()
-        if bar is not None:
-            bar.close()
+    total = len(set(todo))
+    call_and_record(work, rest, workers, keep, out, resume,
+                    lambda: progress_bar(progress, total, total - len(rest), source, "pair")
+                    if rest else None)
     return _result(todo, done, source)
 
 

@@ -457,7 +457,8 @@ def ppi_rows(j: JudgmentSources) -> list[list[str]]:
 @dataclass(frozen=True)
 class DropUnjudged:
     """A drop check decided again with the unjudged documents read as relevant at ``grade``
-    (every document a compared run retrieves and the qrels do not judge, for all runs alike).
+    (every document the run or the baseline retrieves and the qrels do not judge, for both
+    alike, on the queries both evaluated).
 
     ``low``/``high``: the interval of the mean delta (the means of the per-query lower and
     upper ends of the two readings); ``delta``, ``p_value`` (Holm-adjusted) and ``failed``:
