@@ -99,7 +99,7 @@ class LabelQueue:
 def label_queue(qrels: Any, runs: Any, measures: Any = None, *, budget: int = 200,
                 per_query: int | None = None, grade: float | None = None,
                 max_rank: int | None = None, queries: Any = None, docs: Any = None,
-                names: Sequence[str] | None = None, **options: Any) -> LabelQueue:
+                names: Sequence[str | None] | None = None, **options: Any) -> LabelQueue:
     """The (query, document) pairs to judge next, best first: those whose judgment would
     narrow the measures' unjudged intervals the most (see :mod:`ragreport.analysis.labelqueue`).
 
@@ -127,7 +127,7 @@ def label_queue(qrels: Any, runs: Any, measures: Any = None, *, budget: int = 20
         Query and document texts, kept for the pairs in the queue (a writer puts them beside
         each pair).
     names : list of str, optional
-        Run names, in the order of the runs.
+        Run names, in the order of the runs (None: the run's own).
     **options
         Any option of :func:`ragreport.evaluate` (``max_depth``, ``rel_level``, ``order``...).
 

@@ -23,9 +23,8 @@ __all__ = ["cmd_label_queue", "cmd_merge_labels"]
 
 def cmd_label_queue(opts: Options) -> int:
     """Evaluate the runs, build the queue for the target measures (or ``-m``), write it."""
-    from ..analysis.labelqueue import label_queue_of, with_texts
-    from ..core.engine import evaluate
-    from ..io import load_docs, load_qrels, load_queries, load_run
+    from ..analysis.labelqueue import label_queue
+    from ..io import load_qrels, load_run
     from ..io.targets import load_targets
     from ..measures import normalize_measures
     from ..report.labelqueue import queue_format, write_label_queue
@@ -55,17 +54,12 @@ def cmd_label_queue(opts: Options) -> int:
             None if opts.targets is None else str(opts.targets), skip=reserved_keys())))
     qrels = load_qrels(opts.qrels, **fractional_kwarg(opts), **columns_kwarg(opts, opts.qrels),
                        **rule_kwarg(opts))
-    kwargs = eval_kwargs(opts)
-    results = []
-    for i, path in enumerate(opts.runs):
-        r = evaluate(qrels, load_run(path, **columns_kwarg(opts, path)), measures, **kwargs)
-        results.append(r.replace(run_name=opts.names[i]) if i < len(opts.names) else r)
-    queue = label_queue_of(results, measures, budget=opts.budget,
-                           per_query=opts.max_per_query, grade=opts.unjudged_grade,
-                           max_rank=opts.max_rank)
-    texts = {q: t for r in results for q, t in r.query_texts.items()}
-    queue = with_texts(queue, texts | (load_queries(opts.queries) if opts.queries else {}),
-                       load_docs(opts.docs) if opts.docs else None)
+    runs = [load_run(path, **columns_kwarg(opts, path)) for path in opts.runs]
+    queue = label_queue(qrels, runs, measures, budget=opts.budget, per_query=opts.max_per_query,
+                        grade=opts.unjudged_grade, max_rank=opts.max_rank,
+                        queries=opts.queries, docs=opts.docs,
+                        names=[*opts.names, *[None] * (len(runs) - len(opts.names))],
+                        **eval_kwargs(opts))
     write_label_queue(queue, output, fmt, inputs=given)
     where = "standard output" if output == "-" else terminal_safe(output)
     sys.stderr.write(f"wrote {len(queue)} of {queue.useful} pairs that move "
