@@ -19,7 +19,7 @@ pair in common there is no agreement to measure (None).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,8 @@ import numpy as np
 from ..data import FloatArray, IntArray, Qrels
 from ..errors import RagReportError
 
-__all__ = ["Agreement", "agreement", "agreements", "per_source", "source_qrels", "sources_of"]
+__all__ = ["Agreement", "agreement", "agreements", "per_source", "source_qrels",
+           "source_results", "sources_of"]
 
 
 @dataclass(frozen=True)
@@ -170,16 +171,24 @@ def _kappa(m: IntArray, weights: str) -> float:
     return float(1.0 - np.sum(w * m) / denom)
 
 
-def per_source(results: Sequence[Any], qrels: Qrels, measures: Sequence[Any]
-               ) -> dict[str, dict[str, dict[str, float]]]:
-    """Source -> run -> measure -> mean: each run evaluated again against one source's
-    judgments alone (:func:`source_qrels`), under the conventions it was evaluated with."""
+def source_results(results: Sequence[Any], qrels: Qrels, measures: Sequence[Any]
+                   ) -> dict[str, list[Any]]:
+    """Source -> every run evaluated again against that source's judgments alone
+    (:func:`source_qrels`), under the conventions it was evaluated with (in run order)."""
     from ..core.engine import reevaluate
 
-    out: dict[str, dict[str, dict[str, float]]] = {}
+    out: dict[str, list[Any]] = {}
     for s in sources_of(qrels):
         alone = source_qrels(qrels, s)
-        out[s] = {r.run_name: {str(m): float(v) for m, v in
-                               reevaluate(r, alone, measures, curves=False).means(
-                                   list(measures)).items()} for r in results}
+        out[s] = [reevaluate(r, alone, measures, curves=False) for r in results]
     return out
+
+
+def per_source(results: Sequence[Any], qrels: Qrels, measures: Sequence[Any],
+               evaluated: Mapping[str, Sequence[Any]] | None = None
+               ) -> dict[str, dict[str, dict[str, float]]]:
+    """Source -> run -> measure -> mean, from each source's judgments alone
+    (``evaluated``: :func:`source_results` already computed)."""
+    got = evaluated if evaluated is not None else source_results(results, qrels, measures)
+    return {s: {e.run_name: {str(m): float(e.mean(m)) for m in measures} for e in runs}
+            for s, runs in got.items()}

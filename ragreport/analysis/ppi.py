@@ -22,7 +22,7 @@ than 2 queries on either side there is no interval (NaN).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -115,26 +115,25 @@ def people_mean(values: Any, level: float = 0.95) -> Interval:
 
 
 def ppi_estimates(results: Sequence[Any], qrels: Qrels, measures: Sequence[Measure], *,
-                  people: str = "human", model: str | None = None,
-                  level: float = 0.95) -> list[PPIEstimate]:
+                  people: str = "human", model: str | None = None, level: float = 0.95,
+                  evaluated: Mapping[str, Sequence[Any]] | None = None) -> list[PPIEstimate]:
     """Every run's ``measures`` by PPI: the model's judgments (``model``, default the
     ``llm:`` source with the most judgments) on every query the run was evaluated on, the
     people's (``people``) on the queries they judged. Empty when the qrels lack either kind.
+    ``evaluated``: the runs against each source alone, when already computed
+    (:func:`ragreport.analysis.agreement.source_results`, with these measures).
     """
-    from ..core.engine import reevaluate
-    from .agreement import source_qrels, sources_of
+    from .agreement import source_qrels, source_results, sources_of
 
     counts = sources_of(qrels)
     if model is None:
         model = next((s for s in counts if s.lower().startswith("llm:")), None)
     if model is None or people not in counts or model not in counts:
         return []
-    people_q, model_q = source_qrels(qrels, people), source_qrels(qrels, model)
-    judged = set(people_q.query_ids.to_pylist())
+    judged = set(source_qrels(qrels, people).query_ids.to_pylist())
+    got = evaluated if evaluated is not None else source_results(results, qrels, measures)
     out = []
-    for r in results:
-        by_model = reevaluate(r, model_q, measures, curves=False)
-        by_people = reevaluate(r, people_q, measures, curves=False)
+    for r, by_model, by_people in zip(results, got[model], got[people], strict=True):
         labeled = np.array([q in judged for q in by_model.query_ids])
         at = {q: i for i, q in enumerate(by_people.query_ids)}
         rows = [at[q] for q, lab in zip(by_model.query_ids, labeled, strict=True) if lab

@@ -248,7 +248,7 @@ def judgment_sources(first: EvaluationResult, results: Sequence[EvaluationResult
     :mod:`ragreport.io.judgments`): the counts, the sources' agreement and, with two
     sources or more, every run's ``measures`` from each source alone; None without sources
     or rankings."""
-    from ..analysis.agreement import agreements, per_source, sources_of
+    from ..analysis.agreement import agreements, per_source, source_results, sources_of
     from ..analysis.ppi import ppi_estimates
     from ..io.judgments import source_counts
 
@@ -256,10 +256,11 @@ def judgment_sources(first: EvaluationResult, results: Sequence[EvaluationResult
     if qrels is None or qrels.sources is None or qrels.judgments is None:
         return None
     ranked = [r for r in results if r.has_rankings]
-    by_source = per_source(ranked, qrels, measures) if len(sources_of(qrels)) > 1 else {}
+    evaluated = source_results(ranked, qrels, measures) if len(sources_of(qrels)) > 1 else {}
+    by_source = per_source(ranked, qrels, measures, evaluated) if evaluated else {}
     bounded = [m for m in measures if m.bounded]
-    ppi = ppi_estimates(ranked, qrels, bounded, level=info.level if info else 0.95) \
-        if by_source and bounded else []
+    ppi = ppi_estimates(ranked, qrels, bounded, level=info.level if info else 0.95,
+                        evaluated=evaluated) if evaluated and bounded else []
     return JudgmentSources(qrels.rule or "human-first", source_counts(qrels),
                            len(qrels.judgments), _several(qrels.judgments),
                            agreements(qrels, rel_level=first.conventions.rel_level),
