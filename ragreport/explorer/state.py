@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from ._data import BoolArray, FloatArray, IntArray
 from .alone import QueryCurves
 from .arrays import RunArrays
 from .inputs import ExplorerInputs
+from .judging import Judging
 from .limits import CATEGORIES, SORTS
 from .order import ListOrder, deltas
 from .panels import PanelView
@@ -84,6 +86,13 @@ class ExplorerState:
         Level, resamples, seed and alpha of the intervals and the paired test
         (:class:`ragreport.settings.StatsSettings`; default: the report's defaults), so a
         comparison shows the interval and p-value the report built with them shows.
+    judgments : path, optional
+        A JSONL file the judgments made in place (:meth:`judge`) are appended to, source
+        ``human`` (see :mod:`.judging`); read first when it exists, its judgments counting
+        from the start. Without it, nothing can be judged.
+    judge_grades : list of int, optional
+        The grades a person can give, one key each (0-9; default 0 to the qrels' largest
+        grade, at least 0-1).
     """
 
     a = _chosen("a")
@@ -109,23 +118,59 @@ class ExplorerState:
     def __init__(self, results: EvaluationResult | Sequence[EvaluationResult],
                  targets: Any = None, queries: Any = None, docs: Any = None, *,
                  measure: str | None = None, k: int | None = None,
-                 slices: Any = None, settings: StatsSettings | None = None) -> None:
+                 slices: Any = None, settings: StatsSettings | None = None,
+                 judgments: str | os.PathLike[str] | None = None,
+                 judge_grades: Sequence[int] | None = None) -> None:
         inputs = ExplorerInputs.build(results, targets, queries, docs, slices=slices,
                                       settings=settings)
+        self.judging: Judging | None = None
+        if judgments is not None:
+            self.judging = Judging(judgments, inputs.results, judge_grades)
+            if self.judging.count:  # the file's earlier judgments count from the start
+                inputs = replace(inputs, results=self.judging.evaluate())
+        self._build(inputs, Selection(inputs))
+        if measure is not None:
+            self.set_measure(measure)
+        if k is not None:
+            self.set_k(k)
+        self._select_first()
+
+    def _build(self, inputs: ExplorerInputs, selection: Selection) -> None:
+        """The parts over ``inputs``, with ``selection`` (kept when the results change)."""
         self.inputs = inputs
         self.arrays = RunArrays(inputs)
-        self.selection = Selection(inputs)
+        self.selection = selection
         self.listing = ListOrder(self.arrays)
         self.stats = ViewStats(self.arrays, all(r.n_queries <= limits.INLINE_STATS_QUERIES
                                                 for r in inputs.results))
         self.curves = QueryCurves(self.arrays)
         self.list_view = ListView(self.arrays, self.selection, self.listing)
         self.panels = PanelView(self.stats, self.curves, self.selection)
-        if measure is not None:
-            self.set_measure(measure)
-        if k is not None:
-            self.set_k(k)
-        self._select_first()
+
+    def use_results(self, results: Sequence[EvaluationResult]) -> None:
+        """Show ``results`` (the same runs evaluated again, e.g. with new judgments) with
+        everything the person chose kept; the list's order and every value, interval and
+        badge are computed again from them."""
+        old = self.inputs
+        if [r.run_name for r in results] != old.run_names:
+            raise RagReportError("use_results needs the same runs, in the same order")
+        inputs = replace(old, results=list(results))
+        selection = self.selection
+        selection.inputs = inputs  # the same runs, families and depth: the choices hold
+        inline, workers = self.stats.inline, self.stats.workers
+        self._build(inputs, selection)
+        self.stats.inline, self.stats.workers = inline, workers
+        if self.selected and self.position(self.selection.a, self.selected) < 0:
+            self._select_first()
+
+    def judge(self, qid: str, doc_id: str, grade: int) -> None:
+        """Judge an unjudged document of a query (source ``human``): the judgment is
+        appended to the ``judgments`` file, and every run is evaluated again with it."""
+        if self.judging is None:
+            raise RagReportError("judging needs a judgments file: Explorer(..., "
+                                 "judgments=\"labels.jsonl\")")
+        self.judging.add(qid, doc_id, grade)
+        self.use_results(self.judging.evaluate())
 
     def _select_first(self) -> None:
         order = self.order()
@@ -328,7 +373,9 @@ class ExplorerState:
     # ---- the dicts the front end draws -----------------------------------------------------
     def meta(self) -> dict[str, Any]:
         """What does not change with the view: runs, families, K range, categories, sorts."""
-        return self.list_view.meta()
+        out = self.list_view.meta()
+        out["judging"] = self.judging.meta() if self.judging is not None else None
+        return out
 
     def rows(self, start: int, end: int) -> dict[str, Any]:
         """Columns of the visible rows ``start:end`` (at most ``limits.ROWS_MAX``; clamped)."""
@@ -352,7 +399,14 @@ class ExplorerState:
 
     def ranking(self) -> dict[str, Any]:
         """The selected query's whole ranking in run A (and run B, with each row's move)."""
-        return self.list_view.ranking()
+        out = self.list_view.ranking()
+        if self.judging is not None and out:
+            mine = self.judging.mine
+            for part in (out, out.get("b") or {}):
+                if "rows" in part:
+                    part["rows"]["judged_here"] = [(out["qid"], d) in mine
+                                                   for d in part["rows"]["doc_id"]]
+        return out
 
     def passage(self, qid: str, doc_id: str) -> str:
         """Full text of a document (``""`` when none was given)."""

@@ -46,8 +46,12 @@ def _css() -> str:
 class Explorer(anywidget.AnyWidget):
     """Interactive per-query explorer of one or several runs (an anywidget).
 
-    The parameters (``results``, ``targets``, ``queries``, ``docs``, ``measure``, ``k``) are
-    those of :class:`~ragreport.explorer.state.ExplorerState`, which holds the state.
+    The parameters (``results``, ``targets``, ``queries``, ``docs``, ``measure``, ``k``,
+    ``slices``, ``settings``, ``judgments``, ``judge_grades``) are those of
+    :class:`~ragreport.explorer.state.ExplorerState`, which holds the state. With
+    ``judgments="labels.jsonl"`` an unjudged document of the ranking can be judged in place
+    (its grade's key, or a click on a grade): each judgment is appended to that file
+    (source ``human``) and the values, intervals and badges follow.
 
     Display the object in a notebook. The plain methods (``set_k(5)``, ``select_query(q)``,
     ``swap_runs()``...) update the traits, and so the view; the view sets the same traits.
@@ -90,9 +94,12 @@ class Explorer(anywidget.AnyWidget):
     def __init__(self, results: EvaluationResult | Sequence[EvaluationResult],
                  targets: Any = None, queries: Any = None, docs: Any = None, *,
                  measure: str | None = None, k: int | None = None,
-                 slices: Any = None, settings: StatsSettings | None = None) -> None:
+                 slices: Any = None, settings: StatsSettings | None = None,
+                 judgments: str | os.PathLike[str] | None = None,
+                 judge_grades: Sequence[int] | None = None) -> None:
         state = ExplorerState(results, targets=targets, queries=queries, docs=docs,
-                              measure=measure, k=k, slices=slices, settings=settings)
+                              measure=measure, k=k, slices=slices, settings=settings,
+                              judgments=judgments, judge_grades=judge_grades)
         super().__init__()
         self._state = state
         self._syncing = False
@@ -230,6 +237,13 @@ class Explorer(anywidget.AnyWidget):
         """Exchange run A and run B."""
         self._apply(self._state.swap_runs)
 
+    def judge(self, qid: str, doc_id: str, grade: int) -> None:
+        """Judge an unjudged document of a query (source ``human``; needs ``judgments=``):
+        the judgment is appended to the file, every run is evaluated again with it, and the
+        values, intervals and badges the view shows follow."""
+        self._apply(lambda: self._state.judge(qid, doc_id, grade))
+        self.meta = self._state.meta()  # the count of judgments
+
     def query_order(self, limit: int | None = None) -> list[str]:
         """The visible query ids, in list order."""
         return self._state.query_order(limit)
@@ -298,8 +312,9 @@ class Explorer(anywidget.AnyWidget):
     def handle_message(self, msg: Any) -> list[dict[str, Any]]:
         """The replies to one message of the front end (protocol: docs/guides/explorer.md).
 
-        ``{type: "rows", id, start, end}``, ``{type: "passage", id, qid, doc_id}`` and
-        ``{type: "report", id, path?}``; anything else gets ``{type: "error", id, message}``.
+        ``{type: "rows", id, start, end}``, ``{type: "passage", id, qid, doc_id}``,
+        ``{type: "report", id, path?}`` and ``{type: "judge", id, qid, doc_id, grade}``;
+        anything else gets ``{type: "error", id, message}``.
         """
         if not isinstance(msg, dict):
             return [_error(None, f"a message must be an object, got {type(msg).__name__}")]
@@ -314,10 +329,12 @@ class Explorer(anywidget.AnyWidget):
                 return [self._passage_reply(mid, msg)]
             if kind == "report":
                 return [self._report_reply(mid, msg)]
+            if kind == "judge":
+                return [self._judge_reply(mid, msg)]
         except RagReportError as exc:
             return [_error(mid, str(exc))]
         return [_error(mid, f"unknown message type {str(kind)[:40]!r}; expected rows, "
-                            "passage or report")]
+                            "passage, report or judge")]
 
     def _rows_reply(self, mid: Any, msg: dict[str, Any]) -> dict[str, Any]:
         start, end = msg.get("start"), msg.get("end")
@@ -340,6 +357,14 @@ class Explorer(anywidget.AnyWidget):
             raise RagReportError(f"passage: qid must be text, got {qid!r:.40}")
         return {"type": "passage", "id": mid, "qid": qid, "doc_id": doc,
                 "text": self._state.passage(qid, doc)}
+
+    def _judge_reply(self, mid: Any, msg: dict[str, Any]) -> dict[str, Any]:
+        """A judgment from the view: appended, the runs evaluated again, the traits pushed;
+        the reply says it was taken (an error reply says why not: nothing was written)."""
+        qid, doc, grade = msg.get("qid"), msg.get("doc_id"), msg.get("grade")
+        self.judge(qid, doc, grade)  # type: ignore[arg-type]
+        return {"type": "judge", "id": mid, "qid": qid, "doc_id": doc, "grade": grade,
+                "count": self.meta["judging"]["count"]}
 
     def _report_reply(self, mid: Any, msg: dict[str, Any]) -> dict[str, Any]:
         """The report button: the report is written in a thread, so the kernel keeps

@@ -1,0 +1,185 @@
+"""Judging in place: a person judges an unjudged document of a ranking in the explorer.
+
+Each judgment is appended at once to a JSONL file the person names (a line ``{"query_id",
+"doc_id", "grade", "source": "human", "time"}``, the format :func:`ragreport.io.labels.
+read_labels` and ``ragreport merge-labels`` read), so nothing is lost when the kernel stops;
+an existing file is read first and its judgments count from the start. The runs are then
+evaluated again (:func:`ragreport.core.engine.reevaluate`) against their qrels with every
+judgment of the file merged in under its source (:func:`ragreport.io.labels.
+merge_judgments`, the qrels' rule choosing the grade used, so a later judgment of the same
+pair wins). The qrels themselves are never changed.
+
+Only documents the qrels leave unjudged can be judged, and judged again (a correction):
+a judgment of the qrels is not overruled from a click.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..core.result import EvaluationResult
+from ..data import Qrels
+from ..errors import InputError, RagReportError
+from ..io.judgments import HUMAN
+
+__all__ = ["Judging"]
+
+
+class Judging:
+    """The judgments made in an explorer: the file they are appended to, and the runs
+    evaluated again with them.
+
+    Parameters
+    ----------
+    path : path
+        The JSONL file judgments are appended to (created on the first judgment; read when
+        it exists).
+    results : list of EvaluationResult
+        The runs as evaluated against the qrels alone (kept: every re-evaluation starts
+        from them).
+    grades : sequence of int, optional
+        The grades a person can give, one key each (0-9; default 0 to the qrels' largest
+        grade, at least 0-1: keys 0-3 for TREC's usual 0-3 scale).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], results: Sequence[EvaluationResult],
+                 grades: Sequence[int] | None = None) -> None:
+        if not isinstance(path, (str, os.PathLike)) or not str(path):
+            raise RagReportError(f"judgments must be a file path, got {path!r:.60}")
+        self.path = Path(path)
+        self.base = list(results)
+        self.grades = _grades(grades, self.base)
+        #: (query id, doc id) -> grade of every judgment of the file, the latest kept
+        self.mine: dict[tuple[str, str], float] = {}
+        #: every judgment of the file, in order: (query id, doc id, grade, source)
+        self.rows: list[tuple[str, str, float, str]] = []
+        if self.path.exists():
+            self._read()
+
+    def _read(self) -> None:
+        from ..io.labels import read_labels
+
+        if self.path.is_dir():
+            raise InputError("is a folder, not a judgments file", str(self.path))
+        if not self.path.read_text(encoding="utf-8").strip():
+            return  # an empty file: nothing judged yet
+        got = read_labels(self.path)
+        every = got.judgments if got.judgments is not None else got
+        sources = every.sources.to_pylist() if every.sources is not None \
+            else [HUMAN] * len(every)
+        for q, d, g, s in zip(every.query_ids.to_pylist(), every.doc_ids.to_pylist(),
+                              every.grades.tolist(), sources, strict=True):
+            self.rows.append((q, d, float(g), s))
+            self.mine[(q, d)] = float(g)
+
+    @property
+    def count(self) -> int:
+        """How many judgments the file holds."""
+        return len(self.rows)
+
+    def meta(self) -> dict[str, Any]:
+        """What the view shows: the file, the grades (one key each) and the count."""
+        return {"path": str(self.path), "grades": list(self.grades), "count": self.count}
+
+    def qrels_grade(self, qid: str, doc: str) -> float | None:
+        """The grade the qrels (without this file's judgments) give a pair, or None."""
+        for r in self.base:
+            if not _evaluated(r, qid):
+                continue
+            for d, g in r.judged(qid):
+                if d == doc:
+                    return float(g)
+        return None
+
+    def add(self, qid: str, doc: str, grade: Any) -> None:
+        """Check one judgment and append it to the file (flushed before this returns)."""
+        if not isinstance(qid, str) or not qid:
+            raise RagReportError(f"judge: the query id must be text, got {qid!r:.40}")
+        if not isinstance(doc, str) or not doc:
+            raise RagReportError(f"judge: the document id must be text, got {doc!r:.40}")
+        if isinstance(grade, bool) or not isinstance(grade, (int, float)) \
+                or grade not in self.grades:
+            raise RagReportError(f"judge: the grade must be one of "
+                                 f"{', '.join(map(str, self.grades))}, got {grade!r:.40}")
+        if not any(_evaluated(r, qid) for r in self.base):
+            raise RagReportError(f"judge: query {qid!r:.80} was not evaluated")
+        judged = self.qrels_grade(qid, doc)
+        if judged is not None and (qid, doc) not in self.mine:
+            raise RagReportError(f"judge: query {qid!r:.80}, document {doc!r:.80} is already "
+                                 f"judged in the qrels (grade {judged:g})")
+        line = json.dumps({"query_id": qid, "doc_id": doc, "grade": int(grade),
+                           "source": HUMAN,
+                           "time": datetime.now(timezone.utc).isoformat(timespec="seconds")},
+                          ensure_ascii=False) + "\n"
+        try:
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(line)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            raise InputError(f"cannot append the judgment: {exc.strerror or exc}",
+                             str(self.path)) from None
+        self.rows.append((qid, doc, float(grade), HUMAN))
+        self.mine[(qid, doc)] = float(grade)
+
+    def qrels(self, base: Qrels) -> Qrels:
+        """``base`` with every judgment of the file merged in under its source."""
+        import numpy as np
+        import pyarrow as pa
+
+        from ..io.labels import merge_judgments
+
+        if not self.rows:
+            return base
+        qids, docs, grades, sources = zip(*self.rows, strict=True)
+        new = Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), str(self.path),
+                    None, np.array(grades, dtype=np.float64),
+                    sources=pa.array(sources, pa.string()))
+        return merge_judgments(base, new, rule=base.rule or "human-first",
+                               on_conflict="keep").qrels
+
+    def evaluate(self) -> list[EvaluationResult]:
+        """The runs evaluated again with the file's judgments (the runs as given when the
+        file holds none); runs that share qrels share the merged qrels."""
+        from ..core.engine import reevaluate
+
+        if not self.rows:
+            return list(self.base)
+        merged: dict[int, Qrels] = {}
+        out = []
+        for r in self.base:
+            base = r.require_ranking().qrels
+            if id(base) not in merged:
+                merged[id(base)] = self.qrels(base)
+            out.append(reevaluate(r, merged[id(base)]))
+        return out
+
+
+def _evaluated(result: EvaluationResult, qid: str) -> bool:
+    from ..core.ranking import position
+
+    rk = result.ranking
+    return rk is not None and position(rk.query_ids, rk.memo, qid) is not None
+
+
+def _grades(grades: Sequence[int] | None, results: Sequence[EvaluationResult]
+            ) -> tuple[int, ...]:
+    if grades is None:
+        top = max((float(r.require_ranking().qrels.grades.max(initial=0)) for r in results),
+                  default=0.0)
+        return tuple(range(max(1, min(9, int(top))) + 1))
+    if isinstance(grades, (str, bytes)) or not isinstance(grades, Sequence):
+        raise RagReportError(f"judge_grades must be a list of grades 0-9, got {grades!r:.60}")
+    out = []
+    for g in grades:
+        if isinstance(g, bool) or not isinstance(g, int) or not 0 <= g <= 9:
+            raise RagReportError(f"judge_grades must be grades 0-9 (one key each), got {g!r:.40}")
+        out.append(g)
+    if not out or len(set(out)) != len(out):
+        raise RagReportError(f"judge_grades must be distinct grades 0-9, got {list(grades)}")
+    return tuple(sorted(out))
