@@ -158,8 +158,11 @@ class ExplorerState:
         selection = self.selection
         selection.inputs = inputs  # the same runs, families and depth: the choices hold
         inline, workers = self.stats.inline, self.stats.workers
+        version = self.listing.version
         self._build(inputs, selection)
         self.stats.inline, self.stats.workers = inline, workers
+        # the order is computed again under a new version: the view's cached rows are stale
+        self.listing.version = version
         if self.selected and self.position(self.selection.a, self.selected) < 0:
             self._select_first()
 

@@ -75,10 +75,13 @@ def test_the_choices_are_kept_and_the_ranking_marks_judgments_made_here(
     s.select_query("q1")
     s.set_filter("q")
     before = s.ranking()
+    version = s.order_version
     assert before["rows"]["grade"][0] is None and before["rows"]["judged_here"] == [False] * 4
     s.judge("q1", "u", 2)
     assert (s.k, s.sort, s.selected, s.filter_text, str(s.family)) == (2, "id", "q1", "q", "nDCG")
     after = s.ranking()
+    s.order()
+    assert s.order_version > version  # the view's cached rows of the list are stale
     assert after["rows"]["grade"][0] == 2.0 and after["rows"]["relevant"][0] is True
     assert after["rows"]["judged_here"] == [True, False, False, False]
     assert after["b"]["rows"]["judged_here"] == [False, True]  # run y ranks u second

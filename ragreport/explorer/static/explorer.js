@@ -787,7 +787,31 @@ function makePanel(v) {
       h("div", { class: "rr-passage-meta rr-muted", "data-role": "passage-meta", text: rows
         ? `rank ${rows.rank[i]} in ${runName}${otherRank(p.side, p.doc_id)} \u00b7 ${grade === null || grade === undefined ? "unjudged" : rel ? `relevant (grade ${grade})` : `not relevant (grade ${grade})`}`
         : "not in the rankings shown" }),
+      rows ? judgeLine(p.side, i, rows) : null,
       body);
+  }
+
+  /**
+   * The grade buttons of the open passage, when its document can be judged here.
+   * @param {string} side
+   * @param {number} i
+   * @param {RankRows} rows
+   */
+  function judgeLine(side, i, rows) {
+    const grid = side === "b" ? v.gridB : v.gridA;
+    const J = meta().judging;
+    if (!J || !grid.judgeable(rows, i)) return null;
+    const pending = st.judging && st.judging.doc_id === rows.doc_id[i] && st.judging.qid === get("ranking")?.qid;
+    const grade = rows.grade[i];
+    return h("div", { class: "rr-passage-judge", "data-role": "passage-judge", role: "group",
+      "aria-label": "judge this document" },
+    h("span", { class: "rr-muted", text: pending ? "judging\u2026 " : "Judge: " }),
+    ...(J.grades || []).map((/** @type {number} */ gr) => h("button", {
+      type: "button", class: "rr-btn rr-btn-small rr-judge-btn", "data-grade": String(gr), text: String(gr),
+      title: `grade ${gr} (key ${gr} in the ranking)`,
+      "aria-pressed": (pending ? st.judging.grade === gr : grade === gr) ? "true" : "false",
+      onclick: () => grid.judge(i, gr),
+    })));
   }
 
   /**
@@ -861,7 +885,7 @@ function makePanel(v) {
  * @param {"a"|"b"} side
  */
 function makeGrid(v, side) {
-  const { st, listen } = v;
+  const { st, listen, meta } = v;
   const title = h("div", { class: "rr-grid-title" });
   const scroller = h("div", { class: "rr-grid-scroll", tabindex: "0" });
   const header = h("div", { class: "rr-grid-row rr-grid-header", role: "row", "aria-rowindex": "1" });
@@ -1006,6 +1030,58 @@ function makeGrid(v, side) {
   }
 
   /**
+   * Whether row ``i`` can be judged here: judging is on and the qrels leave it unjudged
+   * (or it was judged here, and can be judged again).
+   * @param {RankRows} rows
+   * @param {number} i
+   */
+  function judgeable(rows, i) {
+    const grade = rows.grade[i];
+    return !!meta().judging && (grade === null || grade === undefined
+      || !!(rows.judged_here && rows.judged_here[i]));
+  }
+
+  /**
+   * Judge row ``i`` at ``grade``: a ``judge`` message; the kernel appends it to the file and
+   * sends the view evaluated again. A row the qrels judge is refused here, with a note.
+   * @param {number} i
+   * @param {number} grade
+   */
+  function judge(i, grade) {
+    const rows = g.rows;
+    const J = meta().judging;
+    if (!rows || !J || i < 0 || i >= g.n || !(J.grades || []).includes(grade)) return;
+    const doc = rows.doc_id[i];
+    if (!judgeable(rows, i)) {
+      st.localError = `${doc} is judged in the qrels: only unjudged documents can be judged here`;
+      v.renderError();
+      return;
+    }
+    st.judging = { qid: g.qid, doc_id: doc, grade };
+    v.request({ type: "judge", qid: g.qid, doc_id: doc, grade });
+    renderWindow();
+    v.renderPassage();
+  }
+
+  /**
+   * The grade buttons of a judgeable row (out of the tab order: the keys judge the active row).
+   * @param {RankRows} rows
+   * @param {number} i
+   */
+  function judgeButtons(rows, i) {
+    const J = meta().judging;
+    const doc = rows.doc_id[i];
+    const grade = rows.grade[i];
+    const pending = st.judging && st.judging.qid === g.qid && st.judging.doc_id === doc;
+    return h("span", { class: `rr-judge${pending ? " rr-judge-pending" : ""}`, role: "group",
+      "aria-label": `judge ${doc}` }, ...(J.grades || []).map((/** @type {number} */ gr) => h("button", {
+      type: "button", class: "rr-judge-btn", "data-role": "judge", "data-grade": String(gr),
+      tabindex: "-1", text: String(gr), title: `judge ${doc}: grade ${gr} (key ${gr})`,
+      "aria-pressed": (pending ? st.judging.grade === gr : grade === gr) ? "true" : "false",
+    })));
+  }
+
+  /**
    * @param {RankRows} rows
    * @param {number} i
    */
@@ -1013,11 +1089,14 @@ function makeGrid(v, side) {
     const grade = rows.grade[i];
     const rel = !!rows.relevant[i];
     const unjudged = grade === null || grade === undefined;
+    const canJudge = judgeable(rows, i);
+    const mine = !!(rows.judged_here && rows.judged_here[i]);
     const cls = ["rr-grid-row", "rr-rank-row", rel ? "rr-rel" : unjudged ? "rr-unjudged" : "rr-nonrel"];
     if (i >= g.k) cls.push("rr-below");
     if (i === g.active) cls.push("rr-active");
-    const gradeText = unjudged ? "unjudged" : rel ? `relevant (${grade})`
-      : grade === 0 ? "not relevant" : `not relevant (${grade})`;
+    const gradeText = (unjudged ? "unjudged" : rel ? `relevant (${grade})`
+      : grade === 0 ? "not relevant" : `not relevant (${grade})`) + (mine ? " \u00b7 judged here" : "");
+    if (mine) cls.push("rr-judged-here");
     const snippet = rows.text && rows.text[i] ? h("span", { class: "rr-snippet", text: ` ${rows.text[i]}` }) : null;
     const cells = [
       h("div", { class: "rr-cell rr-c-rank", role: "gridcell", text: String(rows.rank[i]) }),
@@ -1025,12 +1104,15 @@ function makeGrid(v, side) {
         ? h("div", { class: "rr-cell rr-c-doc", role: "gridcell" },
           docIdNode(rows.doc_id[i]),
           h("span", { class: "rr-c-grade rr-grade-tag", text: gradeText }),
-          scoreCell(rows, i, true), snippet)
+          // a row to judge has its grade buttons on the passage's line (the passage opens
+          // beside the ranking when the row is chosen)
+          scoreCell(rows, i, true), canJudge ? judgeButtons(rows, i) : snippet)
         : h("div", { class: "rr-cell rr-c-doc", role: "gridcell" },
           docIdNode(rows.doc_id[i]), snippet),
     ];
     if (!g.compact) {
-      cells.push(h("div", { class: "rr-cell rr-c-grade", role: "gridcell", text: gradeText }));
+      cells.push(h("div", { class: "rr-cell rr-c-grade", role: "gridcell" },
+        h("span", { class: "rr-grade-text", text: gradeText }), canJudge ? judgeButtons(rows, i) : null));
       cells.push(scoreCell(rows, i));
     }
     if (g.compare) {
@@ -1104,8 +1186,16 @@ function makeGrid(v, side) {
 
   listen(scroller, "scroll", () => { vp.top = scroller.scrollTop; renderWindow(); }, { passive: true });
   listen(inner, "click", (ev) => {
-    const r = /** @type {HTMLElement} */ (ev.target).closest("[data-index]");
-    if (r) activate(Number(r.getAttribute("data-index")));
+    const target = /** @type {HTMLElement} */ (ev.target);
+    const r = target.closest("[data-index]");
+    if (!r) return;
+    const i = Number(r.getAttribute("data-index"));
+    const btn = target.closest("[data-grade]");
+    activate(i);
+    if (btn) {
+      judge(i, Number(btn.getAttribute("data-grade")));
+      scroller.focus({ preventScroll: true }); // the next key judges or moves here
+    }
   });
   listen(scroller, "keydown", (ev) => {
     const e = /** @type {KeyboardEvent} */ (ev);
@@ -1113,9 +1203,12 @@ function makeGrid(v, side) {
     if (step) { activate(Math.max(0, Math.min(g.n - 1, (g.active < 0 ? -1 : g.active) + step))); e.preventDefault(); }
     else if (e.key === "Home") { activate(0); e.preventDefault(); }
     else if (e.key === "End") { activate(g.n - 1); e.preventDefault(); }
+    else if (/^[0-9]$/.test(e.key) && meta().judging && g.active >= 0 && !e.ctrlKey && !e.metaKey && !e.altKey) {
+      judge(g.active, Number(e.key)); e.preventDefault();
+    }
   });
 
-  return { wrap, title, update, renderWindow, g, reveal, scroller, vp };
+  return { wrap, title, update, renderWindow, g, reveal, scroller, vp, judge, judgeable };
 }
 
 // ---- src/ranking.js ----------------------------------------------------------------------
@@ -1171,6 +1264,10 @@ function makeRanking(v) {
       if (typeof panel.judged_at_k === "number") facts.push(`${panel.judged_label || `Judged@${get("k")}`} ${fmt(panel.judged_at_k)}`);
     } else if (!st.rankSilent) facts.push("loading\u2026");
     const hiddenSel = !stale && get("selected") === qid && get("selected_pos") === -1;
+    const J = meta().judging;
+    const judgeNote = J ? h("div", { class: "rr-note rr-judge-note", "data-role": "judging-note",
+      title: J.path, text: `Judge an unjudged document: select it, then key ${(J.grades || []).join("/")} `
+        + `(or click a grade) \u00b7 ${count(J.count)} judgment${J.count === 1 ? "" : "s"} in ${J.path}` }) : null;
     put(rankHead, 
       h("div", { class: "rr-q-title" },
         h("span", { class: "rr-q-id", "data-role": "ranking-qid", text: qid }),
@@ -1179,7 +1276,8 @@ function makeRanking(v) {
       stale && st.rankSilent ? h("div", { class: "rr-note rr-note-bad", "data-role": "ranking-silent", role: "alert",
         text: "The kernel did not answer: rerun the cell" }) : null,
       hiddenSel ? h("div", { class: "rr-note", "data-role": "hidden-note", role: "status",
-        text: `${qid} is hidden by the current filter` }) : null);
+        text: `${qid} is hidden by the current filter` }) : null,
+      judgeNote);
   }
 
   function renderRanking() {
@@ -1615,6 +1713,8 @@ function makeView(model, el) {
     /** @type {{side: string, index: number, doc_id: string, text: string|null, qid: string,
      *   run: number}|null} */
     passage: null,
+    /** @type {{qid: string, doc_id: string, grade: number}|null} a judgment on its way */
+    judging: null,
     reportBusy: false,
     localError: "",
     dismissed: "",
@@ -1912,8 +2012,15 @@ function render({ model, el }) {
         st.passage.text = typeof msg.text === "string" ? msg.text : "";
         v.renderPassage();
       }
+    } else if (msg.type === "judge") {
+      st.judging = null; // the view evaluated again came before this reply
+      v.gridA.renderWindow(); v.gridB.renderWindow(); v.renderPassage();
     } else if (msg.type === "error") {
       if (req.type === "report") st.reportBusy = false;
+      if (req.type === "judge") {
+        st.judging = null;
+        v.gridA.renderWindow(); v.gridB.renderWindow(); v.renderPassage();
+      }
       st.localError = String(msg.message || "request failed");
       v.renderError();
       v.renderReport();

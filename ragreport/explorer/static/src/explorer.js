@@ -165,8 +165,15 @@ function render({ model, el }) {
         st.passage.text = typeof msg.text === "string" ? msg.text : "";
         v.renderPassage();
       }
+    } else if (msg.type === "judge") {
+      st.judging = null; // the view evaluated again came before this reply
+      v.gridA.renderWindow(); v.gridB.renderWindow(); v.renderPassage();
     } else if (msg.type === "error") {
       if (req.type === "report") st.reportBusy = false;
+      if (req.type === "judge") {
+        st.judging = null;
+        v.gridA.renderWindow(); v.gridB.renderWindow(); v.renderPassage();
+      }
       st.localError = String(msg.message || "request failed");
       v.renderError();
       v.renderReport();

@@ -13,7 +13,7 @@ import { docIdNode, h, put } from "./dom.js";
  * @param {"a"|"b"} side
  */
 export function makeGrid(v, side) {
-  const { st, listen } = v;
+  const { st, listen, meta } = v;
   const title = h("div", { class: "rr-grid-title" });
   const scroller = h("div", { class: "rr-grid-scroll", tabindex: "0" });
   const header = h("div", { class: "rr-grid-row rr-grid-header", role: "row", "aria-rowindex": "1" });
@@ -158,6 +158,58 @@ export function makeGrid(v, side) {
   }
 
   /**
+   * Whether row ``i`` can be judged here: judging is on and the qrels leave it unjudged
+   * (or it was judged here, and can be judged again).
+   * @param {RankRows} rows
+   * @param {number} i
+   */
+  function judgeable(rows, i) {
+    const grade = rows.grade[i];
+    return !!meta().judging && (grade === null || grade === undefined
+      || !!(rows.judged_here && rows.judged_here[i]));
+  }
+
+  /**
+   * Judge row ``i`` at ``grade``: a ``judge`` message; the kernel appends it to the file and
+   * sends the view evaluated again. A row the qrels judge is refused here, with a note.
+   * @param {number} i
+   * @param {number} grade
+   */
+  function judge(i, grade) {
+    const rows = g.rows;
+    const J = meta().judging;
+    if (!rows || !J || i < 0 || i >= g.n || !(J.grades || []).includes(grade)) return;
+    const doc = rows.doc_id[i];
+    if (!judgeable(rows, i)) {
+      st.localError = `${doc} is judged in the qrels: only unjudged documents can be judged here`;
+      v.renderError();
+      return;
+    }
+    st.judging = { qid: g.qid, doc_id: doc, grade };
+    v.request({ type: "judge", qid: g.qid, doc_id: doc, grade });
+    renderWindow();
+    v.renderPassage();
+  }
+
+  /**
+   * The grade buttons of a judgeable row (out of the tab order: the keys judge the active row).
+   * @param {RankRows} rows
+   * @param {number} i
+   */
+  function judgeButtons(rows, i) {
+    const J = meta().judging;
+    const doc = rows.doc_id[i];
+    const grade = rows.grade[i];
+    const pending = st.judging && st.judging.qid === g.qid && st.judging.doc_id === doc;
+    return h("span", { class: `rr-judge${pending ? " rr-judge-pending" : ""}`, role: "group",
+      "aria-label": `judge ${doc}` }, ...(J.grades || []).map((/** @type {number} */ gr) => h("button", {
+      type: "button", class: "rr-judge-btn", "data-role": "judge", "data-grade": String(gr),
+      tabindex: "-1", text: String(gr), title: `judge ${doc}: grade ${gr} (key ${gr})`,
+      "aria-pressed": (pending ? st.judging.grade === gr : grade === gr) ? "true" : "false",
+    })));
+  }
+
+  /**
    * @param {RankRows} rows
    * @param {number} i
    */
@@ -165,11 +217,14 @@ export function makeGrid(v, side) {
     const grade = rows.grade[i];
     const rel = !!rows.relevant[i];
     const unjudged = grade === null || grade === undefined;
+    const canJudge = judgeable(rows, i);
+    const mine = !!(rows.judged_here && rows.judged_here[i]);
     const cls = ["rr-grid-row", "rr-rank-row", rel ? "rr-rel" : unjudged ? "rr-unjudged" : "rr-nonrel"];
     if (i >= g.k) cls.push("rr-below");
     if (i === g.active) cls.push("rr-active");
-    const gradeText = unjudged ? "unjudged" : rel ? `relevant (${grade})`
-      : grade === 0 ? "not relevant" : `not relevant (${grade})`;
+    const gradeText = (unjudged ? "unjudged" : rel ? `relevant (${grade})`
+      : grade === 0 ? "not relevant" : `not relevant (${grade})`) + (mine ? " \u00b7 judged here" : "");
+    if (mine) cls.push("rr-judged-here");
     const snippet = rows.text && rows.text[i] ? h("span", { class: "rr-snippet", text: ` ${rows.text[i]}` }) : null;
     const cells = [
       h("div", { class: "rr-cell rr-c-rank", role: "gridcell", text: String(rows.rank[i]) }),
@@ -177,12 +232,15 @@ export function makeGrid(v, side) {
         ? h("div", { class: "rr-cell rr-c-doc", role: "gridcell" },
           docIdNode(rows.doc_id[i]),
           h("span", { class: "rr-c-grade rr-grade-tag", text: gradeText }),
-          scoreCell(rows, i, true), snippet)
+          // a row to judge has its grade buttons on the passage's line (the passage opens
+          // beside the ranking when the row is chosen)
+          scoreCell(rows, i, true), canJudge ? judgeButtons(rows, i) : snippet)
         : h("div", { class: "rr-cell rr-c-doc", role: "gridcell" },
           docIdNode(rows.doc_id[i]), snippet),
     ];
     if (!g.compact) {
-      cells.push(h("div", { class: "rr-cell rr-c-grade", role: "gridcell", text: gradeText }));
+      cells.push(h("div", { class: "rr-cell rr-c-grade", role: "gridcell" },
+        h("span", { class: "rr-grade-text", text: gradeText }), canJudge ? judgeButtons(rows, i) : null));
       cells.push(scoreCell(rows, i));
     }
     if (g.compare) {
@@ -256,8 +314,16 @@ export function makeGrid(v, side) {
 
   listen(scroller, "scroll", () => { vp.top = scroller.scrollTop; renderWindow(); }, { passive: true });
   listen(inner, "click", (ev) => {
-    const r = /** @type {HTMLElement} */ (ev.target).closest("[data-index]");
-    if (r) activate(Number(r.getAttribute("data-index")));
+    const target = /** @type {HTMLElement} */ (ev.target);
+    const r = target.closest("[data-index]");
+    if (!r) return;
+    const i = Number(r.getAttribute("data-index"));
+    const btn = target.closest("[data-grade]");
+    activate(i);
+    if (btn) {
+      judge(i, Number(btn.getAttribute("data-grade")));
+      scroller.focus({ preventScroll: true }); // the next key judges or moves here
+    }
   });
   listen(scroller, "keydown", (ev) => {
     const e = /** @type {KeyboardEvent} */ (ev);
@@ -265,7 +331,10 @@ export function makeGrid(v, side) {
     if (step) { activate(Math.max(0, Math.min(g.n - 1, (g.active < 0 ? -1 : g.active) + step))); e.preventDefault(); }
     else if (e.key === "Home") { activate(0); e.preventDefault(); }
     else if (e.key === "End") { activate(g.n - 1); e.preventDefault(); }
+    else if (/^[0-9]$/.test(e.key) && meta().judging && g.active >= 0 && !e.ctrlKey && !e.metaKey && !e.altKey) {
+      judge(g.active, Number(e.key)); e.preventDefault();
+    }
   });
 
-  return { wrap, title, update, renderWindow, g, reveal, scroller, vp };
+  return { wrap, title, update, renderWindow, g, reveal, scroller, vp, judge, judgeable };
 }

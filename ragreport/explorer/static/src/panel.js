@@ -98,7 +98,31 @@ export function makePanel(v) {
       h("div", { class: "rr-passage-meta rr-muted", "data-role": "passage-meta", text: rows
         ? `rank ${rows.rank[i]} in ${runName}${otherRank(p.side, p.doc_id)} \u00b7 ${grade === null || grade === undefined ? "unjudged" : rel ? `relevant (grade ${grade})` : `not relevant (grade ${grade})`}`
         : "not in the rankings shown" }),
+      rows ? judgeLine(p.side, i, rows) : null,
       body);
+  }
+
+  /**
+   * The grade buttons of the open passage, when its document can be judged here.
+   * @param {string} side
+   * @param {number} i
+   * @param {RankRows} rows
+   */
+  function judgeLine(side, i, rows) {
+    const grid = side === "b" ? v.gridB : v.gridA;
+    const J = meta().judging;
+    if (!J || !grid.judgeable(rows, i)) return null;
+    const pending = st.judging && st.judging.doc_id === rows.doc_id[i] && st.judging.qid === get("ranking")?.qid;
+    const grade = rows.grade[i];
+    return h("div", { class: "rr-passage-judge", "data-role": "passage-judge", role: "group",
+      "aria-label": "judge this document" },
+    h("span", { class: "rr-muted", text: pending ? "judging\u2026 " : "Judge: " }),
+    ...(J.grades || []).map((/** @type {number} */ gr) => h("button", {
+      type: "button", class: "rr-btn rr-btn-small rr-judge-btn", "data-grade": String(gr), text: String(gr),
+      title: `grade ${gr} (key ${gr} in the ranking)`,
+      "aria-pressed": (pending ? st.judging.grade === gr : grade === gr) ? "true" : "false",
+      onclick: () => grid.judge(i, gr),
+    })));
   }
 
   /**

@@ -52,6 +52,10 @@ export function makeRanking(v) {
       if (typeof panel.judged_at_k === "number") facts.push(`${panel.judged_label || `Judged@${get("k")}`} ${fmt(panel.judged_at_k)}`);
     } else if (!st.rankSilent) facts.push("loading\u2026");
     const hiddenSel = !stale && get("selected") === qid && get("selected_pos") === -1;
+    const J = meta().judging;
+    const judgeNote = J ? h("div", { class: "rr-note rr-judge-note", "data-role": "judging-note",
+      title: J.path, text: `Judge an unjudged document: select it, then key ${(J.grades || []).join("/")} `
+        + `(or click a grade) \u00b7 ${count(J.count)} judgment${J.count === 1 ? "" : "s"} in ${J.path}` }) : null;
     put(rankHead, 
       h("div", { class: "rr-q-title" },
         h("span", { class: "rr-q-id", "data-role": "ranking-qid", text: qid }),
@@ -60,7 +64,8 @@ export function makeRanking(v) {
       stale && st.rankSilent ? h("div", { class: "rr-note rr-note-bad", "data-role": "ranking-silent", role: "alert",
         text: "The kernel did not answer: rerun the cell" }) : null,
       hiddenSel ? h("div", { class: "rr-note", "data-role": "hidden-note", role: "status",
-        text: `${qid} is hidden by the current filter` }) : null);
+        text: `${qid} is hidden by the current filter` }) : null,
+      judgeNote);
   }
 
   function renderRanking() {
