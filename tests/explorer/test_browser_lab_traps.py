@@ -12,7 +12,9 @@ cell per trap, each showing an explorer built for it:
   run B or swapping never leaves the rankings blank;
 - ``big``: above the inline limit the paired tests run in the background: while they do, the
   line says so and never reads as data ("B better on 0, worse on 0, tied on 0"); the report
-  button writes in a thread, the kernel answering meanwhile, and its link opens a new tab.
+  button writes in a thread, the kernel answering meanwhile, and its link opens a new tab;
+- ``judging``: an unjudged document judged in place (a key, a click on a grade) is appended
+  to the file the cell names, and the view follows without re-running the cell.
 
 When Chromium, Playwright or JupyterLab cannot run, these tests fail; they never skip.
 """
@@ -98,6 +100,13 @@ for name in ("bm25", "dense"):
                                    enumerate(row)} for i, row in enumerate(ranked)}, name=name))
 big = ragreport.Explorer(runs, targets=[])
 big
+""",
+    "judging": """\
+qrels = {"q1": {"a": 2, "b": 0}, "q2": {"c": 1}}
+run = {"q1": ["u", "a", "v", "b"], "q2": ["w", "c"]}
+judging = ragreport.Explorer([ragreport.evaluate(qrels, run, ["P@1"], 4, name="r")],
+                             targets=[], measure="P@1", judgments="labels.jsonl")
+judging
 """,
 }
 NAMES = list(CELLS)
@@ -331,3 +340,31 @@ def test_the_kernel_answers_while_the_report_is_written(lab: Lab) -> None:
     tab.wait_for_load_state()
     assert tab.title().endswith("· ragreport"), tab.title()
     tab.close()
+
+
+def test_judging_in_place_updates_the_view_without_running_a_cell(lab: Lab) -> None:
+    """A key on the active row and a click on a grade judge unjudged documents: each lands in
+    the file the cell named (source human), and the row's grade, the list's badge and the
+    summary follow; JupyterLab's command-mode keys (2: a heading cell) never see the key."""
+    view = lab.view("judging")
+    n_cells = lab.page.locator(".jp-Notebook .jp-Cell").count()
+    view.locator(OPTION + "[data-query-id=q1]").click()
+    lab.until("the ranking", lambda: view.locator("[data-role=ranking-qid]").inner_text(), "q1")
+    badge = view.locator(OPTION + "[data-query-id=q1] [data-role=unjudged-tag]")
+    assert badge.count() == 1
+    summary = view.locator("[data-role=summary]").inner_text()
+    view.locator(".rr-grid-a [data-index='0'] .rr-c-doc").click()
+    lab.page.keyboard.press("2")
+    grade = view.locator(".rr-grid-a [data-index='0'] .rr-grade-text")
+    lab.until("the judged row", grade.inner_text, "relevant (2) \u00b7 judged here")
+    read = ("import json; print(json.dumps([(x['doc_id'], x['grade'], x['source']) for x in "
+            "map(json.loads, open('labels.jsonl'))]))")
+    assert lab.kernel(read) == [["u", 2, "human"]]
+    lab.until("the badge", badge.count, 0)
+    assert view.locator("[data-role=summary]").inner_text() != summary
+    assert lab.kernel("print(judging.summary['runs'][0]['mean'])") == 0.5
+    view.locator(".rr-grid-a [data-index='2'] [data-grade='0']").click()
+    lab.until("the file", lambda: lab.kernel(read), [["u", 2, "human"], ["v", 0, "human"]])
+    assert "2 judgments in labels.jsonl" in view.locator("[data-role=judging-note]").inner_text()
+    assert lab.page.locator(".jp-Notebook .jp-Cell").count() == n_cells
+    assert lab.page.locator(".jp-Notebook .jp-MarkdownCell").count() == 0

@@ -1103,7 +1103,7 @@ function makeGrid(v, side) {
       g.compact
         ? h("div", { class: "rr-cell rr-c-doc", role: "gridcell" },
           docIdNode(rows.doc_id[i]),
-          h("span", { class: "rr-c-grade rr-grade-tag", text: gradeText }),
+          h("span", { class: "rr-c-grade rr-grade-tag rr-grade-text", text: gradeText }),
           // a row to judge has its grade buttons on the passage's line (the passage opens
           // beside the ranking when the row is chosen)
           scoreCell(rows, i, true), canJudge ? judgeButtons(rows, i) : snippet)
