@@ -9,8 +9,10 @@ judgment of the file merged in under its source (:func:`ragreport.io.labels.
 merge_judgments`, the qrels' rule choosing the grade used, so a later judgment of the same
 pair wins). The qrels themselves are never changed.
 
-Only documents the qrels leave unjudged can be judged, and judged again (a correction):
-a judgment of the qrels is not overruled from a click.
+Only documents of a query's rankings that the qrels leave unjudged can be judged, and
+judged again (a correction): a judgment of the qrels is not overruled from a click, nor from
+the file (a pair it grades otherwise than the qrels is an error naming the file; a pair it
+grades as the qrels do, once merged into them, is theirs).
 """
 
 from __future__ import annotations
@@ -62,11 +64,11 @@ class Judging:
             self._read()
 
     def _read(self) -> None:
-        from ..io.labels import read_labels
+        from ..io.labels import read_labels, read_text
 
         if self.path.is_dir():
             raise InputError("is a folder, not a judgments file", str(self.path))
-        if not self.path.read_text(encoding="utf-8").strip():
+        if not read_text(self.path).strip():
             return  # an empty file: nothing judged yet
         got = read_labels(self.path)
         every = got.judgments if got.judgments is not None else got
@@ -76,6 +78,16 @@ class Judging:
                               every.grades.tolist(), sources, strict=True):
             self.rows.append((q, d, float(g), s))
             self.mine[(q, d)] = float(g)
+        for (q, d), g in list(self.mine.items()):
+            used = self.qrels_grade(q, d)
+            if used is None:
+                continue
+            if used != g:
+                raise InputError(f"query {q!r:.80}, document {d!r:.80} has grade {g:g} here, "
+                                 f"but the qrels judge it {used:g}: the explorer judges only "
+                                 "unjudged documents (merge the file into the qrels with "
+                                 "ragreport merge-labels)", str(self.path))
+            del self.mine[(q, d)]  # merged into the qrels already: theirs now
 
     @property
     def count(self) -> int:
@@ -108,6 +120,10 @@ class Judging:
                                  f"{', '.join(map(str, self.grades))}, got {grade!r:.40}")
         if not any(_evaluated(r, qid) for r in self.base):
             raise RagReportError(f"judge: query {qid!r:.80} was not evaluated")
+        if not any(_evaluated(r, qid) and any(x.doc_id == doc for x in r.ranked_list(qid))
+                   for r in self.base):
+            raise RagReportError(f"judge: document {doc!r:.80} is not in the rankings of "
+                                 f"query {qid!r:.80}")
         judged = self.qrels_grade(qid, doc)
         if judged is not None and (qid, doc) not in self.mine:
             raise RagReportError(f"judge: query {qid!r:.80}, document {doc!r:.80} is already "

@@ -155,13 +155,16 @@ class Explorer(anywidget.AnyWidget):
             self.compare = s.compare()
 
     def _apply(self, action: Callable[[], Any], *, everything: bool = True,
-               order: bool = True, selection: bool = True) -> Any:
+               order: bool = True, selection: bool = True, quiet: bool = False) -> Any:
         """Run a state change, then put the state into the traits; a refused change leaves
-        the state as it was and sets :attr:`error` (then raises)."""
+        the state as it was and sets :attr:`error` (then raises; ``quiet``: only raises, for
+        a request whose error reply says it)."""
         self._busy()
         try:
             out = action()
         except RagReportError as exc:
+            if quiet:
+                raise
             with self.hold_sync():
                 self._syncing = True
                 try:
@@ -362,7 +365,8 @@ class Explorer(anywidget.AnyWidget):
         """A judgment from the view: appended, the runs evaluated again, the traits pushed;
         the reply says it was taken (an error reply says why not: nothing was written)."""
         qid, doc, grade = msg.get("qid"), msg.get("doc_id"), msg.get("grade")
-        self.judge(qid, doc, grade)  # type: ignore[arg-type]
+        self._apply(lambda: self._state.judge(qid, doc, grade), quiet=True)  # type: ignore[arg-type]
+        self.meta = self._state.meta()
         return {"type": "judge", "id": mid, "qid": qid, "doc_id": doc, "grade": grade,
                 "count": self.meta["judging"]["count"]}
 

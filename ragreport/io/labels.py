@@ -90,11 +90,25 @@ def read_labels(path: str | os.PathLike[str], *, source: str = HUMAN,
     return _labels_table(table, str(p), source, fractional_grades)
 
 
+def read_text(p: Path) -> str:
+    """The UTF-8 text of a labels file; a file that cannot be read, or is not UTF-8, is an
+    InputError naming it (and the line of the first bad byte)."""
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", str(p)) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 text ({exc.reason})", str(p),
+                         data.count(b"\n", 0, exc.start) + 1) from None
+
+
 def _jsonl_rows(p: Path) -> Any:
     import pyarrow as pa
 
     rows = []
-    for no, line in enumerate(p.read_text(encoding="utf-8").split("\n"), start=1):
+    for no, line in enumerate(read_text(p).split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -115,7 +129,7 @@ def _label_studio(p: Path) -> Any:
     import pyarrow as pa
 
     try:
-        tasks = json.loads(p.read_text(encoding="utf-8"))
+        tasks = json.loads(read_text(p))
     except json.JSONDecodeError as exc:
         raise InputError(f"not JSON ({exc.msg})", str(p), exc.lineno) from None
     if not isinstance(tasks, list):

@@ -110,6 +110,7 @@ def test_refusals_write_nothing(tmp_path: Path) -> None:
              (("q1", "u", "1"), "the grade must be one of"),
              (("nope", "u", 1), "query 'nope' was not evaluated"),
              (("q1", "", 1), "the document id must be text"),
+             (("q1", "w", 1), "document 'w' is not in the rankings of query 'q1'"),
              ((None, "u", 1), "the query id must be text")]
     for args, message in cases:
         with pytest.raises(ragreport.RagReportError, match=message.replace("(", r"\(")
@@ -145,6 +146,17 @@ def test_a_bad_judgments_file_is_an_error_naming_it(tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n", "utf-8")
     assert ExplorerState(_runs(), targets=[], judgments=empty).judging.count == 0  # type: ignore[union-attr]
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"query_id": "q1", "doc_id": "a", "grade": 0}\n', "utf-8")
+    with pytest.raises(ragreport.InputError, match=r"other\.jsonl: query 'q1', document 'a' "
+                       r"has grade 0 here, but the qrels judge it 2"):
+        ExplorerState(_runs(), targets=[], judgments=other)
+    # merged into the qrels already (the same grade): the qrels' judgment, not one made here
+    other.write_text('{"query_id": "q1", "doc_id": "a", "grade": 2}\n', "utf-8")
+    merged = ExplorerState(_runs(), targets=[], judgments=other)
+    assert merged.judging is not None and merged.judging.mine == {}
+    with pytest.raises(ragreport.RagReportError, match="already judged in the qrels"):
+        merged.judge("q1", "a", 1)
     gone = tmp_path / "no" / "such" / "folder" / "labels.jsonl"
     s = ExplorerState(_runs(), targets=[], judgments=gone)
     with pytest.raises(ragreport.InputError, match="cannot append the judgment"):

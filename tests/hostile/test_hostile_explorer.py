@@ -55,8 +55,23 @@ def _files(tmp: Path) -> dict[str, Path]:
     (tmp / "targets.toml").write_text('[targets]\n"nDCG@3" = ">= 0.5"\n', "utf-8")
     (tmp / "latin1.tsv").write_bytes("q1\tcaf\xe9\n".encode("latin-1"))
     (tmp / "queries.tsv").write_text("q1\tfirst <query>\nq2\tsecond\n", "utf-8")
+    (tmp / "labels-bad.jsonl").write_text('{"query_id": "q1", "doc_id": "d9", "grade": 1}\n'
+                                          '{"query_id": "q1"\n', "utf-8")
+    (tmp / "labels-conflict.jsonl").write_text(
+        '{"query_id": "q1", "doc_id": "d1", "grade": 0}\n', "utf-8")
+    (tmp / "labels-other.jsonl").write_text(
+        '{"query_id": "q9", "doc_id": "zz", "grade": 1, "source": "llm:x"}\n'
+        '{"query_id": "q1", "doc_id": "d9", "grade": 1}\n', "utf-8")
+    (tmp / "labels-latin1.jsonl").write_bytes(
+        '{"query_id": "q1", "doc_id": "caf\xe9", "grade": 1}\n'.encode("latin-1"))
+    (tmp / "folder").mkdir()
     return {"bad": tmp / "bad.toml", "good": tmp / "targets.toml",
-            "latin1": tmp / "latin1.tsv", "queries": tmp / "queries.tsv"}
+            "latin1": tmp / "latin1.tsv", "queries": tmp / "queries.tsv",
+            "labels-bad": tmp / "labels-bad.jsonl",
+            "labels-conflict": tmp / "labels-conflict.jsonl",
+            "labels-other": tmp / "labels-other.jsonl",
+            "labels-latin1": tmp / "labels-latin1.jsonl", "folder": tmp / "folder",
+            "labels-new": tmp / "new" / "labels.jsonl"}
 
 
 def _is(measure: str, k: int) -> Callable[[Explorer], None]:
@@ -105,6 +120,27 @@ ROWS = [
     Row("k-bool", {"k": True}, "K must be an integer"),
     Row("k-str", {"k": "2"}, "K must be an integer"),
     Row("measure-with-k", {"measure": "P@2"}, check=_is("P", 2)),
+    # the judgments file (judging in place) and the grades
+    Row("judgments-int", {"judgments": 5}, "judgments must be a file path, got 5"),
+    Row("judgments-empty-path", {"judgments": ""}, "judgments must be a file path"),
+    Row("judgments-folder", {"judgments": "@folder"}, "is a folder, not a judgments file"),
+    Row("judgments-bad-json", {"judgments": "@labels-bad"}, "labels-bad.jsonl:2: not JSON"),
+    Row("judgments-latin1", {"judgments": "@labels-latin1"}, "labels-latin1.jsonl"),
+    Row("judgments-against-the-qrels", {"judgments": "@labels-conflict"},
+        "document 'd1' has grade 0 here, but the qrels judge it 1"),
+    Row("judgments-of-other-queries-and-sources", {"judgments": "@labels-other"},
+        check=lambda ex: ex.meta["judging"]["count"] == 2
+        and ("d9", 1.0) in ex.state.result_a.judged("q1")),
+    Row("judgments-in-a-missing-folder", {"judgments": "@labels-new"},
+        check=lambda ex: ex.meta["judging"]["count"] == 0),  # an error on the first judgment
+    Row("judge-grades-without-file", {"judge_grades": [0, 1]},
+        check=lambda ex: ex.meta["judging"] is None),
+    Row("judge-grades-ten", {"judgments": "@labels-new", "judge_grades": [10]},
+        "judge_grades must be grades 0-9"),
+    Row("judge-grades-str", {"judgments": "@labels-new", "judge_grades": "0123"},
+        "judge_grades must be a list of grades 0-9"),
+    Row("judge-grades-twice", {"judgments": "@labels-new", "judge_grades": [1, 1]},
+        "judge_grades must be distinct grades 0-9"),
 ]
 
 
@@ -193,6 +229,8 @@ MESSAGES: list[tuple[str, Any, str]] = [
     ("passage-no-doc", {"type": "passage", "qid": "q1"}, "passage: doc_id must be text"),
     ("passage-doc-int", {"type": "passage", "qid": "q1", "doc_id": 5}, "doc_id must be text"),
     ("report-path-int", {"type": "report", "path": 5}, "report: path must be text"),
+    ("judge-without-file", {"type": "judge", "qid": "q1", "doc_id": "d9", "grade": 1},
+     "judging needs a judgments file"),
 ]
 
 

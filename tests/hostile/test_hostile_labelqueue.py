@@ -109,6 +109,13 @@ MERGE_CASES = [
          stderr=r"merge-labels needs QRELS and at least one LABELS file"),
     Case("merge-labels-stdin", ["merge-labels", "-", "l.csv", "-o", "m.tsv"], LABELS,
          stderr=r"merge-labels reads files, not standard input"),
+    Case("merge-labels-latin1-jsonl", ["merge-labels", "q.txt", "l.jsonl", "-o", "m.tsv"],
+         {**FILES, "l.jsonl": '{"query_id": "q1", "doc_id": "d9", "grade": 1}\n'
+                              '{"query_id": "q1", "doc_id": "caf\xe9", "grade": 1}\n'
+                              .encode("latin-1")},
+         stderr=r"l\.jsonl:2: not valid UTF-8 text"),
+    Case("merge-labels-missing-labels", ["merge-labels", "q.txt", "l.jsonl", "-o", "m.tsv"],
+         FILES, stderr=r"l\.jsonl"),
 ]
 
 
