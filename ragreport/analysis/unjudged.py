@@ -135,9 +135,8 @@ def bounds_of(judged: EvaluationResult, *, grade: float | None = None,
     ranking = _ranking(judged)
     fill = fill_grade(ranking.qrels, grade, judged.conventions.rel_level)
     at, docs = unjudged_documents(judged)
-    query_ids = _strings(judged.query_ids).take(at)
-    filled = _evaluate_filled(judged, filled_qrels(ranking.qrels, query_ids, docs, fill),
-                              measures, curves)
+    rows = np.flatnonzero(np.isnan(ranking.ret_grades))  # each one's ranked row
+    filled = _evaluate_filled(judged, at, docs, np.full(len(at), fill), rows, measures, curves)
     n = np.bincount(at, minlength=len(judged.query_ids)).astype(np.int64)
     return UnjudgedBounds(judged, filled, fill, n)
 
@@ -169,8 +168,36 @@ def filled_together(results: Sequence[EvaluationResult], *, grade: float | None 
     common = set(results[0].query_ids).intersection(*(r.query_ids for r in results[1:]))
     table = table.filter(pc.is_in(table["q"], value_set=pa.array(sorted(common),
                                                                   pa.large_string())))
-    filled = filled_qrels(qrels, table["q"], table["d"], fill)
-    return [_evaluate_filled(r, filled, measures, False) for r in results], fill
+    grades = np.full(table.num_rows, fill)
+    out = []
+    for r in results:
+        qpos = np.asarray(pc.index_in(table["q"], value_set=_strings(r.query_ids).cast(
+            pa.large_string())).to_numpy(zero_copy_only=False), dtype=np.int64)
+        out.append(_evaluate_filled(r, qpos, table["d"], grades, _ranked_rows(r, table),
+                                    measures, False))
+    return out, fill
+
+
+def _ranked_rows(result: EvaluationResult, table: Any) -> IntArray:
+    """For each (q, d) pair of ``table`` (unjudged), its ranked row in ``result``'s rankings,
+    or -1 where the query's ranking does not hold the document."""
+    import pyarrow as pa
+
+    rk = _ranking(result)
+    at, docs = unjudged_documents(result)
+    rows = np.flatnonzero(np.isnan(rk.ret_grades))
+    mine_q = _strings(result.query_ids).take(pa.array(at)).cast(pa.large_string())
+    keys = pair_keys(pa.chunked_array([contiguous(table["q"]).cast(pa.large_string()), mine_q]),
+                     pa.chunked_array([contiguous(table["d"]).cast(pa.large_string()),
+                                       contiguous(docs).cast(pa.large_string())]))
+    wanted, mine = keys[:table.num_rows], keys[table.num_rows:]
+    out = np.full(table.num_rows, -1, dtype=np.int64)
+    if len(mine):
+        order = np.argsort(mine, kind="stable")
+        at_sorted = np.minimum(np.searchsorted(mine[order], wanted), len(mine) - 1)
+        hit = mine[order][at_sorted] == wanted
+        out[hit] = rows[order[at_sorted[hit]]]
+    return out
 
 
 def _distinct_pairs(table: Any) -> Any:
@@ -198,15 +225,26 @@ def same_qrels(a: Qrels, b: Qrels) -> bool:
                       and contiguous(a.doc_ids).equals(contiguous(b.doc_ids)))
 
 
-def _evaluate_filled(judged: EvaluationResult, qrels: Qrels,
-                     measures: Sequence[Measure] | None, curves: bool) -> EvaluationResult:
-    """``judged``'s rankings evaluated against ``qrels`` under its resolved conventions."""
-    from ..core.engine import reevaluate
+def _evaluate_filled(judged: EvaluationResult, qpos: IntArray, docs: Any, grades: FloatArray,
+                     rows: IntArray, measures: Sequence[Measure] | None,
+                     curves: bool) -> EvaluationResult:
+    """``judged``'s rankings evaluated under its resolved conventions with judgments added
+    (document ``docs[j]`` of the query at position ``qpos[j]``, at ``grades[j]``; ``rows[j]``
+    its ranked row or -1): the rankings given new grades where the result allows it
+    (:func:`~ragreport.core.engine.rejudged`), else the run aligned again with the qrels."""
+    import pyarrow as pa
+
+    from ..core.engine import reevaluate, rejudgeable, rejudged
 
     if judged.doc_map_info is not None or judged.document is not None:
         raise RagReportError("unjudged bounds are not available with doc_map")
-    _ranking(judged)
-    filled = reevaluate(judged, qrels, measures, curves=curves)
+    rk = _ranking(judged)
+    if rejudgeable(judged):
+        more = rk.with_judgments(qpos, docs, grades, rows, judged.conventions.rel_level)
+        return rejudged(judged, more, measures, curves=curves)
+    qids = _strings(judged.query_ids).take(pa.array(np.asarray(qpos, dtype=np.int64)))
+    filled = reevaluate(judged, filled_qrels(rk.qrels, qids, docs, grades), measures,
+                        curves=curves)
     if filled.query_ids != judged.query_ids:  # filling adds judgments to evaluated queries only
         raise RagReportError("the filled reading evaluated other queries than trec_eval's")
     return filled
@@ -231,9 +269,10 @@ def unjudged_documents(result: EvaluationResult) -> tuple[IntArray, Any]:
     return qi[where], rk.run.doc_ids.take(rk.run_rows[where])
 
 
-def filled_qrels(qrels: Qrels, query_ids: Any, doc_ids: Any, grade: float) -> Qrels:
-    """``qrels`` with a judgment of ``grade`` added for each (query, document) given
-    (pyarrow arrays or sequences of strings)."""
+def filled_qrels(qrels: Qrels, query_ids: Any, doc_ids: Any, grade: float | FloatArray
+                 ) -> Qrels:
+    """``qrels`` with a judgment of ``grade`` (one, or one per pair) added for each (query,
+    document) given (pyarrow arrays or sequences of strings)."""
     import pyarrow as pa
 
     if not len(query_ids):
@@ -245,7 +284,8 @@ def filled_qrels(qrels: Qrels, query_ids: Any, doc_ids: Any, grade: float) -> Qr
 
     return Qrels(query_ids=joined(qrels.query_ids, query_ids),
                  doc_ids=joined(qrels.doc_ids, doc_ids), source=qrels.source, lines=None,
-                 grades=np.concatenate([qrels.grades, np.full(len(query_ids), grade)]))
+                 grades=np.concatenate([qrels.grades, np.broadcast_to(
+                     np.asarray(grade, dtype=np.float64), (len(query_ids),))]))
 
 
 def _strings(values: Any) -> Any:

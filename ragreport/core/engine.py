@@ -181,6 +181,48 @@ def reevaluate(result: EvaluationResult, qrels: Any, measures: Any = None, *,
                     _curve_width=result.k_max if curves else 1)
 
 
+def rejudgeable(result: EvaluationResult) -> bool:
+    """Whether :func:`rejudged` can evaluate ``result``'s run with other judgments: it holds
+    its rankings in memory, without a doc map, and its ties are not averaged over a depth
+    cut (whose tie groups are those of the uncut ranking)."""
+    c = result.conventions
+    return isinstance(result.ranking, Ranking) and result.doc_map_info is None \
+        and result.document is None and not (c.ties == "average" and c.max_depth is not None)
+
+
+def rejudged(result: EvaluationResult, ranking: Ranking, measures: Any = None, *,
+             curves: bool = True) -> EvaluationResult:
+    """``result``'s run evaluated over ``ranking``, the same ranking with judgments added
+    (:meth:`~.ranking.Ranking.with_judgments`), under the conventions ``result`` was
+    evaluated with: what :func:`reevaluate` gives with those judgments in the qrels, without
+    aligning the run again (see :func:`rejudgeable`); ``measures`` and ``curves`` as there.
+
+    >>> import pyarrow as pa
+    >>> r = evaluate({"q": {"a": 1}}, {"q": ["b", "a"]}, ["P@1"])
+    >>> rk = r.require_ranking().with_judgments(np.array([0]), pa.array(["b"]),
+    ...                                         np.array([1.0]), np.array([0]), 1)
+    >>> rejudged(r, rk).mean("P@1")
+    1.0
+    """
+    if not rejudgeable(result):
+        raise RagReportError("this result cannot be evaluated with other judgments without "
+                             "aligning its run again (use reevaluate)")
+    c = result.conventions
+    s = _settings(list(result.measures if measures is None else measures), c.k_max,
+                  order=c.order, rel_level=c.rel_level, complete=c.complete,
+                  max_depth=c.max_depth, no_relevant=c.no_relevant, duplicates=c.duplicates,
+                  fractional_grades=c.fractional_grades, doc_map=None, ties=c.ties,
+                  compat=None, ignore_identical_ids=c.ignore_identical_ids,
+                  score_precision=c.score_precision)
+    width = min(result.k_max if curves else 1, s.k_max)
+    computed, scalars = _computed(ranking, s, width)
+    return EvaluationResult(
+        run_name=result.run_name, query_ids=ranking.query_ids, measures=tuple(s.wanted),
+        k_max=width, curves=computed, scalars=scalars, counts=ranking.counts,
+        conventions=replace(c, curve_width=width), ranking=ranking,
+        query_texts=dict(result.query_texts), latency_ms=result.latency_ms)
+
+
 def evaluate(
     qrels: Any,
     run: Any,

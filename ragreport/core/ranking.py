@@ -7,7 +7,7 @@ forms at a width), in sparse (ragged) form.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -170,6 +170,65 @@ class Ranking(QueryIndexed):
                     pc.unique(arr), r"^[0-9]{1,18}$")).as_py():
                 return "bytes"
         return "numeric"
+
+    def with_judgments(self, qpos: IntArray, doc_ids: Any, grades: FloatArray, rows: IntArray,
+                       rel_level: float, source: str | None = None) -> Ranking:
+        """This ranking with judgments added, without aligning the run again: judgment ``j``
+        grades document ``doc_ids[j]`` (a pyarrow string array) of the query at position
+        ``qpos[j]`` at ``grades[j]``; ``rows[j]`` is its ranked row (an index into
+        :attr:`ret_grades`) when the query's ranking holds it, else -1. The pairs must be
+        unjudged here (a ranked one already judged is an error). The qrels gain the
+        judgments at their end (with ``source`` when given: the qrels' rows without one are
+        then ``qrels``); the counts follow (queries without a relevant document).
+
+        >>> import pyarrow as pa
+        >>> from ragreport.core.align import align
+        >>> from ragreport.io import load_qrels, load_run
+        >>> rk = align(load_qrels({"a": {"x": 1}}), load_run({"a": ["y", "x"]}))
+        >>> more = rk.with_judgments(np.array([0]), pa.array(["y"]), np.array([2.0]),
+        ...                          np.array([0]), 1)
+        >>> more.ret_grades.tolist(), more.qrels_grades.tolist()
+        ([2.0, 1.0], [2.0, 1.0])
+        """
+        import pyarrow as pa
+
+        from ..io.columns import contiguous
+
+        qpos = np.asarray(qpos, dtype=np.int64)
+        grades = np.asarray(grades, dtype=np.float64)
+        rows = np.asarray(rows, dtype=np.int64)
+        ret = self.ret_grades.copy()
+        at = rows[rows >= 0]
+        if len(at) and not np.isnan(ret[at]).all():
+            raise RagReportError("with_judgments adds judgments to unjudged documents only")
+        ret[at] = grades[rows >= 0]
+        n_old = len(self.qrels)
+        qids = pa.array(self.query_ids, pa.string()).take(pa.array(qpos))
+        old_src = self.qrels.sources
+        sources = None
+        if source is not None or old_src is not None:
+            base = contiguous(old_src) if old_src is not None \
+                else pa.array(["qrels"] * n_old, pa.string())
+            sources = pa.concat_arrays([base.cast(pa.string()),
+                                        pa.array([source or "qrels"] * len(qpos), pa.string())])
+        qrels = Qrels(
+            pa.concat_arrays([contiguous(self.qrels.query_ids).cast(pa.string()), qids]),
+            pa.concat_arrays([contiguous(self.qrels.doc_ids).cast(pa.string()),
+                              contiguous(doc_ids).cast(pa.string())]),
+            self.qrels.source, None, np.concatenate([self.qrels.grades, grades]),
+            sources=sources, rule=self.qrels.rule)
+        # each query's judgments: by query, best grade first (as the alignment lists them)
+        q_all = np.concatenate([np.repeat(np.arange(self.n_queries),
+                                          np.diff(self.qrels_offsets)), qpos])
+        r_all = np.concatenate([self.qrels_rows, n_old + np.arange(len(qpos))])
+        g_all = np.concatenate([self.qrels_grades, grades])
+        perm = np.lexsort((-g_all, q_all))
+        sizes = np.bincount(q_all, minlength=self.n_queries)
+        out = replace(self, ret_grades=ret, qrels_rows=r_all[perm].astype(np.int64),
+                      qrels_offsets=np.concatenate(([0], np.cumsum(sizes))).astype(np.int64),
+                      qrels_grades=g_all[perm], qrels=qrels)
+        no_rel = int((out.n_relevant(rel_level) == 0).sum())
+        return replace(out, counts=replace(self.counts, no_relevant=no_rel))
 
     def judged_ranks(self) -> tuple[IntArray, IntArray]:
         """(query, 0-based rank) of every retrieved document that has a judgment (any grade,
