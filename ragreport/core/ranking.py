@@ -172,14 +172,15 @@ class Ranking(QueryIndexed):
         return "numeric"
 
     def with_judgments(self, qpos: IntArray, doc_ids: Any, grades: FloatArray, rows: IntArray,
-                       rel_level: float, source: str | None = None) -> Ranking:
+                       rel_level: float, source: str | list[str] | None = None) -> Ranking:
         """This ranking with judgments added, without aligning the run again: judgment ``j``
         grades document ``doc_ids[j]`` (a pyarrow string array) of the query at position
         ``qpos[j]`` at ``grades[j]``; ``rows[j]`` is its ranked row (an index into
         :attr:`ret_grades`) when the query's ranking holds it, else -1. The pairs must be
         unjudged here (a ranked one already judged is an error). The qrels gain the
-        judgments at their end (with ``source`` when given: the qrels' rows without one are
-        then ``qrels``); the counts follow (queries without a relevant document).
+        judgments at their end (with ``source``, one label or one per judgment, when given:
+        the qrels' rows without one are then ``qrels``); the counts follow (queries without
+        a relevant document).
 
         >>> import pyarrow as pa
         >>> from ragreport.core.align import align
@@ -209,8 +210,9 @@ class Ranking(QueryIndexed):
         if source is not None or old_src is not None:
             base = contiguous(old_src) if old_src is not None \
                 else pa.array(["qrels"] * n_old, pa.string())
-            sources = pa.concat_arrays([base.cast(pa.string()),
-                                        pa.array([source or "qrels"] * len(qpos), pa.string())])
+            added = [source or "qrels"] * len(qpos) if source is None or isinstance(source, str) \
+                else list(source)
+            sources = pa.concat_arrays([base.cast(pa.string()), pa.array(added, pa.string())])
         qrels = Qrels(
             pa.concat_arrays([contiguous(self.qrels.query_ids).cast(pa.string()), qids]),
             pa.concat_arrays([contiguous(self.qrels.doc_ids).cast(pa.string()),

@@ -56,7 +56,7 @@ class Judging:
         self.path = Path(path)
         self.base = list(results)
         self.grades = _grades(grades, self.base)
-        #: (query id, doc id) -> grade of every judgment of the file, the latest kept
+        #: (query id, doc id) -> the grade the file gives each pair the qrels leave unjudged
         self.mine: dict[tuple[str, str], float] = {}
         #: every judgment of the file, in order: (query id, doc id, grade, source)
         self.rows: list[tuple[str, str, float, str]] = []
@@ -77,17 +77,17 @@ class Judging:
         for q, d, g, s in zip(every.query_ids.to_pylist(), every.doc_ids.to_pylist(),
                               every.grades.tolist(), sources, strict=True):
             self.rows.append((q, d, float(g), s))
-            self.mine[(q, d)] = float(g)
-        for (q, d), g in list(self.mine.items()):
+        for (q, d), (g, _src) in self.used().items():
             used = self.qrels_grade(q, d)
             if used is None:
+                self.mine[(q, d)] = g
                 continue
             if used != g:
                 raise InputError(f"query {q!r:.80}, document {d!r:.80} has grade {g:g} here, "
                                  f"but the qrels judge it {used:g}: the explorer judges only "
                                  "unjudged documents (merge the file into the qrels with "
                                  "ragreport merge-labels)", str(self.path))
-            del self.mine[(q, d)]  # merged into the qrels already: theirs now
+            # else merged into the qrels already: theirs now
 
     @property
     def count(self) -> int:
@@ -161,7 +161,10 @@ class Judging:
 
     def evaluate(self) -> list[EvaluationResult]:
         """The runs evaluated again with the file's judgments (the runs as given when the
-        file holds none); runs that share qrels share the merged qrels."""
+        file holds none): each run's rankings given the new grades
+        (:func:`~ragreport.core.engine.rejudged`, no alignment), or, where that cannot hold
+        (a judgment of a query the run did not evaluate, averaged ties over a depth cut), the
+        run evaluated against the merged qrels (shared by runs that share qrels)."""
         from ..core.engine import reevaluate
 
         if not self.rows:
@@ -169,11 +172,60 @@ class Judging:
         merged: dict[int, Qrels] = {}
         out = []
         for r in self.base:
+            fast = self._rejudged(r)
+            if fast is not None:
+                out.append(fast)
+                continue
             base = r.require_ranking().qrels
             if id(base) not in merged:
                 merged[id(base)] = self.qrels(base)
             out.append(reevaluate(r, merged[id(base)]))
         return out
+
+    def used(self) -> dict[tuple[str, str], tuple[float, str]]:
+        """The grade (and its source) each pair of the file is given by the qrels' rule:
+        the latest ``human`` judgment, else the latest."""
+        latest: dict[tuple[str, str], tuple[float, str]] = {}
+        human: dict[tuple[str, str], tuple[float, str]] = {}
+        for q, d, g, src in self.rows:
+            latest[(q, d)] = (g, src)
+            if src == HUMAN:
+                human[(q, d)] = (g, src)
+        return {pair: human.get(pair, got) for pair, got in latest.items()}
+
+    def _rejudged(self, result: EvaluationResult) -> EvaluationResult | None:
+        import numpy as np
+        import pyarrow as pa
+
+        from ..core.engine import rejudgeable, rejudged
+        from ..core.ranking import position
+
+        if not rejudgeable(result) or (result.require_ranking().qrels.rule
+                                       not in (None, "human-first")):
+            return None
+        rk = result.require_ranking()
+        qpos, docs, grades, rows, sources = [], [], [], [], []
+        ranked: dict[int, dict[str, int]] = {}
+        for (q, d), (g, src) in self.used().items():
+            i = position(rk.query_ids, rk.memo, q)
+            if i is None:
+                return None  # a query the run did not evaluate: the alignment decides
+            if (q, d) not in self.mine:
+                continue  # judged in the qrels (merged into them already)
+            if i not in ranked:
+                lo, hi = int(rk.ret_offsets[i]), int(rk.ret_offsets[i + 1])
+                got = rk.run.doc_ids.take(pa.array(rk.run_rows[lo:hi])).to_pylist()
+                ranked[i] = {doc: lo + j for j, doc in enumerate(got)}
+            qpos.append(i)
+            docs.append(d)
+            grades.append(g)
+            rows.append(ranked[i].get(d, -1))
+            sources.append(src)
+        more = rk.with_judgments(np.array(qpos, dtype=np.int64), pa.array(docs, pa.string()),
+                                 np.array(grades, dtype=np.float64),
+                                 np.array(rows, dtype=np.int64), result.conventions.rel_level,
+                                 source=sources)
+        return rejudged(result, more)
 
 
 def _evaluated(result: EvaluationResult, qid: str) -> bool:

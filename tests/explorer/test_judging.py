@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import ragreport
@@ -184,3 +185,31 @@ def test_the_widget_judges_from_a_message_and_pushes_the_new_view(tmp_path: Path
                                    "grade": 0})
     assert refused["type"] == "error" and "already judged" in refused["message"]
     assert len(_lines(labels)) == 1
+
+
+@pytest.mark.parametrize("options", [{}, {"ties": "average", "max_depth": 3},
+                                     {"rel_level": 2}, {"complete": True}])
+def test_the_view_equals_the_runs_evaluated_from_scratch(tmp_path: Path,
+                                                         options: dict[str, object]) -> None:
+    """Each run's rankings given the new grades (or, with ties averaged over a depth cut,
+    the run aligned again; a judgment of a query the run did not evaluate too) give the
+    values of the run evaluated against the qrels with the file's judgments."""
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"query_id": "q9", "doc_id": "z", "grade": 1, "source": "llm:x"}\n'
+                      if options.get("complete") else "", "utf-8")
+    runs = [ragreport.evaluate(QRELS, run, MEASURES, 4, name=n, **options)  # type: ignore[arg-type]
+            for n, run in (("x", RUN_X), ("y", RUN_Y))]
+    s = ExplorerState(runs, targets=[], judgments=labels)
+    for q, d, g in (("q1", "u", 1), ("q2", "w", 2), ("q1", "v", 0), ("q1", "u", 2)):
+        s.judge(q, d, g)
+    merged = {q: dict(j) for q, j in QRELS.items()}
+    merged["q1"] |= {"u": 2, "v": 0}
+    merged["q2"] |= {"w": 2}
+    if options.get("complete"):
+        merged["q9"] = {"z": 1}
+    for i, run in enumerate((RUN_X, RUN_Y)):
+        want = ragreport.evaluate(merged, run, MEASURES, 4, **options)  # type: ignore[arg-type]
+        got = s.inputs.results[i]
+        assert got.query_ids == want.query_ids
+        for m in MEASURES:
+            np.testing.assert_array_equal(got.values(m), want.values(m), err_msg=m)
