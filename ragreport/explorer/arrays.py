@@ -49,6 +49,8 @@ class RunArrays:
         self.values_cache: dict[tuple[int, Measure, int], FloatArray] = {}
         self.means: dict[tuple[int, Measure, int], float] = {}
         self.positions: dict[tuple[int, str], int] = {}
+        #: Runs whose unjudged readings, left to the background, the list's rows now carry.
+        self.tags_sent: set[int] = set()
 
     def values(self, run: int, family: Measure, k: int) -> FloatArray:
         """(queries,) values of a family at K for a run: a column of the curve up to its
@@ -63,22 +65,31 @@ class RunArrays:
             evict(self.values_cache, limits.CACHE_MAX)
         return got
 
-    def unjudged_range(self, run: int, family: Measure, k: int
+    def unjudged_later(self, run: int) -> bool:
+        """Whether a run's unjudged readings are left to the background: a run over
+        :data:`~.limits.UNJUDGED_ROWS` ranked rows of a large evaluation."""
+        r = self.results[run]
+        return r.has_rankings and len(r.require_ranking().run_rows) > limits.UNJUDGED_ROWS \
+            and any(x.n_queries > limits.INLINE_STATS_QUERIES for x in self.results)
+
+    def unjudged_range(self, run: int, family: Measure, k: int, *, now: bool = False
                        ) -> tuple[FloatArray, FloatArray] | None:
         """(lower, upper): each query's value of a family at K with its unjudged documents
         read as not relevant and as relevant (:func:`ragreport.analysis.unjudged.bounds_of`);
         None where that is not computed (no rankings, a doc map, K past the curves, or a run
-        over :data:`~.limits.UNJUDGED_ROWS` ranked rows)."""
+        left to the background, :meth:`unjudged_later`, until it computed them: ``now``)."""
         from ..analysis.unjudged import bounds_of
 
         def make() -> Any:
             r = self.results[run]
-            if not r.has_rankings or r.doc_map_info is not None or r.document is not None \
-                    or len(r.require_ranking().run_rows) > limits.UNJUDGED_ROWS:
+            if not r.has_rankings or r.doc_map_info is not None or r.document is not None:
                 return None
             return bounds_of(r)
 
-        bounds = self.memo.get(("unjudged", run), make)
+        key = ("unjudged", run)
+        if not now and not self.memo.has(key) and self.unjudged_later(run):
+            return None
+        bounds = self.memo.get(key, make)
         if bounds is None or k > bounds.filled.k_max or k > self.results[run].k_max:
             return None
         lo, hi = bounds.curves(family)

@@ -64,6 +64,8 @@ CACHE_MAX = 64
 QUERY_RESULTS = 8
 
 #: The largest run (ranked rows) whose unjudged readings the explorer computes for its list's
-#: "unjudged" tags (one more evaluation of the run, once, on the first list it shows: about
-#: 0.8 s at this size); larger runs show no tag (the report's drill-down has them).
+#: "unjudged" tags on the first list it shows (its rankings given the filled grades, once:
+#: about 0.2 s at this size); a larger run of a large evaluation (over
+#: ``INLINE_STATS_QUERIES`` queries) has them computed in the background with the intervals,
+#: and its list's tags appear then.
 UNJUDGED_ROWS = 500_000

@@ -17,7 +17,7 @@ __all__ = ["FIXED", "Memo", "evict"]
 #: Cached arrays that do not depend on the view (kept; see :meth:`Memo.get`).
 FIXED = frozenset({"engine-context", "first-rel", "kinds-deepest", "target", "target-mean",
                    "target-lower", "fails", "idorder", "bindex", "bindex-identity", "ids",
-                   "hay", "curveband", "mean", "ids-array", "ids-sorted"})
+                   "hay", "curveband", "mean", "ids-array", "ids-sorted", "unjudged"})
 
 
 def evict(store: dict[Any, Any], bound: int) -> None:

@@ -465,6 +465,19 @@ class ExplorerState:
         sel = self.selection
         return self.stats.job((sel.a, sel.b, sel.family, sel.k), self.mean_ks(), stale)
 
+    def new_tags(self) -> bool:
+        """Whether run A's "unjudged" tags, left to the background
+        (:meth:`.arrays.RunArrays.unjudged_later`), were computed since the list was last
+        sent: then its rows change, under a new order version (the view fetches them
+        again)."""
+        a, arrays = self.selection.a, self.arrays
+        if a in arrays.tags_sent or not arrays.unjudged_later(a) \
+                or not arrays.memo.has(("unjudged", a)):
+            return False
+        arrays.tags_sent.add(a)
+        self.listing.version += 1
+        return True
+
     # ---- report and text -----------------------------------------------------------------
     def write_report(self, path: str | os.PathLike[str]) -> Path:
         """Write the HTML report (as ``ragreport report`` does) for these results."""

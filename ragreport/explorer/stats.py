@@ -152,6 +152,8 @@ class ViewStats:
                 self.band(run, family, k, force=True)
             if b >= 0 and not moved():
                 self.compared(a, b, family, k, force=True)
+            if not moved() and self.arrays.unjudged_later(a):
+                self.arrays.unjudged_range(a, family, k, now=True)  # the list's tags
             return not moved()
 
         return job

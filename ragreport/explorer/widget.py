@@ -425,6 +425,9 @@ class Explorer(anywidget.AnyWidget):
             self.summary = s.summary()
             self.compare = s.compare()
             self.panel = s.panel()
+            if s.new_tags():  # the list's rows now carry the unjudged tags: the same order
+                self.order_version = s.order_version
+                self.head = {**s.head(self.view_top), "same_order": True}
 
     def _stats_failed(self, exc: BaseException) -> None:
         """A failure of the background statistics: the ``error`` trait says it on one line,

@@ -110,3 +110,34 @@ def test_without_a_judgments_file_nothing_can_be_judged(browser: Any) -> None:
     assert ex.summary["runs"][0]["mean"] == 0.0
     ep.log.assert_clean()
     ep.page.close()
+
+
+def test_tags_computed_in_the_background_appear_where_the_list_is(
+        browser: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large run's "unjudged" tags come with the background statistics: the rows are
+    fetched again under a new version and the list stays where the person scrolled it (no
+    jump back to the selected query)."""
+    from ragreport.explorer import limits
+
+    monkeypatch.setattr(limits, "UNJUDGED_ROWS", 10)
+    monkeypatch.setattr(limits, "INLINE_STATS_QUERIES", 10)
+    qrels = {f"q{i:03d}": {"a": 1} for i in range(300)}
+    run = {q: ["x", "a"] if i % 2 else ["a", "b"] for i, q in enumerate(qrels)}  # x, b unjudged
+    ex = ragreport.Explorer([ragreport.evaluate(qrels, run, ["P@1"], 2, name="r")],
+                            targets=[], measure="P@1", k=1)
+    ex._stats.close()  # the test runs the background's work itself, after the scroll
+    ep = ExplorerPage.open(browser, ex)
+    assert ep.page.locator(".rr-explorer [data-role=unjudged-tag]").count() == 0
+    ep.page.evaluate("() => { const lb = document.querySelector('.rr-explorer "
+                     "[role=listbox]'); lb.scrollTop = 3000; }")
+    ep.settle()
+    before = ep.visible_qids()
+    assert before and ex.selected not in before  # the selected query is far above
+    ex.state.compute_stats()
+    ex._stats_ready()
+    ep.push()
+    assert ep.visible_qids() == before  # where it was
+    tagged = {q for q in before if ep.option(q).locator("[data-role=unjudged-tag]").count()}
+    assert tagged == {q for q in before if int(q[1:]) % 2}  # the unjudged x at rank 1
+    ep.log.assert_clean()
+    ep.page.close()

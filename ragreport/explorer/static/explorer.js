@@ -1848,13 +1848,15 @@ function makeView(model, el) {
 
   function syncOrder() {
     const version = get("order_version");
+    const head = get("head");
     if (version !== st.version) {
       st.version = version;
       st.windows.clear();
       for (const [id, p] of st.pending) if (p.type === "rows") st.pending.delete(id);
-      st.versionChanged = true;
+      // the same order with new columns (tags computed in the background): the rows are
+      // fetched again, the list stays where it is
+      if (!(head && head.same_order)) st.versionChanged = true;
     }
-    const head = get("head");
     if (head && Array.isArray(head.qid) && (head.start | 0) === 0) {
       storeRows(head);
       // the windows the view draws next (around the selection and the scroll position),
