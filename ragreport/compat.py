@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from .measures import Measure
 
 __all__ = ["COMPAT_NAMES", "PRESETS", "SCORE_PRECISIONS", "Preset", "Resolved", "check_compat",
-           "check_score_precision", "peer_mean", "resolve"]
+           "check_score_precision", "peer_mean", "prepare_qrels", "prepared_grades", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -353,18 +353,30 @@ def prepare_qrels(compat: str | None, qrels: Qrels, rel_level: float) -> Qrels:
     """
     if compat is None or PRESETS[compat].grades == "as_is":
         return qrels
-    import numpy as np
-
     from .data import Qrels as QrelsType
 
-    g = qrels.grades
+    return QrelsType(qrels.query_ids, qrels.doc_ids, qrels.source, qrels.lines,
+                     prepared_grades(compat, qrels.grades, rel_level))
+
+
+def prepared_grades(compat: str | None, grades: Any, rel_level: float) -> Any:
+    """Grades as the peer reads them (see :func:`prepare_qrels`): judgments added to qrels
+    that were prepared go through this too.
+
+    >>> prepared_grades("llamaindex", [3.0, 1.0], 2).tolist()
+    [2.0, 0.0]
+    """
+    import numpy as np
+
+    g = np.asarray(grades, dtype=np.float64)
+    if compat is None or PRESETS[compat].grades == "as_is":
+        return g
     below = (g >= 0) & (g < rel_level)
     if PRESETS[compat].grades == "binary":
         new = np.where(g >= rel_level, float(max(rel_level, 1)), np.where(below, 0.0, g))
     else:
         new = np.where(below, 0.0, g)
-    return QrelsType(qrels.query_ids, qrels.doc_ids, qrels.source, qrels.lines,
-                     new.astype(np.float64))
+    return new.astype(np.float64)
 
 
 def describe(compat: str | None, exceptions: tuple[str, ...] = ()) -> str:

@@ -200,7 +200,8 @@ class Ranking(QueryIndexed):
         rows = np.asarray(rows, dtype=np.int64)
         ret = self.ret_grades.copy()
         at = rows[rows >= 0]
-        if len(at) and not np.isnan(ret[at]).all():
+        if (len(at) and not np.isnan(ret[at]).all()) \
+                or self._judged_already(qpos[rows < 0], doc_ids, rows < 0):
             raise RagReportError("with_judgments adds judgments to unjudged documents only")
         ret[at] = grades[rows >= 0]
         n_old = len(self.qrels)
@@ -231,6 +232,25 @@ class Ranking(QueryIndexed):
                       qrels_grades=g_all[perm], qrels=qrels)
         no_rel = int((out.n_relevant(rel_level) == 0).sum())
         return replace(out, counts=replace(self.counts, no_relevant=no_rel))
+
+    def _judged_already(self, qpos: IntArray, doc_ids: Any, where: Any) -> bool:
+        """Whether a pair (the query at ``qpos[j]``, the ``j``-th of ``doc_ids[where]``) has
+        a judgment here."""
+        import pyarrow as pa
+
+        from ..io.columns import contiguous, pair_keys
+
+        if not len(qpos):
+            return False
+        added = contiguous(doc_ids).filter(pa.array(np.asarray(where, dtype=bool)))
+        qids = pa.array(self.query_ids, pa.string())
+        q_old = qids.take(pa.array(np.repeat(np.arange(self.n_queries),
+                                             np.diff(self.qrels_offsets))))
+        d_old = contiguous(self.qrels.doc_ids).take(pa.array(self.qrels_rows))
+        keys = pair_keys(pa.chunked_array([q_old, qids.take(pa.array(qpos))]),
+                         pa.chunked_array([d_old.cast(pa.string()), added.cast(pa.string())]))
+        n_old = len(self.qrels_rows)
+        return bool(np.isin(keys[n_old:], keys[:n_old]).any())
 
     def judged_ranks(self) -> tuple[IntArray, IntArray]:
         """(query, 0-based rank) of every retrieved document that has a judgment (any grade,

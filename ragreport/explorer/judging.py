@@ -3,11 +3,17 @@
 Each judgment is appended at once to a JSONL file the person names (a line ``{"query_id",
 "doc_id", "grade", "source": "human", "time"}``, the format :func:`ragreport.io.labels.
 read_labels` and ``ragreport merge-labels`` read), so nothing is lost when the kernel stops;
-an existing file is read first and its judgments count from the start. The runs are then
-evaluated again (:func:`ragreport.core.engine.reevaluate`) against their qrels with every
-judgment of the file merged in under its source (:func:`ragreport.io.labels.
-merge_judgments`, the qrels' rule choosing the grade used, so a later judgment of the same
-pair wins). The qrels themselves are never changed.
+an existing file is read first and its judgments count from the start. A judgment is written
+only once the runs were evaluated with it (a judgment they refuse writes nothing).
+
+The runs are evaluated again with every judgment of the file, the qrels' rule choosing the
+grade used per pair (the latest ``human`` judgment, else the latest), each grade read as the
+run's peer preset reads grades (:func:`ragreport.compat.prepared_grades`): each run's
+rankings are given the new grades (:func:`ragreport.core.engine.rejudged`, the run is not
+aligned again), or where that cannot hold (averaged ties over a depth cut, a qrels rule other
+than the default, a judgment that would make the run evaluate another query) the run is
+evaluated against its qrels with the judgments merged in (:func:`ragreport.io.labels.
+merge_judgments`). The qrels themselves are never changed.
 
 Only documents of a query's rankings that the qrels leave unjudged can be judged, and
 judged again (a correction): a judgment of the qrels is not overruled from a click, nor from
@@ -39,11 +45,11 @@ class Judging:
     Parameters
     ----------
     path : path
-        The JSONL file judgments are appended to (created on the first judgment; read when
-        it exists).
+        The ``.jsonl`` file judgments are appended to (created on the first judgment; read
+        when it exists).
     results : list of EvaluationResult
         The runs as evaluated against the qrels alone (kept: every re-evaluation starts
-        from them).
+        from them); not evaluated with a doc map.
     grades : sequence of int, optional
         The grades a person can give, one key each (0-9; default 0 to the qrels' largest
         grade, at least 0-1: keys 0-3 for TREC's usual 0-3 scale).
@@ -54,7 +60,13 @@ class Judging:
         if not isinstance(path, (str, os.PathLike)) or not str(path):
             raise RagReportError(f"judgments must be a file path, got {path!r:.60}")
         self.path = Path(path)
+        if self.path.suffix.lower() != ".jsonl" and not self.path.is_dir():
+            raise RagReportError(f"judgments must be a .jsonl file (a line per judgment), got "
+                                 f"{str(path)!r:.80}")
         self.base = list(results)
+        if any(r.doc_map_info is not None or r.document is not None for r in self.base):
+            raise RagReportError("judging in place is not available for results evaluated "
+                                 "with a doc map")
         self.grades = _grades(grades, self.base)
         #: (query id, doc id) -> the grade the file gives each pair the qrels leave unjudged
         self.mine: dict[tuple[str, str], float] = {}
@@ -82,7 +94,7 @@ class Judging:
             if used is None:
                 self.mine[(q, d)] = g
                 continue
-            if used != g:
+            if used != float(_prepared([g], self.base[0])[0]):  # as the qrels were read
                 raise InputError(f"query {q!r:.80}, document {d!r:.80} has grade {g:g} here, "
                                  f"but the qrels judge it {used:g}: the explorer judges only "
                                  "unjudged documents (merge the file into the qrels with "
@@ -108,8 +120,8 @@ class Judging:
                     return float(g)
         return None
 
-    def add(self, qid: str, doc: str, grade: Any) -> None:
-        """Check one judgment and append it to the file (flushed before this returns)."""
+    def _check(self, qid: Any, doc: Any, grade: Any) -> None:
+        """A RagReportError saying what is wrong with a judgment, if anything."""
         if not isinstance(qid, str) or not qid:
             raise RagReportError(f"judge: the query id must be text, got {qid!r:.40}")
         if not isinstance(doc, str) or not doc:
@@ -128,23 +140,57 @@ class Judging:
         if judged is not None and (qid, doc) not in self.mine:
             raise RagReportError(f"judge: query {qid!r:.80}, document {doc!r:.80} is already "
                                  f"judged in the qrels (grade {judged:g})")
-        line = json.dumps({"query_id": qid, "doc_id": doc, "grade": int(grade),
-                           "source": HUMAN,
+
+    def judge(self, qid: str, doc: str, grade: Any) -> list[EvaluationResult]:
+        """Check one judgment, evaluate the runs with it, then append it to the file
+        (flushed before this returns); returns the runs evaluated again. A judgment the
+        runs refuse (a grade a measure cannot read) or that cannot be written leaves the file
+        and the judgments as they were."""
+        self._check(qid, doc, grade)
+        before = self.mine.get((qid, doc))
+        self.rows.append((qid, doc, float(grade), HUMAN))
+        self.mine[(qid, doc)] = float(grade)
+        try:
+            results = self.evaluate()
+            self._append(qid, doc, int(grade))
+        except BaseException:
+            self.rows.pop()
+            if before is None:
+                del self.mine[(qid, doc)]
+            else:
+                self.mine[(qid, doc)] = before
+            raise
+        return results
+
+    def _append(self, qid: str, doc: str, grade: int) -> None:
+        """One line at the end of the file (after a newline the file may lack); a write
+        that fails leaves the file as it was."""
+        line = json.dumps({"query_id": qid, "doc_id": doc, "grade": grade, "source": HUMAN,
                            "time": datetime.now(timezone.utc).isoformat(timespec="seconds")},
                           ensure_ascii=False) + "\n"
+        size = 0
         try:
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(line)
-                fh.flush()
-                os.fsync(fh.fileno())
+            with open(self.path, "ab") as fh:
+                size = fh.tell()
+                if size:
+                    with open(self.path, "rb") as old:
+                        old.seek(size - 1)
+                        if old.read(1) != b"\n":
+                            line = "\n" + line
+                try:
+                    fh.write(line.encode("utf-8"))
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                except OSError:
+                    fh.truncate(size)
+                    raise
         except OSError as exc:
             raise InputError(f"cannot append the judgment: {exc.strerror or exc}",
                              str(self.path)) from None
-        self.rows.append((qid, doc, float(grade), HUMAN))
-        self.mine[(qid, doc)] = float(grade)
 
-    def qrels(self, base: Qrels) -> Qrels:
-        """``base`` with every judgment of the file merged in under its source."""
+    def qrels(self, base: Qrels, result: EvaluationResult) -> Qrels:
+        """``base`` (``result``'s qrels) with every judgment of the file merged in under its
+        source, its grades read as ``result``'s preset reads them."""
         import numpy as np
         import pyarrow as pa
 
@@ -154,22 +200,19 @@ class Judging:
             return base
         qids, docs, grades, sources = zip(*self.rows, strict=True)
         new = Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), str(self.path),
-                    None, np.array(grades, dtype=np.float64),
+                    None, _prepared(np.array(grades, dtype=np.float64), result),
                     sources=pa.array(sources, pa.string()))
         return merge_judgments(base, new, rule=base.rule or "human-first",
                                on_conflict="keep").qrels
 
     def evaluate(self) -> list[EvaluationResult]:
         """The runs evaluated again with the file's judgments (the runs as given when the
-        file holds none): each run's rankings given the new grades
-        (:func:`~ragreport.core.engine.rejudged`, no alignment), or, where that cannot hold
-        (a judgment of a query the run did not evaluate, averaged ties over a depth cut), the
-        run evaluated against the merged qrels (shared by runs that share qrels)."""
+        file holds none; see the module docstring for how)."""
         from ..core.engine import reevaluate
 
         if not self.rows:
             return list(self.base)
-        merged: dict[int, Qrels] = {}
+        merged: dict[tuple[int, Any, float], Qrels] = {}
         out = []
         for r in self.base:
             fast = self._rejudged(r)
@@ -177,9 +220,10 @@ class Judging:
                 out.append(fast)
                 continue
             base = r.require_ranking().qrels
-            if id(base) not in merged:
-                merged[id(base)] = self.qrels(base)
-            out.append(reevaluate(r, merged[id(base)]))
+            key = (id(base), r.conventions.compat, float(r.conventions.rel_level))
+            if key not in merged:
+                merged[key] = self.qrels(base, r)
+            out.append(reevaluate(r, merged[key]))
         return out
 
     def used(self) -> dict[tuple[str, str], tuple[float, str]]:
@@ -206,10 +250,16 @@ class Judging:
         rk = result.require_ranking()
         qpos, docs, grades, rows, sources = [], [], [], [], []
         ranked: dict[int, dict[str, int]] = {}
+        run_queries: set[str] | None = None
         for (q, d), (g, src) in self.used().items():
             i = position(rk.query_ids, rk.memo, q)
             if i is None:
-                return None  # a query the run did not evaluate: the alignment decides
+                if run_queries is None:
+                    run_queries = {*rk.run.query_ids.unique().to_pylist(),
+                                   *rk.run.empty_queries}
+                if result.conventions.complete or q in run_queries:
+                    return None  # it may make the run evaluate the query: align again
+                continue  # a query the run never ranked: no value changes
             if (q, d) not in self.mine:
                 continue  # judged in the qrels (merged into them already)
             if i not in ranked:
@@ -222,10 +272,18 @@ class Judging:
             rows.append(ranked[i].get(d, -1))
             sources.append(src)
         more = rk.with_judgments(np.array(qpos, dtype=np.int64), pa.array(docs, pa.string()),
-                                 np.array(grades, dtype=np.float64),
+                                 _prepared(np.array(grades, dtype=np.float64), result),
                                  np.array(rows, dtype=np.int64), result.conventions.rel_level,
                                  source=sources)
         return rejudged(result, more)
+
+
+def _prepared(grades: Any, result: EvaluationResult) -> Any:
+    """Grades as ``result``'s peer preset reads them (its qrels were read so)."""
+    from ..compat import prepared_grades
+
+    c = result.conventions
+    return prepared_grades(c.compat, grades, c.rel_level)
 
 
 def _evaluated(result: EvaluationResult, qid: str) -> bool:

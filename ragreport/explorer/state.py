@@ -172,8 +172,7 @@ class ExplorerState:
         if self.judging is None:
             raise RagReportError("judging needs a judgments file: Explorer(..., "
                                  "judgments=\"labels.jsonl\")")
-        self.judging.add(qid, doc_id, grade)
-        self.use_results(self.judging.evaluate())
+        self.use_results(self.judging.judge(qid, doc_id, grade))
 
     def _select_first(self) -> None:
         order = self.order()

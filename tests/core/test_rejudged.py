@@ -89,6 +89,10 @@ def test_a_judged_ranked_document_and_unsupported_results_are_refused() -> None:
     rk = r.require_ranking()
     with pytest.raises(RagReportError, match="unjudged documents only"):
         rk.with_judgments(np.array([0]), pa.array(["a"]), np.array([0.0]), np.array([0]), 1)
+    judged = ragreport.evaluate({"q": {"a": 1, "z": 0}}, {"q": ["a", "b"]}, ["P@1"])
+    with pytest.raises(RagReportError, match="unjudged documents only"):  # not ranked
+        judged.require_ranking().with_judgments(np.array([0]), pa.array(["z"]),
+                                                np.array([1.0]), np.array([-1]), 1)
     deep = ragreport.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0}}, ["P@1"],
                               ties="average", max_depth=1)
     assert not rejudgeable(deep)

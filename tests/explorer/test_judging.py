@@ -188,28 +188,56 @@ def test_the_widget_judges_from_a_message_and_pushes_the_new_view(tmp_path: Path
 
 
 @pytest.mark.parametrize("options", [{}, {"ties": "average", "max_depth": 3},
-                                     {"rel_level": 2}, {"complete": True}])
+                                     {"rel_level": 2}, {"complete": True},
+                                     {"compat": "ranx", "rel_level": 2},
+                                     {"compat": "llamaindex"}, {"no_relevant": "skip"}])
 def test_the_view_equals_the_runs_evaluated_from_scratch(tmp_path: Path,
                                                          options: dict[str, object]) -> None:
     """Each run's rankings given the new grades (or, with ties averaged over a depth cut,
     the run aligned again; a judgment of a query the run did not evaluate too) give the
     values of the run evaluated against the qrels with the file's judgments."""
-    labels = tmp_path / "labels.jsonl"
-    labels.write_text('{"query_id": "q9", "doc_id": "z", "grade": 1, "source": "llm:x"}\n'
-                      if options.get("complete") else "", "utf-8")
+    labels = tmp_path / "labels.jsonl"  # a query no run ranked: counts only with complete
+    labels.write_text('{"query_id": "q9", "doc_id": "z", "grade": 1, "source": "llm:x"}',
+                      "utf-8")  # (no final newline: the next line goes on a line of its own)
     runs = [ragreport.evaluate(QRELS, run, MEASURES, 4, name=n, **options)  # type: ignore[arg-type]
             for n, run in (("x", RUN_X), ("y", RUN_Y))]
-    s = ExplorerState(runs, targets=[], judgments=labels)
+    s = ExplorerState(runs, targets=[], judgments=labels, judge_grades=[0, 1, 2])
     for q, d, g in (("q1", "u", 1), ("q2", "w", 2), ("q1", "v", 0), ("q1", "u", 2)):
         s.judge(q, d, g)
     merged = {q: dict(j) for q, j in QRELS.items()}
     merged["q1"] |= {"u": 2, "v": 0}
     merged["q2"] |= {"w": 2}
-    if options.get("complete"):
-        merged["q9"] = {"z": 1}
+    merged["q9"] = {"z": 1}
     for i, run in enumerate((RUN_X, RUN_Y)):
         want = ragreport.evaluate(merged, run, MEASURES, 4, **options)  # type: ignore[arg-type]
         got = s.inputs.results[i]
         assert got.query_ids == want.query_ids
         for m in MEASURES:
             np.testing.assert_array_equal(got.values(m), want.values(m), err_msg=m)
+    assert len(_lines(labels)) == 5
+
+
+def test_a_judgment_the_runs_refuse_writes_nothing(tmp_path: Path) -> None:
+    """ERR reads grades up to 4: a grade of 5 is refused by the evaluation, and neither the
+    file nor the judgments change (the next judgment works)."""
+    labels = tmp_path / "labels.jsonl"
+    runs = [ragreport.evaluate(QRELS, RUN_X, ["ERR@3", "P@1"], 4, name="x")]
+    s = ExplorerState(runs, targets=[], measure="P", k=1, judgments=labels,
+                      judge_grades=[0, 1, 5])
+    with pytest.raises(ragreport.RagReportError):
+        s.judge("q1", "u", 5)
+    assert not labels.exists() and s.judging is not None and s.judging.count == 0
+    assert s.judging.mine == {} and s.ranking()["rows"]["judged_here"] == [False] * 4
+    s.judge("q1", "u", 1)
+    assert [x["grade"] for x in _lines(labels)] == [1] and s.values(0).tolist()[0] == 1.0
+
+
+def test_only_a_jsonl_file_and_no_doc_map(tmp_path: Path) -> None:
+    for name in ("labels.csv", "labels.json", "labels"):
+        with pytest.raises(ragreport.RagReportError, match=r"judgments must be a \.jsonl file"):
+            ExplorerState(_runs(), targets=[], judgments=tmp_path / name)
+    mapped = ragreport.evaluate({"q": {"d1": 1}}, {"q": ["c1", "c2"]}, ["P@1"],
+                                doc_map={"c1": "d1", "c2": "d2"})
+    with pytest.raises(ragreport.RagReportError, match="not available for results evaluated "
+                                                       "with a doc map"):
+        ExplorerState(mapped, targets=[], judgments=tmp_path / "labels.jsonl")
