@@ -66,11 +66,11 @@ class RunArrays:
         return got
 
     def unjudged_later(self, run: int) -> bool:
-        """Whether a run's unjudged readings are left to the background: a run over
-        :data:`~.limits.UNJUDGED_ROWS` ranked rows of a large evaluation."""
+        """Whether a run's unjudged readings are left to the background (a run over
+        :data:`~.limits.UNJUDGED_ROWS` ranked rows: never on the interaction path; the
+        background of a large evaluation computes them with the intervals)."""
         r = self.results[run]
-        return r.has_rankings and len(r.require_ranking().run_rows) > limits.UNJUDGED_ROWS \
-            and any(x.n_queries > limits.INLINE_STATS_QUERIES for x in self.results)
+        return r.has_rankings and len(r.require_ranking().run_rows) > limits.UNJUDGED_ROWS
 
     def unjudged_range(self, run: int, family: Measure, k: int, *, now: bool = False
                        ) -> tuple[FloatArray, FloatArray] | None:

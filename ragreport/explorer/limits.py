@@ -65,7 +65,7 @@ QUERY_RESULTS = 8
 
 #: The largest run (ranked rows) whose unjudged readings the explorer computes for its list's
 #: "unjudged" tags on the first list it shows (its rankings given the filled grades, once:
-#: about 0.2 s at this size); a larger run of a large evaluation (over
-#: ``INLINE_STATS_QUERIES`` queries) has them computed in the background with the intervals,
-#: and its list's tags appear then.
+#: about 0.2 s at this size); a larger run has them computed in the background with the
+#: intervals when the evaluation is large (over ``INLINE_STATS_QUERIES`` queries: its list's
+#: tags appear then), and none otherwise (a few queries ranked very deep).
 UNJUDGED_ROWS = 500_000

@@ -103,6 +103,9 @@ class Explorer(anywidget.AnyWidget):
         super().__init__()
         self._state = state
         self._syncing = False
+        #: held while a change is applied and while the background publishes: the worker
+        #: thread never reads the state halfway through a change (nor the list's version)
+        self._lock = threading.RLock()
         self._stats = StatsWorker(state, self._stats_ready, self._stats_failed)
         self._report_thread: threading.Thread | None = None
         with self.hold_sync():
@@ -159,6 +162,12 @@ class Explorer(anywidget.AnyWidget):
         """Run a state change, then put the state into the traits; a refused change leaves
         the state as it was and sets :attr:`error` (then raises; ``quiet``: only raises, for
         a request whose error reply says it)."""
+        with self._lock:
+            return self._apply_locked(action, everything=everything, order=order,
+                                      selection=selection, quiet=quiet)
+
+    def _apply_locked(self, action: Callable[[], Any], *, everything: bool, order: bool,
+                      selection: bool, quiet: bool) -> Any:
         self._busy()
         try:
             out = action()
@@ -408,7 +417,9 @@ class Explorer(anywidget.AnyWidget):
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         self._busy()
-        for reply in self.handle_message(content):
+        with self._lock:
+            replies = self.handle_message(content)
+        for reply in replies:
             self.send(reply)
 
     # ---- intervals and tests of large evaluations, off the interaction path ----------------
@@ -421,7 +432,7 @@ class Explorer(anywidget.AnyWidget):
 
     def _stats_ready(self) -> None:
         s = self._state
-        with self.hold_sync():
+        with self._lock, self.hold_sync():
             self.summary = s.summary()
             self.compare = s.compare()
             self.panel = s.panel()
@@ -435,7 +446,7 @@ class Explorer(anywidget.AnyWidget):
         first = (str(exc).strip().splitlines() or [""])[0]
         message = f"could not compute the intervals and tests: {type(exc).__name__}"
         message += f": {first[:200]}" if first else ""
-        with self.hold_sync():
+        with self._lock, self.hold_sync():
             self.summary = {**self.summary, "pending": False}
             if self.compare:
                 self.compare = {**self.compare, "pending": False}

@@ -66,6 +66,9 @@ const K_WAIT = 60;
 const SELECT_WAIT = 40;
 /** A window request unanswered after this long means the kernel is gone (ms). */
 const STALE_REQUEST = 4000;
+/** Milliseconds a judgment may take (the runs are evaluated again) before the view says the
+ * kernel did not answer and lets the person judge again. */
+const JUDGE_WAIT = 30000;
 const NO_KERNEL = "The kernel did not answer: is it running? (Re-run the cell to reconnect.)";
 /** Ranks listed in the "relevant beyond the visible range" line before "and N more". */
 const BEYOND_LIST = 12;
@@ -1057,8 +1060,9 @@ function makeGrid(v, side) {
       v.renderError();
       return;
     }
-    st.judging = { qid: g.qid, doc_id: doc, grade };
-    v.request({ type: "judge", qid: g.qid, doc_id: doc, grade });
+    if (st.judging) return; // one judgment at a time: the next follows its answer
+    const id = v.request({ type: "judge", qid: g.qid, doc_id: doc, grade });
+    st.judging = { qid: g.qid, doc_id: doc, grade, id };
     renderWindow();
     v.renderPassage();
   }
@@ -1203,7 +1207,8 @@ function makeGrid(v, side) {
     if (step) { activate(Math.max(0, Math.min(g.n - 1, (g.active < 0 ? -1 : g.active) + step))); e.preventDefault(); }
     else if (e.key === "Home") { activate(0); e.preventDefault(); }
     else if (e.key === "End") { activate(g.n - 1); e.preventDefault(); }
-    else if (/^[0-9]$/.test(e.key) && meta().judging && g.active >= 0 && !e.ctrlKey && !e.metaKey && !e.altKey) {
+    else if (/^[0-9]$/.test(e.key) && meta().judging && g.active >= 0 && !e.repeat
+      && !e.ctrlKey && !e.metaKey && !e.altKey) {
       judge(g.active, Number(e.key)); e.preventDefault();
     }
   });
@@ -1713,7 +1718,8 @@ function makeView(model, el) {
     /** @type {{side: string, index: number, doc_id: string, text: string|null, qid: string,
      *   run: number}|null} */
     passage: null,
-    /** @type {{qid: string, doc_id: string, grade: number}|null} a judgment on its way */
+    /** @type {{qid: string, doc_id: string, grade: number, id: string}|null} a judgment on
+     * its way (its request's id) */
     judging: null,
     reportBusy: false,
     localError: "",
@@ -1993,6 +1999,11 @@ function render({ model, el }) {
     if (saveSelection.pending() && get("selected") !== st.selQid) return;
     st.selFromModel = true; schedule("order", "ranking");
   });
+  /** The judgment of request ``id`` is answered (or given up): the next one can go. @param {string} id */
+  function judged(id) {
+    if (st.judging && st.judging.id === id) st.judging = null;
+    v.gridA.renderWindow(); v.gridB.renderWindow(); v.renderPassage();
+  }
   onModel("msg:custom", (/** @type {any} */ msg) => {
     if (msg && typeof msg === "object" && msg.type === "report" && msg.id === null) {
       v.setReportHtml(msg); // written from Python (Explorer.write_report): the same link
@@ -2015,14 +2026,10 @@ function render({ model, el }) {
         v.renderPassage();
       }
     } else if (msg.type === "judge") {
-      st.judging = null; // the view evaluated again came before this reply
-      v.gridA.renderWindow(); v.gridB.renderWindow(); v.renderPassage();
+      judged(msg.id); // the view evaluated again came before this reply
     } else if (msg.type === "error") {
       if (req.type === "report") st.reportBusy = false;
-      if (req.type === "judge") {
-        st.judging = null;
-        v.gridA.renderWindow(); v.gridB.renderWindow(); v.renderPassage();
-      }
+      if (req.type === "judge") judged(msg.id);
       st.localError = String(msg.message || "request failed");
       v.renderError();
       v.renderReport();
@@ -2064,7 +2071,13 @@ function render({ model, el }) {
     let silent = false;
     for (const [id, p] of st.pending) {
       if (now - p.t <= STALE_REQUEST) continue;
-      if (p.type === "rows") silent = true;
+      if (p.type === "judge") {
+        if (now - p.t <= JUDGE_WAIT) continue;
+        st.pending.delete(id);
+        st.localError = NO_KERNEL;
+        judged(id);
+        v.renderError();
+      } else if (p.type === "rows") silent = true;
       else if (p.type === "report" && (get("report") || {}).state !== "busy") {
         st.pending.delete(id);
         st.reportBusy = false;

@@ -48,6 +48,9 @@ export const K_WAIT = 60;
 export const SELECT_WAIT = 40;
 /** A window request unanswered after this long means the kernel is gone (ms). */
 export const STALE_REQUEST = 4000;
+/** Milliseconds a judgment may take (the runs are evaluated again) before the view says the
+ * kernel did not answer and lets the person judge again. */
+export const JUDGE_WAIT = 30000;
 export const NO_KERNEL = "The kernel did not answer: is it running? (Re-run the cell to reconnect.)";
 /** Ranks listed in the "relevant beyond the visible range" line before "and N more". */
 export const BEYOND_LIST = 12;

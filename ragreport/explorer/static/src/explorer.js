@@ -14,7 +14,7 @@
  * panel) that each scroll on their own; below 760 px of width they stack.
  */
 
-import { NARROW, NO_KERNEL, STALE_REQUEST } from "./constants.js";
+import { JUDGE_WAIT, NARROW, NO_KERNEL, STALE_REQUEST } from "./constants.js";
 import { h, put } from "./dom.js";
 import { makeList } from "./list.js";
 import { makePanel } from "./panel.js";
@@ -144,6 +144,11 @@ function render({ model, el }) {
     if (saveSelection.pending() && get("selected") !== st.selQid) return;
     st.selFromModel = true; schedule("order", "ranking");
   });
+  /** The judgment of request ``id`` is answered (or given up): the next one can go. @param {string} id */
+  function judged(id) {
+    if (st.judging && st.judging.id === id) st.judging = null;
+    v.gridA.renderWindow(); v.gridB.renderWindow(); v.renderPassage();
+  }
   onModel("msg:custom", (/** @type {any} */ msg) => {
     if (msg && typeof msg === "object" && msg.type === "report" && msg.id === null) {
       v.setReportHtml(msg); // written from Python (Explorer.write_report): the same link
@@ -166,14 +171,10 @@ function render({ model, el }) {
         v.renderPassage();
       }
     } else if (msg.type === "judge") {
-      st.judging = null; // the view evaluated again came before this reply
-      v.gridA.renderWindow(); v.gridB.renderWindow(); v.renderPassage();
+      judged(msg.id); // the view evaluated again came before this reply
     } else if (msg.type === "error") {
       if (req.type === "report") st.reportBusy = false;
-      if (req.type === "judge") {
-        st.judging = null;
-        v.gridA.renderWindow(); v.gridB.renderWindow(); v.renderPassage();
-      }
+      if (req.type === "judge") judged(msg.id);
       st.localError = String(msg.message || "request failed");
       v.renderError();
       v.renderReport();
@@ -215,7 +216,13 @@ function render({ model, el }) {
     let silent = false;
     for (const [id, p] of st.pending) {
       if (now - p.t <= STALE_REQUEST) continue;
-      if (p.type === "rows") silent = true;
+      if (p.type === "judge") {
+        if (now - p.t <= JUDGE_WAIT) continue;
+        st.pending.delete(id);
+        st.localError = NO_KERNEL;
+        judged(id);
+        v.renderError();
+      } else if (p.type === "rows") silent = true;
       else if (p.type === "report" && (get("report") || {}).state !== "busy") {
         st.pending.delete(id);
         st.reportBusy = false;

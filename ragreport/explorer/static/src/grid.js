@@ -185,8 +185,9 @@ export function makeGrid(v, side) {
       v.renderError();
       return;
     }
-    st.judging = { qid: g.qid, doc_id: doc, grade };
-    v.request({ type: "judge", qid: g.qid, doc_id: doc, grade });
+    if (st.judging) return; // one judgment at a time: the next follows its answer
+    const id = v.request({ type: "judge", qid: g.qid, doc_id: doc, grade });
+    st.judging = { qid: g.qid, doc_id: doc, grade, id };
     renderWindow();
     v.renderPassage();
   }
@@ -331,7 +332,8 @@ export function makeGrid(v, side) {
     if (step) { activate(Math.max(0, Math.min(g.n - 1, (g.active < 0 ? -1 : g.active) + step))); e.preventDefault(); }
     else if (e.key === "Home") { activate(0); e.preventDefault(); }
     else if (e.key === "End") { activate(g.n - 1); e.preventDefault(); }
-    else if (/^[0-9]$/.test(e.key) && meta().judging && g.active >= 0 && !e.ctrlKey && !e.metaKey && !e.altKey) {
+    else if (/^[0-9]$/.test(e.key) && meta().judging && g.active >= 0 && !e.repeat
+      && !e.ctrlKey && !e.metaKey && !e.altKey) {
       judge(g.active, Number(e.key)); e.preventDefault();
     }
   });

@@ -67,7 +67,8 @@ export function makeView(model, el) {
     /** @type {{side: string, index: number, doc_id: string, text: string|null, qid: string,
      *   run: number}|null} */
     passage: null,
-    /** @type {{qid: string, doc_id: string, grade: number}|null} a judgment on its way */
+    /** @type {{qid: string, doc_id: string, grade: number, id: string}|null} a judgment on
+     * its way (its request's id) */
     judging: null,
     reportBusy: false,
     localError: "",
