@@ -365,6 +365,7 @@ def test_judging_in_place_updates_the_view_without_running_a_cell(lab: Lab) -> N
     assert lab.kernel("print(judging.summary['runs'][0]['mean'])") == 0.5
     view.locator(".rr-grid-a [data-index='2'] [data-grade='0']").click()
     lab.until("the file", lambda: lab.kernel(read), [["u", 2, "human"], ["v", 0, "human"]])
-    assert "2 judgments in labels.jsonl" in view.locator("[data-role=judging-note]").inner_text()
+    note = view.locator("[data-role=judging-note]")
+    lab.until("the count", lambda: "2 judgments in labels.jsonl" in note.inner_text(), True)
     assert lab.page.locator(".jp-Notebook .jp-Cell").count() == n_cells
     assert lab.page.locator(".jp-Notebook .jp-MarkdownCell").count() == 0
