@@ -41,9 +41,11 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,
 }
 
-#: Evaluation options a targets file may set beside its targets (``compat = "beir"``,
-#: ``ignore_identical_ids = true``; :mod:`ragreport.compat`): keys that are not targets.
-SETTINGS: tuple[str, ...] = ("compat", "ignore_identical_ids", "ties", "score_precision")
+#: Options a targets file may set beside its targets (``compat = "beir"``,
+#: ``ignore_identical_ids = true``; :mod:`ragreport.compat`; ``on_inconclusive = "fail"``,
+#: what an inconclusive drop check does): keys that are not targets.
+SETTINGS: tuple[str, ...] = ("compat", "ignore_identical_ids", "ties", "score_precision",
+                             "on_inconclusive")
 
 #: The key of the targets table that holds per-slice targets (``[targets.slices.NAME]``,
 #: :func:`load_slice_targets`): not a measure.

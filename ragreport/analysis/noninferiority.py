@@ -29,7 +29,7 @@ import numpy.typing as npt
 from ..errors import RagReportError
 from ..present import DISPLAY_DIGITS, shown
 
-__all__ = ["FAIL", "INCONCLUSIVE", "ON_INCONCLUSIVE", "OUTCOMES", "PASS", "check_margin",
+__all__ = ["FAIL", "INCONCLUSIVE", "ON_INCONCLUSIVE", "OUTCOMES", "PASS",
            "check_on_inconclusive", "gate_fails", "outcome", "queries_to_decide"]
 
 PASS = "pass"
@@ -41,15 +41,6 @@ OUTCOMES = (PASS, FAIL, INCONCLUSIVE)
 #: fails only on evidence of a drop, as the significance gate did) or fail (``fail``: a
 #: change must show it is not worse).
 ON_INCONCLUSIVE = ("pass", "fail")
-
-
-def check_margin(margin: object) -> float:
-    """``margin`` as a float when it is a number in [0, 1], else a RagReportError saying what
-    was received."""
-    if isinstance(margin, bool) or not isinstance(margin, (int, float)) \
-            or not 0 <= margin <= 1:
-        raise RagReportError(f"max-drop must be a number from 0 to 1, got {margin!r}")
-    return float(margin)
 
 
 def check_on_inconclusive(policy: object) -> str:

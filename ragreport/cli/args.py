@@ -496,8 +496,12 @@ def _report_gates(p: Any) -> None:
                    help="run the others are compared with (default: the first)")
     p.add_argument("--max-drop", type=_number_in(0.0, 1.0, high_open=True), default=None,
                    metavar="D",
-                   help="fail when a run is below the baseline by more than D (0 <= D < 1) "
-                        "on a target measure and the drop is significant")
+                   help="check that every run is at most D below the baseline (0 <= D < 1) "
+                        "on each target measure: fail when the delta's interval lies below "
+                        "-D, pass when above, inconclusive otherwise")
+    p.add_argument("--on-inconclusive", choices=("pass", "fail"), default="pass",
+                   help="what an inconclusive --max-drop check does: nothing (pass, the "
+                        "default) or fail (a run must show it is not worse)")
     p.add_argument("--target-level", choices=("chunk", "document"), default="chunk",
                    help="with --doc-map: check the targets (and --max-drop) at chunk level "
                         "(default) or at document level")

@@ -25,7 +25,7 @@ __all__ = ["COMMANDS", "ConfigFile", "find_config"]
 COMMANDS = ("evaluate", "report", "check", "label-queue", "merge-labels", "notebook")
 
 #: Settings written beside the targets (:data:`ragreport.targets.SETTINGS`).
-_SETTINGS = ("compat", "ignore_identical_ids", "ties", "score_precision")
+_SETTINGS = ("compat", "ignore_identical_ids", "ties", "score_precision", "on_inconclusive")
 
 
 @dataclass(frozen=True)

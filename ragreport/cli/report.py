@@ -108,7 +108,7 @@ def _build(opts: Options, results: list[EvaluationResult], targets: list[Target]
         max_drop=opts.max_drop, workers=workers, target_level=opts.target_level,
         slices=slices, slice_targets=slice_targets, drift=checks,
         allow_drift=opts.allow_drift, unjudged=opts.unjudged,
-        unjudged_grade=opts.unjudged_grade,
+        unjudged_grade=opts.unjudged_grade, on_inconclusive=opts.on_inconclusive,
     )
     if opts.no_chart:
         report = replace(report, chart=False)

@@ -212,8 +212,8 @@ def _settings_tables(path: str | os.PathLike[str] | None,
 
 def load_settings(path: str | os.PathLike[str] | None = None,
                   cwd: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """Evaluation settings written beside the targets: ``compat``,
-    ``ignore_identical_ids``, ``ties`` and ``score_precision`` (see :data:`SETTINGS`), read
+    """Settings written beside the targets: ``compat``, ``ignore_identical_ids``, ``ties``,
+    ``score_precision`` and ``on_inconclusive`` (see :data:`SETTINGS`), read
     from the file :func:`load_targets` reads (``path``, else ``[tool.ragreport]`` in
     ``cwd/pyproject.toml``, else ``cwd/ragreport.toml``), at its top level, under
     ``[tool.ragreport]`` or in the targets table itself. A setting given twice with different
@@ -249,16 +249,15 @@ def load_settings(path: str | os.PathLike[str] | None = None,
             raise ConfigError(f"{source}: ignore_identical_ids must be true or false, got "
                               f"{shortened(repr(value))}")
         out["ignore_identical_ids"] = value
-    if "ties" in found:  # ragreport.core.ties: "trec_eval" or "average"
-        value = found["ties"][0]
-        if value not in ("trec_eval", "average"):
-            raise ConfigError(f"{source}: ties must be \"trec_eval\" or \"average\", got "
-                              f"{shortened(repr(value))}")
-        out["ties"] = value
-    if "score_precision" in found:  # ragreport.compat: "float64" or "float32"
-        value = found["score_precision"][0]
-        if value not in SCORE_PRECISIONS:
-            raise ConfigError(f"{source}: score_precision must be \"float64\" or \"float32\", "
-                              f"got {shortened(repr(value))}")
-        out["score_precision"] = value
+    # ragreport.core.ties, ragreport.compat, ragreport.analysis.noninferiority
+    choices = {"ties": ("trec_eval", "average"), "score_precision": SCORE_PRECISIONS,
+               "on_inconclusive": ("pass", "fail")}
+    for key, allowed in choices.items():
+        if key in found:
+            value = found[key][0]
+            if value not in allowed:
+                said = " or ".join(f'"{a}"' for a in allowed)
+                raise ConfigError(f"{source}: {key} must be {said}, got "
+                                  f"{shortened(repr(value))}")
+            out[key] = value
     return out | ({"source": source} if out else {})

@@ -135,6 +135,7 @@ def build_report(
     slice_targets: Mapping[str, Sequence[Target]] | None = None,
     slice_min_queries: int | None = None, drift: Sequence[DriftCheck] = (),
     allow_drift: bool = False, unjudged: str = "warn", unjudged_grade: float | None = None,
+    on_inconclusive: str = "pass",
 ) -> Report:
     """Build the report data from one :class:`EvaluationResult` per run.
 
@@ -172,8 +173,13 @@ def build_report(
         the explorer use), instead of ``ci_level``, ``resamples``, ``curve_resamples``,
         ``seed`` and ``alpha``.
     max_drop : float, optional
-        Fail (``Report.all_passed`` False) when a run's mean on a target measure is below the
-        baseline's by more than this *and* the drop is significant.
+        Check that every run is at most this below the baseline on each target measure
+        (:mod:`ragreport.analysis.noninferiority`): a check fails (``Report.all_passed``
+        False) when the interval of the paired delta lies below -max_drop, passes when it
+        lies above, and is inconclusive otherwise.
+    on_inconclusive : {"pass", "fail"}
+        What an inconclusive drop check does: nothing (the default: the gate fails on
+        evidence of a drop) or fail (a run must show it is not worse).
     target_level : {"chunk", "document"}
         With results evaluated with a doc map (``doc_map=``): check the targets and
         ``max_drop`` on the chunk-level means (default) or on the document-level ones.
@@ -215,9 +221,7 @@ def build_report(
         else baseline if isinstance(baseline, str) else names[0]
     first = results[0] if stored is not None else results[names.index(base_name)]
     base: PerQueryValues = stored if stored is not None else first
-    # the curves' width: every run's curves stop at its deepest ranking (at least 20) and at
-    # what its input holds; measures at larger cutoffs come from the whole rankings
-    k_max = min(r.k_max for r in results)
+    k_max = min(r.k_max for r in results)  # the curves' width (larger K: from the rankings)
     measures = _measures(results, targets)
     bounded = [m for m in measures if m.bounded]
     _check_measures(stored, bounded, targets, stats)
@@ -257,7 +261,7 @@ def build_report(
         health=sections.health_rows(results, stored), rankings=all(r.has_rankings for r in results),
         per_query=sections.per_query_values(results, measures) if per_query else {},
         drops=_drops(results, doc_results, base, base_name, target_level, targets, info,
-                     max_drop, unjudged, unjudged_grade),
+                     max_drop, (unjudged, unjudged_grade, on_inconclusive)),
         pr_curve=_pr_curve(results, targets if chunk_targets else (), stored),
         judged_at_k=_judged_at_k(results, k_worst) if per_query else None,
         latency=run_latencies(results), unjudged_policy=unjudged,
@@ -274,17 +278,19 @@ def build_report(
 
 def _drops(results: Sequence[EvaluationResult], doc_results: list[EvaluationResult] | None,
            base: PerQueryValues, base_name: str, target_level: str, targets: Sequence[Target],
-           info: StatsInfo | None, max_drop: float | None, unjudged: str,
-           grade: float | None) -> list[DropCheck]:
+           info: StatsInfo | None, max_drop: float | None,
+           policies: tuple[str, float | None, str]) -> list[DropCheck]:
     """The ``max_drop`` checks (none without it), at the level the targets are checked at
-    (document level: against the baseline's document-level result)."""
+    (document level: against the baseline's document-level result); ``policies``: the
+    unjudged policy, its grade and what an inconclusive check does."""
+    unjudged, grade, on_inconclusive = policies
     if max_drop is None:
         return []
     on, base_on = (results, base)
     if target_level == "document" and doc_results:
         on = doc_results
         base_on = doc_results[[r.run_name for r in results].index(base_name)]
-    return drop_checks(on, base_on, targets, info, max_drop, unjudged, grade)
+    return drop_checks(on, base_on, targets, info, max_drop, unjudged, grade, on_inconclusive)
 
 
 def _check_arguments(results: Sequence[EvaluationResult], baseline: object,

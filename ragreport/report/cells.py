@@ -338,8 +338,10 @@ class Verdict:
     ``checks`` / ``failed``: target checks on the whole runs (one per run and target) and
     those that fail; ``slice_checks`` / ``slice_failed`` the same for the slices' targets,
     ``failing_slices`` the slices with a failing one (in input order); ``drops`` /
-    ``drops_failed`` the ``--max-drop`` checks, ``max_drop`` the allowed drop; ``passed``:
-    nothing failed (:attr:`Report.all_passed`, exit 0).
+    ``drops_failed`` the ``--max-drop`` checks, ``max_drop`` the allowed drop,
+    ``drops_inconclusive`` the checks these queries cannot decide (failed too under
+    ``on_inconclusive="fail"``); ``passed``: nothing failed (:attr:`Report.all_passed`,
+    exit 0).
     """
 
     checks: int
@@ -351,6 +353,7 @@ class Verdict:
     drops_failed: int
     max_drop: float | None
     passed: bool
+    drops_inconclusive: int = 0
 
     @property
     def nothing_checked(self) -> bool:
@@ -475,6 +478,8 @@ class DropUnjudged:
     failed: bool
     dependent: int
     note: str
+    #: the filled reading's outcome (:mod:`ragreport.analysis.noninferiority`)
+    outcome: str = "pass"
 
     @property
     def depends(self) -> bool:
@@ -488,7 +493,7 @@ class DropUnjudged:
     @property
     def reading_text(self) -> str:
         """The filled reading in words (plain text)."""
-        verdict = "a failure" if self.failed else "a pass"
+        verdict = {"pass": "a pass", "fail": "a failure"}.get(self.outcome, "inconclusive")
         return (f"with the unjudged documents read as relevant (grade "
                 f"{self.grade:g}) the delta is {signed(self.delta)} ({p_clause(self.p_value)}, "
                 f"Holm), {verdict}; {self.dependent} queries change, delta in "
@@ -497,10 +502,16 @@ class DropUnjudged:
 
 @dataclass(frozen=True)
 class DropCheck:
-    """``--max-drop``: is a run worse than the baseline by more than allowed, significantly?
+    """``--max-drop``: is a run worse than the baseline by more than allowed?
 
-    ``failed`` is the gate's decision: under ``unjudged="fail"`` a pass that depends on
-    unjudged documents (``unjudged.depends``) fails, with ``unjudged_failed`` set."""
+    ``outcome`` is the non-inferiority check's (:mod:`ragreport.analysis.noninferiority`):
+    ``pass`` (the interval of the delta lies above -max_drop), ``fail`` (below) or
+    ``inconclusive`` (it holds -max_drop; ``queries_to_decide``: about how many queries in
+    all would decide it, when some number would). ``failed`` is the gate's decision: a
+    failure, an inconclusive check under ``on_inconclusive="fail"``, or under
+    ``unjudged="fail"`` a check that did not fail but depends on unjudged documents
+    (``unjudged.depends``; ``unjudged_failed`` set). ``significant``/``p_value``: the paired
+    test against no difference, for information."""
 
     run: str
     baseline: str
@@ -516,6 +527,19 @@ class DropCheck:
     p_raw: float = float("nan")  # before Holm's correction
     unjudged: DropUnjudged | None = None  # None: not read (off, stored baseline, doc map)
     unjudged_failed: bool = False  # passed on trec_eval's reading, failed by the policy
+    outcome: str = "pass"
+    queries_to_decide: int | None = None
+    on_inconclusive: str = "pass"
+    n: int = 0  # the queries compared
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.outcome == "inconclusive"
+
+    @property
+    def more_queries(self) -> int | None:
+        """About how many more queries would decide an inconclusive check."""
+        return None if self.queries_to_decide is None else self.queries_to_decide - self.n
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,10 @@
 """The drop gate (``--max-drop``): is a run worse than the baseline on a target measure by
-more than allowed, and significantly so? One :class:`~ragreport.report.cells.DropCheck` per
-run and target measure, the p-values Holm-corrected over all of them.
+more than allowed? One :class:`~ragreport.report.cells.DropCheck` per run and target
+measure, a non-inferiority check with three outcomes on the bootstrap interval of the paired
+delta (:mod:`ragreport.analysis.noninferiority`: pass, fail or inconclusive, with about how
+many queries would decide an inconclusive one; ``on_inconclusive`` says what an inconclusive
+check does to the gate). The paired test's p-values (Holm-corrected over all checks) are
+reported beside it.
 
 Each check is decided again with the unjudged documents read as relevant
 (:func:`ragreport.analysis.unjudged.filled_together` on the run and the baseline: every
@@ -19,7 +23,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis.compare import PerQueryValues, common_queries, paired_columns
-from ..analysis.targets import drop_beyond, drop_fails
+from ..analysis.noninferiority import (
+    FAIL,
+    INCONCLUSIVE,
+    PASS,
+    check_on_inconclusive,
+    gate_fails,
+    outcome,
+    queries_to_decide,
+)
 from ..analysis.unjudged import filled_together
 from ..core.result import EvaluationResult
 from ..errors import RagReportError
@@ -47,10 +59,13 @@ class _Paired:
 
 def drop_checks(results: Sequence[EvaluationResult], base: PerQueryValues,
                  targets: Sequence[Target], info: StatsInfo | None, max_drop: float,
-                 unjudged: str = "warn", grade: float | None = None) -> list[DropCheck]:
-    """Target measures on which a run is worse than the baseline by more than ``max_drop``,
-    each also decided with the unjudged documents read as relevant at ``grade`` (not with
-    ``unjudged="off"``, a stored baseline, per-query results or a doc map)."""
+                 unjudged: str = "warn", grade: float | None = None,
+                 on_inconclusive: str = "pass") -> list[DropCheck]:
+    """Whether each run is worse than the baseline by more than ``max_drop`` on each target
+    measure (pass, fail or inconclusive), each also decided with the unjudged documents read
+    as relevant at ``grade`` (not with ``unjudged="off"``, a stored baseline, per-query
+    results or a doc map)."""
+    check_on_inconclusive(on_inconclusive)
     if info is None:
         raise RagReportError("--max-drop needs the significance tests; do not disable stats")
     if isinstance(max_drop, bool) or not isinstance(max_drop, (int, float)) or max_drop < 0:
@@ -63,19 +78,21 @@ def drop_checks(results: Sequence[EvaluationResult], base: PerQueryValues,
     if filled is not None:
         fill, f_compared = filled
         f_pairs, f_p, _ = _tests(f_compared, measures, info)
-        readings = [_reading(a, b, fp, fill, info, max_drop)
+        readings = [_reading(a, b, fp, fill, info, max_drop, on_inconclusive)
                     for a, b, fp in zip(pairs, f_pairs, f_p, strict=True)]
     out = []
     for c, adj, r, u in zip(pairs, p, raw, readings, strict=True):
-        significant = adj < info.alpha
-        failed = drop_fails(c.delta, max_drop, significant)
+        result = outcome(c.lo, c.hi, max_drop)
+        failed = gate_fails(result, on_inconclusive)
+        needed = queries_to_decide(c.deltas, max_drop, info.level) \
+            if result == INCONCLUSIVE else None
         if u is not None:
-            u = _noted(u, failed)
+            u = _noted(u, result)
         by_policy = u is not None and u.depends and not failed and unjudged == "fail"
-        msg = _message(c, base.run_name, adj, r, info, max_drop, significant)
+        msg = _message(c, base.run_name, adj, r, info, max_drop, result, needed)
         out.append(DropCheck(c.run, base.run_name, str(c.measure), c.delta, c.lo, c.hi, adj,
-                             max_drop, significant, failed or by_policy, msg, r, u,
-                             by_policy))
+                             max_drop, adj < info.alpha, failed or by_policy, msg, r, u,
+                             by_policy, result, needed, on_inconclusive, c.n))
     return out
 
 
@@ -125,32 +142,42 @@ def _filled(compared: Sequence[tuple[PerQueryValues, PerQueryValues]],
 
 
 def _reading(judged: _Paired, filled: _Paired, p: float, grade: float, info: StatsInfo,
-             max_drop: float) -> DropUnjudged:
-    """The filled reading of one check: its decision and the interval of the mean delta
+             max_drop: float, on_inconclusive: str) -> DropUnjudged:
+    """The filled reading of one check: its outcome and the interval of the mean delta
     (the means of the per-query lower and upper ends of the two readings)."""
     lo = np.minimum(judged.deltas, filled.deltas)
     hi = np.maximum(judged.deltas, filled.deltas)
-    failed = drop_fails(filled.delta, max_drop, p < info.alpha)
-    return DropUnjudged(grade, float(lo.mean()), float(hi.mean()), filled.delta, p, failed,
-                        int(np.count_nonzero(lo != hi)), "")
+    result = outcome(filled.lo, filled.hi, max_drop)
+    return DropUnjudged(grade, float(lo.mean()), float(hi.mean()), filled.delta, p,
+                        gate_fails(result, on_inconclusive), int(np.count_nonzero(lo != hi)),
+                        "", result)
 
 
-def _noted(u: DropUnjudged, failed: bool) -> DropUnjudged:
-    """``u`` with its note: whether the decision on trec_eval's reading (``failed``) holds."""
+#: How a note names an outcome ("this pass depends on unjudged documents").
+_NAMED = {PASS: "pass", FAIL: "failure", INCONCLUSIVE: "inconclusive outcome"}
+
+
+def _noted(u: DropUnjudged, result: str) -> DropUnjudged:
+    """``u`` with its note: whether the outcome on trec_eval's reading (``result``) holds."""
     from dataclasses import replace
 
-    if u.failed == failed:
+    if u.outcome == result:
         return u
-    return replace(u, note="this failure depends on unjudged documents" if failed
-                   else "this pass depends on unjudged documents")
+    return replace(u, note=f"this {_NAMED[result]} depends on unjudged documents")
 
 
 def _message(c: _Paired, base: str, p: float, raw: float, info: StatsInfo, max_drop: float,
-             significant: bool) -> str:
+             result: str, needed: int | None) -> str:
     where = f"{shown(-c.delta)} below" if c.delta < 0 else f"{shown(c.delta)} above"
+    margin = f"-{max_drop:g}"
+    said = {PASS: f"pass: the interval lies above {margin}",
+            FAIL: f"fail: the interval lies below {margin}"}.get(result)
+    if said is None:
+        said = f"inconclusive: the interval holds {margin}; " + (
+            f"about {needed - c.n:,} more queries would decide a {max_drop:g} drop"
+            if needed is not None else "more queries would not decide it (the delta sits on "
+            "the margin)" if c.n >= 2 else "one query cannot decide it")
     return (f"{c.measure}: run {c.run!r} is {where} baseline {base!r} "
             f"({pct(info.level)} CI of the delta [{shown(c.lo)}, {shown(c.hi)}], "
             f"{p_clause(p)} {info.test}, Holm-corrected over the target measures, raw "
-            f"{p_text(raw)}, {c.n} queries); allowed drop {max_drop:g}"
-            + ("; beyond it but not significant, so no failure"
-               if drop_beyond(c.delta, max_drop) and not significant else ""))
+            f"{p_text(raw)}, {c.n} queries); allowed drop {max_drop:g}: {said}")

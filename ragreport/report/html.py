@@ -349,7 +349,7 @@ def _context(report: Report, workers: Mapper | None = None) -> dict[str, Any]:
         "any_sig": any_sig,
         "targets_on_ci": on_ci,
         "drops": drops,
-        "drops_failed": verdict.drops_failed,
+        "drops_failed": verdict.drops_failed, "drops_inconclusive": verdict.drops_inconclusive,
         "max_drop": f"{verdict.max_drop:g}" if verdict.max_drop is not None else "",
         "n_checks": verdict.checks + verdict.slice_checks,
         "n_failed": verdict.failed + verdict.slice_failed,

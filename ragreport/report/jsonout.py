@@ -259,7 +259,9 @@ def _drop_json(d: DropCheck) -> dict[str, Any]:
             "delta_lower": d.delta_lower, "delta_upper": d.delta_upper,
             "p_value": _maybe(d.p_value), "p_value_raw": _maybe(d.p_raw),
             "max_drop": d.max_drop, "significant": d.significant, "failed": d.failed,
-            "message": d.message, "unjudged": _drop_unjudged_json(d)}
+            "outcome": d.outcome, "queries": d.n, "queries_to_decide": d.queries_to_decide,
+            "on_inconclusive": d.on_inconclusive, "message": d.message,
+            "unjudged": _drop_unjudged_json(d)}
 
 
 def _drop_unjudged_json(d: DropCheck) -> dict[str, Any] | None:
@@ -269,7 +271,8 @@ def _drop_unjudged_json(d: DropCheck) -> dict[str, Any] | None:
     if u is None:
         return None
     return {"grade": u.grade, "low": u.low, "high": u.high, "delta": u.delta,
-            "p_value": _maybe(u.p_value), "failed": u.failed, "dependent": u.dependent,
+            "p_value": _maybe(u.p_value), "failed": u.failed, "outcome": u.outcome,
+            "dependent": u.dependent,
             "depends_on_unjudged_documents": u.depends, "note": u.note,
             "failed_by_policy": d.unjudged_failed}
 

@@ -119,7 +119,12 @@ def drop_section(report: Report, runs: list[str], cap: int | None, esc: Esc) -> 
            "|:--|:--|--:|--:|--:|:--|"]
     for d in shown_drops:
         result = ("❌ fail (depends on unjudged documents)" if d.unjudged_failed
-                  else "❌ fail" if d.failed else "✅ pass")
+                  else "❌ inconclusive (fails: on_inconclusive = fail)"
+                  if d.failed and d.inconclusive
+                  else "❌ fail" if d.failed else "❔ inconclusive" if d.inconclusive
+                  else "✅ pass")
+        if d.inconclusive and d.more_queries is not None:
+            result += f" (about {d.more_queries:,} more queries would decide it)"
         if d.unjudged is not None and d.unjudged.depends and not d.unjudged_failed:
             result += " ⚠️ depends on unjudged documents"
         out.append(table_row([esc.md(d.run), esc.md(d.measure),
@@ -186,15 +191,18 @@ def status(report: Report) -> str:
         if v.slice_checks:
             parts.append(f"{v.slice_checks} slice target {plural(v.slice_checks, 'check')}")
         if v.drops:
-            parts.append(f"no significant drop beyond {v.max_drop:g}")
+            parts.append(f"no drop beyond {v.max_drop:g} shown"
+                         + (f"; {v.drops_inconclusive} drop "
+                            f"{plural(v.drops_inconclusive, 'check')} inconclusive"
+                            if v.drops_inconclusive else ""))
         return f"✅ **All checks pass** ({', '.join(parts)})"
     bad = []
     if v.failed:
         verb = "fails" if v.checks == 1 else "fail"
         bad.append(f"**{v.failed} of {v.checks} target {plural(v.checks, 'check')} {verb}**")
     if v.drops_failed:
-        bad.append(f"**{v.drops_failed} significant {plural(v.drops_failed, 'drop')} beyond "
-                   f"{v.max_drop:g}**")
+        bad.append(f"**{v.drops_failed} of {v.drops} drop {plural(v.drops, 'check')} "
+                   f"{'fails' if v.drops_failed == 1 else 'fail'}** (max drop {v.max_drop:g})")
     if v.slice_failed:
         names = v.failing_slices
         listed = ", ".join(md_escape(n, SHORT_NAME_CHARS) for n in names[:3]) + (

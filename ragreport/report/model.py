@@ -124,7 +124,8 @@ class Report:
             failing_slices=self.slices.failing if self.slices is not None else [],
             drops=len(self.drops), drops_failed=sum(1 for d in self.drops if d.failed),
             max_drop=self.drops[0].max_drop if self.drops else None,
-            passed=self.all_passed)
+            passed=self.all_passed,
+            drops_inconclusive=sum(1 for d in self.drops if d.inconclusive))
 
     @property
     def ties_exposed(self) -> int:

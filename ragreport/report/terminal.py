@@ -77,7 +77,8 @@ def render_terminal(report: Report) -> str:
     if report.drops:
         lines += ["", f"Drop checks (max drop {report.drops[0].max_drop:g})"]
         for d in report.drops:
-            lines.append(("FAIL " if d.failed else "ok   ") + terminal_safe(d.message))
+            lines.append(("FAIL " if d.failed else "?    " if d.inconclusive else "ok   ")
+                         + terminal_safe(d.message))
             if d.unjudged is not None and d.unjudged.depends:
                 lines.append(f"     WARNING {terminal_safe(d.unjudged.text)}")
     lines += _slice_lines(report)
@@ -102,7 +103,9 @@ def render_failures(report: Report) -> str:
     ]
     lines += [f"FAILED drop {terminal_safe(d.message)}"
               + (f"; {terminal_safe(d.unjudged.text)} (--unjudged fail)"
-                 if d.unjudged_failed and d.unjudged is not None else "") + "\n"
+                 if d.unjudged_failed and d.unjudged is not None else "")
+              + (" (--on-inconclusive fail)" if d.inconclusive and not d.unjudged_failed
+                 else "") + "\n"
               for d in report.drops if d.failed]
     if report.slices is not None:  # --slices: a failed slice target names the slice
         lines += [

@@ -81,6 +81,49 @@ def test_max_drop_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str],
         assert not failed
 
 
+@pytest.mark.parametrize(("where", "code"), [
+    ("default", EXIT_OK), ("flag", EXIT_TARGET_FAILED), ("targets", EXIT_TARGET_FAILED),
+    ("config", EXIT_TARGET_FAILED), ("flag-pass-over-targets", EXIT_OK),
+])
+def test_an_inconclusive_drop_fails_only_under_the_stated_policy(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        where: str, code: int) -> None:
+    """60 queries, one worse: the delta (-0.0167) has an interval holding -0.01. The policy
+    comes from --on-inconclusive, the targets file or the configuration file (the command
+    line first)."""
+    monkeypatch.chdir(tmp_path)
+    qrels, a, b = _data(tmp_path, 60, 1)
+    policy = '\non_inconclusive = "fail"\n' if where in ("targets", "flag-pass-over-targets") \
+        else ""
+    targets = _targets(tmp_path, '"P@1" = 0.0' + policy)
+    if where == "config":
+        (tmp_path / "ragreport.toml").write_text('on_inconclusive = "fail"\n', "utf-8")
+    argv = ["check", qrels, a, b, "--targets", targets, "--baseline", "A", "--max-drop",
+            "0.01", "--resamples", "2000"]
+    argv += {"flag": ["--on-inconclusive", "fail"],
+             "flag-pass-over-targets": ["--on-inconclusive", "pass"]}.get(where, [])
+    assert main(argv) == code
+    out = capsys.readouterr().out
+    mark = "FAIL " if code == EXIT_TARGET_FAILED else "?    "
+    assert f"{mark}P@1: run 'B' is 0.0167 below baseline 'A'" in out
+    assert "inconclusive: the interval holds -0.01; about " in out
+    failed = [line for line in out.splitlines() if line.startswith("FAILED drop")]
+    assert len(failed) == (code == EXIT_TARGET_FAILED)
+    if failed:
+        assert failed[0].endswith("(--on-inconclusive fail)")
+
+
+def test_a_bad_on_inconclusive_is_an_error(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    qrels, a, b = _data(tmp_path, 10, 1)
+    targets = _targets(tmp_path, '"P@1" = 0.0\non_inconclusive = "maybe"\n')
+    assert main(["check", qrels, a, b, "--targets", targets, "--max-drop", "0.01"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and 'on_inconclusive must be "pass" or "fail", got \'maybe\'' in err[0]
+    assert main(["check", qrels, a, b, "--max-drop", "0.01", "--on-inconclusive", "x"]) == 2
+    assert "invalid choice: 'x'" in capsys.readouterr().err
+
+
 def test_significance_is_reproducible_with_the_seed(tmp_path: Path) -> None:
     qrels, a, b = _data(tmp_path, 30, 8)  # 8 sign flips: p = 2 / 2**8
     ra, rb = evaluate(qrels, a, ["P@1"]), evaluate(qrels, b, ["P@1"])
@@ -129,16 +172,26 @@ def test_cli_and_api_resample_bounds_agree() -> None:
         settings.StatsSettings(resamples=settings.MAX_RESAMPLES + 1)
 
 
-def test_a_drop_beyond_the_allowed_one_but_not_significant_says_why_it_passes() -> None:
-    """A drop larger than --max-drop passes when it is not significant; the line says so
-    (it read 'ok ... 0.0488 below ...; allowed drop 0.02' with no reason)."""
+def test_an_inconclusive_drop_says_how_many_queries_would_decide_it() -> None:
+    """A drop larger than --max-drop whose interval holds -max_drop is inconclusive, not a
+    pass: the line says so and about how many more queries would decide it (from the
+    observed spread of the per-query deltas); it fails only under on_inconclusive="fail"."""
+    import math
+
     from ragreport.examples import example_files
 
     f = example_files()
     results = [evaluate(f.qrels, p, ["P@3"]) for p in f.runs]
-    rep = build_report(results, parse_targets({"P@3": 0.0}), max_drop=0.0001, resamples=500,
-                       generated_at="2026-01-01T00:00:00Z")
-    [check] = rep.drops
-    assert check.delta < 0 and not check.significant and not check.failed
-    assert check.message.endswith("allowed drop 0.0001; beyond it but not significant, "
-                                  "so no failure")
+    for policy in ("pass", "fail"):
+        rep = build_report(results, parse_targets({"P@3": 0.0}), max_drop=0.0001,
+                           resamples=500, generated_at="2026-01-01T00:00:00Z",
+                           on_inconclusive=policy)
+        [check] = rep.drops
+        assert check.delta < 0 and not check.significant and check.outcome == "inconclusive"
+        assert check.failed == (policy == "fail") and rep.all_passed == (policy == "pass")
+        d = results[1].values("P@3") - results[0].values("P@3")
+        need = math.ceil((1.959964 * d.std(ddof=1) / abs(d.mean() + 0.0001)) ** 2)
+        assert check.queries_to_decide == need and check.more_queries == need - len(d)
+        assert check.message.endswith(f"allowed drop 0.0001: inconclusive: the interval holds "
+                                      f"-0.0001; about {need - len(d)} more queries would "
+                                      "decide a 0.0001 drop")

@@ -251,6 +251,20 @@ CASES = [
     Case("unjudged-grade-stated-in-the-warning", [*CHECK, "--unjudged-grade", "2"],
          {**BASE, "t.toml": DEPENDS}, exit=0,
          stdout=r"unjudged documents of their rankings are read as relevant \(grade 2\)"),
+    # ---- --on-inconclusive: what an inconclusive drop check does ----------------------------
+    Case("on-inconclusive-bad-choice", [*CHECK, "--on-inconclusive", "maybe"], WITH_T,
+         stderr=r"argument --on-inconclusive: invalid choice: 'maybe'"),
+    Case("on-inconclusive-bad-config-value", CHECK,
+         {**WITH_T, "ragreport.toml": 'on_inconclusive = "warn"\n'},
+         stderr=r"ragreport\.toml, line 1: on_inconclusive: must be one of \"pass\", "
+                r"\"fail\", got 'warn'"),
+    Case("on-inconclusive-bad-targets-value", CHECK,
+         {**BASE, "t.toml": '[targets]\n"P@1" = 0.0\non_inconclusive = true\n'},
+         stderr=r"t\.toml: on_inconclusive must be \"pass\" or \"fail\", got True"),
+    Case("on-inconclusive-fail-with-a-decided-pass", [*DROP_CHECK, "--on-inconclusive",
+                                                      "fail", "--unjudged", "off"], DROP,
+         exit=0, stdout=r"ok   P@1: run 'cand' is 0\.0000 above baseline 'base' .*: pass: the "
+                        r"interval lies above -0\.1"),
     # ---- unusual but valid values ----------------------------------------------------------
     Case("generated-at-year-9999", [*CHECK, "--json", "out.json", "--generated-at",
                                     "9999-12-31T23:59:59Z"], WITH_T, exit=0,

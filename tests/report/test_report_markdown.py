@@ -586,7 +586,7 @@ def test_drop_gate_and_ci_targets() -> None:
     n_fail = sum(d.failed for d in report.drops)
     status = md.split("\n")[3]
     if n_fail:
-        assert f"{n_fail} significant drop" in status
+        assert f"{n_fail} of {len(report.drops)} drop check" in status
     else:
         assert status.startswith("✅ **All checks pass**") == report.all_passed
     assert "- statistics: 95% percentile bootstrap over queries" in md
@@ -602,7 +602,7 @@ def test_drop_failure_in_status() -> None:
                           resamples=1000, curve_resamples=100,
                           generated_at="2026-01-01T00:00:00Z")
     md = report.to_markdown()
-    assert md.split("\n")[3] == "❌ **1 significant drop beyond 0.1**"
+    assert md.split("\n")[3] == "❌ **1 of 1 drop check fails** (max drop 0.1)"
     assert "| bad | RR | −0.6667 |" in md and "❌ fail ⚠️ depends on unjudged documents |" in md
 
 

@@ -202,7 +202,7 @@ def test_html_targets_on_ci_lower_and_drop_checks() -> None:
         assert ("✘ fail" if d.failed else "✔ pass") in text
         assert d.message in text
     assert any(d.failed for d in rep.drops)
-    assert "2 significant drops beyond 0.05" in " ".join(
+    assert "2 of 2 drop checks fail (max drop 0.05)" in " ".join(
         parse(html).root.find("p", id="status")[0].text().split())
 
 
