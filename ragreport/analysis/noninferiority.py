@@ -13,7 +13,7 @@ both evaluated) answers it in one of three ways:
 
 Both ends are compared as shown (rounded to the report's digits), as every target check
 decides on the value the reader sees. What an inconclusive check does to the exit code is the
-caller's stated policy (:data:`ON_INCONCLUSIVE`).
+caller's stated policy (:data:`ON_INCONCLUSIVE`; by default it fails).
 
 >>> [outcome(lo, hi, 0.02) for lo, hi in ((-0.01, 0.03), (-0.09, -0.03), (-0.05, 0.01))]
 ['pass', 'fail', 'inconclusive']
@@ -37,10 +37,10 @@ FAIL = "fail"
 INCONCLUSIVE = "inconclusive"
 #: The three outcomes of a check on an interval.
 OUTCOMES = (PASS, FAIL, INCONCLUSIVE)
-#: What an inconclusive check does to the exit code: nothing (``pass``, the default: the gate
-#: fails only on evidence of a drop, as the significance gate did) or fail (``fail``: a
-#: change must show it is not worse).
-ON_INCONCLUSIVE = ("pass", "fail")
+#: What an inconclusive check does to the exit code: fail (``fail``, the default: a check
+#: passes only when its interval shows it, as a target on the interval's lower bound does)
+#: or nothing (``pass``: the gate fails only on evidence of a drop).
+ON_INCONCLUSIVE = ("fail", "pass")
 
 
 def check_on_inconclusive(policy: object) -> str:
@@ -81,7 +81,7 @@ def gate_fails(result: str, on_inconclusive: str) -> bool:
     """Whether a check's outcome fails the gate under the stated policy.
 
     >>> [gate_fails(o, p) for p in ON_INCONCLUSIVE for o in OUTCOMES]
-    [False, True, False, False, True, True]
+    [False, True, True, False, True, False]
     """
     check_on_inconclusive(on_inconclusive)
     return result == FAIL or (result == INCONCLUSIVE and on_inconclusive == "fail")

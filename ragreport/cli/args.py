@@ -499,9 +499,10 @@ def _report_gates(p: Any) -> None:
                    help="check that every run is at most D below the baseline (0 <= D < 1) "
                         "on each target measure: fail when the delta's interval lies below "
                         "-D, pass when above, inconclusive otherwise")
-    p.add_argument("--on-inconclusive", choices=("pass", "fail"), default="pass",
-                   help="what an inconclusive --max-drop check does: nothing (pass, the "
-                        "default) or fail (a run must show it is not worse)")
+    p.add_argument("--on-inconclusive", choices=("fail", "pass"), default="fail",
+                   help="what an inconclusive --max-drop check does: fail (the default: a "
+                        "run must show it is not worse) or pass (fail only on evidence of a "
+                        "drop)")
     p.add_argument("--target-level", choices=("chunk", "document"), default="chunk",
                    help="with --doc-map: check the targets (and --max-drop) at chunk level "
                         "(default) or at document level")

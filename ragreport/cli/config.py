@@ -91,7 +91,7 @@ class Options:
     seed: int = 0
     alpha: float = 0.05
     max_drop: float | None = None
-    on_inconclusive: str = "pass"
+    on_inconclusive: str = "fail"
     baseline: str | None = None
     target_level: str = "chunk"
     unjudged: str = "warn"

@@ -251,7 +251,7 @@ def load_settings(path: str | os.PathLike[str] | None = None,
         out["ignore_identical_ids"] = value
     # ragreport.core.ties, ragreport.compat, ragreport.analysis.noninferiority
     choices = {"ties": ("trec_eval", "average"), "score_precision": SCORE_PRECISIONS,
-               "on_inconclusive": ("pass", "fail")}
+               "on_inconclusive": ("fail", "pass")}
     for key, allowed in choices.items():
         if key in found:
             value = found[key][0]

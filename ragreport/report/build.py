@@ -135,7 +135,7 @@ def build_report(
     slice_targets: Mapping[str, Sequence[Target]] | None = None,
     slice_min_queries: int | None = None, drift: Sequence[DriftCheck] = (),
     allow_drift: bool = False, unjudged: str = "warn", unjudged_grade: float | None = None,
-    on_inconclusive: str = "pass",
+    on_inconclusive: str = "fail",
 ) -> Report:
     """Build the report data from one :class:`EvaluationResult` per run.
 
@@ -177,9 +177,10 @@ def build_report(
         (:mod:`ragreport.analysis.noninferiority`): a check fails (``Report.all_passed``
         False) when the interval of the paired delta lies below -max_drop, passes when it
         lies above, and is inconclusive otherwise.
-    on_inconclusive : {"pass", "fail"}
-        What an inconclusive drop check does: nothing (the default: the gate fails on
-        evidence of a drop) or fail (a run must show it is not worse).
+    on_inconclusive : {"fail", "pass"}
+        What an inconclusive drop check does: fail (the default: a check passes only when
+        its interval shows it, as a target on the interval's lower bound does) or nothing
+        (the gate fails only on evidence of a drop).
     target_level : {"chunk", "document"}
         With results evaluated with a doc map (``doc_map=``): check the targets and
         ``max_drop`` on the chunk-level means (default) or on the document-level ones.

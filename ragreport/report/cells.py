@@ -529,7 +529,7 @@ class DropCheck:
     unjudged_failed: bool = False  # passed on trec_eval's reading, failed by the policy
     outcome: str = "pass"
     queries_to_decide: int | None = None
-    on_inconclusive: str = "pass"
+    on_inconclusive: str = "fail"
     n: int = 0  # the queries compared
 
     @property

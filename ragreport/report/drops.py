@@ -60,7 +60,7 @@ class _Paired:
 def drop_checks(results: Sequence[EvaluationResult], base: PerQueryValues,
                  targets: Sequence[Target], info: StatsInfo | None, max_drop: float,
                  unjudged: str = "warn", grade: float | None = None,
-                 on_inconclusive: str = "pass") -> list[DropCheck]:
+                 on_inconclusive: str = "fail") -> list[DropCheck]:
     """Whether each run is worse than the baseline by more than ``max_drop`` on each target
     measure (pass, fail or inconclusive), each also decided with the unjudged documents read
     as relevant at ``grade`` (not with ``unjudged="off"``, a stored baseline, per-query

@@ -60,8 +60,9 @@ def test_bad_table_targets(table: dict[str, object], message: str) -> None:
 @pytest.mark.parametrize(("n", "worse", "max_drop", "code"), [
     (60, 20, 0.02, EXIT_TARGET_FAILED),  # drop 0.3333, significant: fails
     (60, 20, 0.5, EXIT_OK),              # drop within the allowed 0.5
-    (60, 1, 0.01, EXIT_OK),              # drop 0.0167 > 0.01 but not significant (p ~ 1)
-    (4, 2, 0.02, EXIT_OK),               # drop 0.5 but 4 queries: not significant
+    (60, 1, 0.01, EXIT_TARGET_FAILED),   # drop 0.0167, interval holds -0.01: inconclusive
+    (4, 2, 0.02, EXIT_TARGET_FAILED),    # drop 0.5 but 4 queries: inconclusive
+    (60, 0, 0.01, EXIT_OK),              # no drop at all: the interval [0, 0] lies above
 ])
 def test_max_drop_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str], n: int,
                              worse: int, max_drop: float, code: int) -> None:
@@ -72,36 +73,40 @@ def test_max_drop_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     assert got == code
     out = capsys.readouterr().out
     failed = [line for line in out.splitlines() if line.startswith("FAILED drop")]
-    if code == EXIT_TARGET_FAILED:
+    if code == EXIT_TARGET_FAILED and worse == 20:
         (line,) = failed
         assert "P@1: run 'B' is 0.3333 below baseline 'A'" in line
         # p = 1/2001 shown as every p-value is (ragreport.present.p_clause)
         assert "CI of the delta [" in line and "p < 0.001 " in line and "Holm" in line
+    elif code == EXIT_TARGET_FAILED:
+        (line,) = failed
+        assert ": inconclusive: the interval holds -" in line
+        assert line.endswith("(--on-inconclusive fail)")
     else:
         assert not failed
 
 
 @pytest.mark.parametrize(("where", "code"), [
-    ("default", EXIT_OK), ("flag", EXIT_TARGET_FAILED), ("targets", EXIT_TARGET_FAILED),
-    ("config", EXIT_TARGET_FAILED), ("flag-pass-over-targets", EXIT_OK),
+    ("default", EXIT_TARGET_FAILED), ("flag", EXIT_OK), ("targets", EXIT_OK),
+    ("config", EXIT_OK), ("flag-fail-over-targets", EXIT_TARGET_FAILED),
 ])
-def test_an_inconclusive_drop_fails_only_under_the_stated_policy(
+def test_an_inconclusive_drop_fails_unless_the_policy_says_pass(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
         where: str, code: int) -> None:
-    """60 queries, one worse: the delta (-0.0167) has an interval holding -0.01. The policy
-    comes from --on-inconclusive, the targets file or the configuration file (the command
-    line first)."""
+    """60 queries, one worse: the delta (-0.0167) has an interval holding -0.01, which fails
+    by default. The policy comes from --on-inconclusive, the targets file or the
+    configuration file (the command line first)."""
     monkeypatch.chdir(tmp_path)
     qrels, a, b = _data(tmp_path, 60, 1)
-    policy = '\non_inconclusive = "fail"\n' if where in ("targets", "flag-pass-over-targets") \
+    policy = '\non_inconclusive = "pass"\n' if where in ("targets", "flag-fail-over-targets") \
         else ""
     targets = _targets(tmp_path, '"P@1" = 0.0' + policy)
     if where == "config":
-        (tmp_path / "ragreport.toml").write_text('on_inconclusive = "fail"\n', "utf-8")
+        (tmp_path / "ragreport.toml").write_text('on_inconclusive = "pass"\n', "utf-8")
     argv = ["check", qrels, a, b, "--targets", targets, "--baseline", "A", "--max-drop",
             "0.01", "--resamples", "2000"]
-    argv += {"flag": ["--on-inconclusive", "fail"],
-             "flag-pass-over-targets": ["--on-inconclusive", "pass"]}.get(where, [])
+    argv += {"flag": ["--on-inconclusive", "pass"],
+             "flag-fail-over-targets": ["--on-inconclusive", "fail"]}.get(where, [])
     assert main(argv) == code
     out = capsys.readouterr().out
     mark = "FAIL " if code == EXIT_TARGET_FAILED else "?    "
@@ -119,7 +124,7 @@ def test_a_bad_on_inconclusive_is_an_error(tmp_path: Path,
     targets = _targets(tmp_path, '"P@1" = 0.0\non_inconclusive = "maybe"\n')
     assert main(["check", qrels, a, b, "--targets", targets, "--max-drop", "0.01"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and 'on_inconclusive must be "pass" or "fail", got \'maybe\'' in err[0]
+    assert len(err) == 1 and 'on_inconclusive must be "fail" or "pass", got \'maybe\'' in err[0]
     assert main(["check", qrels, a, b, "--max-drop", "0.01", "--on-inconclusive", "x"]) == 2
     assert "invalid choice: 'x'" in capsys.readouterr().err
 

@@ -52,7 +52,7 @@ def test_the_gate_under_each_policy(result: str, policy: str, fails: bool) -> No
 
 @pytest.mark.parametrize("bad", ["warn", "", None, True, "FAIL"])
 def test_a_policy_that_is_none_of_them_is_refused(bad: object) -> None:
-    with pytest.raises(RagReportError, match="on_inconclusive must be one of pass, fail, got"):
+    with pytest.raises(RagReportError, match="on_inconclusive must be one of fail, pass, got"):
         check_on_inconclusive(bad)
 
 

@@ -256,11 +256,11 @@ CASES = [
          stderr=r"argument --on-inconclusive: invalid choice: 'maybe'"),
     Case("on-inconclusive-bad-config-value", CHECK,
          {**WITH_T, "ragreport.toml": 'on_inconclusive = "warn"\n'},
-         stderr=r"ragreport\.toml, line 1: on_inconclusive: must be one of \"pass\", "
-                r"\"fail\", got 'warn'"),
+         stderr=r"ragreport\.toml, line 1: on_inconclusive: must be one of \"fail\", "
+                r"\"pass\", got 'warn'"),
     Case("on-inconclusive-bad-targets-value", CHECK,
          {**BASE, "t.toml": '[targets]\n"P@1" = 0.0\non_inconclusive = true\n'},
-         stderr=r"t\.toml: on_inconclusive must be \"pass\" or \"fail\", got True"),
+         stderr=r"t\.toml: on_inconclusive must be \"fail\" or \"pass\", got True"),
     Case("on-inconclusive-fail-with-a-decided-pass", [*DROP_CHECK, "--on-inconclusive",
                                                       "fail", "--unjudged", "off"], DROP,
          exit=0, stdout=r"ok   P@1: run 'cand' is 0\.0000 above baseline 'base' .*: pass: the "
