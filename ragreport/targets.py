@@ -96,6 +96,10 @@ class TargetCheck:
     margin: float
     mean: float = float("nan")
     """The run's mean (``value`` is the CI lower bound when the target is on it)."""
+    outcome: str = ""
+    """On ``ci_lower``: ``pass`` when the whole interval clears the threshold, ``fail`` when
+    none of it does, ``inconclusive`` otherwise (``passed`` then says what the stated policy
+    makes of it); ``""`` for other targets."""
 
 
 def decision_flips(low: float, high: float, op: str, threshold: float) -> bool:
@@ -235,11 +239,26 @@ def default_targets() -> list[Target]:
 
 def check_targets(targets: list[Target], means: Mapping[str, Mapping[Measure, float]],
                   lower: Mapping[str, Mapping[Measure, float]] | None = None,
-                  ppi_lower: Mapping[str, Mapping[Measure, float]] | None = None
-                  ) -> list[TargetCheck]:
+                  ppi_lower: Mapping[str, Mapping[Measure, float]] | None = None,
+                  upper: Mapping[str, Mapping[Measure, float]] | None = None,
+                  on_inconclusive: str = "fail") -> list[TargetCheck]:
     """Check every target against every run's mean (``means[run][measure]``), or against the
     lower bound of its interval (``lower[run][measure]``) for targets ``on = "ci_lower"``, or
-    of its prediction-powered interval (``ppi_lower[run][measure]``) for ``"ppi_lower"``."""
+    of its prediction-powered interval (``ppi_lower[run][measure]``) for ``"ppi_lower"``.
+
+    A target on ``ci_lower`` has three outcomes when the interval's upper ends are given
+    (``upper``): pass when the whole interval clears the threshold (for ``>=``: its lower
+    bound does), fail when none of it does, inconclusive otherwise, which passes only under
+    ``on_inconclusive="pass"`` (:mod:`ragreport.analysis.noninferiority`).
+
+    >>> from ragreport.measures import parse_measure
+    >>> t = parse_targets({"P@1": {"min": 0.5, "on": "ci_lower"}})
+    >>> m, iv = parse_measure("P@1"), {"a": (0.55, 0.9), "b": (0.3, 0.7), "c": (0.1, 0.4)}
+    >>> got = check_targets(t, {r: {m: 0.6} for r in iv}, {r: {m: lo} for r, (lo, _) in
+    ...                     iv.items()}, upper={r: {m: hi} for r, (_, hi) in iv.items()})
+    >>> [(c.run, c.outcome, c.passed) for c in got]
+    [('a', 'pass', True), ('b', 'inconclusive', False), ('c', 'fail', False)]
+    """
     out = []
     for t in targets:
         for run, values in means.items():
@@ -257,6 +276,19 @@ def check_targets(targets: list[Target], means: Mapping[str, Mapping[Measure, fl
                                       "people's (source human) and a model's (llm:<name>) "
                                       "judgments")
                 v = float(ppi_lower[run][t.measure])
-            out.append(TargetCheck(t, run, v, shown(v), passes(v, t.op, t.threshold),
-                                   float(shown(v)) - t.threshold, mean))
+            ok, outcome = passes(v, t.op, t.threshold), ""
+            if t.on == "ci_lower" and upper is not None:
+                outcome, ok = _interval_outcome(v, float(upper[run][t.measure]), t,
+                                                on_inconclusive)
+            out.append(TargetCheck(t, run, v, shown(v), ok, float(shown(v)) - t.threshold,
+                                   mean, outcome))
     return out
+
+
+def _interval_outcome(low: float, high: float, t: Target, on_inconclusive: str
+                      ) -> tuple[str, bool]:
+    """The outcome of a target on an interval and whether it passes under the policy."""
+    ends = (passes(low, t.op, t.threshold), passes(high, t.op, t.threshold))
+    outcome = "pass" if all(ends) else "fail" if not any(ends) else "inconclusive"
+    return outcome, outcome == "pass" or (outcome == "inconclusive"
+                                          and on_inconclusive == "pass")

@@ -155,11 +155,13 @@ def target_passes(result: EvaluationResult, target: Target) -> BoolArray:
 
 def run_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
                lower: Mapping[str, Mapping[Measure, float]] | None = None,
-               ppi_lower: Mapping[str, Mapping[Measure, float]] | None = None
-               ) -> list[TargetCheck]:
+               ppi_lower: Mapping[str, Mapping[Measure, float]] | None = None,
+               upper: Mapping[str, Mapping[Measure, float]] | None = None,
+               on_inconclusive: str = "fail") -> list[TargetCheck]:
     """The overall check: every target against every run's mean (or against the lower bound
-    of its interval, ``lower[run][measure]``, for a target ``on = "ci_lower"``), in target
-    order, then run order (:func:`ragreport.targets.check_targets`).
+    of its interval, ``lower[run][measure]``, for a target ``on = "ci_lower"``: with the
+    upper bounds ``upper``, pass, fail or inconclusive, see
+    :func:`ragreport.targets.check_targets`), in target order, then run order.
 
     Parameters
     ----------
@@ -186,4 +188,4 @@ def run_checks(results: Sequence[EvaluationResult], targets: Sequence[Target],
     [('0.5000', True)]
     """
     means = {r.run_name: {t.measure: r.mean(t.measure) for t in targets} for r in results}
-    return check_targets(list(targets), means, lower, ppi_lower)
+    return check_targets(list(targets), means, lower, ppi_lower, upper, on_inconclusive)

@@ -178,9 +178,9 @@ def build_report(
         False) when the interval of the paired delta lies below -max_drop, passes when it
         lies above, and is inconclusive otherwise.
     on_inconclusive : {"fail", "pass"}
-        What an inconclusive drop check does: fail (the default: a check passes only when
-        its interval shows it, as a target on the interval's lower bound does) or nothing
-        (the gate fails only on evidence of a drop).
+        What an inconclusive drop check, or target on ``ci_lower``, does: fail (the
+        default: a check passes only when its interval shows it) or nothing (the gate
+        fails only on evidence against it).
     target_level : {"chunk", "document"}
         With results evaluated with a doc map (``doc_map=``): check the targets and
         ``max_drop`` on the chunk-level means (default) or on the document-level ones.
@@ -238,7 +238,7 @@ def build_report(
     judgments = sections.judgment_sources(first, results, measures, info)
     target_rows, tie_rows, unjudged_rows = sections.target_rows(
         results, doc_results, targets, target_level, cis, doc_cis, info, unjudged, unjudged_grade,
-        judgments.ppi_lower if judgments is not None else None)
+        judgments.ppi_lower if judgments is not None else None, on_inconclusive)
     chunk_targets = doc_results is None or target_level == "chunk"
     curves, k_shown = sections.curves(results, families, k_max,
                                       targets if chunk_targets else (), all_bands, stored)

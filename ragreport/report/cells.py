@@ -103,6 +103,12 @@ class TargetCell:
     on: str = "mean"  # "mean" or "ci_lower": what ``value`` is
     mean: float = float("nan")
     unjudged: bool = False  # passed, failed only as it depends on unjudged documents
+    #: on ci_lower: pass, fail or inconclusive (``passed``: what the policy makes of it)
+    outcome: str = ""
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.outcome == "inconclusive"
 
 
 @dataclass(frozen=True)

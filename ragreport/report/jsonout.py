@@ -129,7 +129,8 @@ def report_json(report: Report) -> dict[str, Any]:
             "source": t.source,
             "on": t.cells[0].on if t.cells else "mean",
             "results": [{"run": c.run, "value": c.value, "shown": c.shown, "passed": c.passed,
-                         "margin": c.margin, "mean": c.mean} for c in t.cells],
+                         "margin": c.margin, "mean": c.mean, "outcome": c.outcome or None}
+                        for c in t.cells],
         } for t in report.targets],
         "all_targets_passed": report.verdict.failed == 0,
         "drops": [_drop_json(d) for d in report.drops],

@@ -102,7 +102,8 @@ def table_row(cells: list[str]) -> str:
 
 
 def target_cell(c: TargetCell) -> list[str]:
-    word = "✅ pass" if c.passed else "❌ fail"
+    word = ("✅" if c.passed else "❌") + (" inconclusive" if c.inconclusive
+                                         else " pass" if c.passed else " fail")
     extra = f" (mean {shown(c.mean)})" if c.on in ("ci_lower", "ppi_lower") \
         and math.isfinite(c.mean) else ""
     return [f"{word} {c.shown}{extra}", c.margin_text]

@@ -84,7 +84,8 @@ def target_rows(results: Sequence[EvaluationResult],
                 target_level: str, cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
                 doc_cis: Mapping[str, Mapping[Measure, tuple[float, float]]],
                 info: StatsInfo | None, unjudged: str = "warn", grade: float | None = None,
-                ppi_lower: Mapping[str, Mapping[Measure, float]] | None = None
+                ppi_lower: Mapping[str, Mapping[Measure, float]] | None = None,
+                on_inconclusive: str = "fail"
                 ) -> tuple[list[TargetRow], list[TieCheck], list[UnjudgedCheck]]:
     """The target table, on the level the targets are checked at, the tie exposure of the
     target measures and their unjudged documents (neither without rankings: per-query
@@ -95,9 +96,11 @@ def target_rows(results: Sequence[EvaluationResult],
     on_documents = target_level == "document" and doc_results is not None
     t_results: Sequence[EvaluationResult] = doc_results if on_documents and doc_results \
         else results
-    lower = {run: {m: lo for m, (lo, _) in c.items()}
-             for run, c in (doc_cis if on_documents else cis).items()}
-    checks = run_checks(t_results, targets, lower if info is not None else None, ppi_lower)
+    intervals = doc_cis if on_documents else cis
+    lower = {run: {m: lo for m, (lo, _) in c.items()} for run, c in intervals.items()}
+    upper = {run: {m: hi for m, (_, hi) in c.items()} for run, c in intervals.items()}
+    checks = run_checks(t_results, targets, lower if info is not None else None, ppi_lower,
+                        upper if info is not None else None, on_inconclusive)
     ranked = all(r.has_rankings for r in results)
     tie_rows = tie_checks(t_results, targets, checks) if ranked else []
     # one run at a time (its filled reading freed before the next), target measures only
@@ -120,7 +123,7 @@ def _target_cell(c: TargetCheck, gate: bool) -> TargetCell:
     """A target check as the table shows it; ``gate``: its decision under the unjudged
     policy (False for a pass that depends on unjudged documents under ``"fail"``)."""
     return TargetCell(c.run, c.value, c.shown, gate, c.margin, signed(c.margin), c.target.on,
-                      c.mean, unjudged=c.passed and not gate)
+                      c.mean, unjudged=c.passed and not gate, outcome=c.outcome)
 
 
 def summary_rows(results: Sequence[EvaluationResult], measures: list[Measure],

@@ -36,7 +36,8 @@ def render_terminal(report: Report) -> str:
         rows = [["measure", "target", *(f"{r}" for r in report.runs), "result"]]
         for t in report.targets:
             by_run = {c.run: c for c in t.cells}  # a stored baseline has no target cell
-            cells = [f"{c.shown} {'PASS' if c.passed else 'FAIL'}" if c is not None else "-"
+            cells = [f"{c.shown} {'PASS' if c.passed else 'FAIL'}"
+                     + (" (inconclusive)" if c.inconclusive else "") if c is not None else "-"
                      for c in (by_run.get(r) for r in report.runs)]
             rows.append([t.measure, f"{t.op} {t.threshold_text}", *cells,
                          "pass" if t.passed else "FAIL"])
@@ -97,7 +98,9 @@ def render_failures(report: Report) -> str:
     lines = [
         f"FAILED {terminal_safe(t.measure)}: {_ON.get(c.on, '')}"
         + (f"{c.shown} is {t.op} {t.threshold_text} but depends on unjudged documents "
-           "(--unjudged fail)" if c.unjudged else f"{c.shown} is not {t.op} {t.threshold_text}")
+           "(--unjudged fail)" if c.unjudged else f"{c.shown} is not {t.op} {t.threshold_text}"
+           + ("; inconclusive: the interval holds the threshold (--on-inconclusive fail)"
+              if c.inconclusive else ""))
         + f" (run {terminal_safe(repr(c.run))}{level})\n"
         for t, c in report.failed_checks
     ]

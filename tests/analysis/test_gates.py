@@ -10,6 +10,7 @@ from ragreport import evaluate
 from ragreport.cli.app import EXIT_OK, EXIT_TARGET_FAILED, main
 from ragreport.errors import ConfigError
 from ragreport.report import build_report
+from ragreport.report.terminal import render_failures, render_terminal
 from ragreport.targets import parse_targets
 
 
@@ -200,3 +201,42 @@ def test_an_inconclusive_drop_says_how_many_queries_would_decide_it() -> None:
         assert check.message.endswith(f"allowed drop 0.0001: inconclusive: the interval holds "
                                       f"-0.0001; about {need - len(d)} more queries would "
                                       "decide a 0.0001 drop")
+
+
+def test_a_target_on_the_interval_has_three_outcomes() -> None:
+    """``on = "ci_lower"``: pass when the whole interval clears the threshold, fail when none
+    of it does, inconclusive otherwise (failing unless on_inconclusive = "pass"); every view
+    says which."""
+    from ragreport.examples import example_files
+
+    f = example_files()
+    results = [evaluate(f.qrels, p, ["P@3"]) for p in f.runs]
+    cis = {}
+    for policy in ("fail", "pass"):
+        rep = build_report(results[:1], parse_targets({"P@3": {"min": 0.55, "on": "ci_lower"}}),
+                           resamples=1000, generated_at="2026-01-01T00:00:00Z",
+                           on_inconclusive=policy)
+        [[cell]] = [t.cells for t in rep.targets]
+        [row] = [s for s in rep.summary if s.measure == "P@3"]
+        cis[policy] = (row.cells[0].ci_lower, row.cells[0].ci_upper)
+        assert cis[policy][0] < 0.55 < cis[policy][1]  # the interval holds the threshold
+        assert cell.outcome == "inconclusive" and cell.passed == (policy == "pass")
+        assert rep.all_passed == (policy == "pass")
+        md = rep.to_markdown()
+        assert ("✅ inconclusive" if policy == "pass" else "❌ inconclusive") in md
+        js = rep.to_json()
+        assert '"outcome": "inconclusive"' in js
+        html = rep.to_html()
+        assert 'data-outcome="inconclusive"' in html
+        assert ("? inconclusive" in html) == (policy == "pass")
+        assert cell.shown in render_terminal(rep)
+        assert f"{'PASS' if policy == 'pass' else 'FAIL'} (inconclusive)" in render_terminal(rep)
+        failed = render_failures(rep)
+        assert ("inconclusive: the interval holds the threshold (--on-inconclusive fail)"
+                in failed) == (policy == "fail")
+    for threshold, want in ((0.3, "pass"), (0.9, "fail")):
+        rep = build_report(results[:1],
+                           parse_targets({"P@3": {"min": threshold, "on": "ci_lower"}}),
+                           resamples=1000, generated_at="2026-01-01T00:00:00Z")
+        [[cell]] = [t.cells for t in rep.targets]
+        assert cell.outcome == want and cell.passed == (want == "pass")

@@ -68,7 +68,7 @@ def test_key_order(doc: dict) -> None:  # type: ignore[type-arg]
     assert doc["schema"] == SCHEMA
     assert list(doc["targets"][0]) == ["measure", "op", "threshold", "source", "on", "results"]
     assert list(doc["targets"][0]["results"][0]) == ["run", "value", "shown", "passed",
-                                                      "margin", "mean"]
+                                                      "margin", "mean", "outcome"]
     assert list(doc["inputs"][0]) == ["role", "name", "path", "sha256", "size"]
     assert list(doc["means"]["bm25"]) == doc["measures"]  # documented order, not sorted
 
