@@ -24,7 +24,7 @@ from ..analysis.agreement import Agreement
 from ..analysis.ppi import Interval, PPIEstimate
 from ..errors import RagReportError
 from .breakdowns import DocumentReport, SliceReport
-from .cells import DropCheck, RankRow
+from .cells import DropCheck, RankRow, TargetCell
 from .model import Report
 
 __all__ = ["SCHEMA", "render_json", "report_json"]
@@ -128,9 +128,7 @@ def report_json(report: Report) -> dict[str, Any]:
             "threshold": t.threshold,
             "source": t.source,
             "on": t.cells[0].on if t.cells else "mean",
-            "results": [{"run": c.run, "value": c.value, "shown": c.shown, "passed": c.passed,
-                         "margin": c.margin, "mean": c.mean, "outcome": c.outcome or None}
-                        for c in t.cells],
+            "results": [_target_result(c) for c in t.cells],
         } for t in report.targets],
         "all_targets_passed": report.verdict.failed == 0,
         "drops": [_drop_json(d) for d in report.drops],
@@ -252,6 +250,12 @@ def _agreement_json(g: Agreement) -> dict[str, Any]:
             "matrix": g.matrix.tolist(), "observed": g.observed, "kappa": _maybe(g.kappa),
             "weighted_kappa": _maybe(g.weighted_kappa), "weights": g.weights,
             "binary_kappa": _maybe(g.binary_kappa)}
+
+
+def _target_result(c: TargetCell) -> dict[str, Any]:
+    """One run's check of one target (``outcome``: on the interval only)."""
+    return {"run": c.run, "value": c.value, "shown": c.shown, "passed": c.passed,
+            "margin": c.margin, "mean": c.mean, "outcome": c.outcome or None}
 
 
 def _drop_json(d: DropCheck) -> dict[str, Any]:
