@@ -75,19 +75,27 @@ class PanelView:
         on_lower = t.on == "ci_lower"
         passed: bool | None = None
         pending = False
-        if on_lower and value is not None:  # the lower bound must clear it
-            value = self.stats.target_lower(run, t, force)
-            pending = value is None
+        interval: tuple[float | None, float | None] | None = None
+        outcome = ""
+        if on_lower and value is not None:  # the whole interval must clear it
+            interval = self.stats.target_interval(run, t, force)
+            value = None if interval is None else interval[0]
+            pending = interval is None
         if value is not None:  # the report's check (analysis.targets.run_checks)
+            ends = (None, None) if interval is None else interval
             check = memo.get(
-                ("target-check", run, t, value),
+                ("target-check", run, t, value, ends[1]),
                 lambda: run_checks([r], [t], {r.run_name: {t.measure: value}}
-                                   if on_lower else None)[0])
-            passed = check.passed
+                                   if on_lower else None, None,
+                                   {r.run_name: {t.measure: ends[1]}}
+                                   if on_lower and ends[1] is not None else None)[0])
+            passed, outcome = check.passed, check.outcome
         return {"label": target_label(t), "run": r.run_name,
                 "title": f"{measure_title(t.measure)} {target_rule(t.op, t.threshold)}"
-                         + (" (on the lower bound of the interval)" if on_lower else ""),
-                "on": t.on, "value": value, "pass": passed}, pending
+                         + (" (on the interval: the whole of it must clear the threshold)"
+                            if on_lower else ""),
+                "on": t.on, "value": value, "pass": passed,
+                "outcome": outcome or None}, pending
 
     def compare(self, force: bool = False) -> dict[str, Any]:
         """The paired comparison of B against A for the measure at K ({} without a run B);

@@ -64,20 +64,28 @@ class ViewStats:
         got: tuple[float | None, float | None] = arrays.memo.get(key, make)
         return got
 
-    def target_lower(self, run: int, t: Target, force: bool) -> float | None:
-        """Lower bound of the bootstrap interval of the mean of a target's measure."""
+    def target_interval(self, run: int, t: Target, force: bool
+                        ) -> tuple[float | None, float | None] | None:
+        """The bootstrap interval of the mean of a target's measure (None until computed
+        for large evaluations, unless ``force``)."""
         key = ("target-lower", run, t)
         if not self._ready(key, force):
             return None
 
-        def make() -> float | None:
+        def make() -> tuple[float | None, float | None] | None:
             v = self.arrays.target_values(t, run)
             if v is None or not len(v):
                 return None
-            return number(self.interval(run, t.measure, lambda: v)[0])
+            lo, hi = self.interval(run, t.measure, lambda: v)
+            return number(lo), number(hi)
 
-        got: float | None = self.arrays.memo.get(key, make)
+        got: tuple[float | None, float | None] | None = self.arrays.memo.get(key, make)
         return got
+
+    def target_lower(self, run: int, t: Target, force: bool) -> float | None:
+        """Lower bound of the bootstrap interval of the mean of a target's measure."""
+        got = self.target_interval(run, t, force)
+        return None if got is None else got[0]
 
     def interval(self, run: int, m: Measure, values: Callable[[], FloatArray]
                  ) -> tuple[float, float]:

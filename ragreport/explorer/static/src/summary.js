@@ -119,9 +119,12 @@ export function makeSummary(v) {
         h("span", { class: "rr-swatch", "aria-hidden": "true", style: `background: var(--rr-run-${Math.max(0, idx) % 7})` }),
         h("span", { class: "rr-chip-run-name", text: short })) : null,
       h("span", { class: "rr-num", text: ` ${fmt(t.value)}` }),
-      h("span", { text: t.pass === true ? " \u2713" : t.pass === false ? " \u2717" : "" })));
+      h("span", { text: t.pass === true ? " \u2713" : t.pass === false ? " \u2717" : "" }),
+      // a target on the interval that these queries cannot decide
+      t.outcome === "inconclusive" ? h("span", { class: "rr-muted", "data-role": "inconclusive",
+        text: " inconclusive", title: "the interval holds the threshold: these queries cannot tell" }) : null));
     });
-    chip.setAttribute("aria-label", `${label}: ${ts.map((t) => `${named && t.run ? `${t.run} ` : ""}${fmt(t.value)} ${t.pass === true ? "passes" : t.pass === false ? "fails" : "not checked"}`).join(", ")}`);
+    chip.setAttribute("aria-label", `${label}: ${ts.map((t) => `${named && t.run ? `${t.run} ` : ""}${fmt(t.value)} ${t.pass === true ? "passes" : t.pass === false ? "fails" : "not checked"}${t.outcome === "inconclusive" ? " (inconclusive)" : ""}`).join(", ")}`);
     return chip;
   }
 
