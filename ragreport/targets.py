@@ -42,8 +42,8 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
 }
 
 #: Options a targets file may set beside its targets (``compat = "beir"``,
-#: ``ignore_identical_ids = true``; :mod:`ragreport.compat`; ``on_inconclusive = "fail"``,
-#: what an inconclusive drop check does): keys that are not targets.
+#: ``ignore_identical_ids = true``; :mod:`ragreport.compat`; ``on_inconclusive = "pass"``,
+#: what an inconclusive drop check or target on the interval does): keys that are not targets.
 SETTINGS: tuple[str, ...] = ("compat", "ignore_identical_ids", "ties", "score_precision",
                              "on_inconclusive")
 
@@ -246,10 +246,12 @@ def check_targets(targets: list[Target], means: Mapping[str, Mapping[Measure, fl
     lower bound of its interval (``lower[run][measure]``) for targets ``on = "ci_lower"``, or
     of its prediction-powered interval (``ppi_lower[run][measure]``) for ``"ppi_lower"``.
 
-    A target on ``ci_lower`` has three outcomes when the interval's upper ends are given
-    (``upper``): pass when the whole interval clears the threshold (for ``>=``: its lower
-    bound does), fail when none of it does, inconclusive otherwise, which passes only under
-    ``on_inconclusive="pass"`` (:mod:`ragreport.analysis.noninferiority`).
+    A ``min`` or ``gt`` target on ``ci_lower`` has three outcomes when the interval's upper
+    ends are given (``upper``): pass when the whole interval clears the threshold (its lower
+    bound does), fail when none of it does (its upper bound does not), inconclusive
+    otherwise, which passes only under ``on_inconclusive="pass"``
+    (:mod:`ragreport.analysis.noninferiority`); an interval not computed (NaN) is
+    inconclusive. A ``max`` or ``lt`` target on it compares the lower bound, as before.
 
     >>> from ragreport.measures import parse_measure
     >>> t = parse_targets({"P@1": {"min": 0.5, "on": "ci_lower"}})
@@ -277,7 +279,7 @@ def check_targets(targets: list[Target], means: Mapping[str, Mapping[Measure, fl
                                       "judgments")
                 v = float(ppi_lower[run][t.measure])
             ok, outcome = passes(v, t.op, t.threshold), ""
-            if t.on == "ci_lower" and upper is not None:
+            if t.on == "ci_lower" and upper is not None and t.op in (">=", ">"):
                 outcome, ok = _interval_outcome(v, float(upper[run][t.measure]), t,
                                                 on_inconclusive)
             out.append(TargetCheck(t, run, v, shown(v), ok, float(shown(v)) - t.threshold,
@@ -289,6 +291,7 @@ def _interval_outcome(low: float, high: float, t: Target, on_inconclusive: str
                       ) -> tuple[str, bool]:
     """The outcome of a target on an interval and whether it passes under the policy."""
     ends = (passes(low, t.op, t.threshold), passes(high, t.op, t.threshold))
-    outcome = "pass" if all(ends) else "fail" if not any(ends) else "inconclusive"
+    outcome = "inconclusive" if not (math.isfinite(low) and math.isfinite(high)) \
+        else "pass" if all(ends) else "fail" if not any(ends) else "inconclusive"
     return outcome, outcome == "pass" or (outcome == "inconclusive"
                                           and on_inconclusive == "pass")

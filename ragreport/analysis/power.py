@@ -8,7 +8,8 @@
   true one is smaller).
 - :func:`queries_needed`: how many queries detect a given effect with that power.
 - :func:`saturation`: the share of queries at a measure's bound (1 or 0): a measure at 1 on
-  nearly every query cannot move on them, whatever the retriever does below its cutoff.
+  nearly every query cannot show a gain on them, nor any change that keeps them at 1
+  (whatever the retriever does below its cutoff).
 
 >>> round(minimum_detectable_effect(0.2, 100), 4)   # (1.96 + 0.8416) * 0.2 / 10
 0.056
@@ -25,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import RagReportError
+from ..present import pct
 
 __all__ = ["SATURATED_SHARE", "Saturation", "minimum_detectable_effect", "queries_needed",
            "saturation", "spread"]
@@ -111,18 +113,18 @@ class Saturation:
         if not self.saturated:
             return ""
         if self.at_top >= self.at_bottom:
-            return (f"at 1 on {self.top_share:.0%} of the queries: it cannot show a "
-                    "regression or a gain on them")
-        return (f"at 0 on {self.bottom_share:.0%} of the queries: it cannot show a "
-                "regression or a gain on them")
+            return (f"at 1 on {pct(self.top_share)} of the queries: it cannot show a gain on "
+                    "them, nor a change that keeps them at 1")
+        return (f"at 0 on {pct(self.bottom_share)} of the queries: it cannot show a drop on "
+                "them, nor a change that keeps them at 0")
 
 
 def saturation(values: npt.ArrayLike) -> Saturation:
     """The queries of a bounded measure at 1 and at 0.
 
     >>> s = saturation([1.0] * 97 + [0.5, 0.0, 1.0])
-    >>> s.saturated, s.text
-    (True, 'at 1 on 98% of the queries: it cannot show a regression or a gain on them')
+    >>> s.saturated, s.text.split(":")[0]
+    (True, 'at 1 on 98% of the queries')
     """
     v = np.asarray(values, dtype=np.float64)
     return Saturation(len(v), int(np.count_nonzero(v >= 1.0)),

@@ -17,12 +17,9 @@ import numpy.typing as npt
 from ..core.result import EvaluationResult
 from ..errors import RagReportError
 from ..measures import Measure
-from ..present import shown
 from ..targets import DISPLAY_DIGITS, OPERATORS, Target, TargetCheck, check_targets, passes
 
 __all__ = [
-    "drop_beyond",
-    "drop_fails",
     "passes_array",
     "run_checks",
     "target_passes",
@@ -31,30 +28,6 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
-
-
-def drop_beyond(delta: float, max_drop: float, digits: int = DISPLAY_DIGITS) -> bool:
-    """Whether a run is below its baseline by more than ``max_drop``, decided on the drop as
-    shown (rounded to ``digits`` decimals), as :func:`~ragreport.targets.passes` decides.
-
-    >>> [drop_beyond(d, 0.01) for d in (-0.0101, -0.01004, -0.01006, -0.01, 0.02)]
-    [True, False, True, False, False]
-    """
-    return delta < 0 and float(shown(-delta, digits)) > max_drop
-
-
-def drop_fails(delta: float, max_drop: float, significant: bool,
-               digits: int = DISPLAY_DIGITS) -> bool:
-    """The drop check's decision (``--max-drop``): the run fails when it is below the baseline
-    by more than ``max_drop`` as shown **and** the paired test says the drop is significant
-    (a drop beyond the allowance that could be chance is reported, never failed).
-
-    >>> drop_fails(-0.05, 0.01, True), drop_fails(-0.05, 0.01, False)
-    (True, False)
-    >>> drop_fails(-0.01004, 0.01, True), drop_fails(0.05, 0.01, True)
-    (False, False)
-    """
-    return significant and drop_beyond(delta, max_drop, digits)
 
 
 def passes_array(values: npt.ArrayLike, op: str, threshold: float) -> BoolArray:

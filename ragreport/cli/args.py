@@ -500,9 +500,9 @@ def _report_gates(p: Any) -> None:
                         "on each target measure: fail when the delta's interval lies below "
                         "-D, pass when above, inconclusive otherwise")
     p.add_argument("--on-inconclusive", choices=("fail", "pass"), default="fail",
-                   help="what an inconclusive --max-drop check does: fail (the default: a "
-                        "run must show it is not worse) or pass (fail only on evidence of a "
-                        "drop)")
+                   help="what an inconclusive --max-drop check (or min target on the "
+                        "interval) does: fail (the default: a run must show it) or pass (fail "
+                        "only on evidence against it)")
     p.add_argument("--target-level", choices=("chunk", "document"), default="chunk",
                    help="with --doc-map: check the targets (and --max-drop) at chunk level "
                         "(default) or at document level")

@@ -470,10 +470,11 @@ class DropUnjudged:
     alike, on the queries both evaluated).
 
     ``low``/``high``: the interval of the mean delta (the means of the per-query lower and
-    upper ends of the two readings); ``delta``, ``p_value`` (Holm-adjusted) and ``failed``:
-    the check on the filled reading; ``dependent``: the queries whose delta differs between
-    the readings; ``note``: ``"this pass depends on unjudged documents"`` (or ``"this
-    failure ..."``) when the decisions differ, else ``""``.
+    upper ends of the two readings); ``delta``, ``p_value`` (Holm-adjusted), ``outcome`` and
+    ``failed`` (its gate decision): the check on the filled reading; ``dependent``: the
+    queries whose delta differs between the readings; ``note``: ``"this pass depends on
+    unjudged documents"`` (or ``"this failure ..."``, ``"this inconclusive outcome ..."``)
+    when the outcomes differ, else ``""``.
     """
 
     grade: float

@@ -2,17 +2,18 @@
 more than allowed? One :class:`~ragreport.report.cells.DropCheck` per run and target
 measure, a non-inferiority check with three outcomes on the bootstrap interval of the paired
 delta (:mod:`ragreport.analysis.noninferiority`: pass, fail or inconclusive, with about how
-many queries would decide an inconclusive one; ``on_inconclusive`` says what an inconclusive
-check does to the gate). The paired test's p-values (Holm-corrected over all checks) are
-reported beside it.
+many queries would decide an inconclusive one; fewer than :data:`MIN_QUERIES` queries are
+inconclusive; ``on_inconclusive`` says what an inconclusive check does to the gate). The
+paired test's p-values (Holm-corrected over all checks) are reported beside it, for
+information.
 
 Each check is decided again with the unjudged documents read as relevant
 (:func:`ragreport.analysis.unjudged.filled_together` on the run and the baseline: every
 document that either retrieves and the qrels do not judge, relevant for both alike, on the
-queries both evaluated), by the same test and correction; a
-check whose decision differs between the two readings depends on unjudged documents
-(:class:`~ragreport.report.cells.DropUnjudged`), and fails under ``unjudged="fail"`` when it
-passed.
+queries both evaluated), on its own interval; a check whose outcome differs between the two
+readings depends on unjudged documents (:class:`~ragreport.report.cells.DropUnjudged`), and
+under ``unjudged="fail"`` one that did not fail fails when the filled reading's gate
+decision does.
 """
 
 from __future__ import annotations
@@ -82,13 +83,17 @@ def drop_checks(results: Sequence[EvaluationResult], base: PerQueryValues,
                     for a, b, fp in zip(pairs, f_pairs, f_p, strict=True)]
     out = []
     for c, adj, r, u in zip(pairs, p, raw, readings, strict=True):
-        result = outcome(c.lo, c.hi, max_drop)
+        result = _outcome(c, max_drop)
         failed = gate_fails(result, on_inconclusive)
         needed = queries_to_decide(c.deltas, max_drop, info.level) \
             if result == INCONCLUSIVE else None
+        if needed is not None:
+            needed = max(needed, MIN_QUERIES)
         if u is not None:
             u = _noted(u, result)
-        by_policy = u is not None and u.depends and not failed and unjudged == "fail"
+        # the policy fails a check whose gate decision differs on the filled reading (a
+        # different outcome alone, e.g. inconclusive and pass, is said, not failed)
+        by_policy = u is not None and u.failed and not failed and unjudged == "fail"
         msg = _message(c, base.run_name, adj, r, info, max_drop, result, needed)
         out.append(DropCheck(c.run, base.run_name, str(c.measure), c.delta, c.lo, c.hi, adj,
                              max_drop, adj < info.alpha, failed or by_policy, msg, r, u,
@@ -147,10 +152,19 @@ def _reading(judged: _Paired, filled: _Paired, p: float, grade: float, info: Sta
     (the means of the per-query lower and upper ends of the two readings)."""
     lo = np.minimum(judged.deltas, filled.deltas)
     hi = np.maximum(judged.deltas, filled.deltas)
-    result = outcome(filled.lo, filled.hi, max_drop)
+    result = _outcome(filled, max_drop)
     return DropUnjudged(grade, float(lo.mean()), float(hi.mean()), filled.delta, p,
                         gate_fails(result, on_inconclusive), int(np.count_nonzero(lo != hi)),
                         "", result)
+
+
+#: Fewest queries compared for a drop check to be decided (fewer: inconclusive, whatever the
+#: interval: a few identical deltas give an interval of one point).
+MIN_QUERIES = 10
+
+
+def _outcome(c: _Paired, max_drop: float) -> str:
+    return outcome(c.lo, c.hi, max_drop) if c.n >= MIN_QUERIES else INCONCLUSIVE
 
 
 #: How a note names an outcome ("this pass depends on unjudged documents").
@@ -173,10 +187,12 @@ def _message(c: _Paired, base: str, p: float, raw: float, info: StatsInfo, max_d
     said = {PASS: f"pass: the interval lies above {margin}",
             FAIL: f"fail: the interval lies below {margin}"}.get(result)
     if said is None:
-        said = f"inconclusive: the interval holds {margin}; " + (
-            f"about {needed - c.n:,} more queries would decide a {max_drop:g} drop"
-            if needed is not None else "more queries would not decide it (the delta sits on "
-            "the margin)" if c.n >= 2 else "one query cannot decide it")
+        said = (f"inconclusive: the interval holds {margin}; " if c.n >= MIN_QUERIES else
+                f"inconclusive: fewer than {MIN_QUERIES} queries decide nothing; ") + (
+            f"about {needed - c.n:,} more {'query' if needed - c.n == 1 else 'queries'} "
+            f"would decide a {max_drop:g} drop" if needed is not None
+            else "more queries would not decide it (the delta sits on the margin)"
+            if c.n >= 2 else "one query cannot decide it")
     return (f"{c.measure}: run {c.run!r} is {where} baseline {base!r} "
             f"({pct(info.level)} CI of the delta [{shown(c.lo)}, {shown(c.hi)}], "
             f"{p_clause(p)} {info.test}, Holm-corrected over the target measures, raw "

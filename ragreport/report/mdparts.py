@@ -102,8 +102,8 @@ def table_row(cells: list[str]) -> str:
 
 
 def target_cell(c: TargetCell) -> list[str]:
-    word = ("✅" if c.passed else "❌") + (" inconclusive" if c.inconclusive
-                                         else " pass" if c.passed else " fail")
+    word = ("❔ inconclusive" if c.passed else "❌ inconclusive") if c.inconclusive \
+        else "✅ pass" if c.passed else "❌ fail"
     extra = f" (mean {shown(c.mean)})" if c.on in ("ci_lower", "ppi_lower") \
         and math.isfinite(c.mean) else ""
     return [f"{word} {c.shown}{extra}", c.margin_text]
@@ -203,7 +203,12 @@ def status(report: Report) -> str:
         bad.append(f"**{v.failed} of {v.checks} target {plural(v.checks, 'check')} {verb}**")
     if v.drops_failed:
         bad.append(f"**{v.drops_failed} of {v.drops} drop {plural(v.drops, 'check')} "
-                   f"{'fails' if v.drops_failed == 1 else 'fail'}** (max drop {v.max_drop:g})")
+                   f"{'fails' if v.drops_failed == 1 else 'fail'}** (max drop {v.max_drop:g}"
+                   + (f"; {v.drops_inconclusive} inconclusive" if v.drops_inconclusive else "")
+                   + ")")
+    elif v.drops_inconclusive:
+        bad.append(f"{v.drops_inconclusive} drop {plural(v.drops_inconclusive, 'check')} "
+                   "inconclusive")
     if v.slice_failed:
         names = v.failing_slices
         listed = ", ".join(md_escape(n, SHORT_NAME_CHARS) for n in names[:3]) + (

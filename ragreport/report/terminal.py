@@ -99,7 +99,7 @@ def render_failures(report: Report) -> str:
         f"FAILED {terminal_safe(t.measure)}: {_ON.get(c.on, '')}"
         + (f"{c.shown} is {t.op} {t.threshold_text} but depends on unjudged documents "
            "(--unjudged fail)" if c.unjudged else f"{c.shown} is not {t.op} {t.threshold_text}"
-           + ("; inconclusive: the interval holds the threshold (--on-inconclusive fail)"
+           + ("; inconclusive: the interval holds the threshold (on_inconclusive fail)"
               if c.inconclusive else ""))
         + f" (run {terminal_safe(repr(c.run))}{level})\n"
         for t, c in report.failed_checks
@@ -107,7 +107,7 @@ def render_failures(report: Report) -> str:
     lines += [f"FAILED drop {terminal_safe(d.message)}"
               + (f"; {terminal_safe(d.unjudged.text)} (--unjudged fail)"
                  if d.unjudged_failed and d.unjudged is not None else "")
-              + (" (--on-inconclusive fail)" if d.inconclusive and not d.unjudged_failed
+              + (" (on_inconclusive fail)" if d.inconclusive and not d.unjudged_failed
                  else "") + "\n"
               for d in report.drops if d.failed]
     if report.slices is not None:  # --slices: a failed slice target names the slice

@@ -254,27 +254,3 @@ def test_check_uses_pyproject_targets(tmp_path: Path, tiny: tuple[str, str],
     assert main(["check", *tiny]) == EXIT_OK
     os.remove(tmp_path / "pyproject.toml")
     assert main(["check", *tiny]) == EXIT_TARGET_FAILED  # the defaults fail on this data
-
-
-# delta (run - baseline), allowed drop, significant -> the drop check fails; decided on the
-# drop as shown (4 decimals), as targets.passes decides
-DROP_BOUNDARY = [
-    (-0.0101, 0.01, True, True),
-    (-0.01004, 0.01, True, False),   # shown 0.0100: not more than the allowance
-    (-0.01005, 0.01, True, False),   # shown 0.0100 (half to even on the float)
-    (-0.01006, 0.01, True, True),    # shown 0.0101
-    (-0.0101, 0.01, False, False),   # beyond, but could be chance: reported, not failed
-    (-0.5, 0.0, True, True),
-    (0.0, 0.0, True, False),
-    (0.3, 0.01, True, False),        # an improvement never fails
-]
-
-
-@pytest.mark.parametrize("delta, max_drop, significant, fails", DROP_BOUNDARY)
-def test_drop_decision_boundary(delta: float, max_drop: float, significant: bool,
-                                fails: bool) -> None:
-    from ragreport.analysis.targets import drop_beyond, drop_fails
-
-    assert drop_fails(delta, max_drop, significant) is fails
-    if significant:  # significant: failing is exactly being beyond the allowance
-        assert drop_beyond(delta, max_drop) is fails

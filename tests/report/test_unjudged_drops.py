@@ -133,3 +133,22 @@ def test_a_stored_baseline_has_no_unjudged_reading(tmp_path) -> None:
 def test_the_grade_is_the_one_given(grade: int) -> None:
     (d,) = build(unjudged_grade=grade).drops
     assert d.unjudged is not None and d.unjudged.grade == grade
+
+
+def test_unjudged_fail_fails_only_a_gate_decision_that_differs() -> None:
+    """Under --unjudged fail, a check fails when the filled reading's gate decision is a
+    failure; an outcome that merely differs (inconclusive on one reading, a pass on the
+    other, both passing under on_inconclusive = "pass") is said, not failed."""
+    from ragreport.examples import example_files
+    from ragreport.targets import default_targets
+
+    f = example_files()
+    results = [ragreport.evaluate(f.qrels, p) for p in f.runs]
+    r = ragreport.build_report(results, default_targets(), max_drop=0.02,
+                               resamples=1000, on_inconclusive="pass", unjudged="fail")
+    differ = [d for d in r.drops if d.unjudged is not None and d.unjudged.depends]
+    assert differ  # the example has checks whose outcome depends on unjudged documents
+    for d in r.drops:
+        assert d.unjudged_failed == (d.unjudged is not None and d.unjudged.failed
+                                     and d.outcome != "fail")
+        assert d.failed == (d.outcome == "fail" or d.unjudged_failed)
