@@ -485,8 +485,11 @@ class DropUnjudged:
     failed: bool
     dependent: int
     note: str
-    #: the filled reading's outcome (:mod:`ragreport.analysis.noninferiority`)
+    #: the filled reading's outcome (:mod:`ragreport.analysis.noninferiority`), decided on
+    #: its interval of the delta [``delta_lower``, ``delta_upper``]
     outcome: str = "pass"
+    delta_lower: float = float("nan")
+    delta_upper: float = float("nan")
 
     @property
     def depends(self) -> bool:
@@ -502,9 +505,10 @@ class DropUnjudged:
         """The filled reading in words (plain text)."""
         verdict = {"pass": "a pass", "fail": "a failure"}.get(self.outcome, "inconclusive")
         return (f"with the unjudged documents read as relevant (grade "
-                f"{self.grade:g}) the delta is {signed(self.delta)} ({p_clause(self.p_value)}, "
-                f"Holm), {verdict}; {self.dependent} queries change, delta in "
-                f"[{shown(self.low)}, {shown(self.high)}]")
+                f"{self.grade:g}) the delta is {signed(self.delta)} (interval "
+                f"[{shown(self.delta_lower)}, {shown(self.delta_upper)}], "
+                f"{p_clause(self.p_value)}, Holm), {verdict}; {self.dependent} queries change, "
+                f"delta in [{shown(self.low)}, {shown(self.high)}]")
 
 
 @dataclass(frozen=True)

@@ -155,7 +155,7 @@ def _reading(judged: _Paired, filled: _Paired, p: float, grade: float, info: Sta
     result = _outcome(filled, max_drop)
     return DropUnjudged(grade, float(lo.mean()), float(hi.mean()), filled.delta, p,
                         gate_fails(result, on_inconclusive), int(np.count_nonzero(lo != hi)),
-                        "", result)
+                        "", result, filled.lo, filled.hi)
 
 
 #: Fewest queries compared for a drop check to be decided (fewer: inconclusive, whatever the

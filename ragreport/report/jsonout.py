@@ -277,6 +277,7 @@ def _drop_unjudged_json(d: DropCheck) -> dict[str, Any] | None:
         return None
     return {"grade": u.grade, "low": u.low, "high": u.high, "delta": u.delta,
             "p_value": _maybe(u.p_value), "failed": u.failed, "outcome": u.outcome,
+            "delta_lower": _maybe(u.delta_lower), "delta_upper": _maybe(u.delta_upper),
             "dependent": u.dependent,
             "depends_on_unjudged_documents": u.depends, "note": u.note,
             "failed_by_policy": d.unjudged_failed}

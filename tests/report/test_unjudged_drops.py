@@ -42,7 +42,9 @@ def test_a_pass_that_depends_on_unjudged_documents_is_said_and_kept() -> None:
     assert u.failed and u.p_value < 0.05 and u.note == "this pass depends on unjudged documents"
     assert r.all_passed and r.unjudged_flips == 1
     assert "this pass depends on unjudged documents: with the unjudged documents read as " \
-           "relevant (grade 1) the delta is −1.0000" in render_terminal(r)
+           "relevant (grade 1) the delta is −1.0000 (interval [-1.0000, -1.0000], " \
+           in render_terminal(r)
+    assert (u.outcome, u.delta_lower, u.delta_upper) == ("fail", -1.0, -1.0)
     md = render_markdown(r)
     assert "✅ pass ⚠️ depends on unjudged documents" in md
     assert "- ⚠️ drop check P@1, run cand &amp; co against &lt;i&gt;base&lt;/i&gt;: " \
@@ -52,6 +54,7 @@ def test_a_pass_that_depends_on_unjudged_documents_is_said_and_kept() -> None:
     doc = json.loads(render_json(r))["drops"][0]["unjudged"]
     assert doc["depends_on_unjudged_documents"] is True and doc["delta"] == -1.0
     assert doc["failed"] is True and doc["failed_by_policy"] is False
+    assert (doc["outcome"], doc["delta_lower"], doc["delta_upper"]) == ("fail", -1.0, -1.0)
 
 
 def test_another_run_changes_nothing() -> None:
