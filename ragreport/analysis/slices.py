@@ -15,8 +15,10 @@ queries both runs evaluated, for a comparison) gets its means, curves and wins /
 interval and no test: a bootstrap over 3 queries gives an interval that looks like a result
 and is not one. Its ``note`` says so. A target on such a slice is checked on the mean as
 usual; a target on the lower bound of the interval (``on = "ci_lower"``) fails there, with that
-reason (the gate cannot show that the bound clears the threshold). A slice none of whose
-queries the run evaluated has no mean: its targets fail ("no query of the slice evaluated").
+reason (the gate cannot show that the bound clears the threshold). Otherwise a ``min`` target on
+the interval has three outcomes, as the whole run's: pass, fail or inconclusive. A slice none
+of whose queries the run evaluated has no mean: its targets fail ("no query of the slice
+evaluated").
 """
 
 from __future__ import annotations
@@ -160,8 +162,8 @@ def analyse_slices(results: Sequence[EvaluationResult], slices: Mapping[str, Seq
                    targets: Mapping[str, Sequence[Target]] | None = None,
                    stats: bool = True, level: float = 0.95, resamples: int = 10_000,
                    curve_resamples: int = 1_000, seed: int = 0, alpha: float = 0.05,
-                   min_queries: int = MIN_QUERIES, workers: Mapper | None = None
-                   ) -> SliceAnalysis:
+                   min_queries: int = MIN_QUERIES, workers: Mapper | None = None,
+                   on_inconclusive: str = "fail") -> SliceAnalysis:
     """Per slice: means, intervals, curves, targets and the comparison with the baseline.
 
     Parameters
@@ -191,6 +193,9 @@ def analyse_slices(results: Sequence[EvaluationResult], slices: Mapping[str, Seq
         Fewest queries for an interval or a test.
     workers : Mapper or None
         Worker processes for the bootstrap.
+    on_inconclusive : {"fail", "pass"}
+        What a ``min`` target on a slice's interval does when the interval holds its
+        threshold (:func:`ragreport.targets.check_targets`).
 
     Returns
     -------
@@ -248,7 +253,7 @@ def analyse_slices(results: Sequence[EvaluationResult], slices: Mapping[str, Seq
 
     comparisons = _comparisons(results, base, names, index, bounded, stats, resamples, seed,
                                alpha, min_queries) if base is not None else []
-    checks = _checks(results, names, targets, per, min_queries, stats)
+    checks = _checks(results, names, targets, per, min_queries, stats, on_inconclusive)
     return SliceAnalysis(names, per, comparisons, checks, min_queries, unknown, untagged)
 
 
@@ -347,7 +352,8 @@ def _comparisons(results: Sequence[EvaluationResult], base: PerQueryValues,
 
 def _checks(results: Sequence[EvaluationResult], names: list[str],
             targets: Mapping[str, Sequence[Target]], per: dict[str, dict[str, SliceRun]],
-            min_queries: int, stats: bool) -> list[SliceCheck]:
+            min_queries: int, stats: bool, on_inconclusive: str = "fail"
+            ) -> list[SliceCheck]:
     out: list[SliceCheck] = []
     for n in names:
         for t in targets.get(n, ()):
@@ -365,7 +371,9 @@ def _checks(results: Sequence[EvaluationResult], names: list[str],
                                                          math.nan, mean), reason))
                     continue
                 lower = {r.run_name: {m: lo for m, (lo, _) in sr.intervals.items()}}
-                got = check_targets([t], {r.run_name: {t.measure: mean}}, lower)[0]
+                upper = {r.run_name: {m: hi for m, (_, hi) in sr.intervals.items()}}
+                got = check_targets([t], {r.run_name: {t.measure: mean}}, lower, None, upper,
+                                    on_inconclusive)[0]
                 out.append(SliceCheck(n, got))
     return out
 

@@ -131,6 +131,7 @@ class SliceTargetCell:
     mean: float | None = None
     reason: str = ""
     margin: float | None = None
+    outcome: str = ""  # a min target on the interval: pass, fail or inconclusive
 
 
 @dataclass(frozen=True)

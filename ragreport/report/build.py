@@ -227,7 +227,7 @@ def build_report(
     bounded = [m for m in measures if m.bounded]
     _check_measures(stored, bounded, targets, stats)
     holm_groups = holm_families(bounded, targets)
-    info = _stats_info(results, settings, holm_groups, base) if stats else None
+    info = _stats_info(results, settings, holm_groups, base, on_inconclusive) if stats else None
     families = curve_families(results, measures)
     means = {r.run_name: {m: r.mean(m) for m in measures} for r in results}
     cis, all_bands = sections.run_cis(results, bounded, families, k_max, info, workers)
@@ -392,7 +392,8 @@ def _measures(results: Sequence[EvaluationResult], targets: Sequence[Target]) ->
 
 
 def _stats_info(results: Sequence[EvaluationResult], s: StatsSettings,
-                holm_groups: Sequence[Sequence[Measure]], base: PerQueryValues) -> StatsInfo:
+                holm_groups: Sequence[Sequence[Measure]], base: PerQueryValues,
+                on_inconclusive: str = "fail") -> StatsInfo:
     from ..stats import bootstrap_scheme  # the resampling the intervals used, as stated
 
     # the runs tested against the baseline: not itself (a stored one is none of the results),
@@ -401,7 +402,8 @@ def _stats_info(results: Sequence[EvaluationResult], s: StatsSettings,
                    and len(common_queries(r, base)[0])) if holm_groups else 0
     scheme = " / ".join(sorted({bootstrap_scheme(r.n_queries) for r in results}))
     return StatsInfo(s.level, s.resamples, s.curve_resamples, s.seed, s.alpha, interval=scheme,
-                     families=families_text(holm_groups, compared))
+                     families=families_text(holm_groups, compared),
+                     on_inconclusive=on_inconclusive)
 
 
 def _p_value_convention(info: StatsInfo | None) -> dict[str, str]:

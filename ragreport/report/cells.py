@@ -328,6 +328,8 @@ class StatsInfo:
     interval: str = "percentile bootstrap over queries"
     families: str = "all runs and measures"
     """What Holm's correction runs over (:func:`ragreport.report.build.holm_families`)."""
+    on_inconclusive: str = "fail"
+    """What a check its interval cannot decide does (for the slices' targets too)."""
 
     def describe(self) -> str:
         return (f"{pct(self.level)} {self.interval} ({self.resamples} resamples, "

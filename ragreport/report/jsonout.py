@@ -375,7 +375,8 @@ def _slices_json(s: SliceReport) -> dict[str, Any]:
                          "passed": t.passed,
                          "results": [{"run": c.run, "value": c.value, "shown": c.shown,
                                       "passed": c.passed, "margin": c.margin, "mean": c.mean,
-                                      "reason": c.reason} for c in t.cells]}
+                                      "reason": c.reason, "outcome": c.outcome or None}
+                                     for c in t.cells]}
                         for t in sl.targets],
             "curves": {c.family: {r: list(v) for r, v in c.series.items()}
                        for c in sl.curves},

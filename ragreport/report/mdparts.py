@@ -510,7 +510,9 @@ def slices_section(report: Report, runs: list[str], opts: Opts, esc: Esc) -> lis
         for t in unshown:  # a slice target on a measure the table does not show
             out.append(table_row([esc.md(s.name) if not rows else "", "", esc.md(t.measure),
                              esc.md(f"{t.op} {t.threshold_text}")] + [
-                ("✅ " if c.passed else "❌ ") + c.shown for c in t.cells if c.run in runs]))
+                ("✅ " if c.passed else "❌ ") + c.shown
+                + (" (inconclusive)" if c.outcome == "inconclusive" else "")
+                for c in t.cells if c.run in runs]))
     out.append("")
     notes = []
     if len(shown_slices) < len(ordered):

@@ -85,7 +85,8 @@ def slice_report(results: Sequence[EvaluationResult], base: PerQueryValues | Non
         targets=slice_targets, stats=info is not None,
         level=info.level if info else 0.95, resamples=info.resamples if info else 1,
         curve_resamples=info.curve_resamples if info else 1, seed=info.seed if info else 0,
-        alpha=info.alpha if info else 0.05, min_queries=minimum, workers=workers)
+        alpha=info.alpha if info else 0.05, min_queries=minimum, workers=workers,
+        on_inconclusive=info.on_inconclusive if info else "fail")
     comp = {(c.slice, c.run, c.measure): c for c in got.comparisons}
     out = []
     for name in got.names:
@@ -126,7 +127,7 @@ def _target_rows(checks: Sequence[Any], name: str, targets: Sequence[Target]
                 ch.run, ch.value if ok else None, ch.shown, ch.passed,
                 signed(ch.margin) if ok else "–", t.on,
                 ch.mean if math.isfinite(ch.mean) else None, sc.reason,
-                ch.margin if ok else None))
+                ch.margin if ok else None, ch.outcome))
         trows.append(SliceTargetRow(str(t.measure), t.op, t.threshold,
                                     threshold_text(t.threshold), t.source, cells))
     return trows

@@ -240,3 +240,23 @@ def test_a_target_on_the_interval_has_three_outcomes() -> None:
                            resamples=1000, generated_at="2026-01-01T00:00:00Z")
         [[cell]] = [t.cells for t in rep.targets]
         assert cell.outcome == want and cell.passed == (want == "pass")
+
+
+def test_a_slice_target_on_the_interval_follows_the_policy() -> None:
+    """The slices' targets on the interval have the same three outcomes and the same policy
+    as the whole run's (it used to be the lower-bound rule only)."""
+    from ragreport.examples import example_files
+
+    f = example_files()
+    r = evaluate(f.qrels, f.runs[0], ["P@3"])
+    slices = {q: ["all"] for q in r.query_ids}
+    for policy in ("fail", "pass"):
+        rep = build_report([r], slices=slices,
+                           slice_targets={"all": parse_targets({"P@3": {"min": 0.55,
+                                                                         "on": "ci_lower"}})},
+                           resamples=1000, on_inconclusive=policy,
+                           generated_at="2026-01-01T00:00:00Z")
+        assert rep.slices is not None
+        [[cell]] = [t.cells for s in rep.slices.slices for t in s.targets]
+        assert cell.outcome == "inconclusive" and cell.passed == (policy == "pass")
+        assert '"outcome": "inconclusive"' in rep.to_json()
