@@ -29,7 +29,7 @@ import numpy.typing as npt
 from ..errors import RagReportError
 from ..present import DISPLAY_DIGITS, shown
 
-__all__ = ["FAIL", "INCONCLUSIVE", "ON_INCONCLUSIVE", "OUTCOMES", "PASS",
+__all__ = ["FAIL", "INCONCLUSIVE", "MIN_QUERIES", "ON_INCONCLUSIVE", "OUTCOMES", "PASS",
            "check_on_inconclusive", "gate_fails", "outcome", "queries_to_decide"]
 
 PASS = "pass"
@@ -37,6 +37,10 @@ FAIL = "fail"
 INCONCLUSIVE = "inconclusive"
 #: The three outcomes of a check on an interval.
 OUTCOMES = (PASS, FAIL, INCONCLUSIVE)
+#: Fewest queries whose interval decides anything (fewer: inconclusive whatever the interval,
+#: as a few identical deltas give an interval of one point); a slice's too
+#: (:mod:`ragreport.analysis.slices`).
+MIN_QUERIES = 10
 #: What an inconclusive check does to the exit code: fail (``fail``, the default: a check
 #: passes only when its interval shows it, as a target on the interval's lower bound does)
 #: or nothing (``pass``: the gate fails only on evidence of a drop).
@@ -55,20 +59,23 @@ def _as_shown(x: float, digits: int) -> float:
     return float(shown(x, digits))
 
 
-def outcome(lower: float, upper: float, margin: float, digits: int = DISPLAY_DIGITS) -> str:
+def outcome(lower: float, upper: float, margin: float, digits: int = DISPLAY_DIGITS, *,
+            n: int | None = None) -> str:
     """The outcome of a non-inferiority check: ``pass`` when the interval [lower, upper] of
     the mean difference lies above ``-margin``, ``fail`` when it lies below, ``inconclusive``
-    when it holds ``-margin`` (an end on it included) or is not defined (NaN). Both ends are
-    compared as shown (``digits`` decimals).
+    when it holds ``-margin`` (an end on it included), is not defined (NaN), or comes from
+    fewer than :data:`MIN_QUERIES` queries (``n``, when given). Both ends are compared as
+    shown (``digits`` decimals).
 
     >>> outcome(-0.0199, 0.01, 0.02), outcome(-0.02, 0.01, 0.02), outcome(-0.03, -0.02, 0.02)
     ('pass', 'inconclusive', 'inconclusive')
     >>> outcome(-0.03, -0.02001, 0.02), outcome(-0.03, -0.02006, 0.02)
     ('inconclusive', 'fail')
-    >>> outcome(float("nan"), float("nan"), 0.02)
-    'inconclusive'
+    >>> outcome(float("nan"), float("nan"), 0.02), outcome(-0.01, 0.03, 0.02, n=9)
+    ('inconclusive', 'inconclusive')
     """
-    if not (math.isfinite(lower) and math.isfinite(upper)):
+    if not (math.isfinite(lower) and math.isfinite(upper)) \
+            or (n is not None and n < MIN_QUERIES):
         return INCONCLUSIVE
     if _as_shown(lower, digits) > -margin:
         return PASS

@@ -36,6 +36,7 @@ from ..errors import RagReportError
 from ..measures import Measure
 from ..targets import Target, TargetCheck, check_targets
 from .curves import RunIntervals, run_intervals
+from .noninferiority import MIN_QUERIES  # fewest queries for an interval or a test on a slice
 
 if TYPE_CHECKING:
     from ..parallel import Mapper
@@ -56,8 +57,6 @@ __all__ = [
 
 IntArray = npt.NDArray[np.int64]
 
-#: Fewest queries for an interval or a test on a slice (see the module's documentation).
-MIN_QUERIES = 10
 
 
 @dataclass(frozen=True)

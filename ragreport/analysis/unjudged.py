@@ -134,8 +134,7 @@ def bounds_of(judged: EvaluationResult, *, grade: float | None = None,
     """
     ranking = _ranking(judged)
     fill = fill_grade(ranking.qrels, grade, judged.conventions.rel_level)
-    at, docs = unjudged_documents(judged)
-    rows = np.flatnonzero(np.isnan(ranking.ret_grades))  # each one's ranked row
+    at, docs, rows = _unjudged_rows(judged)
     filled = _evaluate_filled(judged, at, docs, np.full(len(at), fill), rows, measures, curves)
     n = np.bincount(at, minlength=len(judged.query_ids)).astype(np.int64)
     return UnjudgedBounds(judged, filled, fill, n)
@@ -159,43 +158,39 @@ def filled_together(results: Sequence[EvaluationResult], *, grade: float | None 
     if any(not same_qrels(qrels, rk.qrels) for rk in rankings[1:]):
         return None
     fill = fill_grade(qrels, grade, results[0].conventions.rel_level)
-    pairs = []
-    for r in results:
-        at, docs = unjudged_documents(r)
-        pairs.append(pa.table({"q": _strings(r.query_ids).take(at).cast(pa.large_string()),
-                               "d": contiguous(docs).cast(pa.large_string())}))
+    found = [_unjudged_rows(r) for r in results]
+    pairs = [pa.table({"q": _strings(r.query_ids).take(at).cast(pa.large_string()),
+                       "d": contiguous(docs).cast(pa.large_string())})
+             for r, (at, docs, _rows) in zip(results, found, strict=True)]
     table = _distinct_pairs(pa.concat_tables(pairs))
     common = set(results[0].query_ids).intersection(*(r.query_ids for r in results[1:]))
     table = table.filter(pc.is_in(table["q"], value_set=pa.array(sorted(common),
                                                                   pa.large_string())))
     grades = np.full(table.num_rows, fill)
     out = []
-    for r in results:
+    for r, mine, (_at, _docs, rows) in zip(results, pairs, found, strict=True):
         qpos = np.asarray(pc.index_in(table["q"], value_set=_strings(r.query_ids).cast(
             pa.large_string())).to_numpy(zero_copy_only=False), dtype=np.int64)
-        out.append(_evaluate_filled(r, qpos, table["d"], grades, _ranked_rows(r, table),
-                                    measures, False))
+        out.append(_evaluate_filled(r, qpos, table["d"], grades,
+                                    _ranked_rows(mine, rows, table), measures, False))
     return out, fill
 
 
-def _ranked_rows(result: EvaluationResult, table: Any) -> IntArray:
-    """For each (q, d) pair of ``table`` (unjudged), its ranked row in ``result``'s rankings,
-    or -1 where the query's ranking does not hold the document."""
+def _ranked_rows(mine: Any, rows: IntArray, table: Any) -> IntArray:
+    """For each (q, d) pair of ``table`` (unjudged), its ranked row in a result's rankings,
+    or -1 where the query's ranking does not hold the document; ``mine``: the result's own
+    unjudged (q, d) pairs, ``rows`` their ranked rows (:func:`_unjudged_rows`). Both tables
+    hold large strings."""
     import pyarrow as pa
 
-    rk = _ranking(result)
-    at, docs = unjudged_documents(result)
-    rows = np.flatnonzero(np.isnan(rk.ret_grades))
-    mine_q = _strings(result.query_ids).take(pa.array(at)).cast(pa.large_string())
-    keys = pair_keys(pa.chunked_array([contiguous(table["q"]).cast(pa.large_string()), mine_q]),
-                     pa.chunked_array([contiguous(table["d"]).cast(pa.large_string()),
-                                       contiguous(docs).cast(pa.large_string())]))
-    wanted, mine = keys[:table.num_rows], keys[table.num_rows:]
+    keys = pair_keys(pa.chunked_array([contiguous(table["q"]), contiguous(mine["q"])]),
+                     pa.chunked_array([contiguous(table["d"]), contiguous(mine["d"])]))
+    wanted, have = keys[:table.num_rows], keys[table.num_rows:]
     out = np.full(table.num_rows, -1, dtype=np.int64)
-    if len(mine):
-        order = np.argsort(mine, kind="stable")
-        at_sorted = np.minimum(np.searchsorted(mine[order], wanted), len(mine) - 1)
-        hit = mine[order][at_sorted] == wanted
+    if len(have):
+        order = np.argsort(have, kind="stable")
+        at_sorted = np.minimum(np.searchsorted(have[order], wanted), len(have) - 1)
+        hit = have[order][at_sorted] == wanted
         out[hit] = rows[order[at_sorted[hit]]]
     return out
 
@@ -263,10 +258,16 @@ def _ranking(result: EvaluationResult) -> Any:
 def unjudged_documents(result: EvaluationResult) -> tuple[IntArray, Any]:
     """(query positions in ``result.query_ids``, document ids as a pyarrow array) of the
     unjudged documents of each evaluated ranking, in ranking order."""
+    at, docs, _rows = _unjudged_rows(result)
+    return at, docs
+
+
+def _unjudged_rows(result: EvaluationResult) -> tuple[IntArray, Any, IntArray]:
+    """:func:`unjudged_documents` and each one's ranked row (an index of ``ret_grades``)."""
     rk = _ranking(result)
     qi = np.repeat(np.arange(rk.n_queries), rk.n_ret)
     where = np.flatnonzero(np.isnan(rk.ret_grades))
-    return qi[where], rk.run.doc_ids.take(rk.run_rows[where])
+    return qi[where], rk.run.doc_ids.take(rk.run_rows[where]), where
 
 
 def filled_qrels(qrels: Qrels, query_ids: Any, doc_ids: Any, grade: float | FloatArray

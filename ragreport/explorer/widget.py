@@ -253,7 +253,11 @@ class Explorer(anywidget.AnyWidget):
         """Judge an unjudged document of a query (source ``human``; needs ``judgments=``):
         the judgment is appended to the file, every run is evaluated again with it, and the
         values, intervals and badges the view shows follow."""
-        self._apply(lambda: self._state.judge(qid, doc_id, grade))
+        self._judge(qid, doc_id, grade, quiet=False)
+
+    def _judge(self, qid: Any, doc_id: Any, grade: Any, *, quiet: bool) -> None:
+        """A judgment applied (``quiet``: a refusal only raises, for the view's request)."""
+        self._apply(lambda: self._state.judge(qid, doc_id, grade), quiet=quiet)
         self.meta = self._state.meta()  # the count of judgments
 
     def query_order(self, limit: int | None = None) -> list[str]:
@@ -374,8 +378,7 @@ class Explorer(anywidget.AnyWidget):
         """A judgment from the view: appended, the runs evaluated again, the traits pushed;
         the reply says it was taken (an error reply says why not: nothing was written)."""
         qid, doc, grade = msg.get("qid"), msg.get("doc_id"), msg.get("grade")
-        self._apply(lambda: self._state.judge(qid, doc, grade), quiet=True)  # type: ignore[arg-type]
-        self.meta = self._state.meta()
+        self._judge(qid, doc, grade, quiet=True)  # the state checks each
         return {"type": "judge", "id": mid, "qid": qid, "doc_id": doc, "grade": grade,
                 "count": self.meta["judging"]["count"]}
 

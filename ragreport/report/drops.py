@@ -2,7 +2,7 @@
 more than allowed? One :class:`~ragreport.report.cells.DropCheck` per run and target
 measure, a non-inferiority check with three outcomes on the bootstrap interval of the paired
 delta (:mod:`ragreport.analysis.noninferiority`: pass, fail or inconclusive, with about how
-many queries would decide an inconclusive one; fewer than :data:`MIN_QUERIES` queries are
+many queries would decide an inconclusive one; fewer than its ``MIN_QUERIES`` queries are
 inconclusive; ``on_inconclusive`` says what an inconclusive check does to the gate). The
 paired test's p-values (Holm-corrected over all checks) are reported beside it, for
 information.
@@ -27,6 +27,7 @@ from ..analysis.compare import PerQueryValues, common_queries, paired_columns
 from ..analysis.noninferiority import (
     FAIL,
     INCONCLUSIVE,
+    MIN_QUERIES,
     PASS,
     check_on_inconclusive,
     gate_fails,
@@ -83,7 +84,7 @@ def drop_checks(results: Sequence[EvaluationResult], base: PerQueryValues,
                     for a, b, fp in zip(pairs, f_pairs, f_p, strict=True)]
     out = []
     for c, adj, r, u in zip(pairs, p, raw, readings, strict=True):
-        result = _outcome(c, max_drop)
+        result = outcome(c.lo, c.hi, max_drop, n=c.n)
         failed = gate_fails(result, on_inconclusive)
         needed = queries_to_decide(c.deltas, max_drop, info.level) \
             if result == INCONCLUSIVE else None
@@ -152,19 +153,10 @@ def _reading(judged: _Paired, filled: _Paired, p: float, grade: float, info: Sta
     (the means of the per-query lower and upper ends of the two readings)."""
     lo = np.minimum(judged.deltas, filled.deltas)
     hi = np.maximum(judged.deltas, filled.deltas)
-    result = _outcome(filled, max_drop)
+    result = outcome(filled.lo, filled.hi, max_drop, n=filled.n)
     return DropUnjudged(grade, float(lo.mean()), float(hi.mean()), filled.delta, p,
                         gate_fails(result, on_inconclusive), int(np.count_nonzero(lo != hi)),
                         "", result, filled.lo, filled.hi)
-
-
-#: Fewest queries compared for a drop check to be decided (fewer: inconclusive, whatever the
-#: interval: a few identical deltas give an interval of one point).
-MIN_QUERIES = 10
-
-
-def _outcome(c: _Paired, max_drop: float) -> str:
-    return outcome(c.lo, c.hi, max_drop) if c.n >= MIN_QUERIES else INCONCLUSIVE
 
 
 #: How a note names an outcome ("this pass depends on unjudged documents").
